@@ -1,0 +1,577 @@
+import { Agent, type Dispatcher, EnvHttpProxyAgent, request } from 'undici';
+import {
+  AuthError,
+  CliError,
+  ExitCode,
+  InterruptedError,
+  NotFoundError,
+  UnavailableError,
+  UsageError,
+  ValidationError,
+} from '../errors.js';
+import { DEFAULT_RETRY, fullJitterDelay, type RetryPolicy } from './backoff.js';
+import { type Headers, header } from './headers.js';
+import { type Links, parseLinkHeader } from './paginate.js';
+import { redactHeader, redactUrl, scrub } from './redact.js';
+import { API_MEDIA_TYPE, API_VERSION, type ServiceErrorBody } from './types.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'DELETE';
+
+export interface Clock {
+  now(): number;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  sleep: (ms, signal) =>
+    new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const timer = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(signal?.reason);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+    }),
+};
+
+/** A wait the client is about to make because the service asked it to slow down. */
+export interface RateLimitWait {
+  kind: 'primary' | 'secondary';
+  /** Epoch ms when the wait ends. */
+  until: number;
+  ms: number;
+  method: HttpMethod;
+  url: string;
+}
+
+export interface ClientHooks {
+  /** One line per request and response, already redacted (`--debug`). */
+  onTrace?(line: string): void;
+  /** Announced before every rate-limit wait. */
+  onRateLimitWait?(wait: RateLimitWait): void;
+  /** Announced before every retry of a failed request. */
+  onRetry?(info: { attempt: number; delayMs: number; reason: string; method: HttpMethod; url: string }): void;
+}
+
+export interface ProxySettings {
+  httpProxy?: string;
+  httpsProxy?: string;
+  noProxy?: string;
+}
+
+export interface Timeouts {
+  /** TCP/TLS connect. */
+  connectMs: number;
+  /** From request sent to response headers received. */
+  headersMs: number;
+  /** Longest silence between two body chunks (not a cap on the whole body). */
+  bodyIdleMs: number;
+}
+
+// Generous on purpose: a slow but healthy answer must not hit a cliff; a dead peer must not hang forever.
+export const DEFAULT_TIMEOUTS: Timeouts = { connectMs: 15_000, headersMs: 60_000, bodyIdleMs: 60_000 };
+
+export interface ClientOptions {
+  baseUrl: string;
+  token?: string | undefined;
+  apiVersion?: string | undefined;
+  userAgent: string;
+  proxy?: ProxySettings | undefined;
+  timeouts?: Partial<Timeouts>;
+  retry?: Partial<RetryPolicy>;
+  /** Longest single rate-limit wait the user accepts (`--max-wait`). */
+  maxRateLimitWaitMs?: number;
+  hooks?: ClientHooks;
+  clock?: Clock;
+  random?: () => number;
+  /** Aborts every request and wait (Ctrl-C). */
+  signal?: AbortSignal | undefined;
+  dispatcher?: Dispatcher;
+}
+
+export interface RequestOptions {
+  method: HttpMethod;
+  /** A path below the base URL (`/orgs/x/migrations`) or an absolute URL (a `Link` target). */
+  path: string;
+  query?: Record<string, string | number | undefined>;
+  body?: unknown;
+  /** Statuses besides 2xx that the caller handles itself (e.g. 302 for the archive). */
+  accept?: number[];
+  /** Message and hint for a 404, naming what was looked for. */
+  notFound?: { message: string; hint?: string };
+}
+
+export interface ApiResponse<T> {
+  status: number;
+  headers: Headers;
+  data: T;
+  url: string;
+  links: Links;
+  /** True when the answer was a 304 served from this run's ETag cache. */
+  notModified: boolean;
+}
+
+export const DEFAULT_MAX_RATE_LIMIT_WAIT_MS = 5 * 60_000;
+const MAX_RATE_LIMIT_WAITS = 4;
+const SECONDARY_DEFAULT_WAIT_MS = 60_000;
+
+interface CachedResponse {
+  etag: string;
+  data: unknown;
+  headers: Headers;
+}
+
+type NetworkFailure = { kind: 'refused' | 'dns' | 'timeout' | 'reset' | 'other'; code: string; message: string };
+
+/**
+ * The one HTTP client of the program: required headers, timeouts, retries, rate-limit waits,
+ * conditional GETs, redacted tracing and the mapping of HTTP failures to CliErrors.
+ */
+export class ApiClient {
+  readonly baseUrl: URL;
+  private readonly options: ClientOptions;
+  private readonly retry: RetryPolicy;
+  private readonly clock: Clock;
+  private readonly random: () => number;
+  private readonly dispatcher: Dispatcher;
+  private readonly etags = new Map<string, CachedResponse>();
+
+  constructor(options: ClientOptions) {
+    this.options = options;
+    this.baseUrl = parseBaseUrl(options.baseUrl);
+    this.retry = { ...DEFAULT_RETRY, ...options.retry };
+    this.clock = options.clock ?? systemClock;
+    this.random = options.random ?? Math.random;
+    this.dispatcher = options.dispatcher ?? createDispatcher(options.proxy, options.timeouts);
+  }
+
+  /** The absolute URL for a path below the base URL, or an absolute URL unchanged. */
+  resolve(path: string, query?: RequestOptions['query']): URL {
+    const url = /^https?:\/\//i.test(path)
+      ? new URL(path)
+      : new URL(this.baseUrl.pathname.replace(/\/$/, '') + path, this.baseUrl);
+    for (const [key, value] of Object.entries(query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
+    return url;
+  }
+
+  /** Headers for a request to `url`; credentials go only to the API's own origin. */
+  headersFor(url: URL, hasBody: boolean): Record<string, string> {
+    const headers: Record<string, string> = {
+      accept: API_MEDIA_TYPE,
+      'x-service-api-version': this.options.apiVersion ?? API_VERSION,
+      'user-agent': this.options.userAgent,
+    };
+    if (this.options.token && url.origin === this.baseUrl.origin) {
+      headers.authorization = `Bearer ${this.options.token}`;
+    }
+    if (hasBody) headers['content-type'] = 'application/json';
+    return headers;
+  }
+
+  async request<T>(options: RequestOptions): Promise<ApiResponse<T>> {
+    const { method } = options;
+    const url = this.resolve(options.path, options.query);
+    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+    const headers = this.headersFor(url, body !== undefined);
+    const cacheKey = url.toString();
+    const cached = method === 'GET' ? this.etags.get(cacheKey) : undefined;
+    if (cached) headers['if-none-match'] = cached.etag;
+    const printable = redactUrl(cacheKey);
+
+    let retries = 0;
+    let rateLimitWaits = 0;
+    let secondaryWaitMs = SECONDARY_DEFAULT_WAIT_MS;
+    for (;;) {
+      this.throwIfAborted();
+      const started = this.clock.now();
+      this.trace(`→ ${method} ${printable}`, headers);
+      let response: Dispatcher.ResponseData;
+      try {
+        response = await request(url, {
+          method,
+          headers,
+          body,
+          dispatcher: this.dispatcher,
+          signal: this.options.signal,
+          ...this.requestTimeouts(),
+        });
+      } catch (error) {
+        this.throwIfAborted();
+        const failure = classifyNetworkError(error);
+        this.trace(`✗ ${method} ${printable} ${failure.code}: ${failure.message}`);
+        const canRetry =
+          retries < this.retry.tries - 1 &&
+          failure.kind !== 'dns' &&
+          // spec §4.2: a lost POST may have created the export; resend only if it never left.
+          (method !== 'POST' || failure.kind === 'refused');
+        if (canRetry) {
+          await this.backoff(retries++, `${failure.code}`, method, printable);
+          continue;
+        }
+        throw this.networkError(method, url, failure);
+      }
+
+      const { statusCode: status } = response;
+      const responseHeaders = response.headers as Headers;
+      this.trace(
+        `← ${status} ${method} ${printable} (${this.clock.now() - started} ms)`,
+        pickTraceHeaders(responseHeaders),
+      );
+
+      if (status === 304 && cached) {
+        await response.body.dump();
+        return this.answer(status, cached.headers, cached.data as T, url, true);
+      }
+      const accepted = (status >= 200 && status < 300) || options.accept?.includes(status);
+      if (accepted) {
+        const data = await readJson<T>(response);
+        const etag = header(responseHeaders, 'etag');
+        if (method === 'GET' && etag && status === 200) {
+          this.etags.set(cacheKey, { etag, data, headers: responseHeaders });
+        }
+        return this.answer(status, responseHeaders, data, url, false);
+      }
+
+      const errorBody = await readErrorBody(response);
+      const rateLimit = rateLimitWait(status, responseHeaders, errorBody, this.clock.now(), secondaryWaitMs);
+      if (rateLimit) {
+        if (rateLimitWaits >= MAX_RATE_LIMIT_WAITS) {
+          throw new UnavailableError(`still rate limited after ${rateLimitWaits} waits (${method} ${printable})`, {
+            status,
+            hint: 'wait a while before running the command again; other tools on the same token share its limit',
+          });
+        }
+        const maxWait = this.options.maxRateLimitWaitMs ?? DEFAULT_MAX_RATE_LIMIT_WAIT_MS;
+        if (rateLimit.ms > maxWait) {
+          throw new UnavailableError(
+            `rate limited until ${new Date(rateLimit.until).toISOString()}, longer than --max-wait (${formatSeconds(maxWait)})`,
+            { status, hint: 'run the command again after that time, or raise --max-wait' },
+          );
+        }
+        rateLimitWaits++;
+        if (rateLimit.kind === 'secondary') secondaryWaitMs *= 2;
+        this.options.hooks?.onRateLimitWait?.({ ...rateLimit, method, url: printable });
+        await this.sleep(rateLimit.ms);
+        continue;
+      }
+
+      const transient = status === 408 || status >= 500;
+      if (transient && method !== 'POST' && retries < this.retry.tries - 1) {
+        await this.backoff(retries++, `HTTP ${status}`, method, printable);
+        continue;
+      }
+      throw this.httpError(method, url, status, errorBody, options);
+    }
+  }
+
+  /** Every page of a list endpoint, following `Link: rel="next"` until there is none. */
+  async *paginate<T>(options: RequestOptions): AsyncGenerator<ApiResponse<T[]>> {
+    let next: RequestOptions | undefined = options;
+    while (next) {
+      const page: ApiResponse<T[]> = await this.request<T[]>(next);
+      yield page;
+      const link = page.links.next;
+      if (link && new URL(link, page.url).origin !== this.baseUrl.origin) {
+        throw new UnavailableError(`the service sent a next-page link to another origin (${redactUrl(link)})`);
+      }
+      next = link ? { ...options, path: new URL(link, page.url).toString(), query: undefined } : undefined;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (!this.options.dispatcher) await this.dispatcher.close();
+  }
+
+  private answer<T>(status: number, headers: Headers, data: T, url: URL, notModified: boolean): ApiResponse<T> {
+    return {
+      status,
+      headers,
+      data,
+      url: url.toString(),
+      links: parseLinkHeader(header(headers, 'link')),
+      notModified,
+    };
+  }
+
+  private requestTimeouts(): { headersTimeout: number; bodyTimeout: number } {
+    const timeouts = { ...DEFAULT_TIMEOUTS, ...this.options.timeouts };
+    return { headersTimeout: timeouts.headersMs, bodyTimeout: timeouts.bodyIdleMs };
+  }
+
+  private async backoff(retry: number, reason: string, method: HttpMethod, url: string): Promise<void> {
+    const delayMs = fullJitterDelay(this.retry, retry, this.random);
+    this.options.hooks?.onRetry?.({ attempt: retry + 2, delayMs, reason, method, url });
+    this.trace(`… retry ${retry + 1}/${this.retry.tries - 1} of ${method} ${url} in ${delayMs} ms (${reason})`);
+    await this.sleep(delayMs);
+  }
+
+  private async sleep(ms: number): Promise<void> {
+    try {
+      await this.clock.sleep(ms, this.options.signal);
+    } catch (error) {
+      this.throwIfAborted();
+      throw error;
+    }
+  }
+
+  private throwIfAborted(): void {
+    if (this.options.signal?.aborted) throw new InterruptedError();
+  }
+
+  private trace(line: string, headers?: Record<string, unknown>): void {
+    const onTrace = this.options.hooks?.onTrace;
+    if (!onTrace) return;
+    const parts = [line];
+    for (const [name, value] of Object.entries(headers ?? {})) {
+      if (value === undefined) continue;
+      parts.push(`    ${name}: ${redactHeader(name, String(value))}`);
+    }
+    onTrace(scrub(parts.join('\n'), [this.options.token]));
+  }
+
+  private networkError(method: HttpMethod, url: URL, failure: NetworkFailure): CliError {
+    const where = `${method} ${redactUrl(url.toString())}`;
+    if (method === 'POST' && failure.kind !== 'refused' && failure.kind !== 'dns') {
+      return new UnavailableError(
+        `the answer to ${where} was lost (${failure.code}); the migration may have started anyway`,
+        {
+          hint: 'run `svc-migrate list` to see whether it exists before starting another one',
+          cause: failure,
+        },
+      );
+    }
+    if (failure.kind === 'dns') {
+      return new UnavailableError(`cannot resolve the host of ${url.origin} (${failure.code})`, {
+        hint: 'check --base-url / SVC_BASE_URL and your network or proxy settings',
+      });
+    }
+    return new UnavailableError(`${where} failed after ${this.retry.tries} tries: ${failure.code} ${failure.message}`, {
+      hint: 'check your network, proxy settings and --base-url, then try again',
+    });
+  }
+
+  private httpError(
+    method: HttpMethod,
+    url: URL,
+    status: number,
+    body: ServiceErrorBody,
+    options: RequestOptions,
+  ): CliError {
+    return errorForStatus({
+      status,
+      method,
+      url: redactUrl(url.toString()),
+      body,
+      notFound: options.notFound,
+      tokenPresent: Boolean(this.options.token),
+      secrets: [this.options.token],
+    });
+  }
+}
+
+export interface StatusErrorInput {
+  status: number;
+  method: HttpMethod;
+  url: string;
+  body: ServiceErrorBody;
+  notFound?: RequestOptions['notFound'];
+  tokenPresent: boolean;
+  secrets?: (string | undefined)[];
+}
+
+/** The one table from an HTTP failure to the error the user sees (and so to its exit code). */
+export function errorForStatus(input: StatusErrorInput): CliError {
+  const { status, method, url, body } = input;
+  const said = scrub(body.message?.trim() ?? '', input.secrets ?? []);
+  const where = `${method} ${url}`;
+  const details = { status };
+  if (status === 401) {
+    if (/bad credentials/i.test(said)) {
+      return new AuthError(
+        'the token was rejected (Bad Credentials): it has been revoked, has expired or is mistyped',
+        {
+          ...details,
+          hint: 'create a new classic token as an organization owner, then run `svc-migrate auth login` or set SVC_TOKEN',
+        },
+      );
+    }
+    return new AuthError(
+      input.tokenPresent
+        ? `the service did not accept the token (401${said ? `: ${said}` : ''})`
+        : 'no token: the migration endpoints need one',
+      { ...details, hint: 'run `svc-migrate auth login`, set SVC_TOKEN or pass --token' },
+    );
+  }
+  if (status === 403) {
+    return new AuthError(`forbidden${said ? `: ${said}` : ''} (${where})`, {
+      ...details,
+      hint: 'migration endpoints need a classic token of an organization owner; fine-grained, app user and installation tokens are rejected',
+    });
+  }
+  if (status === 404 || status === 410) {
+    return new NotFoundError(input.notFound?.message ?? `not found: ${where}`, {
+      ...details,
+      hint: input.notFound?.hint ?? 'check the organization and id; migrations are visible to organization owners only',
+    });
+  }
+  if (status === 422) {
+    const messages = validationMessages(body);
+    const summary = messages.length > 0 ? messages.join('; ') : said || 'validation failed';
+    return new ValidationError(`the service rejected the request: ${summary}`, messages, {
+      ...details,
+      hint: /spam|too many|abuse/i.test(summary)
+        ? 'wait a few minutes before starting another migration'
+        : 'correct the values named above and run the command again',
+    });
+  }
+  if (status === 400) {
+    return new UsageError(`the service rejected the request as malformed${said ? `: ${said}` : ''} (${where})`, {
+      ...details,
+      hint: 'check --api-version and the values you passed',
+    });
+  }
+  if (status === 408 || status >= 500) {
+    return new UnavailableError(`the service failed with HTTP ${status}${said ? `: ${said}` : ''} (${where})`, {
+      ...details,
+      hint:
+        method === 'POST'
+          ? 'the migration may have started anyway: run `svc-migrate list` before starting another one'
+          : 'the service may be having trouble; try again in a few minutes',
+    });
+  }
+  return new CliError(`unexpected HTTP ${status}${said ? `: ${said}` : ''} (${where})`, ExitCode.Unexpected, details);
+}
+
+function validationMessages(body: ServiceErrorBody): string[] {
+  const out: string[] = [];
+  for (const item of body.errors ?? []) {
+    if (typeof item === 'string') out.push(item);
+    else if (item.message) out.push(item.field ? `${item.field}: ${item.message}` : item.message);
+    else if (item.field) out.push(`${item.field}: ${item.code ?? 'invalid'}`);
+  }
+  if (out.length === 0 && body.message && body.message !== 'Validation Failed') out.push(body.message);
+  return out;
+}
+
+/** Whether an error answer asks us to slow down, and for how long (429, or 403 with rate-limit signs). */
+export function rateLimitWait(
+  status: number,
+  headers: Headers,
+  body: ServiceErrorBody,
+  now: number,
+  secondaryDefaultMs: number,
+): Omit<RateLimitWait, 'method' | 'url'> | undefined {
+  const retryAfter = header(headers, 'retry-after');
+  const remaining = header(headers, 'x-ratelimit-remaining');
+  const reset = header(headers, 'x-ratelimit-reset');
+  const mentionsLimit = /rate limit/i.test(body.message ?? '');
+  const limited =
+    status === 429 || (status === 403 && (retryAfter !== undefined || remaining === '0' || mentionsLimit));
+  if (!limited) return undefined;
+
+  if (retryAfter !== undefined) {
+    const ms = parseRetryAfter(retryAfter, now);
+    if (ms !== undefined) return { kind: 'secondary', ms, until: now + ms };
+  }
+  if (remaining === '0' && reset !== undefined && /^\d+$/.test(reset)) {
+    // Primary limit: the window resets at a known second; one more second absorbs clock skew.
+    const until = Number(reset) * 1000 + 1000;
+    const ms = Math.max(1000, until - now);
+    return { kind: 'primary', ms, until: now + ms };
+  }
+  return { kind: 'secondary', ms: secondaryDefaultMs, until: now + secondaryDefaultMs };
+}
+
+function parseRetryAfter(value: string, now: number): number | undefined {
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+const TRACED_RESPONSE_HEADERS = [
+  'location',
+  'etag',
+  'link',
+  'retry-after',
+  'x-ratelimit-remaining',
+  'x-ratelimit-reset',
+  'x-poll-interval',
+];
+
+function pickTraceHeaders(headers: Headers): Record<string, string | undefined> {
+  return Object.fromEntries(TRACED_RESPONSE_HEADERS.map((name) => [name, header(headers, name)]));
+}
+
+async function readJson<T>(response: Dispatcher.ResponseData): Promise<T> {
+  const text = await response.body.text();
+  if (text.length === 0) return undefined as T;
+  const type = header(response.headers as Headers, 'content-type') ?? '';
+  if (!/json/i.test(type)) return text as T;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw new UnavailableError(`the service answered HTTP ${response.statusCode} with malformed JSON`);
+  }
+}
+
+async function readErrorBody(response: Dispatcher.ResponseData): Promise<ServiceErrorBody> {
+  const text = await response.body.text().catch(() => '');
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    return typeof parsed === 'object' && parsed !== null ? (parsed as ServiceErrorBody) : {};
+  } catch {
+    return text ? { message: text.slice(0, 200) } : {};
+  }
+}
+
+function classifyNetworkError(error: unknown): NetworkFailure {
+  const err = error as { code?: string; message?: string; cause?: { code?: string }; errors?: { code?: string }[] };
+  const code = err.code ?? err.cause?.code ?? err.errors?.[0]?.code ?? 'ERR_NETWORK';
+  const message = err.message ?? String(error);
+  const kind: NetworkFailure['kind'] =
+    code === 'ECONNREFUSED'
+      ? 'refused'
+      : code === 'ENOTFOUND' || code === 'EAI_AGAIN'
+        ? 'dns'
+        : /TIMEOUT/i.test(code)
+          ? 'timeout'
+          : code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE'
+            ? 'reset'
+            : 'other';
+  return { kind, code, message };
+}
+
+function createDispatcher(proxy: ProxySettings | undefined, timeouts: Partial<Timeouts> | undefined): Dispatcher {
+  const { connectMs } = { ...DEFAULT_TIMEOUTS, ...timeouts };
+  const agentOptions = { connect: { timeout: connectMs } };
+  if (proxy && (proxy.httpProxy || proxy.httpsProxy)) {
+    return new EnvHttpProxyAgent({ ...agentOptions, ...proxy });
+  }
+  return new Agent(agentOptions);
+}
+
+function parseBaseUrl(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new UsageError(`the base URL "${raw}" is not a valid URL`, {
+      hint: 'pass an absolute URL such as https://api.example.com with --base-url or SVC_BASE_URL',
+    });
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new UsageError(`the base URL must be http(s), not ${url.protocol}`);
+  }
+  return url;
+}
+
+function formatSeconds(ms: number): string {
+  return ms >= 60_000 ? `${Math.round(ms / 60_000)}m` : `${Math.round(ms / 1000)}s`;
+}

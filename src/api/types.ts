@@ -1,0 +1,198 @@
+// Resource shapes of spec §2, defined once and shared by the client, the sandbox and the UI.
+
+export type MigrationState = 'pending' | 'exporting' | 'exported' | 'failed';
+export const MIGRATION_STATES: readonly MigrationState[] = ['pending', 'exporting', 'exported', 'failed'];
+
+/** spec §2.4 */
+export interface Owner {
+  login: string;
+  id: number;
+  node_id: string;
+  url: string;
+  repos_url: string;
+  events_url: string;
+  avatar_url: string;
+  gravatar_id: string;
+  html_url: string;
+  followers_url: string;
+  following_url: string;
+  gists_url: string;
+  starred_url: string;
+  subscriptions_url: string;
+  organizations_url: string;
+  received_events_url: string;
+  type: string;
+  site_admin: boolean;
+}
+
+export const REPOSITORY_URL_FIELDS = [
+  'url',
+  'html_url',
+  'archive_url',
+  'assignees_url',
+  'blobs_url',
+  'branches_url',
+  'collaborators_url',
+  'comments_url',
+  'commits_url',
+  'compare_url',
+  'contents_url',
+  'contributors_url',
+  'deployments_url',
+  'downloads_url',
+  'events_url',
+  'forks_url',
+  'git_commits_url',
+  'git_refs_url',
+  'git_tags_url',
+  'git_url',
+  'issue_comment_url',
+  'issue_events_url',
+  'issues_url',
+  'keys_url',
+  'labels_url',
+  'languages_url',
+  'merges_url',
+  'milestones_url',
+  'notifications_url',
+  'pulls_url',
+  'releases_url',
+  'ssh_url',
+  'stargazers_url',
+  'statuses_url',
+  'subscribers_url',
+  'subscription_url',
+  'tags_url',
+  'teams_url',
+  'trees_url',
+  'clone_url',
+  'mirror_url',
+  'hooks_url',
+  'svn_url',
+] as const;
+export type RepositoryUrls = Record<(typeof REPOSITORY_URL_FIELDS)[number], string>;
+
+export interface SecurityFeatureStatus {
+  status: string;
+}
+
+/** spec §2.3; fields marked "migration repository list only" are optional here. */
+export interface Repository extends RepositoryUrls {
+  id: number;
+  node_id: string;
+  name: string;
+  full_name: string;
+  default_branch: string;
+  visibility: string;
+  homepage: string;
+  temp_clone_token: string;
+  owner: Owner;
+  private: boolean;
+  fork: boolean;
+  is_template: boolean;
+  archived: boolean;
+  disabled: boolean;
+  has_issues: boolean;
+  has_projects: boolean;
+  has_wiki: boolean;
+  has_pages: boolean;
+  has_downloads: boolean;
+  allow_rebase_merge: boolean;
+  allow_squash_merge: boolean;
+  allow_auto_merge: boolean;
+  delete_branch_on_merge: boolean;
+  allow_merge_commit: boolean;
+  has_discussions?: boolean;
+  description: string | null;
+  language: string | null;
+  template_repository: Record<string, unknown> | null;
+  topics: string[];
+  forks_count: number;
+  stargazers_count: number;
+  watchers_count: number;
+  size: number;
+  open_issues_count: number;
+  subscribers_count: number;
+  network_count: number;
+  forks: number;
+  open_issues: number;
+  watchers: number;
+  pushed_at: string;
+  created_at: string;
+  updated_at: string;
+  permissions: { admin: boolean; push: boolean; pull: boolean };
+  license: {
+    key: string;
+    name: string;
+    url: string;
+    spdx_id: string;
+    node_id: string;
+    html_url: string;
+  };
+  security_and_analysis?: Record<
+    | 'advanced_security'
+    | 'secret_scanning'
+    | 'secret_scanning_push_protection'
+    | 'secret_scanning_non_provider_patterns'
+    | 'secret_scanning_delegated_alert_dismissal',
+    SecurityFeatureStatus
+  >;
+}
+
+/** spec §2.2. `repositories` is present only on exports, and absent with `exclude=repositories`. */
+export interface Migration {
+  id: number;
+  node_id: string;
+  owner: Owner;
+  guid: string;
+  state: MigrationState;
+  lock_repositories: boolean;
+  exclude_metadata?: boolean;
+  exclude_git_data?: boolean;
+  exclude_attachments: boolean;
+  exclude_releases: boolean;
+  exclude_owner_projects: boolean;
+  org_metadata_only?: boolean;
+  repositories?: Repository[];
+  url: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Body of spec §4.2 (start an organization migration). */
+export interface StartMigrationBody {
+  repositories: string[];
+  lock_repositories?: boolean;
+  exclude_metadata?: boolean;
+  exclude_git_data?: boolean;
+  exclude_attachments?: boolean;
+  exclude_releases?: boolean;
+  exclude_owner_projects?: boolean;
+  org_metadata_only?: boolean;
+  exclude?: 'repositories'[];
+}
+
+/** The error body the service sends with 4xx answers (GitHub's basic-error / validation-error). */
+export interface ServiceErrorBody {
+  message?: string;
+  documentation_url?: string;
+  errors?: Array<string | { resource?: string; field?: string; code?: string; message?: string; value?: unknown }>;
+}
+
+/** Headers of an outgoing webhook delivery, spec §6.1. */
+export const DELIVERY_HEADERS = {
+  hookId: 'x-service-hook-id',
+  event: 'x-service-event',
+  delivery: 'x-service-delivery',
+  signature: 'x-hub-signature',
+  signature256: 'x-hub-signature-256',
+  userAgent: 'user-agent',
+  targetType: 'x-service-hook-installation-target-type',
+  targetId: 'x-service-hook-installation-target-id',
+  contentType: 'content-type',
+  contentLength: 'content-length',
+} as const;
+export const HOOKSHOT_USER_AGENT_PREFIX = 'Service-Hookshot/';
+
+export const API_VERSION = '2026-03-10';
+export const API_MEDIA_TYPE = 'application/vnd.service+json';

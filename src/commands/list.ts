@@ -1,0 +1,57 @@
+import type { Command } from 'commander';
+import { listAllMigrations, listMigrations } from '../api/migrations.js';
+import type { Migration, MigrationState } from '../api/types.js';
+import type { Context } from '../context.js';
+import type { Runner } from '../program.js';
+import { migrationsTable } from '../ui/tables.js';
+import { parseExclude, parsePositiveInt, parseState } from './options.js';
+
+export interface ListOptions {
+  perPage?: number;
+  page?: number;
+  all?: boolean;
+  state?: MigrationState;
+  exclude?: 'repositories';
+}
+
+/** spec §4.1: the organization's most recent migrations, one page or all of them. */
+export async function list(context: Context, options: ListOptions): Promise<Migration[]> {
+  const client = await context.api();
+  const org = context.org();
+  const query = {
+    perPage: options.perPage,
+    page: options.page,
+    excludeRepositories: options.exclude === 'repositories',
+  };
+  const notice = (message: string) => context.out.warn(message);
+  let migrations: Migration[] = [];
+  if (options.all) {
+    for await (const page of listAllMigrations(client, org, query, notice)) migrations.push(...page);
+  } else {
+    migrations = (await listMigrations(client, org, query, notice)).data;
+  }
+  if (options.state) migrations = migrations.filter((m) => m.state === options.state);
+  context.out.result(migrations, (data) => migrationsTable(data, context.out.theme));
+  return migrations;
+}
+
+export function register(program: Command, run: Runner): void {
+  program
+    .command('list')
+    .description("list the organization's migrations, newest first")
+    .option('--per-page <n>', 'migrations per page (1-100, default 30)', parsePositiveInt)
+    .option('--page <n>', 'page to show (default 1)', parsePositiveInt)
+    .option('--all', 'follow Link: rel="next" and list every page')
+    .option('--state <state>', 'only migrations in this state (pending, exporting, exported, failed)', parseState)
+    .option('--exclude <attr>', 'leave repositories out of the answer (faster)', parseExclude)
+    .addHelpText(
+      'after',
+      `
+Examples:
+  svc-migrate list --org acme
+  svc-migrate list --all --state exported --json`,
+    )
+    .action((options: ListOptions, command: Command) =>
+      run(command, (context) => list(context, options).then(() => {})),
+    );
+}

@@ -1,0 +1,31 @@
+import { InvalidArgumentError } from 'commander';
+import { MIGRATION_STATES, type MigrationState } from '../api/types.js';
+
+/** commander argument parser for `<migration-id>`: a positive integer (CLI.md). */
+export function parseMigrationId(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
+    throw new InvalidArgumentError(`a migration id is a positive integer, not "${value}"`);
+  }
+  return Number(value);
+}
+
+export function parsePositiveInt(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1) {
+    throw new InvalidArgumentError(`expected a positive integer, not "${value}"`);
+  }
+  return Number(value);
+}
+
+export function parseState(value: string): MigrationState {
+  if (!(MIGRATION_STATES as readonly string[]).includes(value)) {
+    throw new InvalidArgumentError(`state is one of ${MIGRATION_STATES.join(', ')}, not "${value}"`);
+  }
+  return value as MigrationState;
+}
+
+export function parseExclude(value: string): 'repositories' {
+  if (value !== 'repositories') {
+    throw new InvalidArgumentError(`the only supported value is "repositories", not "${value}"`);
+  }
+  return value;
+}

@@ -1,0 +1,94 @@
+import type { ApiClient } from './api/client.js';
+import { UsageError } from './errors.js';
+import type { Io } from './io.js';
+import { type GlobalFlags, resolveSettings, type Settings } from './settings/resolve.js';
+import { openSettingsStore } from './settings/store.js';
+import { Output } from './ui/output.js';
+import { USER_AGENT } from './version.js';
+
+/** What every command gets: resolved settings, the output service and a lazily built API client. */
+export interface Context {
+  settings: Settings;
+  out: Output;
+  io: Io;
+  /** Aborted on Ctrl-C. */
+  signal: AbortSignal;
+  /** The organization, or a usage error saying how to give one. */
+  org(): string;
+  api(): Promise<ApiClient>;
+  /** Registers cleanup that runs when the command ends, whatever the outcome. */
+  defer(cleanup: () => Promise<void> | void): void;
+  /** Runs the registered cleanups, last first. */
+  dispose(): Promise<void>;
+}
+
+export async function createContext(flags: GlobalFlags, io: Io, signal: AbortSignal): Promise<Context> {
+  const configDir = io.env.SVC_CONFIG_DIR || undefined;
+  const stored = (await openSettingsStore(configDir)).read();
+  const settings = resolveSettings(flags, io.env, stored, { stdinIsTty: Boolean(io.stdin.isTTY) });
+  const out = new Output({
+    json: settings.json,
+    quiet: settings.quiet,
+    color: settings.color,
+    stdout: io.stdout,
+    stderr: io.stderr,
+  });
+  const cleanups: Array<() => Promise<void> | void> = [];
+  let client: Promise<ApiClient> | undefined;
+
+  const context: Context = {
+    settings,
+    out,
+    io,
+    signal,
+    org() {
+      const org = settings.org.value;
+      if (!org) {
+        throw new UsageError('no organization given', {
+          hint: 'pass --org <org>, set SVC_ORG, or run `svc-migrate config set org <org>`',
+        });
+      }
+      return org;
+    },
+    api() {
+      client ??= buildClient(context, cleanups);
+      return client;
+    },
+    defer(cleanup) {
+      cleanups.push(cleanup);
+    },
+    async dispose() {
+      for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    },
+  };
+  return context;
+}
+
+async function buildClient(context: Context, cleanups: Array<() => Promise<void> | void>): Promise<ApiClient> {
+  const { settings, out } = context;
+  const baseUrl = settings.baseUrl.value;
+  if (!baseUrl) {
+    throw new UsageError('no API base URL given', {
+      hint: 'pass --base-url <url>, set SVC_BASE_URL, run `svc-migrate config set baseUrl <url>`, or try --sandbox',
+    });
+  }
+  const { ApiClient } = await import('./api/client.js');
+  const client = new ApiClient({
+    baseUrl,
+    token: settings.token.value,
+    apiVersion: settings.apiVersion.value,
+    userAgent: USER_AGENT,
+    proxy: settings.proxy,
+    maxRateLimitWaitMs: settings.maxRateLimitWaitMs,
+    signal: context.signal,
+    hooks: {
+      onTrace: settings.debug ? (line) => out.trace(line) : undefined,
+      onRateLimitWait: (wait) =>
+        out.warn(
+          `rate limited (${wait.kind}); waiting ${Math.ceil(wait.ms / 1000)} s until ${new Date(wait.until).toLocaleTimeString()} before retrying`,
+        ),
+    },
+  });
+  cleanups.push(() => client.close());
+  return client;
+}

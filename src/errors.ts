@@ -1,0 +1,88 @@
+/** Exit codes of ../shared/CLI.md, one table for the whole program. */
+export const ExitCode = {
+  Ok: 0,
+  Unexpected: 1,
+  Usage: 2,
+  Auth: 3,
+  NotFound: 4,
+  Validation: 5,
+  MigrationFailed: 6,
+  Timeout: 7,
+  Unavailable: 8,
+  Interrupted: 130,
+} as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+export interface ErrorDetails {
+  hint?: string;
+  cause?: unknown;
+  /** HTTP status when the error came from an answer of the service. */
+  status?: number;
+}
+
+/** Every error the user is meant to see; anything else is a bug. */
+export class CliError extends Error {
+  readonly exitCode: ExitCode;
+  readonly hint: string | undefined;
+  readonly status: number | undefined;
+
+  constructor(message: string, exitCode: ExitCode, details: ErrorDetails = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = new.target.name;
+    this.exitCode = exitCode;
+    this.hint = details.hint;
+    this.status = details.status;
+  }
+}
+
+export class UsageError extends CliError {
+  constructor(message: string, details: ErrorDetails = {}) {
+    super(message, ExitCode.Usage, details);
+  }
+}
+
+export class AuthError extends CliError {
+  constructor(message: string, details: ErrorDetails = {}) {
+    super(message, ExitCode.Auth, details);
+  }
+}
+
+export class NotFoundError extends CliError {
+  constructor(message: string, details: ErrorDetails = {}) {
+    super(message, ExitCode.NotFound, details);
+  }
+}
+
+/** 422 from the service; `messages` are its per-field validation messages. */
+export class ValidationError extends CliError {
+  readonly messages: string[];
+  constructor(message: string, messages: string[], details: ErrorDetails = {}) {
+    super(message, ExitCode.Validation, details);
+    this.messages = messages;
+  }
+}
+
+/** Network failure, server error or rate limit that outlasted retries and waits. */
+export class UnavailableError extends CliError {
+  constructor(message: string, details: ErrorDetails = {}) {
+    super(message, ExitCode.Unavailable, details);
+  }
+}
+
+export class MigrationFailedError extends CliError {
+  constructor(message: string, details: ErrorDetails = {}) {
+    super(message, ExitCode.MigrationFailed, details);
+  }
+}
+
+export class WaitTimeoutError extends CliError {
+  constructor(message: string, details: ErrorDetails = {}) {
+    super(message, ExitCode.Timeout, details);
+  }
+}
+
+export class InterruptedError extends CliError {
+  constructor(message = 'interrupted', details: ErrorDetails = {}) {
+    super(message, ExitCode.Interrupted, details);
+  }
+}

@@ -1,0 +1,51 @@
+import { CommanderError } from 'commander';
+import { CliError, ExitCode, InterruptedError } from './errors.js';
+import type { Io } from './io.js';
+import { buildProgram } from './program.js';
+import { Output } from './ui/output.js';
+
+/** Runs one invocation and returns its exit code; never exits the process itself. */
+export async function run(argv: string[], io: Io, signal: AbortSignal = new AbortController().signal): Promise<number> {
+  const program = buildProgram(io, signal);
+  if (argv.length === 0) {
+    program.outputHelp();
+    return ExitCode.Ok;
+  }
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return ExitCode.Ok;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and version are successes; every other parse failure is a usage error.
+      return error.exitCode === 0 ? ExitCode.Ok : ExitCode.Usage;
+    }
+    const failure = signal.aborted && !(error instanceof CliError) ? new InterruptedError() : error;
+    errorOutput(argv, io).error(failure, { debug: argv.includes('--debug') || Boolean(io.env.SVC_DEBUG) });
+    return failure instanceof CliError ? failure.exitCode : ExitCode.Unexpected;
+  }
+}
+
+/** Errors can happen before settings exist, so the error printer reads the few flags it needs itself. */
+function errorOutput(argv: string[], io: Io): Output {
+  const noColor = argv.includes('--no-color') || Boolean(io.env.NO_COLOR);
+  return new Output({
+    json: argv.includes('--json'),
+    quiet: false,
+    color: noColor ? false : undefined,
+    stdout: io.stdout,
+    stderr: io.stderr,
+  });
+}
+
+/** The process entry point (bin/svc-migrate.js). */
+export async function main(proc: NodeJS.Process): Promise<void> {
+  const controller = new AbortController();
+  const onSigint = () => {
+    if (controller.signal.aborted) proc.exit(ExitCode.Interrupted);
+    controller.abort(new InterruptedError());
+  };
+  proc.on('SIGINT', onSigint);
+  const code = await run(proc.argv.slice(2), proc, controller.signal);
+  proc.off('SIGINT', onSigint);
+  proc.exitCode = code;
+}

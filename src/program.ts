@@ -1,0 +1,64 @@
+import { Command, Option } from 'commander';
+import { register as registerList } from './commands/list.js';
+import { register as registerStatus } from './commands/status.js';
+import { type Context, createContext } from './context.js';
+import type { Io } from './io.js';
+import type { GlobalFlags } from './settings/resolve.js';
+import { VERSION } from './version.js';
+
+/** Runs a command body with a freshly built Context and always disposes it. */
+export type Runner = (command: Command, body: (context: Context) => Promise<void>) => Promise<void>;
+
+const WORKFLOW = `
+Typical workflow:
+  svc-migrate start repo-a repo-b --lock     start an export of two repositories
+  svc-migrate status <id> --wait             wait until it is exported
+  svc-migrate download <id>                  stream the archive to disk (resumable, sha256)
+  svc-migrate unlock <id> --all              unlock the repositories again
+  svc-migrate delete-archive <id> --yes      delete the archive from the service
+or all of it at once:
+  svc-migrate export repo-a repo-b --lock --unlock --delete-archive
+
+Try it without an account: svc-migrate export --sandbox --yes
+`;
+
+export function buildProgram(io: Io, signal: AbortSignal): Command {
+  const program = new Command('svc-migrate');
+  // Before any subcommand is added, so they inherit it (commander copies settings on creation).
+  program.exitOverride();
+  program.configureOutput({
+    writeOut: (text) => io.stdout.write(text),
+    writeErr: (text) => io.stderr.write(text),
+  });
+  program
+    .description("Move an organization's repositories out of the service, and receive its webhooks locally.")
+    .version(VERSION, '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .showSuggestionAfterError(true)
+    .showHelpAfterError('(run with --help for usage)')
+    .option('--org <org>', 'organization (env SVC_ORG)')
+    .option('--base-url <url>', 'API root, e.g. https://api.example.com (env SVC_BASE_URL)')
+    .option('--token <token>', 'bearer token (env SVC_TOKEN; or `auth login`)')
+    .option('--api-version <version>', 'X-Service-Api-Version to send (env SVC_API_VERSION)')
+    .option('--sandbox', 'run against a local emulator of the service started in-process')
+    .option('--json', 'machine output on stdout; messages on stderr')
+    .option('--no-color', 'no colour (also NO_COLOR)')
+    .option('-q, --quiet', 'less output: results, warnings and errors only')
+    .option('--debug', 'HTTP trace on stderr with credentials redacted (env SVC_DEBUG=1)')
+    .option('--no-input', 'never prompt; a missing value is a usage error')
+    .addOption(new Option('--max-wait <duration>', 'longest rate-limit wait to sit through (default 5m)'))
+    .addHelpText('after', WORKFLOW);
+
+  const run: Runner = async (command, body) => {
+    const context = await createContext(command.optsWithGlobals<GlobalFlags>(), io, signal);
+    try {
+      await body(context);
+    } finally {
+      await context.dispose();
+    }
+  };
+
+  registerList(program, run);
+  registerStatus(program, run);
+  return program;
+}

@@ -1,0 +1,35 @@
+import type { ChalkInstance } from 'chalk';
+import type { MigrationState } from '../api/types.js';
+
+/** `2026-03-10T12:00:00+02:00` → `2026-03-10 10:00Z`: short, sortable, unambiguous. */
+export function formatTime(iso: string | undefined): string {
+  if (!iso) return '';
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  return `${date.toISOString().slice(0, 16).replace('T', ' ')}Z`;
+}
+
+export function formatState(state: MigrationState | string, theme: ChalkInstance): string {
+  switch (state) {
+    case 'exported':
+      return theme.green(state);
+    case 'failed':
+      return theme.red(state);
+    case 'exporting':
+      return theme.cyan(state);
+    default:
+      return theme.yellow(state);
+  }
+}
+
+const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+
+export function formatBytes(bytes: number): string {
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < UNITS.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${UNITS[unit]}`;
+}

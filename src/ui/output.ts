@@ -1,0 +1,91 @@
+import type { Writable } from 'node:stream';
+import { Chalk, type ChalkInstance } from 'chalk';
+import { CliError, ExitCode } from '../errors.js';
+
+export interface Stream extends Pick<Writable, 'write'> {
+  isTTY?: boolean;
+}
+
+export interface OutputOptions {
+  json: boolean;
+  quiet: boolean;
+  /** undefined: colour when stderr is a TTY. */
+  color: boolean | undefined;
+  stdout: Stream;
+  stderr: Stream;
+}
+
+/**
+ * The one place that decides how results, messages and errors reach a human or a script, so no
+ * command branches on `--json`. stdout carries results only; everything else goes to stderr.
+ */
+export class Output {
+  readonly json: boolean;
+  readonly quiet: boolean;
+  /** Spinners, progress bars and colour belong to a human at a terminal. */
+  readonly decorated: boolean;
+  readonly theme: ChalkInstance;
+  private readonly stdout: Stream;
+  private readonly stderr: Stream;
+
+  constructor(options: OutputOptions) {
+    this.json = options.json;
+    this.quiet = options.quiet;
+    this.stdout = options.stdout;
+    this.stderr = options.stderr;
+    const colorful = options.color ?? Boolean(options.stderr.isTTY);
+    this.theme = new Chalk({ level: colorful ? 1 : 0 });
+    this.decorated = Boolean(options.stderr.isTTY) && !options.json && !options.quiet;
+  }
+
+  /** A command's result: the object unchanged as JSON, or its human rendering. */
+  result<T>(data: T, human: (data: T) => string): void {
+    if (this.json) {
+      this.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
+      return;
+    }
+    const text = human(data);
+    if (text) this.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  }
+
+  /** One NDJSON line (streams of results, e.g. deliveries). */
+  line(data: unknown): void {
+    this.stdout.write(`${JSON.stringify(data)}\n`);
+  }
+
+  info(message: string): void {
+    if (!this.quiet) this.stderr.write(`${message}\n`);
+  }
+
+  success(message: string): void {
+    if (!this.quiet) this.stderr.write(`${this.theme.green('✓')} ${message}\n`);
+  }
+
+  warn(message: string): void {
+    this.stderr.write(`${this.theme.yellow('warning:')} ${message}\n`);
+  }
+
+  /** `--debug` trace lines; callers only call it when tracing is on. */
+  trace(message: string): void {
+    this.stderr.write(`${this.theme.dim(message)}\n`);
+  }
+
+  /** An error as CLI.md prescribes: one line (and a hint) for humans, one JSON object for scripts. */
+  error(error: unknown, options: { debug: boolean }): void {
+    const known = error instanceof CliError;
+    const message = known ? error.message : `unexpected error: ${(error as Error)?.message ?? String(error)}`;
+    if (this.json) {
+      const code = known ? error.exitCode : ExitCode.Unexpected;
+      const status = known ? (error.status ?? null) : null;
+      this.stderr.write(`${JSON.stringify({ error: { code, status, message } })}\n`);
+    } else {
+      this.stderr.write(`${this.theme.red('error:')} ${message}\n`);
+      if (known && error.hint) this.stderr.write(`${this.theme.dim('hint:')} ${error.hint}\n`);
+      if (!known)
+        this.stderr.write('hint: this is a bug in svc-migrate; please report it with the output of --debug\n');
+    }
+    if (options.debug && !known && error instanceof Error && error.stack) {
+      this.stderr.write(`${error.stack}\n`);
+    }
+  }
+}

@@ -1,0 +1,72 @@
+import { createRequire } from 'node:module';
+import type { ChalkInstance } from 'chalk';
+import type CliTable from 'cli-table3';
+import type { Migration, Repository } from '../api/types.js';
+import { formatState, formatTime } from './format.js';
+
+// Loaded on first use so `--help` and `--version` never pay for it.
+const require = createRequire(import.meta.url);
+
+function render(head: string[], rows: string[][], theme: ChalkInstance): string {
+  const Table = require('cli-table3') as typeof CliTable;
+  const table = new Table({
+    head: head.map((title) => theme.bold(title)),
+    style: { head: [], border: [] },
+    chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
+  });
+  table.push(...rows);
+  return table.toString();
+}
+
+function repositoryNames(migration: Migration): string {
+  const names = migration.repositories?.map((repo) => repo.full_name) ?? [];
+  if (names.length <= 3) return names.join(', ');
+  return `${names.slice(0, 3).join(', ')} +${names.length - 3}`;
+}
+
+/** CLI.md `list`: ID, STATE, REPOSITORIES, LOCKED, CREATED, UPDATED. */
+export function migrationsTable(migrations: Migration[], theme: ChalkInstance): string {
+  if (migrations.length === 0) return 'no migrations';
+  return render(
+    ['ID', 'STATE', 'REPOSITORIES', 'LOCKED', 'CREATED', 'UPDATED'],
+    migrations.map((m) => [
+      String(m.id),
+      formatState(m.state, theme),
+      repositoryNames(m),
+      m.lock_repositories ? 'yes' : 'no',
+      formatTime(m.created_at),
+      formatTime(m.updated_at),
+    ]),
+    theme,
+  );
+}
+
+export function migrationSummary(migration: Migration, theme: ChalkInstance): string {
+  const lines = [
+    `migration ${migration.id}  ${formatState(migration.state, theme)}`,
+    `  guid          ${migration.guid}`,
+    `  organization  ${migration.owner.login}`,
+    `  locked        ${migration.lock_repositories ? 'yes' : 'no'}`,
+    `  created       ${formatTime(migration.created_at)}`,
+    `  updated       ${formatTime(migration.updated_at)}`,
+  ];
+  if (migration.repositories)
+    lines.push(`  repositories  ${migration.repositories.map((r) => r.full_name).join(', ')}`);
+  return lines.join('\n');
+}
+
+export function repositoriesTable(repositories: Repository[], theme: ChalkInstance): string {
+  if (repositories.length === 0) return 'no repositories';
+  return render(
+    ['NAME', 'VISIBILITY', 'DEFAULT BRANCH', 'SIZE (KB)', 'ARCHIVED', 'PUSHED'],
+    repositories.map((r) => [
+      r.full_name,
+      r.visibility,
+      r.default_branch,
+      String(r.size),
+      r.archived ? 'yes' : 'no',
+      formatTime(r.pushed_at),
+    ]),
+    theme,
+  );
+}

@@ -1,0 +1,13 @@
+import { readFileSync } from 'node:fs';
+
+interface PackageInfo {
+  name: string;
+  version: string;
+}
+
+// Read at run time rather than bundled so the published package has one source of truth.
+const info = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as PackageInfo;
+
+export const PACKAGE_NAME = info.name;
+export const VERSION = info.version;
+export const USER_AGENT = `${info.name}/${info.version}`;

@@ -1,0 +1,161 @@
+import { readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/run-cli.js';
+import { empty, json, type ScriptedServer, startScriptedServer } from '../helpers/scripted-server.js';
+
+const TOKEN = 'ghp_e2eSecretToken42';
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+let api: ScriptedServer;
+
+const envFor = (server: ScriptedServer) => ({ SVC_BASE_URL: server.url, SVC_TOKEN: TOKEN, SVC_ORG: 'acme' });
+const migration = {
+  id: 42,
+  guid: '0b989ba4-242f-11e5-81e1-c7b6966d2516',
+  state: 'exported',
+  lock_repositories: true,
+  owner: { login: 'acme' },
+  repositories: [{ full_name: 'acme/widgets' }],
+  created_at: '2026-03-10T10:00:00Z',
+  updated_at: '2026-03-10T10:05:00Z',
+};
+
+afterEach(async () => {
+  await api?.close();
+});
+
+describe('start-up', () => {
+  const heavy = ['undici', 'ora', '@inquirer', 'cli-table3', 'conf', '/sandbox/'];
+
+  it.each([['--version'], ['--help'], ['list', '--help']])(
+    '%s loads none of undici, ora, inquirer, cli-table3, conf or the sandbox',
+    async (...args) => {
+      const record = join(tmpdir(), `svc-migrate-imports-${process.pid}-${args.join('')}.txt`);
+      rmSync(record, { force: true });
+      const result = await runCli(args, {
+        nodeArgs: ['--import', new URL('../helpers/record-imports.mjs', import.meta.url).pathname],
+        env: { RECORD_IMPORTS_TO: record },
+      });
+      expect(result.code).toBe(0);
+      const loaded = readFileSync(record, 'utf8');
+      expect(loaded).toContain('commander');
+      for (const name of heavy) expect(loaded).not.toContain(name);
+    },
+  );
+
+  it('prints the version of package.json', async () => {
+    const result = await runCli(['--version']);
+    expect(result.stdout.trim()).toBe(pkg.version);
+  });
+
+  it('prints the overview with the typical workflow when run alone', async () => {
+    const result = await runCli([]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/Typical workflow/);
+  });
+});
+
+describe('usage errors exit 2', () => {
+  it('suggests the closest subcommand', async () => {
+    const result = await runCli(['lsit']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/Did you mean list\?/);
+  });
+
+  it('rejects a migration id that is not a positive integer before any request', async () => {
+    const result = await runCli(['status', '../7']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/positive integer/);
+  });
+
+  it('says how to give a missing base URL or organization', async () => {
+    const noBase = await runCli(['list', '--org', 'acme']);
+    expect(noBase.code).toBe(2);
+    expect(noBase.stderr).toMatch(/hint: .*--base-url/);
+  });
+});
+
+describe('talking to the service', () => {
+  beforeAll(() => {});
+
+  it('lists migrations as one JSON array, with the required headers', async () => {
+    api = await startScriptedServer(json(200, [migration]));
+    const result = await runCli(['list', '--json'], { env: envFor(api) });
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual([migration]);
+    expect(api.requests[0]?.url).toBe('/orgs/acme/migrations');
+    expect(api.requests[0]?.headers).toMatchObject({
+      authorization: `Bearer ${TOKEN}`,
+      accept: 'application/vnd.service+json',
+      'x-service-api-version': '2026-03-10',
+      'user-agent': `svc-migrate/${pkg.version}`,
+    });
+  });
+
+  it('renders a table for humans', async () => {
+    api = await startScriptedServer(json(200, [migration]));
+    const result = await runCli(['list'], { env: envFor(api) });
+    expect(result.stdout).toMatch(/ID.*STATE.*REPOSITORIES.*LOCKED.*CREATED.*UPDATED/);
+    expect(result.stdout).toMatch(/42.*exported.*acme\/widgets.*yes/);
+  });
+
+  it('takes --token over SVC_TOKEN and --api-version over the default', async () => {
+    api = await startScriptedServer(json(200, migration));
+    await runCli(['status', '42', '--token', 'flag-token', '--api-version', '2027-01-01'], { env: envFor(api) });
+    expect(api.requests[0]?.headers.authorization).toBe('Bearer flag-token');
+    expect(api.requests[0]?.headers['x-service-api-version']).toBe('2027-01-01');
+  });
+
+  it.each([
+    [401, { message: 'Bad Credentials' }, 3, /revoked/],
+    [403, { message: 'Resource not accessible by fine-grained personal access token' }, 3, /forbidden/],
+    [404, { message: 'Not Found' }, 4, /migration 42 was not found in organization acme/],
+    [
+      422,
+      { message: 'Validation Failed', errors: [{ field: 'repositories', message: 'acme/x not found' }] },
+      5,
+      /acme\/x not found/,
+    ],
+  ])('HTTP %i exits with its CLI.md code', async (status, body, code, message) => {
+    api = await startScriptedServer(json(status, body));
+    const result = await runCli(['status', '42'], { env: envFor(api) });
+    expect(result.code).toBe(code);
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr).toMatch(/^hint: /m);
+  });
+
+  it('exits 8 when a rate-limit wait would outlast --max-wait, never 3', async () => {
+    api = await startScriptedServer(json(403, { message: 'API rate limit exceeded' }, { 'retry-after': '3600' }));
+    const result = await runCli(['status', '42', '--max-wait', '10s'], { env: envFor(api) });
+    expect(result.code).toBe(8);
+    expect(result.stderr).toMatch(/rate limited until/);
+  });
+
+  it('announces a rate-limit wait on stderr and then succeeds', async () => {
+    api = await startScriptedServer(json(429, {}, { 'retry-after': '1' }), json(200, migration));
+    const result = await runCli(['status', '42', '--json'], { env: envFor(api) });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/rate limited \(secondary\); waiting 1 s until/);
+    expect(JSON.parse(result.stdout).id).toBe(42);
+  });
+
+  it('prints errors as one JSON line on stderr with --json', async () => {
+    api = await startScriptedServer(json(404, { message: 'Not Found' }));
+    const result = await runCli(['status', '42', '--json'], { env: envFor(api) });
+    expect(result.stdout).toBe('');
+    expect(JSON.parse(result.stderr.trim())).toEqual({
+      error: { code: 4, status: 404, message: 'migration 42 was not found in organization acme' },
+    });
+  });
+
+  it('traces HTTP with --debug and never prints the token', async () => {
+    api = await startScriptedServer(empty(500), json(200, migration));
+    const result = await runCli(['status', '42', '--debug'], { env: envFor(api) });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/→ GET http:\/\/127\.0\.0\.1:\d+\/orgs\/acme\/migrations\/42/);
+    expect(result.stderr).toMatch(/← 500/);
+    expect(result.stderr).toMatch(/authorization: Bearer \[REDACTED\]/);
+    expect(`${result.stdout}${result.stderr}`).not.toContain(TOKEN);
+  });
+});

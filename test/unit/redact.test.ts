@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { redactHeader, redactUrl, scrub } from '../../src/api/redact.js';
+
+describe('redaction', () => {
+  it('hides signed URL credentials but keeps the rest readable', () => {
+    const url =
+      'https://storage.example.com/archive.tar.gz?X-Amz-Credential=AKIA123&X-Amz-Signature=abcdef&token=s3cr3t&expires=1700000000';
+    const redacted = redactUrl(url);
+    expect(redacted).not.toMatch(/AKIA123|abcdef|s3cr3t/);
+    expect(redacted).toContain('expires=1700000000');
+    expect(redacted).toContain('X-Amz-Signature=[REDACTED]');
+    expect(redactUrl('https://user:pw@host/x')).not.toContain('pw');
+  });
+
+  it('hides authorization headers whatever the scheme', () => {
+    expect(redactHeader('Authorization', 'Bearer ghp_abc')).toBe('Bearer [REDACTED]');
+    expect(redactHeader('accept', 'application/vnd.service+json')).toBe('application/vnd.service+json');
+    expect(redactHeader('location', 'https://s/x?sig=1')).toBe('https://s/x?sig=[REDACTED]');
+  });
+
+  it('scrubs a secret anywhere in a text', () => {
+    expect(scrub('token ghp_abc in ghp_abc', ['ghp_abc'])).toBe('token [REDACTED] in [REDACTED]');
+  });
+});
