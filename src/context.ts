@@ -2,7 +2,7 @@ import type { ApiClient } from './api/client.js';
 import { UsageError } from './errors.js';
 import type { Io } from './io.js';
 import { type GlobalFlags, resolveSettings, type Settings } from './settings/resolve.js';
-import { openSettingsStore } from './settings/store.js';
+import { configDirectory, readStoredSettings } from './settings/store.js';
 import { Output } from './ui/output.js';
 import { USER_AGENT } from './version.js';
 
@@ -23,9 +23,8 @@ export interface Context {
 }
 
 export async function createContext(flags: GlobalFlags, io: Io, signal: AbortSignal): Promise<Context> {
-  const configDir = io.env.SVC_CONFIG_DIR || undefined;
-  const stored = (await openSettingsStore(configDir)).read();
-  const settings = resolveSettings(flags, io.env, stored, { stdinIsTty: Boolean(io.stdin.isTTY) });
+  const stored = readStoredSettings(configDirectory(io.env));
+  let settings = resolveSettings(flags, io.env, stored, { stdinIsTty: Boolean(io.stdin.isTTY) });
   const out = new Output({
     json: settings.json,
     quiet: settings.quiet,
@@ -35,6 +34,7 @@ export async function createContext(flags: GlobalFlags, io: Io, signal: AbortSig
   });
   const cleanups: Array<() => Promise<void> | void> = [];
   let client: Promise<ApiClient> | undefined;
+  if (settings.sandbox) settings = await useSandbox(settings, out, cleanups);
 
   const context: Context = {
     settings,
@@ -62,6 +62,25 @@ export async function createContext(flags: GlobalFlags, io: Io, signal: AbortSig
     },
   };
   return context;
+}
+
+/** `--sandbox`: start the emulator in-process and point the client at it, no token needed. */
+async function useSandbox(
+  settings: Settings,
+  out: Output,
+  cleanups: Array<() => Promise<void> | void>,
+): Promise<Settings> {
+  const { startSandbox } = await import('./sandbox/server.js');
+  const sandbox = await startSandbox({ exportSeconds: 2 });
+  cleanups.push(() => sandbox.close());
+  const org = settings.org.value ?? sandbox.org;
+  out.info(`using the in-process sandbox at ${sandbox.baseUrl} (organization ${org})`);
+  return {
+    ...settings,
+    baseUrl: { value: sandbox.baseUrl, source: 'sandbox' },
+    token: { value: sandbox.ownerToken, source: 'sandbox' },
+    org: settings.org.value ? settings.org : { value: org, source: 'sandbox' },
+  };
 }
 
 async function buildClient(context: Context, cleanups: Array<() => Promise<void> | void>): Promise<ApiClient> {

@@ -1,5 +1,6 @@
 import { Command, Option } from 'commander';
 import { register as registerList } from './commands/list.js';
+import { register as registerSandbox } from './commands/sandbox.js';
 import { register as registerStatus } from './commands/status.js';
 import { type Context, createContext } from './context.js';
 import type { Io } from './io.js';
@@ -60,5 +61,6 @@ export function buildProgram(io: Io, signal: AbortSignal): Command {
 
   registerList(program, run);
   registerStatus(program, run);
+  registerSandbox(program, run);
   return program;
 }

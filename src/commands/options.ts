@@ -29,3 +29,8 @@ export function parseExclude(value: string): 'repositories' {
   }
   return value;
 }
+
+export function parseNonNegativeInt(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`expected a whole number, not "${value}"`);
+  return Number(value);
+}

@@ -41,7 +41,6 @@ export interface Settings {
   interactive: boolean;
   proxy: { httpProxy?: string; httpsProxy?: string; noProxy?: string };
   maxRateLimitWaitMs: number | undefined;
-  configDir: string | undefined;
 }
 
 function pick<T>(flag: T | undefined, env: T | undefined, stored: T | undefined): Resolved<T | undefined> {
@@ -85,7 +84,6 @@ export function resolveSettings(
       ...optional('noProxy', env.NO_PROXY ?? env.no_proxy),
     },
     maxRateLimitWaitMs: flags.maxWait === undefined ? undefined : parseDuration(flags.maxWait, '--max-wait'),
-    configDir: env.SVC_CONFIG_DIR || undefined,
   };
 }
 

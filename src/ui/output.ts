@@ -48,9 +48,9 @@ export class Output {
     if (text) this.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
   }
 
-  /** One NDJSON line (streams of results, e.g. deliveries). */
-  line(data: unknown): void {
-    this.stdout.write(`${JSON.stringify(data)}\n`);
+  /** One record of a stream of results (deliveries, a server's address): NDJSON line or its rendering. */
+  line<T>(data: T, human: (data: T) => string): void {
+    this.stdout.write(this.json ? `${JSON.stringify(data)}\n` : `${human(data)}\n`);
   }
 
   info(message: string): void {

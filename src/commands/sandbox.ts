@@ -1,0 +1,87 @@
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import type { Context } from '../context.js';
+import { UsageError } from '../errors.js';
+import type { Runner } from '../program.js';
+import type { SandboxOptions } from '../sandbox/server.js';
+import { sandboxBanner } from '../ui/sandbox.js';
+import { parseNonNegativeInt } from './options.js';
+
+export interface SandboxCommandOptions {
+  port?: number;
+  storagePort?: number;
+  seed?: string;
+  exportSeconds?: number;
+  archiveSize?: number;
+  rateLimit?: number;
+}
+
+/** Runs the emulator in the foreground until Ctrl-C. */
+export async function sandbox(context: Context, options: SandboxCommandOptions): Promise<void> {
+  const { startSandbox } = await import('../sandbox/server.js');
+  const { validateSeed } = await import('../sandbox/seed.js');
+  const sandboxOptions: SandboxOptions = {
+    port: options.port ?? 0,
+    storagePort: options.storagePort ?? 0,
+    exportSeconds: options.exportSeconds ?? 10,
+    archivePadBytes: options.archiveSize ?? 0,
+  };
+  if (options.rateLimit) sandboxOptions.rateLimit = { limit: options.rateLimit, windowSeconds: 3600 };
+  if (options.seed) {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(await readFile(options.seed, 'utf8'));
+    } catch (error) {
+      throw new UsageError(`cannot read the seed file ${options.seed}: ${(error as Error).message}`);
+    }
+    try {
+      sandboxOptions.seed = validateSeed(raw, options.seed);
+    } catch (error) {
+      throw new UsageError((error as Error).message, { hint: 'see docs/sandbox.md for the seed format' });
+    }
+  }
+  const running = await startSandbox(sandboxOptions);
+  context.defer(() => running.close());
+  context.out.line(
+    {
+      baseUrl: running.baseUrl,
+      storageOrigin: running.storageOrigin,
+      org: running.org,
+      token: running.ownerToken,
+      tokens: running.tokens.map(({ token, kind, user, revoked, label }) => ({
+        token,
+        kind,
+        user,
+        revoked: Boolean(revoked),
+        label,
+      })),
+    },
+    (info) => sandboxBanner(info, context.out.theme),
+  );
+  await new Promise<void>((resolve) => {
+    if (context.signal.aborted) return resolve();
+    context.signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  context.out.info('sandbox stopped');
+}
+
+export function register(program: Command, run: Runner): void {
+  program
+    .command('sandbox')
+    .description('run a local emulator of the service (migrations, archive storage) until Ctrl-C')
+    .option('--port <n>', 'API port on 127.0.0.1 (default: any free port)', parseNonNegativeInt)
+    .option('--storage-port <n>', 'archive storage port on localhost (default: any free port)', parseNonNegativeInt)
+    .option('--seed <file>', 'organizations, repositories, users and tokens as JSON (docs/sandbox.md)')
+    .option('--export-seconds <s>', 'seconds from start to exported (default 10)', parseNonNegativeInt)
+    .option('--archive-size <bytes>', 'pad every archive with this many bytes (performance tests)', parseNonNegativeInt)
+    .option('--rate-limit <n>', 'answer 429 after n requests per token and hour')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  svc-migrate sandbox --port 8080
+  svc-migrate sandbox --json --export-seconds 1 | head -1 | jq -r .baseUrl
+  svc-migrate sandbox --seed my-org.json`,
+    )
+    .action((options: SandboxCommandOptions, command: Command) => run(command, (context) => sandbox(context, options)));
+}

@@ -1,0 +1,74 @@
+/** What the sandbox can be told to get wrong (reliability tests). Set by option or `POST /_sandbox/faults`. */
+export interface FaultSettings {
+  /** Answer the next N API requests with `failStatus` (default 503) before behaving. */
+  failNext?: number;
+  failStatus?: number;
+  /** Only requests whose path contains this are failed or dropped. */
+  failPath?: string;
+  /** Drop the next N API connections without an answer. */
+  dropNext?: number;
+  /** Cut each of the next `cutTimes` archive responses after this many bytes. */
+  cutAfterBytes?: number;
+  cutTimes?: number;
+  /** Serve archive bytes no faster than this. */
+  throttleBytesPerSecond?: number;
+  /** Storage ignores Range and advertises no Accept-Ranges. */
+  noRange?: boolean;
+  /** Storage answers the next N archive requests 403 (as for an expired URL). */
+  storageForbiddenNext?: number;
+}
+
+export class Faults {
+  private settings: FaultSettings = {};
+
+  set(settings: FaultSettings): void {
+    this.settings = { ...this.settings, ...settings };
+  }
+
+  clear(): void {
+    this.settings = {};
+  }
+
+  snapshot(): FaultSettings {
+    return { ...this.settings };
+  }
+
+  get throttleBytesPerSecond(): number | undefined {
+    return this.settings.throttleBytesPerSecond;
+  }
+
+  get noRange(): boolean {
+    return Boolean(this.settings.noRange);
+  }
+
+  /** The status to fail this API request with, if a failure is due. */
+  takeFailure(path: string): number | undefined {
+    if (!this.settings.failNext || !this.matches(path)) return undefined;
+    this.settings.failNext--;
+    return this.settings.failStatus ?? 503;
+  }
+
+  takeDrop(path: string): boolean {
+    if (!this.settings.dropNext || !this.matches(path)) return false;
+    this.settings.dropNext--;
+    return true;
+  }
+
+  /** Bytes after which to cut this archive response, if a cut is due. */
+  takeCut(): number | undefined {
+    const { cutAfterBytes, cutTimes } = this.settings;
+    if (cutAfterBytes === undefined || cutTimes === 0) return undefined;
+    if (cutTimes !== undefined) this.settings.cutTimes = cutTimes - 1;
+    return cutAfterBytes;
+  }
+
+  takeStorageForbidden(): boolean {
+    if (!this.settings.storageForbiddenNext) return false;
+    this.settings.storageForbiddenNext--;
+    return true;
+  }
+
+  private matches(path: string): boolean {
+    return !this.settings.failPath || path.includes(this.settings.failPath);
+  }
+}

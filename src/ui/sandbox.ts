@@ -1,0 +1,28 @@
+import type { ChalkInstance } from 'chalk';
+
+export interface SandboxInfo {
+  baseUrl: string;
+  storageOrigin: string;
+  org: string;
+  token: string;
+  tokens: { token: string; kind: string; user: string; revoked: boolean; label: string }[];
+}
+
+export function sandboxBanner(info: SandboxInfo, theme: ChalkInstance): string {
+  const width = Math.max(...info.tokens.map((t) => t.token.length));
+  return [
+    `${theme.bold('sandbox')} listening on ${info.baseUrl} (archive storage on ${info.storageOrigin})`,
+    '',
+    `organization  ${info.org}`,
+    `owner token   ${info.token}`,
+    '',
+    'tokens:',
+    ...info.tokens.map((t) => `  ${t.token.padEnd(width)}  ${t.label} (user ${t.user})`),
+    '',
+    'use it from another terminal:',
+    `  export SVC_BASE_URL=${info.baseUrl} SVC_ORG=${info.org} SVC_TOKEN=${info.token}`,
+    '  svc-migrate start Hello-World widgets --lock',
+    '',
+    'admin calls: docs/sandbox.md (move the clock, inject faults). Ctrl-C stops it.',
+  ].join('\n');
+}

@@ -1,0 +1,105 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { describe, expect, it } from 'vitest';
+import { BIN, runCli } from '../helpers/run-cli.js';
+
+/** Starts `svc-migrate sandbox --json …` and resolves with its first line (the address record). */
+function startSandboxProcess(args: string[]) {
+  const child = spawn(process.execPath, [BIN, 'sandbox', '--json', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const first = new Promise<{ baseUrl: string; org: string; token: string; tokens: { kind: string }[] }>(
+    (resolve, reject) => {
+      createInterface({ input: child.stdout }).once('line', (line) => resolve(JSON.parse(line)));
+      child.once('exit', (code) => reject(new Error(`sandbox exited ${code}: ${stderr}`)));
+    },
+  );
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, first, exited, stderr: () => stderr };
+}
+
+describe('svc-migrate sandbox', () => {
+  it('prints its base URL and tokens, serves the CLI, and stops cleanly on Ctrl-C', async () => {
+    const sandbox = startSandboxProcess(['--export-seconds', '1']);
+    const info = await sandbox.first;
+    expect(info.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(info.org).toBe('octo-org');
+    expect(info.tokens.map((t) => t.kind).sort()).toEqual([
+      'app-user',
+      'classic',
+      'classic',
+      'classic',
+      'fine-grained',
+      'installation',
+    ]);
+
+    const listed = await runCli(['list', '--json'], {
+      env: { SVC_BASE_URL: info.baseUrl, SVC_TOKEN: info.token, SVC_ORG: info.org },
+    });
+    expect(listed.code).toBe(0);
+    expect(Array.isArray(JSON.parse(listed.stdout))).toBe(true);
+
+    const revoked = await runCli(['list'], {
+      env: { SVC_BASE_URL: info.baseUrl, SVC_TOKEN: 'svc_sandbox_revoked', SVC_ORG: info.org },
+    });
+    expect(revoked.code).toBe(3);
+    expect(revoked.stderr).toMatch(/Bad Credentials/);
+
+    sandbox.child.kill('SIGINT');
+    expect(await sandbox.exited).toBe(0);
+    expect(sandbox.stderr()).toMatch(/sandbox stopped/);
+  });
+
+  it('loads organizations, repositories and tokens from --seed', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'seed-'));
+    const seedFile = join(dir, 'seed.json');
+    writeFileSync(
+      seedFile,
+      JSON.stringify({
+        users: [{ login: 'ada', id: 1 }],
+        organizations: [
+          { login: 'analytical', id: 2, owners: ['ada'], members: [], repositories: [{ name: 'engine' }] },
+        ],
+        tokens: [{ token: 'ada_token', kind: 'classic', user: 'ada', label: 'owner' }],
+      }),
+    );
+    const sandbox = startSandboxProcess(['--seed', seedFile]);
+    const info = await sandbox.first;
+    expect(info).toMatchObject({ org: 'analytical', token: 'ada_token' });
+    const listed = await runCli(['list', '--json'], {
+      env: { SVC_BASE_URL: info.baseUrl, SVC_TOKEN: 'ada_token', SVC_ORG: 'analytical' },
+    });
+    expect(JSON.parse(listed.stdout)).toEqual([]);
+    sandbox.child.kill('SIGINT');
+    await sandbox.exited;
+  });
+
+  it('rejects a malformed seed file with a usage error', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'seed-'));
+    writeFileSync(join(dir, 'bad.json'), JSON.stringify({ users: [] }));
+    const result = await runCli(['sandbox', '--seed', join(dir, 'bad.json')]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/"organizations" must be a non-empty array/);
+  });
+});
+
+describe('--sandbox on any command', () => {
+  it('starts the emulator in-process, with no token or base URL needed', async () => {
+    const result = await runCli(['list', '--sandbox', '--json']);
+    expect(result.code).toBe(0);
+    const migrations = JSON.parse(result.stdout) as { id: number }[];
+    expect(migrations.length).toBeGreaterThanOrEqual(1);
+    expect(result.stderr).toMatch(/using the in-process sandbox/);
+  });
+
+  it('is also turned on by SVC_SANDBOX=1', async () => {
+    const result = await runCli(['status', '1000', '--json'], { env: { SVC_SANDBOX: '1' } });
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout).id).toBe(1000);
+  });
+});
