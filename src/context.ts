@@ -1,9 +1,11 @@
 import type { ApiClient } from './api/client.js';
+import { type Clock, systemClock } from './clock.js';
 import { UsageError } from './errors.js';
 import type { Io } from './io.js';
 import { type GlobalFlags, resolveSettings, type Settings } from './settings/resolve.js';
 import { configDirectory, readStoredSettings } from './settings/store.js';
 import { Output } from './ui/output.js';
+import { Prompter } from './ui/prompt.js';
 import { USER_AGENT } from './version.js';
 
 /** What every command gets: resolved settings, the output service and a lazily built API client. */
@@ -13,6 +15,8 @@ export interface Context {
   io: Io;
   /** Aborted on Ctrl-C. */
   signal: AbortSignal;
+  clock: Clock;
+  prompt: Prompter;
   /** The organization, or a usage error saying how to give one. */
   org(): string;
   api(): Promise<ApiClient>;
@@ -41,6 +45,8 @@ export async function createContext(flags: GlobalFlags, io: Io, signal: AbortSig
     out,
     io,
     signal,
+    clock: systemClock,
+    prompt: new Prompter(settings.interactive),
     org() {
       const org = settings.org.value;
       if (!org) {

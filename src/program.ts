@@ -1,7 +1,13 @@
 import { Command, Option } from 'commander';
+import { register as registerDeleteArchive } from './commands/delete-archive.js';
+import { register as registerDownload } from './commands/download.js';
+import { register as registerExport } from './commands/export.js';
 import { register as registerList } from './commands/list.js';
+import { register as registerRepos } from './commands/repos.js';
 import { register as registerSandbox } from './commands/sandbox.js';
+import { register as registerStart } from './commands/start.js';
 import { register as registerStatus } from './commands/status.js';
+import { register as registerUnlock } from './commands/unlock.js';
 import { type Context, createContext } from './context.js';
 import type { Io } from './io.js';
 import type { GlobalFlags } from './settings/resolve.js';
@@ -59,8 +65,18 @@ export function buildProgram(io: Io, signal: AbortSignal): Command {
     }
   };
 
-  registerList(program, run);
-  registerStatus(program, run);
-  registerSandbox(program, run);
+  for (const register of [
+    registerStart,
+    registerStatus,
+    registerList,
+    registerRepos,
+    registerDownload,
+    registerDeleteArchive,
+    registerUnlock,
+    registerExport,
+    registerSandbox,
+  ]) {
+    register(program, run);
+  }
   return program;
 }

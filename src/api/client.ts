@@ -1,4 +1,6 @@
+import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher, EnvHttpProxyAgent, request } from 'undici';
+import { type Clock, systemClock } from '../clock.js';
 import {
   AuthError,
   CliError,
@@ -16,28 +18,6 @@ import { redactHeader, redactUrl, scrub } from './redact.js';
 import { API_MEDIA_TYPE, API_VERSION, type ServiceErrorBody } from './types.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'DELETE';
-
-export interface Clock {
-  now(): number;
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
-}
-
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  sleep: (ms, signal) =>
-    new Promise((resolve, reject) => {
-      if (signal?.aborted) return reject(signal.reason);
-      const timer = setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
-      const onAbort = () => {
-        clearTimeout(timer);
-        reject(signal?.reason);
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-    }),
-};
 
 /** A wait the client is about to make because the service asked it to slow down. */
 export interface RateLimitWait {
@@ -114,6 +94,12 @@ export interface ApiResponse<T> {
   links: Links;
   /** True when the answer was a 304 served from this run's ETag cache. */
   notModified: boolean;
+}
+
+export interface DownloadResponse {
+  status: number;
+  headers: Headers;
+  body: Readable;
 }
 
 export const DEFAULT_MAX_RATE_LIMIT_WAIT_MS = 5 * 60_000;
@@ -282,6 +268,47 @@ export class ApiClient {
         throw new UnavailableError(`the service sent a next-page link to another origin (${redactUrl(link)})`);
       }
       next = link ? { ...options, path: new URL(link, page.url).toString(), query: undefined } : undefined;
+    }
+  }
+
+  /** True once the run was interrupted (Ctrl-C). */
+  get aborted(): boolean {
+    return Boolean(this.options.signal?.aborted);
+  }
+
+  /**
+   * Opens a download from archive storage (spec §4.4). Never sends the API token, not even to the
+   * API's own origin: storage URLs carry their own signature. Not retried here: the caller resumes.
+   */
+  async openDownload(url: URL, headers: Record<string, string>): Promise<DownloadResponse> {
+    this.throwIfAborted();
+    const printable = redactUrl(url.toString());
+    const sent = { 'user-agent': this.options.userAgent, ...headers };
+    this.trace(`→ GET ${printable}`, sent);
+    try {
+      const response = await request(url, {
+        method: 'GET',
+        headers: sent,
+        dispatcher: this.dispatcher,
+        signal: this.options.signal,
+        ...this.requestTimeouts(),
+      });
+      const responseHeaders = response.headers as Headers;
+      this.trace(`← ${response.statusCode} GET ${printable}`, {
+        'content-length': header(responseHeaders, 'content-length'),
+        'content-range': header(responseHeaders, 'content-range'),
+        'accept-ranges': header(responseHeaders, 'accept-ranges'),
+        etag: header(responseHeaders, 'etag'),
+      });
+      return { status: response.statusCode, headers: responseHeaders, body: response.body };
+    } catch (error) {
+      this.throwIfAborted();
+      const failure = classifyNetworkError(error);
+      this.trace(`✗ GET ${printable} ${failure.code}: ${failure.message}`);
+      throw new UnavailableError(`the archive download failed: ${failure.code} ${failure.message}`, {
+        hint: 'run the same command again to resume',
+        cause: failure,
+      });
     }
   }
 

@@ -31,7 +31,7 @@ export async function list(context: Context, options: ListOptions): Promise<Migr
     migrations = (await listMigrations(client, org, query, notice)).data;
   }
   if (options.state) migrations = migrations.filter((m) => m.state === options.state);
-  context.out.result(migrations, (data) => migrationsTable(data, context.out.theme));
+  context.out.result(migrations, (data) => migrationsTable(data, context.out.theme, query.excludeRepositories));
   return migrations;
 }
 

@@ -34,3 +34,11 @@ export function parseNonNegativeInt(value: string): number {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`expected a whole number, not "${value}"`);
   return Number(value);
 }
+
+/** `--interval` in seconds, fractions allowed (tests and impatient users). */
+export function parseSeconds(value: string): number {
+  if (!/^\d+(\.\d+)?$/.test(value) || Number(value) <= 0) {
+    throw new InvalidArgumentError(`expected a number of seconds above 0, not "${value}"`);
+  }
+  return Number(value);
+}

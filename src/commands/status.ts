@@ -1,39 +1,107 @@
 import type { Command } from 'commander';
-import { getMigration } from '../api/migrations.js';
+import { getMigration, listAllMigrations } from '../api/migrations.js';
 import type { Migration } from '../api/types.js';
 import type { Context } from '../context.js';
+import { waitForMigrations } from '../core/wait.js';
+import { MigrationFailedError, UsageError } from '../errors.js';
 import type { Runner } from '../program.js';
 import { migrationSummary } from '../ui/tables.js';
+import { createWaitReporter } from '../ui/wait.js';
 import { parseExclude, parseMigrationId } from './options.js';
+import { addWaitOptions, type WaitFlags, waitSettings } from './shared.js';
 
-export interface StatusOptions {
+export interface StatusOptions extends WaitFlags {
+  wait?: boolean;
+  allPending?: boolean;
   exclude?: 'repositories';
 }
 
-/** spec §4.3: one migration's state. */
-export async function status(context: Context, id: number, options: StatusOptions): Promise<Migration> {
+/** Waits for migrations to finish and returns them; reports each as it finishes. */
+export async function waitAndReport(context: Context, ids: number[], flags: WaitFlags): Promise<Migration[]> {
   const client = await context.api();
-  const { data } = await getMigration(client, context.org(), id, {
-    excludeRepositories: options.exclude === 'repositories',
-  });
-  context.out.result(data, (migration) => migrationSummary(migration, context.out.theme));
-  return data;
+  const reporter = await createWaitReporter(context.out, ids);
+  try {
+    const result = await waitForMigrations(client, {
+      org: context.org(),
+      ids,
+      ...waitSettings(flags),
+      clock: context.clock,
+      signal: context.signal,
+      onEvent: (event) => reporter.onEvent(event),
+      onNotice: (message) => reporter.onNotice(message),
+    });
+    return ids.map((id) => result.migrations.find((m) => m.id === id) as Migration);
+  } finally {
+    reporter.stop();
+  }
+}
+
+/** Ends with exit 6 when any of them failed (after their objects were printed). */
+export function failIfAnyFailed(migrations: Migration[]): void {
+  const failed = migrations.filter((m) => m.state === 'failed').map((m) => m.id);
+  if (failed.length > 0) {
+    throw new MigrationFailedError(`migration ${failed.join(', ')} failed`, {
+      hint: 'start a new export; the service says no more about why',
+    });
+  }
+}
+
+/** spec §4.3: one or several migrations' state, optionally waiting until each is done. */
+export async function status(context: Context, ids: number[], options: StatusOptions): Promise<Migration[]> {
+  const client = await context.api();
+  const org = context.org();
+  const wanted = [...new Set(ids)];
+  if (options.allPending) {
+    for await (const page of listAllMigrations(client, org, { excludeRepositories: true })) {
+      for (const m of page)
+        if ((m.state === 'pending' || m.state === 'exporting') && !wanted.includes(m.id)) wanted.push(m.id);
+    }
+    if (wanted.length === 0) context.out.info('no pending or exporting migrations');
+  } else if (wanted.length === 0) {
+    throw new UsageError('give at least one migration id, or --all-pending');
+  }
+
+  let migrations: Migration[];
+  if (options.wait) {
+    migrations = await waitAndReport(context, wanted, options);
+  } else {
+    migrations = [];
+    for (const id of wanted) {
+      const exclude = options.exclude === 'repositories';
+      migrations.push((await getMigration(client, org, id, { excludeRepositories: exclude })).data);
+    }
+  }
+  const single = wanted.length === 1 && !options.allPending;
+  const theme = context.out.theme;
+  if (single) context.out.result(migrations[0] as Migration, (m) => migrationSummary(m, theme));
+  else context.out.result(migrations, (list) => list.map((m) => migrationSummary(m, theme)).join('\n\n'));
+  if (options.wait) failIfAnyFailed(migrations);
+  return migrations;
 }
 
 export function register(program: Command, run: Runner): void {
-  program
+  const command = program
     .command('status')
-    .description('show the state of a migration')
-    .argument('<migration-id>', 'the migration id (a positive integer)', parseMigrationId)
-    .option('--exclude <attr>', 'leave repositories out of the answer', parseExclude)
+    .description('show the state of migrations, or wait until they are exported')
+    .argument('[migration-id...]', 'migration ids (positive integers)', (value: string, previous: number[] = []) => [
+      ...previous,
+      parseMigrationId(value),
+    ])
+    .option('--wait', 'poll until each is exported or failed (exit 6 if one failed, 7 on --timeout)')
+    .option('--all-pending', 'every pending or exporting migration of the organization')
+    .option('--exclude <attr>', 'leave repositories out of the answer', parseExclude);
+  addWaitOptions(command)
     .addHelpText(
       'after',
       `
 Examples:
-  svc-migrate status 4242 --org acme
-  svc-migrate status 4242 --json | jq -r .state`,
+  svc-migrate status 4242
+  svc-migrate status 4242 --wait --timeout 2h
+  svc-migrate status --all-pending --wait --json`,
     )
-    .action((id: number, options: StatusOptions, command: Command) =>
-      run(command, (context) => status(context, id, options).then(() => {})),
+    .action((ids: number[] | undefined, options: StatusOptions, cmd: Command) =>
+      run(cmd, async (context) => {
+        await status(context, ids ?? [], options);
+      }),
     );
 }

@@ -1,6 +1,7 @@
 import type { Writable } from 'node:stream';
 import { Chalk, type ChalkInstance } from 'chalk';
 import { CliError, ExitCode } from '../errors.js';
+import { createSpinner, ProgressBar, type Spinner } from './decorations.js';
 
 export interface Stream extends Pick<Writable, 'write'> {
   isTTY?: boolean;
@@ -63,6 +64,16 @@ export class Output {
 
   warn(message: string): void {
     this.stderr.write(`${this.theme.yellow('warning:')} ${message}\n`);
+  }
+
+  /** A spinner on a terminal; silent otherwise. */
+  spinner(text: string): Promise<Spinner> {
+    return createSpinner(this.decorated, this.stderr as Writable, text);
+  }
+
+  /** A download progress line on a terminal; silent otherwise. */
+  progress(): ProgressBar {
+    return new ProgressBar(this.decorated, this.stderr as Writable);
   }
 
   /** `--debug` trace lines; callers only call it when tracing is on. */

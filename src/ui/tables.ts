@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import type { ChalkInstance } from 'chalk';
 import type CliTable from 'cli-table3';
 import type { Migration, Repository } from '../api/types.js';
-import { formatState, formatTime } from './format.js';
+import { formatBytes, formatState, formatTime } from './format.js';
 
 // Loaded on first use so `--help` and `--version` never pay for it.
 const require = createRequire(import.meta.url);
@@ -18,21 +18,24 @@ function render(head: string[], rows: string[][], theme: ChalkInstance): string 
   return table.toString();
 }
 
-function repositoryNames(migration: Migration): string {
+function repositoryNames(migration: Migration, excluded: boolean, theme: ChalkInstance): string {
+  if (excluded) return '-';
+  // spec §2.2: only exports carry repositories; an import (not startable through the API) has none.
+  if (!('repositories' in migration)) return theme.dim('(import)');
   const names = migration.repositories?.map((repo) => repo.full_name) ?? [];
   if (names.length <= 3) return names.join(', ');
   return `${names.slice(0, 3).join(', ')} +${names.length - 3}`;
 }
 
 /** CLI.md `list`: ID, STATE, REPOSITORIES, LOCKED, CREATED, UPDATED. */
-export function migrationsTable(migrations: Migration[], theme: ChalkInstance): string {
+export function migrationsTable(migrations: Migration[], theme: ChalkInstance, repositoriesExcluded = false): string {
   if (migrations.length === 0) return 'no migrations';
   return render(
     ['ID', 'STATE', 'REPOSITORIES', 'LOCKED', 'CREATED', 'UPDATED'],
     migrations.map((m) => [
       String(m.id),
       formatState(m.state, theme),
-      repositoryNames(m),
+      repositoryNames(m, repositoriesExcluded, theme),
       m.lock_repositories ? 'yes' : 'no',
       formatTime(m.created_at),
       formatTime(m.updated_at),
@@ -69,4 +72,37 @@ export function repositoriesTable(repositories: Repository[], theme: ChalkInstan
     ]),
     theme,
   );
+}
+
+/** After `start`: the id, the state and what to run next. */
+export function startedMessage(migration: Migration, theme: ChalkInstance): string {
+  return [
+    `started migration ${theme.bold(String(migration.id))} (${formatState(migration.state, theme)})`,
+    `next: svc-migrate status ${migration.id} --wait`,
+  ].join('\n');
+}
+
+export interface DownloadSummary {
+  migration_id: number;
+  path: string;
+  bytes: number;
+  sha256?: string;
+}
+
+export function downloadMessage(summary: DownloadSummary): string {
+  const lines = [`saved ${summary.path} (${formatBytes(summary.bytes)}, ${summary.bytes} bytes)`];
+  if (summary.sha256) lines.push(`sha256 ${summary.sha256}`);
+  return lines.join('\n');
+}
+
+export function unlockMessage(
+  outcomes: { repository: string; ok: boolean; error?: string }[],
+  theme: ChalkInstance,
+): string {
+  if (outcomes.length === 0) return 'nothing to unlock';
+  return outcomes
+    .map((o) =>
+      o.ok ? `${theme.green('✓')} unlocked ${o.repository}` : `${theme.red('✗')} ${o.repository}: ${o.error}`,
+    )
+    .join('\n');
 }

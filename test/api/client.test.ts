@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect, createServer as createNetServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiClient, type ClientOptions, type Clock, type RateLimitWait } from '../../src/api/client.js';
+import { ApiClient, type ClientOptions, type RateLimitWait } from '../../src/api/client.js';
 import {
   getArchiveUrl,
   getMigration,
@@ -10,6 +10,7 @@ import {
   startMigration,
   unlockRepository,
 } from '../../src/api/migrations.js';
+import type { Clock } from '../../src/clock.js';
 import { CliError, ExitCode } from '../../src/errors.js';
 import { empty, hangUp, json, type ScriptedServer, startScriptedServer } from '../helpers/scripted-server.js';
 

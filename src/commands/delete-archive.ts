@@ -1,0 +1,47 @@
+import type { Command } from 'commander';
+import { deleteArchive } from '../api/migrations.js';
+import type { Context } from '../context.js';
+import { UsageError } from '../errors.js';
+import type { Runner } from '../program.js';
+import { parseMigrationId } from './options.js';
+
+export interface DeleteArchiveOptions {
+  yes?: boolean;
+}
+
+/** Asks on a TTY; elsewhere `--yes` is the only way to say yes. */
+export async function confirmDeletion(context: Context, question: string, yes: boolean | undefined): Promise<void> {
+  if (yes) return;
+  const ok = await context.prompt.confirm(question, 'confirmation', '--yes');
+  if (!ok) throw new UsageError('cancelled; nothing was deleted');
+}
+
+/** spec §4.5 */
+export async function removeArchive(context: Context, id: number, options: DeleteArchiveOptions): Promise<void> {
+  await confirmDeletion(
+    context,
+    `Delete the archive of migration ${id} from the service? It cannot be downloaded again.`,
+    options.yes,
+  );
+  const client = await context.api();
+  await deleteArchive(client, context.org(), id);
+  context.out.result({ migration_id: id, archive_deleted: true }, () => `deleted the archive of migration ${id}`);
+}
+
+export function register(program: Command, run: Runner): void {
+  program
+    .command('delete-archive')
+    .description("delete a migration's archive from the service (asks first on a terminal)")
+    .argument('<migration-id>', 'the migration id', parseMigrationId)
+    .option('-y, --yes', 'do not ask (required without a terminal)')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  svc-migrate delete-archive 4242
+  svc-migrate delete-archive 4242 --yes`,
+    )
+    .action((id: number, options: DeleteArchiveOptions, cmd: Command) =>
+      run(cmd, (context) => removeArchive(context, id, options)),
+    );
+}

@@ -1,0 +1,108 @@
+import type { Command } from 'commander';
+import type { Context } from '../context.js';
+import { type ExportReport, runExport } from '../core/export.js';
+import { UsageError } from '../errors.js';
+import type { Runner } from '../program.js';
+import { downloadMessage } from '../ui/tables.js';
+import { createWaitReporter } from '../ui/wait.js';
+import { confirmDeletion } from './delete-archive.js';
+import { addDownloadOptions, type DownloadFlags, downloadSettings } from './download.js';
+import {
+  addStartOptions,
+  addWaitOptions,
+  collectRepositories,
+  refineInteractively,
+  type StartFlags,
+  startBody,
+  type WaitFlags,
+  waitSettings,
+} from './shared.js';
+
+export interface ExportOptions extends StartFlags, DownloadFlags, WaitFlags {
+  unlock?: boolean;
+  deleteArchive?: boolean;
+  yes?: boolean;
+}
+
+/** The main job: start → wait → download, then --unlock and --delete-archive once the archive is safe. */
+export async function exportRepositories(
+  context: Context,
+  args: string[],
+  options: ExportOptions,
+): Promise<ExportReport> {
+  if (options.output === '-' && options.deleteArchive) {
+    throw new UsageError('--delete-archive needs the archive saved to a file, not -o -');
+  }
+  const { repositories, asked } = await collectRepositories(context, args, options);
+  const body = await refineInteractively(context, startBody(repositories, options), asked);
+  if (options.deleteArchive) {
+    await confirmDeletion(context, 'Delete the archive from the service once it is saved and verified?', options.yes);
+  }
+  const client = await context.api();
+  const { out } = context;
+  const reporter = await createWaitReporter(out, []);
+  const { settings, bar, toStdout } = downloadSettings(context, options);
+  let report: ExportReport;
+  try {
+    report = await runExport(client, {
+      org: context.org(),
+      body,
+      download: settings,
+      unlock: Boolean(options.unlock),
+      deleteArchive: Boolean(options.deleteArchive),
+      ...waitSettings(options),
+      clock: context.clock,
+      signal: context.signal,
+      onStep: (step, detail) => {
+        if (step === 'wait') reporter.stop();
+        out.success(detail);
+      },
+      onWaitEvent: (event) => reporter.onEvent(event),
+      onNotice: (message) => out.warn(message),
+    });
+  } finally {
+    reporter.stop();
+    bar.done();
+  }
+  const summary = {
+    migration: report.migration,
+    archive: {
+      path: report.download.path,
+      bytes: report.download.bytes,
+      ...(report.download.sha256 ? { sha256: report.download.sha256 } : {}),
+    },
+    unlocked: report.unlocked.map((o) => o.repository),
+    archive_deleted: report.archiveDeleted,
+  };
+  const human = () =>
+    `${downloadMessage({ migration_id: report.migration.id, ...summary.archive })}\nexport of migration ${report.migration.id} complete`;
+  if (toStdout) out.info(out.json ? JSON.stringify(summary) : human());
+  else out.result(summary, human);
+  return report;
+}
+
+export function register(program: Command, run: Runner): void {
+  const command = program
+    .command('export')
+    .description('the whole job: start an export, wait, download the archive, then optionally unlock and clean up')
+    .argument('[repos...]', 'repositories as <repo> (of --org) or <owner>/<repo>');
+  addStartOptions(command);
+  addDownloadOptions(command)
+    .option('--unlock', 'unlock the repositories once the archive is verified on disk')
+    .option('--delete-archive', 'delete the archive from the service once it is verified on disk')
+    .option('-y, --yes', 'do not ask before deleting the archive (required without a terminal)');
+  addWaitOptions(command)
+    .addHelpText(
+      'after',
+      `
+Examples:
+  svc-migrate export widgets docs.site --lock --unlock
+  svc-migrate export --repos-file repos.txt -o acme.tar.gz --delete-archive --yes
+  svc-migrate export Hello-World --sandbox --yes`,
+    )
+    .action((repos: string[], options: ExportOptions, cmd: Command) =>
+      run(cmd, async (context) => {
+        await exportRepositories(context, repos, options);
+      }),
+    );
+}

@@ -1,0 +1,50 @@
+import type { Command } from 'commander';
+import { listAllMigrationRepositories, listMigrationRepositories } from '../api/migrations.js';
+import type { Repository } from '../api/types.js';
+import type { Context } from '../context.js';
+import type { Runner } from '../program.js';
+import { repositoriesTable } from '../ui/tables.js';
+import { parseMigrationId, parsePositiveInt } from './options.js';
+
+export interface ReposOptions {
+  perPage?: number;
+  page?: number;
+  all?: boolean;
+}
+
+/** spec §4.7 */
+export async function repos(context: Context, id: number, options: ReposOptions): Promise<Repository[]> {
+  const client = await context.api();
+  const org = context.org();
+  const notice = (message: string) => context.out.warn(message);
+  let repositories: Repository[] = [];
+  if (options.all) {
+    for await (const page of listAllMigrationRepositories(client, org, id, options, notice)) repositories.push(...page);
+  } else {
+    repositories = (await listMigrationRepositories(client, org, id, options, notice)).data;
+  }
+  context.out.result(repositories, (list) => repositoriesTable(list, context.out.theme));
+  return repositories;
+}
+
+export function register(program: Command, run: Runner): void {
+  program
+    .command('repos')
+    .description('list the repositories of a migration')
+    .argument('<migration-id>', 'the migration id', parseMigrationId)
+    .option('--per-page <n>', 'repositories per page (1-100, default 30)', parsePositiveInt)
+    .option('--page <n>', 'page to show (default 1)', parsePositiveInt)
+    .option('--all', 'follow Link: rel="next" and list every page')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  svc-migrate repos 4242
+  svc-migrate repos 4242 --all --json | jq -r '.[].full_name'`,
+    )
+    .action((id: number, options: ReposOptions, cmd: Command) =>
+      run(cmd, async (context) => {
+        await repos(context, id, options);
+      }),
+    );
+}

@@ -1,0 +1,147 @@
+import { readFile } from 'node:fs/promises';
+import { type Command, Option } from 'commander';
+import type { StartMigrationBody } from '../api/types.js';
+import type { Context } from '../context.js';
+import { normalizeRepositories, parseReposFile, type RepositoryEntry } from '../core/repo-list.js';
+import { UsageError } from '../errors.js';
+import { parseDuration } from '../settings/resolve.js';
+import { parseExclude, parseSeconds } from './options.js';
+
+// Options and helpers that several commands share (start/export, status/download/export).
+
+export interface StartFlags {
+  reposFile?: string;
+  lock?: boolean;
+  excludeMetadata?: boolean;
+  excludeGitData?: boolean;
+  excludeAttachments?: boolean;
+  excludeReleases?: boolean;
+  excludeOwnerProjects?: boolean;
+  orgMetadataOnly?: boolean;
+  exclude?: 'repositories';
+}
+
+export interface WaitFlags {
+  interval?: number;
+  timeout?: string;
+}
+
+/** The body flags of spec §4.2, one to one. */
+export const BODY_FLAGS = [
+  ['lock', 'lock_repositories', 'lock the repositories while migrating'],
+  ['excludeMetadata', 'exclude_metadata', 'only git source, no metadata'],
+  ['excludeGitData', 'exclude_git_data', 'no git data'],
+  ['excludeAttachments', 'exclude_attachments', 'no attachments (smaller archive)'],
+  ['excludeReleases', 'exclude_releases', 'no releases (smaller archive)'],
+  ['excludeOwnerProjects', 'exclude_owner_projects', 'no projects owned by the organization or users'],
+  ['orgMetadataOnly', 'org_metadata_only', 'only organization metadata (give no repositories)'],
+] as const;
+
+const flagName = (key: string) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+
+export function addStartOptions(command: Command): Command {
+  command.option('--repos-file <file>', 'repositories, one per line (# comments); - reads stdin');
+  for (const [key, , description] of BODY_FLAGS) command.option(flagName(key), description);
+  return command.addOption(
+    new Option('--exclude <attr>', 'leave repositories out of the answer').argParser(parseExclude),
+  );
+}
+
+export function addWaitOptions(command: Command): Command {
+  return command
+    .option('--interval <seconds>', 'poll every N seconds (default: 5 s, then 30-60 s after a minute)', parseSeconds)
+    .option('--timeout <duration>', 'give up waiting after e.g. 90m or 2h (exit 7)');
+}
+
+export function waitSettings(flags: WaitFlags): { intervalMs?: number; timeoutMs?: number } {
+  return {
+    ...(flags.interval === undefined ? {} : { intervalMs: flags.interval * 1000 }),
+    ...(flags.timeout === undefined ? {} : { timeoutMs: parseDuration(flags.timeout, '--timeout') }),
+  };
+}
+
+/** Repositories from arguments and `--repos-file`, normalized and checked before any request. */
+export async function collectRepositories(
+  context: Context,
+  args: string[],
+  flags: StartFlags,
+): Promise<{ repositories: string[]; asked: boolean }> {
+  const entries: RepositoryEntry[] = args.map((name, index) => ({ name, source: `argument ${index + 1}` }));
+  if (flags.reposFile) {
+    const text = flags.reposFile === '-' ? await readStdin(context) : await readReposFile(flags.reposFile);
+    entries.push(...parseReposFile(text, flags.reposFile === '-' ? 'stdin' : flags.reposFile));
+  }
+  const org = context.org();
+  let repositories = normalizeRepositories(entries, org);
+  if (flags.orgMetadataOnly) {
+    if (repositories.length > 0) {
+      throw new UsageError('--org-metadata-only exports no repositories; do not name any', {
+        hint: 'drop the repository names, or drop --org-metadata-only',
+      });
+    }
+    return { repositories: [], asked: false };
+  }
+  if (repositories.length > 0) return { repositories, asked: false };
+  {
+    const answer = await context.prompt.input(
+      'Repositories to export (comma or space separated)',
+      'at least one repository',
+      'repository names or --repos-file',
+    );
+    repositories = normalizeRepositories(
+      answer
+        .split(/[\s,]+/)
+        .filter(Boolean)
+        .map((name, index) => ({ name, source: `answer ${index + 1}` })),
+      org,
+    );
+    if (repositories.length === 0) throw new UsageError('no repositories given');
+  }
+  return { repositories, asked: true };
+}
+
+export function startBody(repositories: string[], flags: StartFlags): StartMigrationBody {
+  const body: StartMigrationBody = { repositories };
+  for (const [key, field] of BODY_FLAGS) if (flags[key]) body[field] = true;
+  if (flags.exclude) body.exclude = [flags.exclude];
+  return body;
+}
+
+/** On a TTY with nothing but repositories given: let the user tick options and confirm the request. */
+export async function refineInteractively(
+  context: Context,
+  body: StartMigrationBody,
+  asked: boolean,
+): Promise<StartMigrationBody> {
+  if (!asked) return body;
+  const chosen = await context.prompt.checkbox(
+    'Options',
+    BODY_FLAGS.filter(([key]) => key !== 'orgMetadataOnly').map(([, field, description]) => ({
+      value: field,
+      name: `${field} — ${description}`,
+    })),
+  );
+  const refined: StartMigrationBody = { ...body };
+  for (const field of chosen) refined[field] = true;
+  const ok = await context.prompt.confirm(
+    `Start this export?\n${JSON.stringify(refined, null, 2)}\n`,
+    'a confirmation',
+    'the repositories as arguments',
+  );
+  if (!ok) throw new UsageError('cancelled');
+  return refined;
+}
+
+async function readReposFile(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+}
+
+async function readStdin(context: Context): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of context.io.stdin) chunks.push(Buffer.from(chunk as Buffer));
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -1,0 +1,83 @@
+import type { Command } from 'commander';
+import type { Context } from '../context.js';
+import {
+  findLockingMigration,
+  migrationRepositoryNames,
+  type UnlockOutcome,
+  unlockRepositories,
+} from '../core/unlock.js';
+import { CliError, ExitCode, NotFoundError, UsageError } from '../errors.js';
+import type { Runner } from '../program.js';
+import { unlockMessage } from '../ui/tables.js';
+import { parseMigrationId } from './options.js';
+
+export interface UnlockOptions {
+  all?: boolean;
+  repo?: string;
+}
+
+/** spec §4.6 for one, many or all repositories; carries on past failures and reports each. */
+export async function unlock(
+  context: Context,
+  idArg: number | undefined,
+  repos: string[],
+  options: UnlockOptions,
+): Promise<UnlockOutcome[]> {
+  const client = await context.api();
+  const org = context.org();
+  let id = idArg;
+  let names = [...repos];
+  if (options.repo) {
+    if (id === undefined) {
+      const found = await findLockingMigration(client, org, options.repo);
+      if (!found) {
+        throw new NotFoundError(`no migration of ${org} locked ${options.repo}`, {
+          hint: 'check the name, or give the migration id: `svc-migrate unlock <id> <repo>`',
+        });
+      }
+      id = found.id;
+      context.out.info(`${options.repo} was locked by migration ${id}`);
+    }
+    names.push(options.repo);
+  }
+  if (id === undefined) throw new UsageError('give a migration id, or --repo <name> to find it');
+  if (options.all) names = await migrationRepositoryNames(client, org, id);
+  if (names.length === 0) throw new UsageError('name the repositories to unlock, or pass --all');
+
+  const outcomes = await unlockRepositories(client, org, id, names);
+  context.out.result(outcomes, (list) => unlockMessage(list, context.out.theme));
+  const failed = outcomes.filter((o) => !o.ok);
+  if (failed.length > 0) {
+    throw new CliError(
+      `${failed.length} of ${outcomes.length} repositories could not be unlocked`,
+      failed[0]?.exitCode ?? ExitCode.Unexpected,
+      {
+        hint: `retry with \`svc-migrate unlock ${id} ${failed.map((o) => o.repository).join(' ')}\``,
+      },
+    );
+  }
+  return outcomes;
+}
+
+export function register(program: Command, run: Runner): void {
+  program
+    .command('unlock')
+    .description('unlock repositories that a migration locked')
+    .argument('[migration-id]', 'the migration id (not needed with --repo)', parseMigrationId)
+    .argument('[repos...]', 'repository names')
+    .option('--all', 'every repository of the migration')
+    .option('--repo <name>', 'unlock this repository in the most recent migration that locked it')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  svc-migrate unlock 4242 widgets docs.site
+  svc-migrate unlock 4242 --all
+  svc-migrate unlock --repo widgets`,
+    )
+    .action((id: number | undefined, repos: string[], options: UnlockOptions, cmd: Command) =>
+      run(cmd, async (context) => {
+        await unlock(context, id, repos, options);
+      }),
+    );
+}

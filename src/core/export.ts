@@ -1,0 +1,135 @@
+import type { ApiClient } from '../api/client.js';
+import { deleteArchive, startMigration } from '../api/migrations.js';
+import type { Migration, StartMigrationBody } from '../api/types.js';
+import type { Clock } from '../clock.js';
+import { CliError, ExitCode, MigrationFailedError } from '../errors.js';
+import { type DownloadOptions, type DownloadResult, downloadArchive } from './download.js';
+import { type UnlockOutcome, unlockRepositories } from './unlock.js';
+import { type WaitEvent, waitForMigrations } from './wait.js';
+
+export type ExportStep = 'start' | 'wait' | 'download' | 'unlock' | 'delete-archive';
+
+export interface ExportOptions {
+  org: string;
+  body: StartMigrationBody;
+  download: Omit<DownloadOptions, 'org' | 'id' | 'clock' | 'target'> & {
+    /** Where the archive goes, given the migration id (known only once the export started). */
+    target(id: number): DownloadOptions['target'];
+  };
+  unlock: boolean;
+  deleteArchive: boolean;
+  intervalMs?: number | undefined;
+  timeoutMs?: number | undefined;
+  clock: Clock;
+  signal?: AbortSignal | undefined;
+  onStep?(step: ExportStep, detail: string): void;
+  onWaitEvent?(event: WaitEvent): void;
+  onNotice?(message: string): void;
+}
+
+export interface ExportReport {
+  migration: Migration;
+  download: DownloadResult;
+  unlocked: UnlockOutcome[];
+  archiveDeleted: boolean;
+}
+
+/**
+ * The main job: start → wait → download, then unlock and delete the archive only once it is fully
+ * on disk and verified. A failure says what already happened and the command that continues.
+ */
+export async function runExport(client: ApiClient, options: ExportOptions): Promise<ExportReport> {
+  const { org, clock } = options;
+  const done: string[] = [];
+  let migration: Migration | undefined;
+  const fail = (error: unknown, next: string): never => {
+    if (!(error instanceof CliError)) throw error;
+    const already = done.length > 0 ? ` (done: ${done.join('; ')})` : '';
+    throw new CliError(`${error.message}${already}`, error.exitCode, {
+      hint: next,
+      cause: error,
+      ...(error.status === undefined ? {} : { status: error.status }),
+    });
+  };
+
+  try {
+    migration = await startMigration(client, org, options.body);
+  } catch (error) {
+    return fail(error, (error as CliError).hint ?? 'fix the problem above and run the export again');
+  }
+  const id = migration.id;
+  const target = options.download.target;
+  done.push(`started migration ${id}`);
+  options.onStep?.('start', `started migration ${id} (${migration.state})`);
+
+  try {
+    const waited = await waitForMigrations(client, {
+      org,
+      ids: [id],
+      intervalMs: options.intervalMs,
+      timeoutMs: options.timeoutMs,
+      clock,
+      signal: options.signal,
+      onEvent: options.onWaitEvent,
+      onNotice: options.onNotice,
+    });
+    if (waited.failed.length > 0) {
+      throw new MigrationFailedError(`migration ${id} failed on the service`);
+    }
+    migration = waited.migrations[0] ?? migration;
+  } catch (error) {
+    const unlockHint = options.body.lock_repositories
+      ? `; unlock the repositories with \`svc-migrate unlock ${id} --all\``
+      : '';
+    return fail(error, `keep waiting with \`svc-migrate status ${id} --wait\`${unlockHint}`);
+  }
+  done.push(`migration ${id} exported`);
+  options.onStep?.('wait', `migration ${id} exported`);
+
+  let download: DownloadResult;
+  try {
+    download = await downloadArchive(client, { ...options.download, target: target(id), org, id, clock });
+  } catch (error) {
+    return fail(error, `resume the download with \`svc-migrate download ${id}${outputFlag(target(id))}\``);
+  }
+  done.push(`archive saved to ${download.path}`);
+  options.onStep?.(
+    'download',
+    `${download.path} (${download.bytes} bytes${download.sha256 ? `, sha256 ${download.sha256}` : ''})`,
+  );
+
+  let unlocked: UnlockOutcome[] = [];
+  if (options.unlock) {
+    const names = (migration.repositories ?? []).map((repo) => repo.name);
+    const fromStart = options.body.repositories.map((name) => name.slice(name.indexOf('/') + 1));
+    unlocked = await unlockRepositories(client, org, id, names.length > 0 ? names : fromStart);
+    const failed = unlocked.filter((o) => !o.ok);
+    if (failed.length > 0) {
+      return fail(
+        new CliError(
+          `could not unlock ${failed.map((o) => o.repository).join(', ')}`,
+          failed[0]?.exitCode ?? ExitCode.Unexpected,
+        ),
+        `retry with \`svc-migrate unlock ${id} ${failed.map((o) => o.repository).join(' ')}\``,
+      );
+    }
+    done.push(`unlocked ${unlocked.length} repositories`);
+    options.onStep?.('unlock', `unlocked ${unlocked.map((o) => o.repository).join(', ')}`);
+  }
+
+  let archiveDeleted = false;
+  if (options.deleteArchive) {
+    try {
+      await deleteArchive(client, org, id);
+    } catch (error) {
+      return fail(error, `delete it later with \`svc-migrate delete-archive ${id} --yes\``);
+    }
+    archiveDeleted = true;
+    options.onStep?.('delete-archive', `deleted the archive of migration ${id} from the service`);
+  }
+  return { migration, download, unlocked, archiveDeleted };
+}
+
+function outputFlag(target: DownloadOptions['target']): string {
+  return 'path' in target ? ` --output ${JSON.stringify(target.path)}` : ' --output -';
+}

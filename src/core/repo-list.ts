@@ -1,0 +1,44 @@
+import { UsageError } from '../errors.js';
+
+export interface RepositoryEntry {
+  name: string;
+  /** Where the name came from, for error messages: `argument 2`, `repos.txt:7`. */
+  source: string;
+}
+
+/** One repository per line; blank lines and `#` comments (whole-line or trailing) are ignored. */
+export function parseReposFile(text: string, fileName: string): RepositoryEntry[] {
+  const entries: RepositoryEntry[] = [];
+  for (const [index, line] of text.split(/\r?\n/).entries()) {
+    const name = line.replace(/#.*$/, '').trim();
+    if (name) entries.push({ name, source: `${fileName}:${index + 1}` });
+  }
+  return entries;
+}
+
+const NAME = /^[A-Za-z0-9_.-]+$/;
+
+/**
+ * `<owner>/<repo>` names for the start body (spec §4.2): a bare name gets the organization,
+ * duplicates (case-insensitive) are dropped, and anything else is a usage error naming its source.
+ */
+export function normalizeRepositories(entries: RepositoryEntry[], org: string): string[] {
+  const seen = new Set<string>();
+  const names: string[] = [];
+  for (const { name, source } of entries) {
+    const parts = name.split('/');
+    const [owner, repo] = parts.length === 1 ? [org, parts[0]] : parts;
+    const valid =
+      parts.length <= 2 && owner && repo && NAME.test(owner) && NAME.test(repo) && repo !== '.' && repo !== '..';
+    if (!valid) {
+      throw new UsageError(`${source}: "${name}" is not a repository name`, {
+        hint: 'give names as <repo> or <owner>/<repo>, one per line in a repos file',
+      });
+    }
+    const full = `${owner}/${repo}`;
+    if (seen.has(full.toLowerCase())) continue;
+    seen.add(full.toLowerCase());
+    names.push(full);
+  }
+  return names;
+}

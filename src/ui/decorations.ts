@@ -1,0 +1,69 @@
+import type { Writable } from 'node:stream';
+import { formatBytes, formatDuration } from './format.js';
+
+/** A spinner line; a silent object when decorations are off (pipes, files, --json, --quiet). */
+export interface Spinner {
+  text(text: string): void;
+  succeed(text: string): void;
+  fail(text: string): void;
+  stop(): void;
+}
+
+const silent: Spinner = { text() {}, succeed() {}, fail() {}, stop() {} };
+
+export async function createSpinner(enabled: boolean, stream: Writable, text: string): Promise<Spinner> {
+  if (!enabled) return silent;
+  const { default: ora } = await import('ora');
+  const spinner = ora({ text, stream, discardStdin: false }).start();
+  return {
+    text: (next) => {
+      spinner.text = next;
+    },
+    succeed: (final) => spinner.succeed(final),
+    fail: (final) => spinner.fail(final),
+    stop: () => spinner.stop(),
+  };
+}
+
+export interface ProgressUpdate {
+  received: number;
+  total: number | undefined;
+  resumedFrom: number;
+}
+
+/** Bytes, rate and ETA on one line redrawn in place; nothing at all when decorations are off. */
+export class ProgressBar {
+  private lastDraw = 0;
+  private readonly started = Date.now();
+  private readonly stream: Writable;
+  private readonly enabled: boolean;
+
+  constructor(enabled: boolean, stream: Writable) {
+    this.enabled = enabled;
+    this.stream = stream;
+  }
+
+  update(progress: ProgressUpdate): void {
+    if (!this.enabled) return;
+    const now = Date.now();
+    if (now - this.lastDraw < 100 && progress.received !== progress.total) return;
+    this.lastDraw = now;
+    const seconds = Math.max(0.001, (now - this.started) / 1000);
+    const rate = (progress.received - progress.resumedFrom) / seconds;
+    const parts = [formatBytes(progress.received)];
+    if (progress.total) {
+      const fraction = progress.received / progress.total;
+      const width = 24;
+      const filled = Math.round(fraction * width);
+      parts.unshift(`[${'#'.repeat(filled)}${'-'.repeat(width - filled)}]`);
+      parts.push(`/ ${formatBytes(progress.total)}`, `${Math.floor(fraction * 100)}%`);
+      if (rate > 0) parts.push(`ETA ${formatDuration(((progress.total - progress.received) / rate) * 1000)}`);
+    }
+    parts.push(`${formatBytes(rate)}/s`);
+    this.stream.write(`\r\x1b[2K${parts.join('  ')}`);
+  }
+
+  done(): void {
+    if (this.enabled && this.lastDraw > 0) this.stream.write('\r\x1b[2K');
+  }
+}
