@@ -42,3 +42,8 @@ export function parseSeconds(value: string): number {
   }
   return Number(value);
 }
+
+export function parseNonNegativeNumber(value: string): number {
+  if (!/^\d+(\.\d+)?$/.test(value)) throw new InvalidArgumentError(`expected a number, not "${value}"`);
+  return Number(value);
+}

@@ -1,7 +1,8 @@
 import { createHash, type Hash } from 'node:crypto';
+import { type EventEmitter, once } from 'node:events';
 import { createReadStream } from 'node:fs';
 import { type FileHandle, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { Writable } from 'node:stream';
+import { type Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ApiClient, DownloadResponse } from '../api/client.js';
 import { header } from '../api/headers.js';
@@ -60,7 +61,10 @@ export async function checkDownloadable(
   migration: Migration;
   warning?: string;
 }> {
-  const { data: migration } = await getMigration(client, org, id, { excludeRepositories: true });
+  const { data: migration, headers } = await getMigration(client, org, id, { excludeRepositories: true });
+  // Judge the seven days by the service's clock (its Date header) where it gives one: ours may be skewed.
+  const serverNow = Date.parse(header(headers, 'date') ?? '');
+  if (!Number.isNaN(serverNow)) now = serverNow;
   if (migration.state === 'failed') {
     throw new MigrationFailedError(`migration ${id} failed; it has no archive`, {
       hint: 'start a new export with `svc-migrate start`',
@@ -100,6 +104,7 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
     const maxResumes = options.maxResumes ?? 5;
     let url = await getArchiveUrl(client, org, id);
     let resumes = 0;
+    let strikes = 0;
     let refreshes = 0;
     let total: number | undefined = sink.meta?.total;
     let hashing = hash;
@@ -114,14 +119,15 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
       try {
         response = await client.openDownload(url, headers);
       } catch (error) {
-        if (!(error instanceof UnavailableError) || resumes >= maxResumes) throw error;
-        resumes++;
-        await clock.sleep(backoffMs(resumes));
+        if (!(error instanceof UnavailableError) || strikes >= maxResumes) throw error;
+        strikes++;
+        await clock.sleep(backoffMs(strikes));
         continue;
       }
+      const incoming = new IncomingBody(response.body);
 
       if (response.status === 403 || response.status === 404 || response.status === 410) {
-        response.body.destroy();
+        incoming.discard();
         // spec §4.4: storage URLs expire; the API hands out a fresh one.
         if (refreshes >= 3) {
           throw new UnavailableError(`archive storage keeps refusing the download (HTTP ${response.status})`, {
@@ -134,12 +140,12 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
         continue;
       }
       if (response.status === 416) {
-        response.body.destroy();
+        incoming.discard();
         hashing = await sink.restart(hash);
         continue;
       }
       if (response.status !== 200 && response.status !== 206) {
-        response.body.destroy();
+        incoming.discard();
         throw new UnavailableError(`archive storage answered HTTP ${response.status}`, { hint: 'try again later' });
       }
 
@@ -148,7 +154,7 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
         const range = parseContentRange(header(response.headers, 'content-range'));
         if (!range || range.start !== sink.offset) {
           // Not the bytes we asked for: trust nothing and start over.
-          response.body.destroy();
+          incoming.discard();
           hashing = await sink.restart(hash);
           continue;
         }
@@ -161,41 +167,31 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
       const rangesSupported = header(response.headers, 'accept-ranges') === 'bytes';
       await sink.saveMeta({ etag: rangesSupported ? etag : undefined, total });
 
+      const before = sink.offset;
+      let cut: string | undefined;
       try {
-        await pipeline(
-          response.body,
-          sink.writer(hashing, (received) => options.onProgress?.({ received, total, resumedFrom })),
-        );
+        await incoming.drainInto(async (chunks) => {
+          await sink.write(chunks, hashing);
+          options.onProgress?.({ received: sink.offset, total, resumedFrom });
+        });
+        if (total !== undefined && sink.offset !== total)
+          cut = `the archive ended early at ${sink.offset} of ${total} bytes`;
       } catch (error) {
         if (client.aborted) throw new InterruptedError('download interrupted', { hint: resumeHint(sink, id) });
         if (error instanceof CliError) throw error;
-        if (resumes >= maxResumes) {
-          throw new UnavailableError(
-            `the archive download was cut ${resumes + 1} times; giving up at ${sink.offset} bytes`,
-            {
-              hint: resumeHint(sink, id),
-            },
-          );
-        }
-        resumes++;
-        options.onNotice?.(
-          `download cut at ${sink.offset} bytes (${(error as Error).message}); ${rangesSupported ? 'resuming' : 'restarting: storage does not support ranges'}`,
-        );
-        if (!rangesSupported || !etag) hashing = await sink.restart(hash);
-        await clock.sleep(backoffMs(resumes));
-        continue;
+        cut = `download cut at ${sink.offset} bytes (${(error as Error).message})`;
       }
-      if (total !== undefined && sink.offset !== total) {
-        if (resumes >= maxResumes) {
-          throw new UnavailableError(`the archive ended at ${sink.offset} of ${total} bytes`, {
-            hint: resumeHint(sink, id),
-          });
-        }
-        resumes++;
-        options.onNotice?.(`the archive ended early at ${sink.offset} of ${total} bytes; resuming`);
-        continue;
+      if (cut === undefined) break;
+      resumes++;
+      // Only cuts without real progress count against the limit: a long transfer that keeps moving goes on.
+      if (sink.offset - before < PROGRESS_BYTES) strikes++;
+      if (strikes > maxResumes) {
+        throw new UnavailableError(`${cut}; giving up after ${resumes} tries`, { hint: resumeHint(sink, id) });
       }
-      break;
+      const restart = !rangesSupported || !etag;
+      options.onNotice?.(`${cut}; ${restart ? 'restarting: storage does not support ranges' : 'resuming'}`);
+      if (restart) hashing = await sink.restart(hash);
+      await clock.sleep(backoffMs(strikes));
     }
     const path = await sink.finish();
     return {
@@ -211,8 +207,9 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
   }
 }
 
+/** A cut stream is usually picked up at once; back off only when it keeps happening. */
 function backoffMs(attempt: number): number {
-  return Math.min(8_000, 250 * 2 ** attempt);
+  return Math.min(5_000, 100 * 2 ** (attempt - 1));
 }
 
 function resumeHint(sink: Sink, id: number): string {
@@ -229,13 +226,89 @@ export function parseContentRange(
   return { start: Number(match[1]), end: Number(match[2]), total: Number(match[3]) };
 }
 
+const RECEIVE_QUEUE_LIMIT = 8 << 20;
+/** A cut after at least this much new data is progress, not a strike. */
+const PROGRESS_BYTES = 1 << 20;
+
+/**
+ * Takes a response body off the socket into our own bounded queue from the moment the answer
+ * arrives. A body that is cut is destroyed by the HTTP client, and a destroyed stream drops its
+ * buffer; queuing at once means every byte received still reaches the disk, even when the cut
+ * comes before we start writing. The body is paused while more than 8 MiB wait.
+ */
+export class IncomingBody {
+  private readonly body: Readable;
+  private readonly queue: Buffer[] = [];
+  private queued = 0;
+  private ended = false;
+  private failure: unknown;
+  private wake: (() => void) | undefined;
+
+  constructor(body: Readable) {
+    this.body = body;
+    body.on('data', (chunk: Buffer) => {
+      this.queue.push(chunk);
+      this.queued += chunk.length;
+      if (this.queued > RECEIVE_QUEUE_LIMIT) body.pause();
+      this.signal();
+    });
+    body.once('end', () => this.finish(undefined));
+    body.once('error', (error) => this.finish(error));
+    // A body can also be destroyed without an error event; without this we would wait forever.
+    body.once('close', () => this.finish(this.ended ? undefined : new Error('the connection closed early')));
+    // The cut may have come before we could listen: then its events are gone, so read its state.
+    if (body.destroyed) this.finish(body.errored ?? new Error('the connection closed early'));
+  }
+
+  /** Drops an answer we will not read; the abort it causes is expected. */
+  discard(): void {
+    this.body.destroy();
+  }
+
+  /** Hands every received chunk to `write`, in order, then rethrows how the body ended if it failed. */
+  async drainInto(write: (chunks: Buffer[]) => Promise<void>): Promise<void> {
+    for (;;) {
+      if (this.queue.length > 0) {
+        const batch = this.queue.splice(0);
+        this.queued = 0;
+        if (!this.ended) this.body.resume();
+        try {
+          await write(batch);
+        } catch (error) {
+          this.discard();
+          throw error;
+        }
+        continue;
+      }
+      if (this.ended) break;
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+      });
+    }
+    if (this.failure) throw this.failure;
+  }
+
+  private finish(failure: unknown): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.failure = failure;
+    this.signal();
+  }
+
+  private signal(): void {
+    this.wake?.();
+    this.wake = undefined;
+  }
+}
+
 interface Sink {
   offset: number;
   meta: PartMeta | undefined;
   resumeFrom(hash: Hash | undefined): Promise<number>;
   restart(hash: Hash | undefined): Promise<Hash | undefined>;
   saveMeta(update: Pick<PartMeta, 'etag' | 'total'>): Promise<void>;
-  writer(hash: Hash | undefined, onWritten: (received: number) => void): Writable;
+  /** Persists the chunks and adds to the hash exactly what was persisted. */
+  write(chunks: Buffer[], hash: Hash | undefined): Promise<void>;
   finish(): Promise<string>;
   abandon(): Promise<void>;
 }
@@ -304,30 +377,28 @@ class FileSink implements Sink {
     await writeFile(this.metaPath, JSON.stringify(this.meta));
   }
 
-  writer(hash: Hash | undefined, onWritten: (received: number) => void): Writable {
+  async write(chunks: Buffer[], hash: Hash | undefined): Promise<void> {
     const handle = this.handle;
     if (!handle) throw new Error('sink not opened');
-    const sink = this;
-    return new Writable({
-      highWaterMark: 1 << 20,
-      writev(chunks, done) {
-        const buffers = chunks.map((c) => c.chunk as Buffer);
-        handle.writev(buffers, sink.offset).then(
-          ({ bytesWritten }) => {
-            let left = bytesWritten;
-            for (const buffer of buffers) {
-              const used = Math.min(left, buffer.length);
-              hash?.update(used === buffer.length ? buffer : buffer.subarray(0, used));
-              left -= used;
-            }
-            sink.offset += bytesWritten;
-            onWritten(sink.offset);
-            done();
-          },
-          (error: NodeJS.ErrnoException) => done(writeError(sink.partPath, error)),
-        );
-      },
-    });
+    let pending = chunks;
+    while (pending.length > 0) {
+      let written: number;
+      try {
+        ({ bytesWritten: written } = await handle.writev(pending, this.offset));
+      } catch (error) {
+        throw writeError(this.partPath, error as NodeJS.ErrnoException);
+      }
+      // A short write is legal: hash and count exactly what reached the file, then write the rest.
+      const rest: Buffer[] = [];
+      for (const chunk of pending) {
+        const used = Math.min(written, chunk.length);
+        if (used > 0) hash?.update(used === chunk.length ? chunk : chunk.subarray(0, used));
+        if (used < chunk.length) rest.push(chunk.subarray(used));
+        written -= used;
+        this.offset += used;
+      }
+      pending = rest;
+    }
   }
 
   async finish(): Promise<string> {
@@ -379,18 +450,12 @@ class StreamSink implements Sink {
     this.meta = { migrationId: 0, guid: '', ...update };
   }
 
-  writer(hash: Hash | undefined, onWritten: (received: number) => void): Writable {
-    const sink = this;
-    const out = this.stream;
-    return new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        hash?.update(chunk);
-        sink.offset += chunk.length;
-        onWritten(sink.offset);
-        if (out.write(chunk)) done();
-        else out.once('drain', () => done());
-      },
-    });
+  async write(chunks: Buffer[], hash: Hash | undefined): Promise<void> {
+    for (const chunk of chunks) {
+      hash?.update(chunk);
+      this.offset += chunk.length;
+      if (!this.stream.write(chunk)) await once(this.stream as unknown as EventEmitter, 'drain');
+    }
   }
 
   async finish(): Promise<string> {

@@ -106,6 +106,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const apiServers: Server[] = [];
   const apiServer = createServer((request, response) => {
     record('api', request);
+    response.setHeader('date', new Date(clock.now()).toUTCString());
     handleApi(request, response).catch((error: unknown) => {
       const failure =
         error instanceof HttpFailure ? error : new HttpFailure(500, { message: `sandbox error: ${String(error)}` });

@@ -150,8 +150,9 @@ function cutter(bytes: number, response: ServerResponse): Transform {
       left -= piece.length;
       this.push(piece);
       if (left <= 0) {
-        // Let the bytes reach the socket, then cut it mid-body.
-        setImmediate(() => response.socket?.destroySoon());
+        // Let the bytes reach the socket (write callbacks run in order), then cut it mid-body.
+        const socket = response.socket;
+        setImmediate(() => socket?.write(Buffer.alloc(0), () => socket.destroy()));
       }
       done();
     },

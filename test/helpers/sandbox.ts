@@ -1,0 +1,16 @@
+import { afterEach } from 'vitest';
+import { type Sandbox, type SandboxOptions, startSandbox } from '../../src/sandbox/server.js';
+
+const running: Sandbox[] = [];
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((sandbox) => sandbox.close()));
+});
+
+/** A sandbox for one test (closed after it) and the environment that points the CLI at it. */
+export async function testSandbox(options: SandboxOptions = {}) {
+  const sandbox = await startSandbox({ exportSeconds: 0.6, ...options });
+  running.push(sandbox);
+  const env = { SVC_BASE_URL: sandbox.baseUrl, SVC_TOKEN: sandbox.ownerToken, SVC_ORG: sandbox.org };
+  return { sandbox, env };
+}
