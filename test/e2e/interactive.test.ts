@@ -1,0 +1,56 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { BIN } from '../helpers/run-cli.js';
+import { testSandbox } from '../helpers/sandbox.js';
+
+// util-linux `script` gives the CLI a real pseudo-terminal, so prompts run as a user sees them.
+const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
+
+/** Runs the CLI on a pseudo-terminal; `steps` wait for a text on screen, then type keys. */
+function onTerminal(args: string[], env: Record<string, string>, steps: [RegExp, string][]) {
+  const command = [process.execPath, BIN, ...args].map((part) => `'${part.replaceAll("'", "'\\''")}'`).join(' ');
+  const child = spawn('script', ['-qfec', command, '/dev/null'], {
+    env: { ...process.env, ...env, CI: '', TERM: 'xterm', COLUMNS: '120' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let screen = '';
+  let step = 0;
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    screen += chunk;
+    while (step < steps.length && (steps[step] as [RegExp, string])[0].test(screen)) {
+      child.stdin.write((steps[step] as [RegExp, string])[1]);
+      step++;
+    }
+  });
+  return new Promise<{ code: number | null; screen: string }>((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, screen });
+    });
+  });
+}
+
+describe.skipIf(!hasScript)('interactive start on a terminal', () => {
+  it('asks for repositories, options and a confirmation, then starts the export', async () => {
+    const { sandbox, env } = await testSandbox({ exportSeconds: 60 });
+    const result = await onTerminal(['start'], env, [
+      [/Repositories to export/, 'widgets docs.site\r'],
+      [/Options/, ' \r'],
+      [/Start this export\?/, 'y\r'],
+    ]);
+    expect(result.code, result.screen).toBe(0);
+    expect(result.screen).toMatch(/started migration \d+/);
+    const [migration] = sandbox.store.list(sandbox.store.organization('octo-org')!).filter((m) => m.kind === 'export');
+    expect(migration?.repositories.map((r) => r.name)).toEqual(['widgets', 'docs.site']);
+    expect(migration?.body.lock_repositories).toBe(true);
+  });
+
+  it('deletes nothing when the confirmation is refused', async () => {
+    const { sandbox, env } = await testSandbox();
+    const result = await onTerminal(['delete-archive', '1000'], env, [[/Delete the archive/, 'n\r']]);
+    expect(result.code).toBe(2);
+    expect(result.screen).toMatch(/cancelled/);
+    expect(sandbox.requests.filter((r) => r.method === 'DELETE')).toHaveLength(0);
+  });
+});
