@@ -12,14 +12,14 @@ export function startupBench() {
       target: 1.5,
       ours: timeCommand(process.execPath, [bin, '--version']),
       baseline,
-      baselineName: "node -e ''",
+      baselineName: 'node -e \'\'',
     },
     {
       name: 'svc-migrate --help',
       target: undefined,
       ours: timeCommand(process.execPath, [bin, '--help']),
       baseline,
-      baselineName: "node -e ''",
+      baselineName: 'node -e \'\'',
     },
   ];
 }

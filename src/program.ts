@@ -38,7 +38,7 @@ export function buildProgram(io: Io, signal: AbortSignal): Command {
     writeErr: (text) => io.stderr.write(text),
   });
   program
-    .description("Move an organization's repositories out of the service, and receive its webhooks locally.")
+    .description('Move an organization\'s repositories out of the service, and receive its webhooks locally.')
     .version(VERSION, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help')
     .showSuggestionAfterError(true)

@@ -258,7 +258,7 @@ export class ApiClient {
   }
 
   /** Every page of a list endpoint, following `Link: rel="next"` until there is none. */
-  async *paginate<T>(options: RequestOptions): AsyncGenerator<ApiResponse<T[]>> {
+  async* paginate<T>(options: RequestOptions): AsyncGenerator<ApiResponse<T[]>> {
     let next: RequestOptions | undefined = options;
     while (next) {
       const page: ApiResponse<T[]> = await this.request<T[]>(next);

@@ -31,7 +31,7 @@ export async function removeArchive(context: Context, id: number, options: Delet
 export function register(program: Command, run: Runner): void {
   program
     .command('delete-archive')
-    .description("delete a migration's archive from the service (asks first on a terminal)")
+    .description('delete a migration\'s archive from the service (asks first on a terminal)')
     .argument('<migration-id>', 'the migration id', parseMigrationId)
     .option('-y, --yes', 'do not ask (required without a terminal)')
     .addHelpText(

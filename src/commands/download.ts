@@ -84,7 +84,7 @@ export async function download(
 export function register(program: Command, run: Runner): void {
   const command = program
     .command('download')
-    .description("stream a migration's archive to disk (resumable, verified, never a partial file)")
+    .description('stream a migration\'s archive to disk (resumable, verified, never a partial file)')
     .argument('<migration-id>', 'the migration id', parseMigrationId);
   addDownloadOptions(command).option('--wait', 'wait until the migration is exported first');
   addWaitOptions(command)

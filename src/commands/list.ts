@@ -38,7 +38,7 @@ export async function list(context: Context, options: ListOptions): Promise<Migr
 export function register(program: Command, run: Runner): void {
   program
     .command('list')
-    .description("list the organization's migrations, newest first")
+    .description('list the organization\'s migrations, newest first')
     .option('--per-page <n>', 'migrations per page (1-100, default 30)', parsePositiveInt)
     .option('--page <n>', 'page to show (default 1)', parsePositiveInt)
     .option('--all', 'follow Link: rel="next" and list every page')

@@ -71,13 +71,13 @@ export const DEFAULT_SEED: SeedData = {
       token: 'svc_sandbox_owner_classic',
       kind: 'classic',
       user: 'octocat',
-      label: "organization owner's classic token",
+      label: 'organization owner\'s classic token',
     },
     {
       token: 'svc_sandbox_member_classic',
       kind: 'classic',
       user: 'hubot',
-      label: "organization member's classic token (not an owner)",
+      label: 'organization member\'s classic token (not an owner)',
     },
     {
       token: 'svcfg_sandbox_fine_grained',

@@ -11,6 +11,7 @@ export class SandboxClock {
   now(): number {
     return Date.now() + this.offsetMs;
   }
+
   advance(ms: number): void {
     this.offsetMs += ms;
   }

@@ -8,7 +8,7 @@ const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status
 
 /** Runs the CLI on a pseudo-terminal; `steps` wait for a text on screen, then type keys. */
 function onTerminal(args: string[], env: Record<string, string>, steps: [RegExp, string][]) {
-  const command = [process.execPath, BIN, ...args].map((part) => `'${part.replaceAll("'", "'\\''")}'`).join(' ');
+  const command = [process.execPath, BIN, ...args].map((part) => `'${part.replaceAll('\'', '\'\\\'\'')}'`).join(' ');
   const child = spawn('script', ['-qfec', command, '/dev/null'], {
     env: { ...process.env, ...env, CI: '', TERM: 'xterm', COLUMNS: '120' },
     stdio: ['pipe', 'pipe', 'pipe'],

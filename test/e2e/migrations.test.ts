@@ -69,7 +69,7 @@ describe('start', () => {
     expect(sandbox.requests.filter((r) => r.method === 'POST')).toHaveLength(0);
   });
 
-  it("shows the service's validation messages with exit 5", async () => {
+  it('shows the service\'s validation messages with exit 5', async () => {
     const { env } = await testSandbox();
     const result = await runCli(['start', 'no-such-repo'], { env });
     expect(result.code).toBe(5);

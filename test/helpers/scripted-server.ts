@@ -61,16 +61,16 @@ export async function startScriptedServer(...handlers: Handler[]): Promise<Scrip
 
 export const json =
   (status: number, body: unknown, headers: Record<string, string> = {}): Handler =>
-  (_request, response) => {
-    response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
-    response.end(JSON.stringify(body));
-  };
+    (_request, response) => {
+      response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
+      response.end(JSON.stringify(body));
+    };
 
 export const empty =
   (status: number, headers: Record<string, string> = {}): Handler =>
-  (_request, response) => {
-    response.writeHead(status, headers).end();
-  };
+    (_request, response) => {
+      response.writeHead(status, headers).end();
+    };
 
 /** Drops the connection without answering (the request did reach the server). */
 export const hangUp: Handler = (_request, response) => {

@@ -35,7 +35,6 @@ function caller(sandbox: Sandbox) {
       redirect: 'manual',
     });
     const text = await response.text();
-    // biome-ignore lint/suspicious/noExplicitAny: answers are checked field by field in each test
     let json: any;
     try {
       json = text ? JSON.parse(text) : undefined;

@@ -36,7 +36,7 @@ describe('errorForStatus maps every HTTP failure to one exit code', () => {
     expect(error.message).toBe('migration 7 was not found in organization acme');
   });
 
-  it("shows the service's validation messages", () => {
+  it('shows the service\'s validation messages', () => {
     const error = errorForStatus({
       ...base,
       method: 'POST',
