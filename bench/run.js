@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { startupBench } from './startup.js';
 
-const rows = [...startupBench()];
+const rows = [...(await startupBench())];
 
 const header =
   '| benchmark | ours (ms) | baseline | baseline (ms) | ratio | target | met |\n|---|---|---|---|---|---|---|';
@@ -32,6 +32,11 @@ ${table}
   cli-table3, conf and the sandbox are imported where a command needs them (a test in
   \`test/e2e/cli.test.ts\` records every module resolved and fails if one of them appears).
   \`bin/svc-migrate.js\` turns on Node's compile cache where the Node version has it.
-- The other benchmarks of issue 8 (download, receiver, listing, polling) are not written yet.
+- \`svc-migrate sandbox\` is timed from spawn until it prints its address line (it is serving by
+  then); issue 3 asks for under a second.
+- Polling cost (issue 8, item 5) is checked by \`test/core/wait.test.ts\` on the sandbox clock: a
+  10-minute export costs at most 32 requests (12 in the first minute, then one per 30-60 s) and no
+  request is refused for rate limits.
+- The other benchmarks of issue 8 (download, receiver, listing) are not written yet.
 `,
 );

@@ -213,7 +213,8 @@ export class ApiClient {
 
       if (status === 304 && cached) {
         await response.body.dump();
-        return this.answer(status, cached.headers, cached.data as T, url, true);
+        // Fresh headers (rate-limit counters, poll hints) over the cached ones.
+        return this.answer(status, { ...cached.headers, ...responseHeaders }, cached.data as T, url, true);
       }
       const accepted = (status >= 200 && status < 300) || options.accept?.includes(status);
       if (accepted) {

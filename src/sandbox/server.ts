@@ -27,6 +27,8 @@ export interface SandboxOptions {
   rateLimit?: { limit: number; windowSeconds: number };
   /** Starts allowed per organization in a window before the "spammed" 422 (default 10 per 60 s). */
   spamLimit?: { starts: number; windowSeconds: number };
+  /** Sends `x-poll-interval` (seconds) with unfinished migrations, as services that pace pollers do. */
+  pollIntervalSeconds?: number;
   faults?: FaultSettings;
 }
 
@@ -177,7 +179,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 
     if (sub === undefined && method === 'GET') {
       const view = store.view(migration, { excludeRepositories: excludes(url).includes('repositories') });
-      return sendJson(response, 200, view, {}, request);
+      const unfinished = view.state === 'pending' || view.state === 'exporting';
+      const pace: Record<string, string> =
+        unfinished && options.pollIntervalSeconds ? { 'x-poll-interval': String(options.pollIntervalSeconds) } : {};
+      return sendJson(response, 200, view, pace, request);
     }
     if (sub === 'archive' && segments.length === 5) {
       if (!store.archiveAvailable(migration)) throw notFound();

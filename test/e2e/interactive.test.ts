@@ -1,4 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BIN } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
@@ -44,6 +47,16 @@ describe.skipIf(!hasScript)('interactive start on a terminal', () => {
     const [migration] = sandbox.store.list(sandbox.store.organization('octo-org')!).filter((m) => m.kind === 'export');
     expect(migration?.repositories.map((r) => r.name)).toEqual(['widgets', 'docs.site']);
     expect(migration?.body.lock_repositories).toBe(true);
+  });
+
+  it('shows a spinner while waiting and a progress bar while downloading', async () => {
+    const { env } = await testSandbox({ exportSeconds: 1, archivePadBytes: 256 * 1024 });
+    const output = join(mkdtempSync(join(tmpdir(), 'svc-tty-')), 'a.tar.gz');
+    const result = await onTerminal(['export', 'widgets', '-o', output, '--interval', '0.2'], env, []);
+    expect(result.code, result.screen).toBe(0);
+    expect(result.screen).toMatch(/migration \d+ exported after/);
+    expect(result.screen).toMatch(/\[#+-*\]\s+[\d.]+ KiB/);
+    expect(result.screen).toMatch(/\d+%/);
   });
 
   it('deletes nothing when the confirmation is refused', async () => {

@@ -494,6 +494,14 @@ describe('sandbox', () => {
         const whole = await fetch(location);
         expect((await whole.arrayBuffer()).byteLength).toBeGreaterThan(256 * 1024);
 
+        await call2('POST', '/_sandbox/faults', { body: { throttleBytesPerSecond: 1_000_000 }, token: null });
+        const started = Date.now();
+        const slow = await fetch(location, { headers: { range: 'bytes=0-299999' } });
+        expect((await slow.arrayBuffer()).byteLength).toBe(300_000);
+        // 300 kB at 1 MB/s cannot arrive in much under 0.3 s (a lower bound only: slow machines pass).
+        expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+        await call2('DELETE', '/_sandbox/faults', { token: null });
+
         await call2('POST', '/_sandbox/faults', { body: { noRange: true }, token: null });
         const ignored = await fetch(location, { headers: { range: 'bytes=10-' } });
         expect(ignored.status).toBe(200);
