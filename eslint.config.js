@@ -8,7 +8,7 @@ const decoration = ['chalk', 'ora', 'cli-table3', '@inquirer/prompts'].map((name
   name,
   message: 'terminal decoration lives in src/ui/ only',
 }));
-const http = { name: 'undici', message: 'HTTP lives in src/api/ only' };
+const http = { name: 'undici', message: 'HTTP lives in src/api/ and src/webhook/sender.ts only' };
 const cli = { name: 'commander', message: 'commander lives in src/program.ts and src/commands/ only' };
 const upward = {
   group: ['**/ui/*', '**/commands/*', '**/program.js', '**/main.js', '**/context.js'],
@@ -25,7 +25,7 @@ export default tseslint.config(
     linterOptions: { reportUnusedDisableDirectives: 'error' },
     languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly' } },
     rules: {
-      '@stylistic/max-len': ['error', { code: 130, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreRegExpLiterals: true }],
+      '@stylistic/max-len': ['error', { code: 140, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreRegExpLiterals: true }],
       '@stylistic/operator-linebreak': 'off',
       '@stylistic/multiline-ternary': 'off',
       '@stylistic/indent-binary-ops': 'off',
@@ -37,7 +37,8 @@ export default tseslint.config(
     },
   },
   { files: ['src/**/*.ts'], rules: restrict([http]) },
-  { files: ['src/core/**', 'src/settings/**', 'src/sandbox/**'], rules: restrict([http, ...decoration, cli], [upward]) },
+  { files: ['src/core/**', 'src/settings/**', 'src/sandbox/**', 'src/webhook/**'], rules: restrict([http, ...decoration, cli], [upward]) },
+  { files: ['src/webhook/sender.ts'], rules: restrict([...decoration, cli], [upward]) },
   {
     files: ['src/api/**'],
     rules: restrict([...decoration, cli], [{ ...upward, group: [...upward.group, '**/core/*'], message: 'src/api/ imports only errors, clock and its own files' }]),

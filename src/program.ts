@@ -8,6 +8,7 @@ import { register as registerSandbox } from './commands/sandbox.js';
 import { register as registerStart } from './commands/start.js';
 import { register as registerStatus } from './commands/status.js';
 import { register as registerUnlock } from './commands/unlock.js';
+import { register as registerWebhook } from './commands/webhook/index.js';
 import { type Context, createContext } from './context.js';
 import type { Io } from './io.js';
 import type { GlobalFlags } from './settings/resolve.js';
@@ -74,6 +75,7 @@ export function buildProgram(io: Io, signal: AbortSignal): Command {
     registerDeleteArchive,
     registerUnlock,
     registerExport,
+    registerWebhook,
     registerSandbox,
   ]) {
     register(program, run);

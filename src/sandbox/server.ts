@@ -7,9 +7,10 @@ import { join } from 'node:path';
 import { API_VERSION, type Repository, type ServiceErrorBody } from '../api/types.js';
 import { buildArchive } from './archive.js';
 import { type FaultSettings, Faults } from './faults.js';
-import { DEFAULT_SEED, type SeedData, type SeedOrganization, type SeedToken } from './seed.js';
+import { DEFAULT_SEED, ownerObject, type SeedData, type SeedOrganization, type SeedToken } from './seed.js';
 import { defaultBody, MigrationStore, SandboxClock, type StoredMigration } from './state.js';
 import { ArchiveStorage } from './storage.js';
+import { type EmitRequest, HookRegistry } from './webhooks.js';
 
 export interface SandboxOptions {
   /** API port on 127.0.0.1 (0 = any free port). */
@@ -51,6 +52,8 @@ export interface Sandbox {
   clock: SandboxClock;
   faults: Faults;
   store: MigrationStore;
+  /** Webhooks and their deliveries (spec §4.8, §4.9, §6). */
+  hooks: HookRegistry;
   /** Every request both origins received, for assertions (also `GET /_sandbox/requests`). */
   requests: RecordedSandboxRequest[];
   close(): Promise<void>;
@@ -118,6 +121,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const apiPort = await listen(apiServer, '127.0.0.1', options.port ?? 0, apiServers);
   const baseUrl = `http://127.0.0.1:${apiPort}`;
   const store = new MigrationStore(seed, clock, { api: baseUrl, web: 'https://sandbox.invalid' }, exportMs);
+  const hooks = new HookRegistry(seed.organizations[0]?.id ?? 1);
 
   function record(origin: 'api' | 'storage', request: IncomingMessage): void {
     requests.push({
@@ -163,8 +167,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     // Split before decoding so an encoded "/" stays inside its segment (`..%2Fx` is one repo name).
     const segments = url.pathname.split('/').slice(1).map(decodeSegment);
     const [root, orgName, collection, idText, sub, repoName, tail] = segments;
-    // Webhook routes (spec §4.9 dispatches, hook admin) will join here (issue 5).
+    if (root === 'repos' && segments.length === 4 && segments[3] === 'dispatches' && request.method === 'POST') {
+      return dispatch(request, response, token, orgName ?? '', collection ?? '');
+    }
     if (root !== 'orgs' || !orgName || collection !== 'migrations') throw notFound();
+    requireClassic(token);
     const org = authorize(token, orgName);
     const method = request.method ?? 'GET';
 
@@ -217,12 +224,16 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     if (!match) throw new HttpFailure(401, { message: 'Requires authentication' });
     const token = seed.tokens.find((candidate) => candidate.token === match[1]);
     if (!token || token.revoked) throw new HttpFailure(401, { message: 'Bad Credentials' });
+    return token;
+  }
+
+  /** spec §5.2: the migration endpoints take classic tokens only. */
+  function requireClassic(token: SeedToken): void {
     if (token.kind !== 'classic') {
       throw new HttpFailure(403, {
         message: `Resource not accessible by ${token.kind} token: the migration endpoints reject fine-grained personal access tokens, app user tokens and app installation tokens`,
       });
     }
-    return token;
   }
 
   function authorize(token: SeedToken, orgName: string): SeedOrganization {
@@ -384,6 +395,29 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     storage.register(migration.guid, async () => (store.archiveAvailable(migration) ? build() : undefined));
   }
 
+  /** spec §4.9: POST /repos/{owner}/{repo}/dispatches emits repository_dispatch. */
+  async function dispatch(request: IncomingMessage, response: ServerResponse, token: SeedToken, owner: string, name: string) {
+    const org = store.organization(owner);
+    const repository = org && store.repositoriesOf(org).find((repo) => repo.name.toLowerCase() === name.toLowerCase());
+    if (!org || !repository || ![...org.owners, ...org.members].includes(token.user)) throw notFound();
+    let body: { event_type?: unknown; client_payload?: unknown };
+    try {
+      body = JSON.parse((await readBody(request)) || '{}') as typeof body;
+    } catch {
+      throw new HttpFailure(400, { message: 'Problems parsing JSON' });
+    }
+    if (typeof body.event_type !== 'string' || body.event_type.length === 0 || body.event_type.length > 100) {
+      throw new HttpFailure(422, {
+        message: 'Validation Failed',
+        errors: [{ resource: 'Dispatch', field: 'event_type', code: 'invalid', message: 'event_type must be a string of 1 to 100 characters' }],
+      });
+    }
+    const user = seed.users.find((u) => u.login === token.user) ?? { login: token.user, id: 0 };
+    const sender = ownerObject(user.login, user.id, 'User', { api: baseUrl, web: 'https://sandbox.invalid' });
+    await hooks.dispatch(repository, sender as unknown as Record<string, unknown>, body.event_type, body.client_payload);
+    response.writeHead(204).end();
+  }
+
   async function handleAdmin(request: IncomingMessage, response: ServerResponse, url: URL): Promise<void> {
     const method = request.method ?? 'GET';
     const body = method === 'POST' ? (JSON.parse((await readBody(request)) || '{}') as Record<string, unknown>) : {};
@@ -403,6 +437,22 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         return sendJson(response, 200, faults.snapshot());
       case 'GET /_sandbox/requests':
         return sendJson(response, 200, requests);
+      case 'GET /_sandbox/hooks':
+        return sendJson(response, 200, hooks.list());
+      case 'POST /_sandbox/hooks': {
+        if (typeof body.url !== 'string') throw new HttpFailure(422, { message: 'url is required' });
+        const created = await hooks.create({
+          url: body.url,
+          ...(typeof body.secret === 'string' ? { secret: body.secret } : {}),
+          contentType: body.content_type === 'form' ? 'form' : 'json',
+          events: Array.isArray(body.events) ? body.events.map(String) : ['*'],
+        });
+        return sendJson(response, 201, created);
+      }
+      case 'POST /_sandbox/emit': {
+        if (typeof body.event !== 'string') throw new HttpFailure(422, { message: 'event is required' });
+        return sendJson(response, 200, await hooks.emit(body as unknown as EmitRequest));
+      }
       case 'POST /_sandbox/migrations': {
         const org = store.organization(String(body.org ?? seed.organizations[0]?.login));
         if (!org) throw notFound();
@@ -444,6 +494,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     clock,
     faults,
     store,
+    hooks,
     requests,
     async close() {
       await Promise.all([...apiServers, ...storageServers].map(closeServer));

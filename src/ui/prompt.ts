@@ -22,6 +22,13 @@ export class Prompter {
     return input({ message, required: true });
   }
 
+  /** Hidden input (secrets, tokens). */
+  async secret(message: string, flag: string): Promise<string> {
+    this.require('a secret', flag);
+    const { password } = await import('@inquirer/prompts');
+    return password({ message, mask: true });
+  }
+
   async checkbox<T extends string>(message: string, choices: { value: T; name: string }[]): Promise<T[]> {
     this.require('a choice', 'the flags');
     const { checkbox } = await import('@inquirer/prompts');

@@ -7,7 +7,7 @@ import { formatBytes, formatState, formatTime } from './format.js';
 // Loaded on first use so `--help` and `--version` never pay for it.
 const require = createRequire(import.meta.url);
 
-function render(head: string[], rows: string[][], theme: ChalkInstance): string {
+export function renderTable(head: string[], rows: string[][], theme: ChalkInstance): string {
   const Table = require('cli-table3') as typeof CliTable;
   const table = new Table({
     head: head.map((title) => theme.bold(title)),
@@ -30,7 +30,7 @@ function repositoryNames(migration: Migration, excluded: boolean, theme: ChalkIn
 /** CLI.md `list`: ID, STATE, REPOSITORIES, LOCKED, CREATED, UPDATED. */
 export function migrationsTable(migrations: Migration[], theme: ChalkInstance, repositoriesExcluded = false): string {
   if (migrations.length === 0) return 'no migrations';
-  return render(
+  return renderTable(
     ['ID', 'STATE', 'REPOSITORIES', 'LOCKED', 'CREATED', 'UPDATED'],
     migrations.map((m) => [
       String(m.id),
@@ -60,7 +60,7 @@ export function migrationSummary(migration: Migration, theme: ChalkInstance): st
 
 export function repositoriesTable(repositories: Repository[], theme: ChalkInstance): string {
   if (repositories.length === 0) return 'no repositories';
-  return render(
+  return renderTable(
     ['NAME', 'VISIBILITY', 'DEFAULT BRANCH', 'SIZE (KB)', 'ARCHIVED', 'PUSHED'],
     repositories.map((r) => [
       r.full_name,

@@ -1,0 +1,30 @@
+import type { Command } from 'commander';
+import type { Context } from '../../context.js';
+import type { Runner } from '../../program.js';
+import { eventsTable } from '../../ui/webhook.js';
+import { CATALOGUE, type EventSpec } from '../../webhook/catalogue.js';
+
+/** The event catalogue of spec §6.3. */
+export async function events(context: Context): Promise<EventSpec[]> {
+  const specs = [...CATALOGUE.values()].sort((a, b) => a.name.localeCompare(b.name));
+  context.out.result(specs, (list) => eventsTable(list, context.out.theme));
+  return specs;
+}
+
+export function register(webhook: Command, run: Runner): void {
+  webhook
+    .command('events')
+    .description('the event catalogue: permission, availability, action, required properties')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  svc-migrate webhook events
+  svc-migrate webhook events --json | jq -r '.[].name'`,
+    )
+    .action((_options: unknown, command: Command) =>
+      run(command, async (context) => {
+        await events(context);
+      }),
+    );
+}

@@ -1,0 +1,45 @@
+import type { Command } from 'commander';
+import type { Context } from '../../context.js';
+import { CliError, ExitCode, UsageError } from '../../errors.js';
+import type { Runner } from '../../program.js';
+import { verifySignature } from '../../webhook/signature.js';
+
+export interface VerifyOptions {
+  secret?: string;
+  signature: string;
+}
+
+/** Offline check of a signature header value against a body on stdin: exit 0 valid, 1 invalid. */
+export async function verify(context: Context, options: VerifyOptions): Promise<boolean> {
+  const secret = options.secret ?? context.io.env.SVC_WEBHOOK_SECRET;
+  if (!secret) throw new UsageError('--secret is required (or SVC_WEBHOOK_SECRET)');
+  const chunks: Buffer[] = [];
+  for await (const chunk of context.io.stdin) chunks.push(Buffer.from(chunk as Buffer));
+  const body = Buffer.concat(chunks);
+  const value = options.signature.trim();
+  const headers = value.startsWith('sha1=') ? { signature: value } : { signature256: value };
+  const result = verifySignature(body, headers, [secret]);
+  const report = result.valid ? { valid: true, algorithm: result.algorithm } : { valid: false, reason: result.reason };
+  context.out.result(report, () => (result.valid ? `valid ${result.algorithm} signature` : `invalid: ${result.reason}`));
+  if (!result.valid) throw new CliError('the signature does not match', ExitCode.Unexpected);
+  return true;
+}
+
+export function register(webhook: Command, run: Runner): void {
+  webhook
+    .command('verify')
+    .description('check a signature header value against a body read from stdin (exit 0 valid, 1 invalid)')
+    .requiredOption('--signature <value>', 'the X-Hub-Signature-256 (sha256=…) or X-Hub-Signature (sha1=…) value')
+    .option('--secret <secret>', 'the webhook secret (env SVC_WEBHOOK_SECRET)')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  svc-migrate webhook verify --secret "$SECRET" --signature "sha256=…" < body.json`,
+    )
+    .action((options: VerifyOptions, command: Command) =>
+      run(command, async (context) => {
+        await verify(context, options);
+      }),
+    );
+}

@@ -1,0 +1,60 @@
+import type { ChalkInstance } from 'chalk';
+import type { EventSpec } from '../webhook/catalogue.js';
+import type { ReceivedDelivery, Rejection } from '../webhook/receiver.js';
+import { renderTable } from './tables.js';
+
+/** What `webhook listen --json` prints for each delivery (one line each). */
+export function deliveryRecord(delivery: ReceivedDelivery) {
+  return {
+    received_at: delivery.receivedAt,
+    event: delivery.event,
+    action: delivery.action ?? null,
+    delivery: delivery.id,
+    hook_id: delivery.hookId ?? null,
+    repository: delivery.repository ?? null,
+    content_type: delivery.contentType,
+    verified: delivery.verification.verified,
+    signature: delivery.verification.verified
+      ? { algorithm: delivery.verification.algorithm, legacy: delivery.verification.legacy, secret: delivery.verification.secret }
+      : null,
+    duplicate: delivery.duplicate,
+    warnings: delivery.warnings,
+    headers: delivery.headers,
+    payload: delivery.payload,
+  };
+}
+
+export function deliveryLine(delivery: ReceivedDelivery, theme: ChalkInstance, secretCount: number): string {
+  const time = delivery.receivedAt.slice(11, 19);
+  const what = delivery.ping
+    ? `${theme.bold('ping')} (webhook ${delivery.hookId ?? '?'} created)`
+    : `${theme.bold(delivery.event)}${delivery.action ? `.${delivery.action}` : ''}`;
+  const { verification } = delivery;
+  const trust = verification.verified
+    ? theme.green(`verified ${verification.algorithm}${secretCount > 1 ? ` (secret #${verification.secret})` : ''}`)
+    : theme.yellow('unverified');
+  const parts = [time, what, delivery.repository ?? '-', delivery.id, trust];
+  if (delivery.duplicate) parts.push(theme.yellow('duplicate (redelivery)'));
+  if (delivery.warnings.length > 0) parts.push(theme.yellow(`warnings: ${delivery.warnings.join('; ')}`));
+  return parts.join('  ');
+}
+
+export function rejectionLine(rejection: Rejection): string {
+  const what = rejection.event ? ` ${rejection.event}` : '';
+  const id = rejection.id ? ` ${rejection.id}` : '';
+  return `rejected ${rejection.status} ${rejection.method} ${rejection.path}${what}${id}: ${rejection.reason}`;
+}
+
+export function eventsTable(specs: EventSpec[], theme: ChalkInstance): string {
+  return renderTable(
+    ['EVENT', 'PERMISSION', 'AVAILABILITY', 'ACTION', 'REQUIRED'],
+    specs.map((spec) => [
+      `${spec.name}${spec.beta ? ' (beta)' : ''}${spec.deprecated ? ' (deprecated)' : ''}`,
+      spec.permission,
+      spec.availability.join(' '),
+      spec.action,
+      spec.required.join(', '),
+    ]),
+    theme,
+  );
+}

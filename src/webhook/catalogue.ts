@@ -1,0 +1,200 @@
+// The event catalogue of spec §6.3 as data, written once. Rows keep the spec's wording; `props`
+// lists each event's own properties (`name!` required, `name?` optional, `action` included when the
+// event carries one) and `dev` its deviations from the common rule of §2.1: `repository` and
+// `sender` required, `enterprise`, `installation`, `organization` optional. In `dev`, `name?` makes
+// a common property optional, `name!` required, and `-name` means the payload has none.
+
+export type Presence = 'required' | 'optional';
+
+export interface EventSpec {
+  name: string;
+  permission: string;
+  availability: string[];
+  activity: string;
+  /** Whether payloads carry `action`, and whether it is required. */
+  action: Presence | 'none';
+  /** Properties (own and common after deviations) a payload must have. */
+  required: string[];
+  optional: string[];
+  /** Common properties the event never carries. */
+  absent: string[];
+  deviations: string[];
+  beta: boolean;
+  deprecated: boolean;
+}
+
+type Row = [name: string, permission: string, availability: string, activity: string, props: string, dev?: string];
+
+const ROWS: Row[] = [
+  ['branch_protection_configuration', 'Administration (repository)', 'Rep Org App', 'all branch protections disabled for a repository', 'action!'],
+  ['branch_protection_rule', 'Administration (repository)', 'Rep Org App', 'rule created', 'action! rule!'],
+  ['check_run', 'Checks (repository)', 'Rep Org App', 'check run completed, conclusion available', 'action? check_run!', '-enterprise'],
+  ['check_suite', 'Checks', 'Rep Org App', 'all check runs completed, conclusion available', 'action! check_suite!'],
+  ['code_scanning_alert', 'Code scanning alerts', 'Rep Org App', 'existing alert appeared in another branch', 'action! alert! commit_oid! ref!'],
+  ['commit_comment', 'Contents', 'Rep Org App', 'comment on a commit', 'action! comment!'],
+  ['create', 'Contents', 'Rep Org App', 'branch or tag created', 'description! master_branch! pusher_type! ref! ref_type!'],
+  ['delete', 'Contents', 'Rep Org App', 'branch or tag deleted; push covers all pushes including deletions', 'pusher_type! ref! ref_type!'],
+  ['dependency_alert', 'Dependency alerts', 'Rep Org App', 'alert automatically closed', 'action! alert!'],
+  ['deploy_key', 'Deployments', 'Rep Org App', 'deploy key created', 'action! key!'],
+  ['deployment', 'Deployments', 'Rep Org App', 'deployment created', 'action! deployment! workflow! workflow_run!'],
+  ['deployment_protection_rule', 'Deployments', 'App', 'protection rule requested for an environment', 'action? environment? event? deployment_callback_url? deployment? pull_requests?', 'repository? organization? installation? sender?'],
+  ['deployment_review', 'Deployments', 'App', 'deployment review approved', 'action! approver? comment? reviewers? since! workflow_job_run? workflow_job_runs? workflow_run!', 'organization!'],
+  ['deployment_status', 'Deployments', 'Rep Org App', 'new deployment status created', 'action! check_run? deployment! deployment_status! workflow? workflow_run?'],
+  ['discussion', 'Discussions', 'Rep Org App', 'comment marked as the answer', 'action! answer! discussion!'],
+  ['discussion_comment', 'Discussions', 'Rep Org App', 'comment created', 'action! comment! discussion!'],
+  ['fork', 'Contents', 'Ent Rep Org App', 'repository forked', 'forkee!'],
+  ['service_app_authorization', 'none stated', 'App', 'user revoked authorization of the app', 'action!', 'repository?'],
+  ['gollum', 'Contents', 'Rep Org App', 'wiki page created or updated', 'pages!'],
+  ['installation', 'none stated', 'App', 'app installed on a user or organization account', 'action! installation! repositories? requester?', 'repository?'],
+  ['installation_repositories', 'none stated', 'App', 'installation granted access to repositories', 'action! installation! repositories_added! repositories_removed! repository_selection! requester!', 'repository?'],
+  ['installation_target', 'none stated', 'App', 'account the app is installed on was renamed', 'account! action! changes! installation! target_type!', 'repository? sender?'],
+  ['issue_comment', 'Issues', 'Rep Org App', 'comment on an issue or pull request created', 'action! comment! issue!'],
+  ['issues', 'Issues', 'Rep Org App', 'issue assigned to a user', 'action! assignee? issue!'],
+  ['label', 'Metadata', 'Rep Org App', 'label created', 'action! label!', 'sender?'],
+  ['marketplace_purchase', 'none stated', 'Mkt', 'plan cancelled and last billing cycle ended; takes effect immediately', 'action! effective_date! marketplace_purchase! previous_marketplace_purchase?', 'repository?'],
+  ['member', 'Members (organization)', 'Ent Rep Org App', 'user accepted an invitation to a repository', 'action! changes? member!'],
+  ['membership', 'Members (organization)', 'Org Ent App', 'organization member added to a team', 'action! member! scope! sender! team!', 'organization! repository?'],
+  ['merge_group', 'Merge queues', 'App', 'status checks requested for a merge group', 'action! merge_group!', 'repository? sender?'],
+  ['meta', 'Meta (app)', 'Mkt Ent Rep Org App', 'webhook deleted', 'action! hook! hook_id!', 'repository? sender?'],
+  ['milestone', 'Issues or Pull requests', 'Rep Org App', 'milestone closed', 'action! milestone!'],
+  ['org_block', 'Administration (organization)', 'Org Ent App', 'user blocked from the organization', 'action! blocked_user!', 'organization! repository?'],
+  ['organization', 'Members (organization)', 'Org Ent App', 'organization deleted', 'action! membership?', 'organization! repository?'],
+  ['package', 'Packages (repository)', 'Rep Org App', 'package published to a registry', 'action! package!', 'repository?'],
+  ['page_build', 'Pages', 'Rep Org App', 'build attempted, whether or not successful', 'build! id!'],
+  ['personal_access_token_request', 'Personal access token requests (organization)', 'App', 'fine-grained token request approved', 'action! personal_access_token_request!', 'organization! sender! installation! -repository'],
+  ['ping', 'none stated', 'Rep Org App Ent Mkt', 'webhook created', 'hook? hook_id? zen?', 'repository? sender?'],
+  ['project_card', 'Projects', 'Rep Org App', 'note in a classic project converted to an issue', 'action! changes! project_card!', 'repository?'],
+  ['project', 'Projects', 'Rep Org App', 'classic project closed', 'action! project!', 'repository?'],
+  ['project_column', 'Projects', 'Rep Org App', 'column added to a classic project', 'action! project_column!', 'repository? sender?'],
+  ['projects_v2', 'Projects (organization)', 'Org', 'project closed', 'action! projects_v2!', 'organization! -repository'],
+  ['projects_v2_item', 'Projects (organization)', 'Org', 'item archived', 'action! changes! projects_v2_item!', 'organization! -repository'],
+  ['public', 'Metadata', 'Rep Org App', 'repository visibility changed from private to public', ''],
+  ['pull_request', 'Pull requests', 'Rep Org App', 'pull request assigned to a user', 'action! assignee! number! pull_request!'],
+  ['pull_request_review_comment', 'Pull requests', 'Rep Org App', 'comment on a pull request diff created', 'action! comment! pull_request!'],
+  ['pull_request_review', 'Pull requests', 'Rep Org App', 'review dismissed', 'action! pull_request! review!'],
+  ['pull_request_review_thread', 'Pull requests', 'Rep Org App', 'comment thread marked resolved', 'action! pull_request! thread!', 'sender?'],
+  ['push', 'Contents', 'Rep Org App', 'push to a branch, including tag pushes, branch or tag deletion, repository created from a template', 'after! base_ref! before! commits! compare! created! deleted! forced! head_commit! pusher! ref!', 'sender?'],
+  ['registry_package', 'Packages (repository)', 'Rep Org App', 'package published to a registry', 'action! registry_package!', 'repository?'],
+  ['release', 'Contents', 'Rep Org App', 'draft saved, or release or pre-release published without a prior draft', 'action! release!'],
+  ['repository_advisory', 'Repository security advisories', 'Rep Org App', 'advisory published', 'action! repository_advisory!', 'sender?'],
+  ['repository', 'Metadata', 'Ent Rep Org App', 'repository archived', 'action!'],
+  ['repository_dispatch', 'Contents', 'App', 'dispatch request received; action equals the request\'s event_type', 'action! branch! client_payload!', 'installation!'],
+  ['repository_import', 'none stated', 'Rep Org', 'repository imported', 'status!'],
+  ['repository_ruleset', 'Administration (repository)', 'Rep Org App', 'ruleset created', 'action! repository_ruleset!', 'repository?'],
+  ['repository_vulnerability_alert', 'none stated', 'Rep Org', 'deprecated; vulnerability alert created', 'action! alert!'],
+  ['secret_scanning_alert', 'Secret scanning alerts', 'Rep Org App', 'alert created', 'action! alert!', 'sender?'],
+  ['secret_scanning_alert_location', 'Secret scanning alerts', 'Rep Org App', 'new instance of an already detected secret; its location added to the existing alert', 'action? alert! location!'],
+  ['security_advisory', 'none stated', 'App', 'advisory published to the community', 'action! security_advisory!', 'repository? sender?'],
+  ['security_and_analysis', 'Administration (repository)', 'Rep Org App', 'security features enabled or disabled', 'changes!', 'sender?'],
+  ['sponsorship', 'none stated', 'Spn', 'recurring sponsorship cancelled and last billing cycle ended; not sent for one-time sponsorships', 'action! sponsorship!', 'repository?'],
+  ['star', 'Metadata', 'Rep Org App', 'repository starred', 'action! starred_at!'],
+  ['status', 'Commit statuses', 'Rep Org App', 'commit status changed', 'avatar_url? branches! commit! context! created_at! description! id! name! sha! state! target_url! updated_at!'],
+  ['team_add', 'Members (organization)', 'Rep Org App', 'team added to a repository', 'team!'],
+  ['team', 'Members (organization)', 'Org Ent App', 'team granted access to a repository', 'action! team!', 'organization! repository? sender?'],
+  ['watch', 'Metadata', 'Rep Org App', 'someone started watching', 'action!'],
+  ['workflow_dispatch', 'Contents', 'App', 'workflow triggered manually', 'inputs! ref! workflow!'],
+  ['workflow_job', 'Actions', 'Ent Rep Org App', 'job finished, successful or not', 'action! workflow_job! deployment?'],
+  ['workflow_run', 'Actions', 'Ent Rep Org App', 'workflow run finished, successful or not', 'action! workflow! workflow_run!'],
+];
+
+/** spec §6.2 rule 9 and 10. */
+const BETA = new Set(['dependency_alert', 'discussion', 'discussion_comment', 'projects_v2', 'projects_v2_item', 'personal_access_token_request']);
+const DEPRECATED = new Set(['repository_vulnerability_alert', 'registry_package']);
+const COMMON_REQUIRED = ['repository', 'sender'];
+const COMMON_OPTIONAL = ['enterprise', 'installation', 'organization'];
+
+function toSpec([name, permission, availability, activity, props, dev = '']: Row): EventSpec {
+  const required = new Set(COMMON_REQUIRED);
+  const optional = new Set(COMMON_OPTIONAL);
+  const absent: string[] = [];
+  const deviations = dev.split(' ').filter(Boolean);
+  for (const token of deviations) {
+    const property = token.replace(/^-|[!?]$/g, '');
+    required.delete(property);
+    optional.delete(property);
+    if (token.startsWith('-')) absent.push(property);
+    else if (token.endsWith('!')) required.add(property);
+    else optional.add(property);
+  }
+  let action: EventSpec['action'] = 'none';
+  for (const token of props.split(' ').filter(Boolean)) {
+    const property = token.slice(0, -1);
+    const isRequired = token.endsWith('!');
+    if (property === 'action') action = isRequired ? 'required' : 'optional';
+    (isRequired ? required : optional).add(property);
+    (isRequired ? optional : required).delete(property);
+  }
+  return {
+    name,
+    permission,
+    availability: availability.split(' '),
+    activity,
+    action,
+    required: [...required],
+    optional: [...optional],
+    absent,
+    deviations,
+    beta: BETA.has(name),
+    deprecated: DEPRECATED.has(name),
+  };
+}
+
+export const CATALOGUE: ReadonlyMap<string, EventSpec> = new Map(ROWS.map((row) => [row[0], toSpec(row)]));
+
+export function eventSpec(name: string): EventSpec | undefined {
+  return CATALOGUE.get(name);
+}
+
+/** Warnings for a payload that does not fit the catalogue; the delivery is still accepted (the catalogue may lag). */
+export function catalogueWarnings(event: string, payload: unknown): string[] {
+  const spec = CATALOGUE.get(event);
+  if (!spec) return [`unknown event "${event}" (not in the catalogue)`];
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return ['the payload is not a JSON object'];
+  const body = payload as Record<string, unknown>;
+  const warnings: string[] = [];
+  const missing = spec.required.filter((property) => !(property in body));
+  if (missing.length > 0) warnings.push(`missing required ${missing.join(', ')}`);
+  if (spec.action === 'none' && 'action' in body) warnings.push(`"${event}" carries no action, but this payload has action "${String(body.action)}"`);
+  return warnings;
+}
+
+/** `--events` entries: `event` or `event.action`, each checked against the catalogue. */
+export function parseEventFilter(list: string): { event: string; action?: string }[] {
+  return list
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const [event, action] = entry.split('.', 2) as [string, string | undefined];
+      const spec = CATALOGUE.get(event);
+      if (!spec) {
+        const close = closest(event, [...CATALOGUE.keys()]);
+        throw new Error(`unknown event "${event}"${close ? `; did you mean "${close}"?` : ''}`);
+      }
+      if (action !== undefined && spec.action === 'none') throw new Error(`"${event}" has no actions, so "${entry}" never matches`);
+      return action === undefined ? { event } : { event, action };
+    });
+}
+
+function closest(word: string, candidates: string[]): string | undefined {
+  let best: { name: string; distance: number } | undefined;
+  for (const name of candidates) {
+    const distance = editDistance(word, name);
+    if (!best || distance < best.distance) best = { name, distance };
+  }
+  return best && best.distance <= Math.max(2, Math.floor(word.length / 3)) ? best.name : undefined;
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let previous = row[0] as number;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const current = row[j] as number;
+      row[j] = Math.min((row[j] as number) + 1, (row[j - 1] as number) + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
+      previous = current;
+    }
+  }
+  return row[b.length] as number;
+}

@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto';
+import { DELIVERY_HEADERS, HOOKSHOT_USER_AGENT_PREFIX } from '../api/types.js';
+import { signatureHeaders } from './signature.js';
+
+/** spec §8: payloads above 25 MB are never delivered. */
+export const MAX_PAYLOAD_BYTES = 25 * 1024 * 1024;
+
+export type ContentKind = 'json' | 'form';
+
+export interface OutgoingDelivery {
+  id: string;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+export interface DeliveryInput {
+  event: string;
+  /** The JSON body as bytes (kept exactly) or as a value to serialize. */
+  payload: Buffer | unknown;
+  contentType: ContentKind;
+  secret?: string | undefined;
+  hookId?: string;
+  targetType?: string;
+  targetId?: string;
+  id?: string;
+}
+
+/** A delivery exactly as spec §6.1 describes: every header, a fresh GUID, both signatures with a secret. */
+export function buildDelivery(input: DeliveryInput): OutgoingDelivery {
+  const json = Buffer.isBuffer(input.payload) ? input.payload : Buffer.from(JSON.stringify(input.payload));
+  const body = input.contentType === 'form' ? Buffer.from(`payload=${encodeURIComponent(json.toString('utf8'))}`) : json;
+  const id = input.id ?? randomUUID();
+  const headers: Record<string, string> = {
+    'content-type': input.contentType === 'form' ? 'application/x-www-form-urlencoded' : 'application/json',
+    'content-length': String(body.length),
+    'user-agent': `${HOOKSHOT_USER_AGENT_PREFIX}svc-migrate`,
+    [DELIVERY_HEADERS.event]: input.event,
+    [DELIVERY_HEADERS.delivery]: id,
+    [DELIVERY_HEADERS.hookId]: input.hookId ?? '1',
+    [DELIVERY_HEADERS.targetType]: input.targetType ?? 'repository',
+    [DELIVERY_HEADERS.targetId]: input.targetId ?? '1',
+    ...(input.secret ? signatureHeaders(body, input.secret) : {}),
+  };
+  return { id, headers, body };
+}
+
+export class BodyError extends Error {}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The content type a delivery declares, or undefined for anything else (spec §6.1). */
+export function contentKind(header: string | undefined): ContentKind | undefined {
+  const type = (header ?? '').split(';')[0]?.trim().toLowerCase();
+  if (type === 'application/json') return 'json';
+  if (type === 'application/x-www-form-urlencoded') return 'form';
+  return undefined;
+}
+
+/** The payload of a JSON body, or of the `payload` field of a form body. Throws BodyError with a reason. */
+export function parsePayload(raw: Buffer, kind: ContentKind): unknown {
+  let text: string;
+  try {
+    text = strictUtf8.decode(raw);
+  } catch {
+    throw new BodyError('the body is not valid UTF-8');
+  }
+  if (kind === 'form') {
+    const field = new URLSearchParams(text).get('payload');
+    if (field === null) throw new BodyError('form body without a "payload" field');
+    text = field;
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new BodyError(`malformed JSON: ${(error as Error).message}`);
+  }
+}
+
+/** Headers of spec §6.1 a real delivery always has; their absence is reported. */
+export function headerWarnings(headers: Record<string, string | undefined>): string[] {
+  const warnings: string[] = [];
+  for (const name of [DELIVERY_HEADERS.hookId, DELIVERY_HEADERS.targetType, DELIVERY_HEADERS.targetId]) {
+    if (!headers[name]) warnings.push(`missing ${name} header`);
+  }
+  const agent = headers['user-agent'] ?? '';
+  if (!agent.startsWith(HOOKSHOT_USER_AGENT_PREFIX)) {
+    warnings.push(`User-Agent "${agent}" does not start with ${HOOKSHOT_USER_AGENT_PREFIX}`);
+  }
+  return warnings;
+}

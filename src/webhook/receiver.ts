@@ -1,0 +1,225 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { DELIVERY_HEADERS } from '../api/types.js';
+import { catalogueWarnings } from './catalogue.js';
+import { BodyError, type ContentKind, contentKind, headerWarnings, MAX_PAYLOAD_BYTES, parsePayload } from './delivery.js';
+import { verifySignature } from './signature.js';
+
+/** spec §8 caps payloads at 25 MB; a form body percent-encodes that JSON, up to three bytes for one. */
+export const BODY_LIMITS: Record<ContentKind, number> = { json: MAX_PAYLOAD_BYTES, form: MAX_PAYLOAD_BYTES * 3 + 16 };
+
+export interface ReceivedDelivery {
+  /** Arrival order, from 1. */
+  sequence: number;
+  receivedAt: string;
+  id: string;
+  event: string;
+  action: string | undefined;
+  hookId: string | undefined;
+  repository: string | undefined;
+  contentType: ContentKind;
+  method: string;
+  path: string;
+  /** Header names and values exactly as received, in order. */
+  rawHeaders: string[];
+  headers: Record<string, string>;
+  rawBody: Buffer;
+  payload: unknown;
+  verification: { verified: boolean; algorithm?: 'sha256' | 'sha1'; legacy?: boolean; secret?: number };
+  warnings: string[];
+  duplicate: boolean;
+  ping: boolean;
+}
+
+export interface Rejection {
+  receivedAt: string;
+  status: number;
+  reason: string;
+  method: string;
+  path: string;
+  id?: string;
+  event?: string;
+}
+
+export interface ReceiverOptions {
+  host: string;
+  port: number;
+  path: string;
+  /** Several during a rotation; none means every delivery is accepted unverified. */
+  secrets: string[];
+  dedupe: boolean;
+  /** Awaited before the 2xx: where deliveries are saved, so an answered delivery is never lost. */
+  accept(delivery: ReceivedDelivery): Promise<void> | void;
+  /** After the 2xx went out: slow work (output, forwarding) happens here, never before the answer. */
+  delivered(delivery: ReceivedDelivery): void;
+  onRejection(rejection: Rejection): void;
+}
+
+export interface Receiver {
+  url: string;
+  port: number;
+  /** Stops accepting connections and waits for requests in flight. */
+  close(): Promise<void>;
+}
+
+class Reject extends Error {
+  readonly status: number;
+  constructor(status: number, reason: string) {
+    super(reason);
+    this.status = status;
+  }
+}
+
+/** The verifying webhook receiver: a node:http server that yields deliveries and rejections, and never prints. */
+export async function startReceiver(options: ReceiverOptions): Promise<Receiver> {
+  const seen = new Set<string>();
+  let sequence = 0;
+
+  const server = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      const status = error instanceof Reject ? error.status : 500;
+      const reason = error instanceof Error ? error.message : String(error);
+      options.onRejection({
+        receivedAt: new Date().toISOString(),
+        status,
+        reason,
+        method: request.method ?? '',
+        path: request.url ?? '',
+        ...optionalHeader('id', request.headers[DELIVERY_HEADERS.delivery]),
+        ...optionalHeader('event', request.headers[DELIVERY_HEADERS.event]),
+      });
+      answer(response, status, { error: reason }, status === 413);
+    });
+  });
+  // Slow senders must not hold a connection forever; a whole delivery gets a minute.
+  server.requestTimeout = 60_000;
+  server.headersTimeout = 30_000;
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const path = (request.url ?? '/').split('?')[0];
+    if (path !== options.path) throw new Reject(404, `nothing is listening at ${path} (the receiver's path is ${options.path})`);
+    if (request.method !== 'POST') throw new Reject(405, `deliveries are POSTs, not ${request.method}`);
+    const kind = contentKind(request.headers['content-type']);
+    if (!kind) {
+      throw new Reject(415, `content type "${request.headers['content-type'] ?? ''}" is neither application/json nor application/x-www-form-urlencoded`);
+    }
+    const limit = BODY_LIMITS[kind];
+    const declared = Number(request.headers['content-length']);
+    if (declared > limit) throw new Reject(413, `a body of ${declared} bytes is over the 25 MB payload limit`);
+    const rawBody = await readBody(request, limit);
+
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(request.headers)) {
+      if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+    }
+    let verification: ReceivedDelivery['verification'] = { verified: false };
+    if (options.secrets.length > 0) {
+      // Before any parsing: the signature covers the raw bytes.
+      const result = verifySignature(
+        rawBody,
+        { signature256: headers[DELIVERY_HEADERS.signature256], signature: headers[DELIVERY_HEADERS.signature] },
+        options.secrets,
+      );
+      if (!result.valid) throw new Reject(401, result.reason);
+      verification = { verified: true, algorithm: result.algorithm, legacy: result.legacy, secret: result.secretIndex + 1 };
+    }
+    const event = headers[DELIVERY_HEADERS.event];
+    const id = headers[DELIVERY_HEADERS.delivery];
+    if (!event) throw new Reject(400, `missing ${DELIVERY_HEADERS.event} header`);
+    if (!id) throw new Reject(400, `missing ${DELIVERY_HEADERS.delivery} header`);
+    let payload: unknown;
+    try {
+      payload = parsePayload(rawBody, kind);
+    } catch (error) {
+      if (error instanceof BodyError) throw new Reject(400, error.message);
+      throw error;
+    }
+    const body = (typeof payload === 'object' && payload !== null ? payload : {}) as Record<string, unknown>;
+    const warnings = [...headerWarnings(headers), ...catalogueWarnings(event, payload)];
+    if (verification.legacy) warnings.push('signed with the legacy sha1 X-Hub-Signature only');
+    const duplicate = seen.has(id);
+    if (options.dedupe) seen.add(id);
+    const delivery: ReceivedDelivery = {
+      sequence: ++sequence,
+      receivedAt: new Date().toISOString(),
+      id,
+      event,
+      action: typeof body.action === 'string' ? body.action : undefined,
+      hookId: headers[DELIVERY_HEADERS.hookId],
+      repository: (body.repository as { full_name?: string } | undefined)?.full_name,
+      contentType: kind,
+      method: request.method ?? 'POST',
+      path: request.url ?? '/',
+      rawHeaders: request.rawHeaders,
+      headers,
+      rawBody,
+      payload,
+      verification,
+      warnings,
+      duplicate: options.dedupe && duplicate,
+      ping: event === 'ping',
+    };
+    await options.accept(delivery);
+    answer(response, 200, { ok: true, delivery: id, duplicate: delivery.duplicate });
+    options.delivered(delivery);
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+  return {
+    url: `http://${host}:${port}${options.path}`,
+    port,
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}
+
+function optionalHeader(key: 'id' | 'event', value: string | string[] | undefined): Partial<Record<'id' | 'event', string>> {
+  return typeof value === 'string' ? { [key]: value } : {};
+}
+
+/** Reads the body up to `limit` bytes; beyond it, stops reading and rejects with 413. */
+function readBody(request: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        request.off('data', onData);
+        request.pause();
+        reject(new Reject(413, `the body is over the 25 MB payload limit (more than ${limit} bytes)`));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    request.on('data', onData);
+    request.once('end', () => resolve(Buffer.concat(chunks, size)));
+    request.once('error', reject);
+    request.once('aborted', () => reject(new Reject(400, 'the sender aborted the request')));
+  });
+}
+
+function answer(response: ServerResponse, status: number, body: unknown, close = false): void {
+  if (response.headersSent) return;
+  const text = JSON.stringify(body);
+  response.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...(close ? { connection: 'close' } : {}),
+  });
+  response.end(text, () => {
+    // An oversized body is not read to its end: drop the connection rather than drain it.
+    if (close) response.socket?.destroy();
+  });
+}

@@ -1,0 +1,37 @@
+import { request } from 'undici';
+
+// The only HTTP of the webhook side: sending a delivery (send, replay) and forwarding one (listen).
+
+export interface PostResult {
+  status: number;
+  ms: number;
+  /** The first bytes of the answer, for the user to see what the receiver said. */
+  preview: string;
+}
+
+/** Headers a proxy or a re-send must not copy: they describe the old connection, not the delivery. */
+const HOP_BY_HOP = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection']);
+
+export function sendableHeaders(rawHeaders: string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] as string;
+    if (!HOP_BY_HOP.has(name.toLowerCase())) headers[name] = rawHeaders[i + 1] as string;
+  }
+  return headers;
+}
+
+/** POSTs exact bytes with the given headers; never throws for an HTTP status, only for a failure to talk. */
+export async function postDelivery(url: string, headers: Record<string, string>, body: Buffer, timeoutMs: number): Promise<PostResult> {
+  const started = performance.now();
+  const response = await request(url, {
+    method: 'POST',
+    headers,
+    body,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  const text = await response.body.text();
+  return { status: response.statusCode, ms: Math.round(performance.now() - started), preview: text.slice(0, 120) };
+}

@@ -1,0 +1,365 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterEach, describe, expect, it } from 'vitest';
+import { buildDelivery } from '../../src/webhook/delivery.js';
+import { sign } from '../../src/webhook/signature.js';
+import { parseSaved } from '../../src/webhook/store.js';
+import { BIN, runCli } from '../helpers/run-cli.js';
+import { testSandbox } from '../helpers/sandbox.js';
+import { startScriptedServer } from '../helpers/scripted-server.js';
+
+const SECRET = 'webhook-test-secret';
+const FIXTURES = new URL('../../../shared/fixtures/', import.meta.url).pathname;
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+});
+
+interface Listener {
+  url: string;
+  lines: Record<string, any>[];
+  stderr: () => string;
+  exited: Promise<number | null>;
+  /** Resolves once `count` deliveries were printed. */
+  waitFor(count: number): Promise<void>;
+  stop(): Promise<number | null>;
+}
+
+/** Starts `webhook listen --json --port 0 …` and collects its NDJSON lines. */
+async function listen(args: string[]): Promise<Listener> {
+  const child = spawn(process.execPath, [BIN, 'webhook', 'listen', '--port', '0', '--json', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, SVC_WEBHOOK_SECRET: '' },
+  });
+  children.push(child);
+  const lines: Record<string, any>[] = [];
+  const waiters: { count: number; resolve: () => void }[] = [];
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    lines.push(JSON.parse(line));
+    for (const waiter of waiters.filter((w) => lines.length >= w.count)) waiter.resolve();
+  });
+  let stderr = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+      const match = /listening on (http:\/\/\S+?)(,|\s|$)/.exec(stderr);
+      if (match?.[1]) resolve(match[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`listen exited ${code}: ${stderr}`)));
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    url,
+    lines,
+    stderr: () => stderr,
+    exited,
+    waitFor: (count) =>
+      new Promise((resolve) => {
+        if (lines.length >= count) resolve();
+        else waiters.push({ count, resolve });
+      }),
+    stop: () => {
+      child.kill('SIGINT');
+      return exited;
+    },
+  };
+}
+
+/** Posts raw bytes with exact headers; resolves with the status and answer. */
+function post(url: string, headers: Record<string, string>, body: Buffer | string, method = 'POST') {
+  return new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = request(url, { method, headers }, (response) => {
+      let text = '';
+      response.setEncoding('utf8').on('data', (chunk: string) => {
+        text += chunk;
+      });
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+function fixtureFiles(): { event: string; file: string }[] {
+  const root = join(FIXTURES, 'webhooks');
+  return readdirSync(root, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .flatMap((entry) => readdirSync(join(root, entry.name)).map((file) => ({ event: entry.name, file: join(root, entry.name, file) })));
+}
+
+describe('webhook listen', () => {
+  it('accepts every published fixture, signed, as JSON and as a form, with the right event and action', async () => {
+    const fixtures = fixtureFiles();
+    expect(fixtures.length).toBe(134);
+    const forms = readdirSync(join(FIXTURES, 'webhooks-form'), { recursive: true, encoding: 'utf8' })
+      .filter((name) => name.endsWith('.form'))
+      .map((name) => ({ event: name.split('/')[0] as string, file: join(FIXTURES, 'webhooks-form', name) }));
+    const total = fixtures.length * 2 + forms.length;
+    const listener = await listen(['--secret', SECRET, '--max-deliveries', String(total)]);
+    const expected: { id: string; event: string; action: string | null }[] = [];
+    for (const { event, file } of fixtures) {
+      const raw = readFileSync(file);
+      const action = (JSON.parse(raw.toString('utf8')) as { action?: string }).action ?? null;
+      for (const contentType of ['json', 'form'] as const) {
+        const delivery = buildDelivery({ event, payload: raw, contentType, secret: SECRET });
+        const answer = await post(listener.url, delivery.headers, delivery.body);
+        expect(answer.status, `${file} as ${contentType}: ${answer.body}`).toBe(200);
+        expected.push({ id: delivery.id, event, action });
+      }
+    }
+    for (const { event, file } of forms) {
+      const body = readFileSync(file);
+      const delivery = buildDelivery({ event, payload: Buffer.from('{}'), contentType: 'form', secret: SECRET });
+      const headers = { ...delivery.headers, 'content-length': String(body.length), 'x-hub-signature-256': sign(body, SECRET) };
+      expect((await post(listener.url, headers, body)).status, file).toBe(200);
+      const payload = JSON.parse(new URLSearchParams(body.toString('utf8')).get('payload') ?? '{}') as { action?: string };
+      expected.push({ id: delivery.id, event, action: payload.action ?? null });
+    }
+    expect(await listener.exited).toBe(0);
+    expect(listener.lines.map((l) => ({ id: l.delivery, event: l.event, action: l.action }))).toEqual(expected);
+    expect(listener.lines.every((l) => l.verified && l.signature.algorithm === 'sha256')).toBe(true);
+    expect(listener.stderr()).toMatch(new RegExp(`received ${total}, verified ${total}, rejected 0`));
+  }, 60_000);
+
+  it('rejects bad deliveries with the right status, explains why, and keeps serving', async () => {
+    const listener = await listen(['--secret', SECRET, '--path', '/hooks']);
+    const good = buildDelivery({ event: 'push', payload: { ref: 'refs/heads/main' }, contentType: 'json', secret: SECRET });
+    const withBody = (body: string, headers: Record<string, string> = {}) => ({
+      ...good.headers,
+      'content-length': String(Buffer.byteLength(body)),
+      'x-hub-signature-256': sign(body, SECRET),
+      ...headers,
+    });
+    const { 'x-hub-signature-256': _signature256, ...sha1Only } = good.headers;
+    const cases: [string, Promise<{ status: number; body: string }>, number, RegExp][] = [
+      ['tampered body', post(listener.url, good.headers, good.body.toString().replace('main', 'evil')), 401, /altered in transit/],
+      ['wrong secret', post(listener.url, { ...good.headers, 'x-hub-signature-256': sign(good.body, 'other') }, good.body), 401, /different secret/],
+      ['no signature', post(listener.url, { ...good.headers, 'x-hub-signature-256': '', 'x-hub-signature': '' }, good.body), 401, /malformed|secret configured/],
+      ['sha1 only, wrong', post(listener.url, { ...sha1Only, 'x-hub-signature': sign(good.body, 'x', 'sha1') }, good.body), 401, /different secret/],
+      ['missing event header', post(listener.url, { ...good.headers, 'x-service-event': '' }, good.body), 400, /missing x-service-event/],
+      ['malformed JSON', post(listener.url, withBody('{"ref":'), '{"ref":'), 400, /malformed JSON/],
+      ['form without payload', post(listener.url, withBody('a=1', { 'content-type': 'application/x-www-form-urlencoded' }), 'a=1'), 400, /without a "payload"/],
+      ['wrong content type', post(listener.url, { ...good.headers, 'content-type': 'text/plain' }, good.body), 415, /neither/],
+      ['wrong method', post(listener.url, {}, '', 'GET'), 405, /POSTs/],
+      ['wrong path', post(listener.url.replace('/hooks', '/other'), good.headers, good.body), 404, /nothing is listening/],
+    ];
+    for (const [name, answer, status, reason] of cases) {
+      const { status: got, body } = await answer;
+      expect(got, name).toBe(status);
+      expect(JSON.parse(body).error, name).toMatch(reason);
+    }
+    // Over 25 MB: answered 413 from the declared length, without reading the body.
+    const oversize = await new Promise<string>((resolve) => {
+      const socket = connect(Number(new URL(listener.url).port), '127.0.0.1', () => {
+        socket.write(`POST /hooks HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${26 * 1024 * 1024}\r\n\r\n{"a":`);
+      });
+      let text = '';
+      socket.setEncoding('utf8').on('data', (chunk: string) => {
+        text += chunk;
+      });
+      socket.on('close', () => resolve(text));
+    });
+    expect(oversize).toMatch(/^HTTP\/1\.1 413/);
+    // sha1 alone, when right, is accepted and flagged as legacy.
+    const legacy = { ...sha1Only, 'x-service-delivery': 'legacy-1', 'x-hub-signature': sign(good.body, SECRET, 'sha1') };
+    expect((await post(listener.url, legacy, good.body)).status).toBe(200);
+    expect((await post(listener.url, good.headers, good.body)).status).toBe(200);
+    await listener.waitFor(2);
+    expect(listener.lines[0]).toMatchObject({ delivery: 'legacy-1', signature: { algorithm: 'sha1', legacy: true } });
+    expect(listener.lines[0]?.warnings).toContain('signed with the legacy sha1 X-Hub-Signature only');
+    expect(listener.lines[1]).toMatchObject({ event: 'push', verified: true });
+    await listener.stop();
+    expect(listener.stderr()).toMatch(/rejected 1[01],/);
+  });
+
+  it('marks deliveries unverified without a secret and reports catalogue warnings, ping and duplicates', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-save-'));
+    const listener = await listen(['--save', dir]);
+    const ping = buildDelivery({ event: 'ping', payload: { zen: 'z', hook_id: 7 }, contentType: 'json' });
+    expect((await post(listener.url, ping.headers, ping.body)).status).toBe(200);
+    expect((await post(listener.url, ping.headers, ping.body)).status).toBe(200);
+    const odd = buildDelivery({ event: 'no_such_event', payload: { action: 'x' }, contentType: 'json' });
+    expect((await post(listener.url, { ...odd.headers, 'user-agent': 'curl/8' }, odd.body)).status).toBe(200);
+    await listener.waitFor(3);
+    expect(listener.lines.map((l) => [l.event, l.verified, l.duplicate])).toEqual([
+      ['ping', false, false],
+      ['ping', false, true],
+      ['no_such_event', false, false],
+    ]);
+    expect(listener.lines[2]?.warnings).toEqual(
+      expect.arrayContaining([expect.stringMatching(/does not start with Service-Hookshot/), expect.stringMatching(/unknown event/)]),
+    );
+    expect(readdirSync(dir).sort()).toEqual([`${odd.id}.http`, `${ping.id}.http`].sort());
+    expect(listener.stderr()).toMatch(/no secret: every delivery is accepted and marked unverified/);
+    await listener.stop();
+  });
+
+  it('answers at once while a slow downstream gets the exact bytes and headers', async () => {
+    const downstream = await startScriptedServer((_request, response) => {
+      setTimeout(() => response.writeHead(201, { 'content-type': 'text/plain' }).end('created downstream'), 1500);
+    });
+    try {
+      const listener = await listen(['--secret', SECRET, '--forward-to', `${downstream.port}/in`]);
+      const delivery = buildDelivery({ event: 'issues', payload: { action: 'opened', issue: {} }, contentType: 'form', secret: SECRET });
+      const started = Date.now();
+      expect((await post(listener.url, delivery.headers, delivery.body)).status).toBe(200);
+      expect(Date.now() - started).toBeLessThan(1000);
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      const forwarded = downstream.requests[0];
+      expect(forwarded?.url).toBe('/in');
+      expect(forwarded?.body).toBe(delivery.body.toString());
+      for (const [name, value] of Object.entries(delivery.headers)) expect(forwarded?.headers[name], name).toBe(value);
+      await listener.stop();
+      expect(listener.stderr()).toMatch(/→ http:\/\/localhost:\d+\/in 201 in \d+ ms: created downstream/);
+      expect(listener.stderr()).toMatch(/forwarded 1, forward failures 0/);
+    } finally {
+      await downstream.close();
+    }
+  });
+
+  it('refuses a misspelt --events filter and filters by event.action', async () => {
+    const typo = await runCli(['webhook', 'listen', '--port', '0', '--events', 'pull_requests']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/did you mean "pull_request"/);
+    const listener = await listen(['--events', 'issues.opened', '--max-deliveries', '1']);
+    for (const action of ['closed', 'opened']) {
+      const delivery = buildDelivery({ event: 'issues', payload: { action }, contentType: 'json' });
+      expect((await post(listener.url, delivery.headers, delivery.body)).status).toBe(200);
+    }
+    expect(await listener.exited).toBe(0);
+    expect(listener.lines.map((l) => l.action)).toEqual(['opened']);
+  });
+
+  it('warns when listening beyond loopback without a secret', async () => {
+    const listener = await listen(['--host', '0.0.0.0', '--max-deliveries', '1']);
+    const delivery = buildDelivery({ event: 'watch', payload: { action: 'started' }, contentType: 'json' });
+    expect((await post(`http://127.0.0.1:${new URL(listener.url).port}/`, delivery.headers, delivery.body)).status).toBe(200);
+    await listener.exited;
+    expect(listener.stderr()).toMatch(/beyond loopback, without a secret/);
+  });
+
+  it('tells which secret of a rotation matched', async () => {
+    const listener = await listen(['--secret', 'old-secret', '--secret', 'new-secret', '--max-deliveries', '2']);
+    for (const secret of ['new-secret', 'old-secret']) {
+      const delivery = buildDelivery({ event: 'star', payload: { action: 'created' }, contentType: 'json', secret });
+      expect((await post(listener.url, delivery.headers, delivery.body)).status).toBe(200);
+    }
+    await listener.exited;
+    expect(listener.lines.map((l) => l.signature.secret)).toEqual([2, 1]);
+  });
+});
+
+describe('webhook send, verify, events, replay', () => {
+  it('round-trips send → listen with a built-in sample in both content types', async () => {
+    const listener = await listen(['--secret', SECRET, '--max-deliveries', '2']);
+    const json = await runCli(['webhook', 'send', '--url', listener.url, '--event', 'pull_request', '--action', 'closed', '--secret', SECRET, '--json']);
+    expect(json.code, json.stderr).toBe(0);
+    const form = await runCli(['webhook', 'send', '--url', listener.url, '--event', 'ping', '--content-type', 'form', '--secret', SECRET]);
+    expect(form.code, form.stderr).toBe(0);
+    await listener.exited;
+    expect(listener.lines.map((l) => [l.event, l.action, l.content_type, l.verified])).toEqual([
+      ['pull_request', 'closed', 'json', true],
+      ['ping', null, 'form', true],
+    ]);
+    expect(listener.lines[0]?.delivery).toBe(JSON.parse(json.stdout).delivery);
+  });
+
+  it('verifies a signature from stdin: exit 0 valid, 1 invalid', async () => {
+    const body = '{"zen":"Design for failure."}';
+    const valid = await runCli(['webhook', 'verify', '--secret', SECRET, '--signature', sign(body, SECRET)], { stdin: body });
+    expect(valid.code).toBe(0);
+    const invalid = await runCli(['webhook', 'verify', '--secret', SECRET, '--signature', sign(body, 'nope')], { stdin: body });
+    expect(invalid.code).toBe(1);
+    const legacy = await runCli(['webhook', 'verify', '--secret', SECRET, '--signature', sign(body, SECRET, 'sha1')], { stdin: body });
+    expect(legacy.code).toBe(0);
+  });
+
+  it('prints the catalogue as a table or JSON', async () => {
+    const json = await runCli(['webhook', 'events', '--json']);
+    const events = JSON.parse(json.stdout) as { name: string; permission: string }[];
+    expect(events).toHaveLength(69);
+    expect(events.find((e) => e.name === 'workflow_run')?.permission).toBe('Actions');
+    const table = await runCli(['webhook', 'events']);
+    expect(table.stdout).toMatch(/EVENT.*PERMISSION.*AVAILABILITY/);
+  });
+
+  it('refuses payloads over 25 MB, as the service does', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-big-'));
+    const file = join(dir, 'big.json');
+    await import('node:fs').then((fs) => fs.writeFileSync(file, JSON.stringify({ blob: 'x'.repeat(26 * 1024 * 1024) })));
+    const result = await runCli(['webhook', 'send', '--url', 'http://127.0.0.1:9/', '--event', 'push', '--payload', file]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/never delivers more than 25 MB/);
+  });
+
+  it('sandbox → listen --save → replay → listen keeps every byte and header, and --resign re-signs', async () => {
+    const { sandbox, env } = await testSandbox();
+    const first = mkdtempSync(join(tmpdir(), 'svc-first-'));
+    const second = mkdtempSync(join(tmpdir(), 'svc-second-'));
+    const listenerA = await listen(['--secret', SECRET, '--save', first, '--max-deliveries', '4']);
+    const admin = (path: string, body: unknown) =>
+      fetch(`${sandbox.baseUrl}${path}`, { method: 'POST', body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>);
+    const created = await admin('/_sandbox/hooks', { url: listenerA.url, secret: SECRET, content_type: 'json', events: ['*'] });
+    expect(created.ping.status).toBe(200);
+    const pushed = await admin('/_sandbox/emit', { event: 'push' });
+    expect(pushed.delivered[0].status).toBe(200);
+    const released = await admin('/_sandbox/emit', { event: 'release', action: 'published' });
+    expect(released.delivered[0].status).toBe(200);
+    const dispatched = await fetch(`${sandbox.baseUrl}/repos/octo-org/widgets/dispatches`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${env.SVC_TOKEN}` },
+      body: JSON.stringify({ event_type: 'deploy-now', client_payload: { env: 'prod' } }),
+    });
+    expect(dispatched.status).toBe(204);
+    expect(await listenerA.exited).toBe(0);
+    expect(listenerA.lines.map((l) => [l.event, l.action])).toEqual([
+      ['ping', null],
+      ['push', null],
+      ['release', 'published'],
+      ['repository_dispatch', 'deploy-now'],
+    ]);
+    expect(listenerA.lines[3]?.payload).toMatchObject({ branch: 'main', client_payload: { env: 'prod' }, repository: { full_name: 'octo-org/widgets' } });
+    expect(listenerA.lines[0]?.headers['x-service-hook-installation-target-type']).toBe('organization');
+
+    const listenerB = await listen(['--secret', SECRET, '--save', second, '--max-deliveries', '4']);
+    const replayed = await runCli(['webhook', 'replay', first, '--url', listenerB.url, '--json']);
+    expect(replayed.code, replayed.stderr).toBe(0);
+    await listenerB.exited;
+    expect(listenerB.lines.map((l) => l.delivery)).toEqual(listenerA.lines.map((l) => l.delivery));
+    for (const name of readdirSync(first)) {
+      const a = parseSaved(name, readFileSync(join(first, name)));
+      const b = parseSaved(name, readFileSync(join(second, name)));
+      expect(b.body.equals(a.body)).toBe(true);
+      const headersOf = (raw: string[]) =>
+        Object.fromEntries(raw.flatMap((v, i) => (i % 2 === 0 && !['host', 'connection'].includes(v.toLowerCase()) ? [[v.toLowerCase(), raw[i + 1]]] : [])));
+      expect(headersOf(b.rawHeaders)).toEqual(headersOf(a.rawHeaders));
+    }
+
+    const listenerC = await listen(['--secret', 'rotated', '--max-deliveries', '4']);
+    const stale = await runCli(['webhook', 'replay', first, '--url', listenerC.url]);
+    expect(stale.code).toBe(1);
+    const resigned = await runCli(['webhook', 'replay', first, '--url', listenerC.url, '--resign', '--secret', 'rotated']);
+    expect(resigned.code, resigned.stderr).toBe(0);
+    await listenerC.exited;
+    expect(listenerC.lines).toHaveLength(4);
+  }, 30_000);
+
+  it('follows the delivery rules: nothing above 25 MB, no push for more than three tags', async () => {
+    const { sandbox } = await testSandbox();
+    const listener = await listen(['--max-deliveries', '2']);
+    sandbox.hooks.create({ url: listener.url, contentType: 'form', events: ['push', 'create'] });
+    expect((await sandbox.hooks.emit({ event: 'push', tags: 4 })).skipped).toMatch(/more than three tags/);
+    expect((await sandbox.hooks.emit({ event: 'create', padToBytes: 26 * 1024 * 1024 })).skipped).toMatch(/over 25 MB/);
+    expect((await sandbox.hooks.emit({ event: 'push', tags: 3 })).delivered).toHaveLength(1);
+    await listener.exited;
+    expect(listener.lines.map((l) => [l.event, l.content_type])).toEqual([
+      ['ping', 'form'],
+      ['push', 'form'],
+    ]);
+  });
+});
