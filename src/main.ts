@@ -2,6 +2,7 @@ import { CommanderError } from 'commander';
 import { CliError, ExitCode, InterruptedError } from './errors.js';
 import type { Io } from './io.js';
 import { buildProgram } from './program.js';
+import { colorChoice } from './settings/resolve.js';
 import { Output } from './ui/output.js';
 
 /** Runs one invocation and returns its exit code; never exits the process itself. */
@@ -27,11 +28,10 @@ export async function run(argv: string[], io: Io, signal: AbortSignal = new Abor
 
 /** Errors can happen before settings exist, so the error printer reads the few flags it needs itself. */
 function errorOutput(argv: string[], io: Io): Output {
-  const noColor = argv.includes('--no-color') || Boolean(io.env.NO_COLOR);
   return new Output({
     json: argv.includes('--json'),
     quiet: false,
-    color: noColor ? false : undefined,
+    color: colorChoice(argv.includes('--no-color') ? false : undefined, io.env),
     stdout: io.stdout,
     stderr: io.stderr,
   });

@@ -1,4 +1,7 @@
 import { Command, Option } from 'commander';
+import { register as registerAuth } from './commands/auth.js';
+import { register as registerCompletion } from './commands/completion.js';
+import { register as registerConfig } from './commands/config.js';
 import { register as registerDeleteArchive } from './commands/delete-archive.js';
 import { register as registerDownload } from './commands/download.js';
 import { register as registerExport } from './commands/export.js';
@@ -43,6 +46,7 @@ export function buildProgram(io: Io, signal: AbortSignal): Command {
     .version(VERSION, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help')
     .showSuggestionAfterError(true)
+    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
     .showHelpAfterError('(run with --help for usage)')
     .option('--org <org>', 'organization (env SVC_ORG)')
     .option('--base-url <url>', 'API root, e.g. https://api.example.com (env SVC_BASE_URL)')
@@ -76,6 +80,9 @@ export function buildProgram(io: Io, signal: AbortSignal): Command {
     registerUnlock,
     registerExport,
     registerWebhook,
+    registerAuth,
+    registerConfig,
+    registerCompletion,
     registerSandbox,
   ]) {
     register(program, run);

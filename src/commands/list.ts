@@ -1,10 +1,10 @@
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { listAllMigrations, listMigrations } from '../api/migrations.js';
-import type { Migration, MigrationState } from '../api/types.js';
+import { MIGRATION_STATES, type Migration, type MigrationState } from '../api/types.js';
 import type { Context } from '../context.js';
 import type { Runner } from '../program.js';
 import { migrationsTable } from '../ui/tables.js';
-import { parseExclude, parsePositiveInt, parseState } from './options.js';
+import { parsePositiveInt } from './options.js';
 
 export interface ListOptions {
   perPage?: number;
@@ -42,8 +42,8 @@ export function register(program: Command, run: Runner): void {
     .option('--per-page <n>', 'migrations per page (1-100, default 30)', parsePositiveInt)
     .option('--page <n>', 'page to show (default 1)', parsePositiveInt)
     .option('--all', 'follow Link: rel="next" and list every page')
-    .option('--state <state>', 'only migrations in this state (pending, exporting, exported, failed)', parseState)
-    .option('--exclude <attr>', 'leave repositories out of the answer (faster)', parseExclude)
+    .addOption(new Option('--state <state>', 'only migrations in this state').choices(MIGRATION_STATES))
+    .addOption(new Option('--exclude <attr>', 'leave repositories out of the answer (faster)').choices(['repositories']))
     .addHelpText(
       'after',
       `

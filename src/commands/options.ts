@@ -1,5 +1,4 @@
 import { InvalidArgumentError } from 'commander';
-import { MIGRATION_STATES, type MigrationState } from '../api/types.js';
 
 /** commander argument parser for `<migration-id>`: a positive integer (CLI.md). */
 export function parseMigrationId(value: string): number {
@@ -14,20 +13,6 @@ export function parsePositiveInt(value: string): number {
     throw new InvalidArgumentError(`expected a positive integer, not "${value}"`);
   }
   return Number(value);
-}
-
-export function parseState(value: string): MigrationState {
-  if (!(MIGRATION_STATES as readonly string[]).includes(value)) {
-    throw new InvalidArgumentError(`state is one of ${MIGRATION_STATES.join(', ')}, not "${value}"`);
-  }
-  return value as MigrationState;
-}
-
-export function parseExclude(value: string): 'repositories' {
-  if (value !== 'repositories') {
-    throw new InvalidArgumentError(`the only supported value is "repositories", not "${value}"`);
-  }
-  return value;
 }
 
 export function parseNonNegativeInt(value: string): number {

@@ -5,7 +5,7 @@ import type { Context } from '../context.js';
 import { normalizeRepositories, parseReposFile, type RepositoryEntry } from '../core/repo-list.js';
 import { UsageError } from '../errors.js';
 import { parseDuration } from '../settings/resolve.js';
-import { parseExclude, parseSeconds } from './options.js';
+import { parseSeconds } from './options.js';
 
 // Options and helpers that several commands share (start/export, status/download/export).
 
@@ -42,9 +42,7 @@ const flagName = (key: string) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowe
 export function addStartOptions(command: Command): Command {
   command.option('--repos-file <file>', 'repositories, one per line (# comments); - reads stdin');
   for (const [key, , description] of BODY_FLAGS) command.option(flagName(key), description);
-  return command.addOption(
-    new Option('--exclude <attr>', 'leave repositories out of the answer').argParser(parseExclude),
-  );
+  return command.addOption(new Option('--exclude <attr>', 'leave repositories out of the answer').choices(['repositories']));
 }
 
 export function addWaitOptions(command: Command): Command {

@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { getMigration, listAllMigrations } from '../api/migrations.js';
 import type { Migration } from '../api/types.js';
 import type { Context } from '../context.js';
@@ -7,7 +7,7 @@ import { MigrationFailedError, UsageError } from '../errors.js';
 import type { Runner } from '../program.js';
 import { migrationSummary } from '../ui/tables.js';
 import { createWaitReporter } from '../ui/wait.js';
-import { parseExclude, parseMigrationId } from './options.js';
+import { parseMigrationId } from './options.js';
 import { addWaitOptions, type WaitFlags, waitSettings } from './shared.js';
 
 export interface StatusOptions extends WaitFlags {
@@ -89,7 +89,7 @@ export function register(program: Command, run: Runner): void {
     ])
     .option('--wait', 'poll until each is exported or failed (exit 6 if one failed, 7 on --timeout)')
     .option('--all-pending', 'every pending or exporting migration of the organization')
-    .option('--exclude <attr>', 'leave repositories out of the answer', parseExclude);
+    .addOption(new Option('--exclude <attr>', 'leave repositories out of the answer').choices(['repositories']));
   addWaitOptions(command)
     .addHelpText(
       'after',

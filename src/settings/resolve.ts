@@ -60,11 +60,7 @@ export function resolveSettings(
   terminal: { stdinIsTty: boolean },
 ): Settings {
   const apiVersion = pick(flags.apiVersion, env.SVC_API_VERSION, stored.apiVersion);
-  const noColor = env.NO_COLOR !== undefined && env.NO_COLOR !== '';
-  const forceColor = env.FORCE_COLOR;
-  let color: boolean | undefined;
-  if (flags.color === false || noColor) color = false;
-  else if (forceColor !== undefined) color = forceColor !== '0' && forceColor !== 'false';
+  const color = colorChoice(flags.color, env);
 
   return {
     org: pick(flags.org, env.SVC_ORG, stored.org),
@@ -85,6 +81,14 @@ export function resolveSettings(
     },
     maxRateLimitWaitMs: flags.maxWait === undefined ? undefined : parseDuration(flags.maxWait, '--max-wait'),
   };
+}
+
+/** --no-color and NO_COLOR turn colour off, FORCE_COLOR on; otherwise the terminal decides (chalk's conventions). */
+export function colorChoice(flag: boolean | undefined, env: Env): boolean | undefined {
+  if (flag === false || (env.NO_COLOR !== undefined && env.NO_COLOR !== '')) return false;
+  const force = env.FORCE_COLOR;
+  if (force !== undefined && force !== '') return force !== '0' && force !== 'false';
+  return undefined;
 }
 
 function optional<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {

@@ -1,0 +1,96 @@
+import { type Command, Argument } from 'commander';
+import type { Context } from '../context.js';
+import { UsageError } from '../errors.js';
+import type { Runner } from '../program.js';
+import { CONFIG_KEYS, type ConfigKey, configDirectory, openSettingsStore, readStoredSettings } from '../settings/store.js';
+
+const keyArgument = () => new Argument('<key>', 'org, baseUrl or apiVersion').choices(CONFIG_KEYS);
+
+/** A value for a config key, or a usage error saying what is wrong with it. */
+export function checkConfigValue(key: ConfigKey, value: string): string {
+  if (key === 'baseUrl') {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      throw new UsageError(`baseUrl must be an absolute URL such as https://api.example.com, not "${value}"`);
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new UsageError(`baseUrl must be http(s), not ${url.protocol}`);
+    return value.replace(/\/+$/, '');
+  }
+  if (key === 'apiVersion' && !/^\d{4}-\d{2}-\d{2}$/.test(value)) {
+    throw new UsageError(`apiVersion is a date such as 2026-03-10, not "${value}"`);
+  }
+  if (key === 'org' && !/^[A-Za-z0-9][A-Za-z0-9-]*$/.test(value)) throw new UsageError(`"${value}" is not an organization name`);
+  return value;
+}
+
+export function register(program: Command, run: Runner): void {
+  const config = program
+    .command('config')
+    .description('read and change stored settings: org, baseUrl, apiVersion')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  svc-migrate config set org acme
+  svc-migrate config set baseUrl https://api.example.com
+  svc-migrate config list --json`,
+    );
+  const dir = (context: Context) => configDirectory(context.io.env);
+
+  config
+    .command('get')
+    .description('print one stored setting')
+    .addArgument(keyArgument())
+    .action((key: ConfigKey, _options: unknown, command: Command) =>
+      run(command, async (context) => {
+        const value = readStoredSettings(dir(context))[key];
+        if (value === undefined) throw new UsageError(`${key} is not set`, { hint: `svc-migrate config set ${key} <value>` });
+        context.out.result({ [key]: value }, () => value);
+      }),
+    );
+  config
+    .command('set')
+    .description('store a setting')
+    .addArgument(keyArgument())
+    .argument('<value>', 'the value')
+    .action((key: ConfigKey, value: string, _options: unknown, command: Command) =>
+      run(command, async (context) => {
+        const store = await openSettingsStore(dir(context));
+        store.set(key, checkConfigValue(key, value));
+        context.out.success(`${key} set`);
+      }),
+    );
+  config
+    .command('unset')
+    .description('remove a stored setting')
+    .addArgument(keyArgument())
+    .action((key: ConfigKey, _options: unknown, command: Command) =>
+      run(command, async (context) => {
+        (await openSettingsStore(dir(context))).delete(key);
+        context.out.success(`${key} unset`);
+      }),
+    );
+  config
+    .command('list')
+    .description('print every stored setting (the token is never shown)')
+    .action((_options: unknown, command: Command) =>
+      run(command, async (context) => {
+        const stored = readStoredSettings(dir(context));
+        const settings = Object.fromEntries(CONFIG_KEYS.filter((key) => stored[key] !== undefined).map((key) => [key, stored[key]]));
+        context.out.result(settings, (data) =>
+          Object.keys(data).length === 0 ? 'nothing stored' : Object.entries(data).map(([k, v]) => `${k}=${v}`).join('\n'),
+        );
+      }),
+    );
+  config
+    .command('path')
+    .description('print where the settings file is')
+    .action((_options: unknown, command: Command) =>
+      run(command, async (context) => {
+        const path = `${dir(context)}/config.json`;
+        context.out.result({ path }, () => path);
+      }),
+    );
+}

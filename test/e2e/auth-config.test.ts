@@ -1,0 +1,93 @@
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/run-cli.js';
+import { testSandbox } from '../helpers/sandbox.js';
+
+const configDir = () => join(mkdtempSync(join(tmpdir(), 'svc-auth-')), 'config');
+
+describe('config', () => {
+  it('sets, gets, lists, unsets and locates settings, refusing unknown keys and bad values', async () => {
+    const env = { SVC_CONFIG_DIR: configDir() };
+    expect((await runCli(['config', 'set', 'org', 'acme'], { env })).code).toBe(0);
+    expect((await runCli(['config', 'set', 'baseUrl', 'https://api.example.com/'], { env })).code).toBe(0);
+    expect((await runCli(['config', 'get', 'org'], { env })).stdout.trim()).toBe('acme');
+    expect(JSON.parse((await runCli(['config', 'list', '--json'], { env })).stdout)).toEqual({ org: 'acme', baseUrl: 'https://api.example.com' });
+    expect((await runCli(['config', 'unset', 'org'], { env })).code).toBe(0);
+    expect((await runCli(['config', 'get', 'org'], { env })).code).toBe(2);
+    expect((await runCli(['config', 'path'], { env })).stdout.trim()).toBe(join(env.SVC_CONFIG_DIR, 'config.json'));
+    const unknown = await runCli(['config', 'set', 'colour', 'blue'], { env });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/org, baseUrl, apiVersion/);
+    const badUrl = await runCli(['config', 'set', 'baseUrl', 'api.example.com'], { env });
+    expect(badUrl.code).toBe(2);
+    expect(badUrl.stderr).toMatch(/absolute URL/);
+    expect((await runCli(['config', 'set', 'apiVersion', 'latest'], { env })).code).toBe(2);
+  });
+});
+
+describe('auth', () => {
+  it('logs in from stdin after checking the token, stores it 0600, reports its source, and logs out', async () => {
+    const { sandbox, env } = await testSandbox();
+    const dir = configDir();
+    const base = { SVC_CONFIG_DIR: dir, SVC_BASE_URL: env.SVC_BASE_URL, SVC_ORG: env.SVC_ORG };
+    const login = await runCli(['auth', 'login', '--with-token'], { env: base, stdin: `${sandbox.ownerToken}\n` });
+    expect(login.code, login.stderr).toBe(0);
+    expect(login.stderr).toMatch(/owner access to octo-org/);
+    const file = join(dir, 'config.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(JSON.parse(readFileSync(file, 'utf8')).token).toBe(sandbox.ownerToken);
+
+    const stored = await runCli(['auth', 'status', '--json'], { env: base });
+    expect(JSON.parse(stored.stdout)).toMatchObject({ logged_in: true, source: 'config', token: 'svc_…' });
+    const fromEnv = await runCli(['auth', 'status'], { env: { ...base, SVC_TOKEN: 'env_token_123456' } });
+    expect(fromEnv.stdout).toMatch(/from SVC_TOKEN/);
+    for (const output of [login, stored, fromEnv]) {
+      expect(output.stdout + output.stderr).not.toContain(sandbox.ownerToken);
+      expect(output.stdout + output.stderr).not.toContain('env_token_123456');
+    }
+    expect((await runCli(['list', '--json'], { env: base })).code).toBe(0);
+
+    expect((await runCli(['auth', 'logout'], { env: base })).code).toBe(0);
+    const after = await runCli(['auth', 'status'], { env: base });
+    expect(after.code).toBe(3);
+    expect(after.stdout).toMatch(/no token/);
+  });
+
+  it.each([
+    ['svc_sandbox_revoked', /revoked/],
+    ['svcfg_sandbox_fine_grained', /classic token/],
+  ])('refuses to store %s, saying what is wrong', async (token, message) => {
+    const { env } = await testSandbox();
+    const dir = configDir();
+    const result = await runCli(['auth', 'login', '--with-token'], {
+      env: { SVC_CONFIG_DIR: dir, SVC_BASE_URL: env.SVC_BASE_URL, SVC_ORG: env.SVC_ORG },
+      stdin: token,
+    });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toMatch(message);
+    expect(() => statSync(join(dir, 'config.json'))).toThrow();
+  });
+
+  it('needs --with-token without a terminal', async () => {
+    const result = await runCli(['auth', 'login'], { env: { SVC_CONFIG_DIR: configDir() } });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--with-token/);
+  });
+});
+
+describe('colour and quiet', () => {
+  it('colours errors only when asked for, and --quiet keeps errors', async () => {
+    const plain = await runCli(['status', '1'], { env: { NO_COLOR: '', FORCE_COLOR: '' } });
+    expect(plain.stderr).not.toContain('\u001b[');
+    const forced = await runCli(['status', '1'], { env: { NO_COLOR: '', FORCE_COLOR: '1' } });
+    expect(forced.stderr).toContain('\u001b[31merror:');
+    const noColor = await runCli(['status', '1', '--no-color'], { env: { NO_COLOR: '', FORCE_COLOR: '1' } });
+    expect(noColor.stderr).not.toContain('\u001b[');
+    const quiet = await runCli(['list', '--sandbox', '--quiet', '--json']);
+    expect(quiet.stderr).toBe('');
+    expect(JSON.parse(quiet.stdout).length).toBeGreaterThan(0);
+  });
+});

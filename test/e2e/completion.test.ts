@@ -1,0 +1,53 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/run-cli.js';
+
+const FILES = { bash: 'svc-migrate.bash', zsh: '_svc-migrate', fish: 'svc-migrate.fish' } as const;
+const has = (shell: string) => spawnSync(shell, ['--version'], { stdio: 'ignore' }).status === 0;
+
+describe('shell completions', () => {
+  it.each(Object.entries(FILES))('completions/ holds exactly what `completion %s` prints (run `npm run completions`)', async (shell, file) => {
+    const result = await runCli(['completion', shell]);
+    expect(result.code).toBe(0);
+    expect(readFileSync(new URL(`../../completions/${file}`, import.meta.url), 'utf8')).toBe(result.stdout);
+  });
+
+  it.each(Object.entries(FILES))('%s accepts the script (-n)', (shell, file) => {
+    if (!has(shell)) return;
+    const check = spawnSync(shell, ['-n', new URL(`../../completions/${file}`, import.meta.url).pathname], { encoding: 'utf8' });
+    expect(check.status, check.stderr).toBe(0);
+  });
+
+  it('completes subcommands, options and option values in bash', () => {
+    const script = join(mkdtempSync(join(tmpdir(), 'svc-comp-')), 'test.sh');
+    writeFileSync(
+      script,
+      `source ${new URL('../../completions/svc-migrate.bash', import.meta.url).pathname}
+t() { COMP_WORDS=("$@"); COMP_CWORD=$((\${#COMP_WORDS[@]}-1)); COMPREPLY=(); _svc_migrate; echo "\${COMPREPLY[*]}"; }
+t svc-migrate list --state ""
+t svc-migrate webhook send --content-type ""
+t svc-migrate completion z
+t svc-migrate webhook l
+t svc-migrate download 5 --ou
+t svc-migrate ex
+`,
+    );
+    const result = spawnSync('bash', [script], { encoding: 'utf8' });
+    expect(result.stdout.split('\n').slice(0, 6)).toEqual([
+      'pending exporting exported failed',
+      'json form',
+      'zsh',
+      'listen',
+      '--output',
+      'export',
+    ]);
+  });
+
+  it('rejects an unknown shell', async () => {
+    const result = await runCli(['completion', 'powershell']);
+    expect(result.code).toBe(2);
+  });
+});

@@ -1,0 +1,29 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const exec = promisify(execFile);
+const root = new URL('../..', import.meta.url).pathname;
+
+describe('the published package', () => {
+  it('packs the built code, bin, completions, samples and README only, and runs from an empty prefix', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'svc-pack-'));
+    const { stdout } = await exec('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', out], { cwd: root });
+    const [packed] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
+    const files = packed!.files.map((f) => f.path);
+    expect(files).toEqual(expect.arrayContaining(['bin/svc-migrate.js', 'dist/main.js', 'completions/svc-migrate.bash', 'README.md', 'package.json']));
+    expect(files).toContain('samples/webhook-payloads.json');
+    expect(files.filter((f) => /^(src|test|bench|scripts|docs)\/|\.map$|tsconfig|eslint/.test(f))).toEqual([]);
+
+    const prefix = mkdtempSync(join(tmpdir(), 'svc-prefix-'));
+    await exec('npm', ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--omit=dev', join(out, packed!.filename)]);
+    const bin = join(prefix, 'node_modules', '.bin', 'svc-migrate');
+    expect((await exec(bin, ['--version'])).stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+    expect((await exec(bin, ['--help'])).stdout).toMatch(/Typical workflow/);
+    expect((await exec(bin, ['completion', 'bash'])).stdout).toMatch(/complete -o default -F _svc_migrate svc-migrate/);
+    expect((await exec(bin, ['webhook', 'events', '--json'])).stdout).toContain('"workflow_run"');
+  }, 120_000);
+});
