@@ -3,6 +3,7 @@ import { listMigrations } from '../api/migrations.js';
 import type { Context } from '../context.js';
 import { AuthError, CliError, ExitCode, UsageError } from '../errors.js';
 import type { Runner } from '../program.js';
+import { examples } from './options.js';
 import { configDirectory, openSettingsStore } from '../settings/store.js';
 
 export interface LoginOptions {
@@ -66,6 +67,7 @@ Examples:
 
   auth
     .command('login')
+    .addHelpText('after', examples(['svc-migrate auth login', 'echo "$TOKEN" | svc-migrate auth login --with-token --org acme --base-url https://api.example.com']))
     .description('store a token (hidden prompt on a terminal, or stdin with --with-token); checks it first')
     .option('--with-token', 'read the token from stdin')
     .action((options: LoginOptions, command: Command) =>
@@ -81,6 +83,7 @@ Examples:
 
   auth
     .command('status')
+    .addHelpText('after', examples(['svc-migrate auth status', 'svc-migrate auth status --json']))
     .description('where the token comes from (flag, env, stored), without showing it')
     .action((_options: unknown, command: Command) =>
       run(command, async (context) => {
@@ -101,6 +104,7 @@ Examples:
 
   auth
     .command('logout')
+    .addHelpText('after', examples(['svc-migrate auth logout']))
     .description('remove the stored token')
     .action((_options: unknown, command: Command) =>
       run(command, async (context) => {

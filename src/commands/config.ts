@@ -2,6 +2,7 @@ import { type Command, Argument } from 'commander';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import type { Runner } from '../program.js';
+import { examples } from './options.js';
 import { CONFIG_KEYS, type ConfigKey, configDirectory, openSettingsStore, readStoredSettings } from '../settings/store.js';
 
 const keyArgument = () => new Argument('<key>', 'org, baseUrl or apiVersion').choices(CONFIG_KEYS);
@@ -41,6 +42,7 @@ Examples:
 
   config
     .command('get')
+    .addHelpText('after', examples(['svc-migrate config get org', 'svc-migrate config get baseUrl --json']))
     .description('print one stored setting')
     .addArgument(keyArgument())
     .action((key: ConfigKey, _options: unknown, command: Command) =>
@@ -52,6 +54,7 @@ Examples:
     );
   config
     .command('set')
+    .addHelpText('after', examples(['svc-migrate config set org acme', 'svc-migrate config set apiVersion 2026-03-10']))
     .description('store a setting')
     .addArgument(keyArgument())
     .argument('<value>', 'the value')
@@ -64,6 +67,7 @@ Examples:
     );
   config
     .command('unset')
+    .addHelpText('after', examples(['svc-migrate config unset baseUrl', 'svc-migrate config unset org']))
     .description('remove a stored setting')
     .addArgument(keyArgument())
     .action((key: ConfigKey, _options: unknown, command: Command) =>
@@ -74,6 +78,7 @@ Examples:
     );
   config
     .command('list')
+    .addHelpText('after', examples(['svc-migrate config list', 'svc-migrate config list --json']))
     .description('print every stored setting (the token is never shown)')
     .action((_options: unknown, command: Command) =>
       run(command, async (context) => {
@@ -86,6 +91,7 @@ Examples:
     );
   config
     .command('path')
+    .addHelpText('after', examples(['svc-migrate config path', 'cat "$(svc-migrate config path)"']))
     .description('print where the settings file is')
     .action((_options: unknown, command: Command) =>
       run(command, async (context) => {

@@ -32,3 +32,8 @@ export function parseNonNegativeNumber(value: string): number {
   if (!/^\d+(\.\d+)?$/.test(value)) throw new InvalidArgumentError(`expected a number, not "${value}"`);
   return Number(value);
 }
+
+/** The Examples section of a command's help. */
+export function examples(lines: string[]): string {
+  return `\nExamples:\n${lines.map((line) => `  ${line}`).join('\n')}`;
+}

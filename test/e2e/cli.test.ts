@@ -180,3 +180,28 @@ describe('talking to the service', () => {
     expect(`${result.stdout}${result.stderr}`).not.toContain(TOKEN);
   });
 });
+
+describe('help', () => {
+  it('gives every command a purpose and real examples', async () => {
+    const { buildProgram } = await import('../../src/program.js');
+    const program = buildProgram({ stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: {} }, new AbortController().signal);
+    const paths: string[][] = [];
+    const walk = (command: typeof program, path: string[]) => {
+      for (const child of command.commands) {
+        if (child.name() === 'help') continue;
+        paths.push([...path, child.name()]);
+        walk(child, [...path, child.name()]);
+      }
+    };
+    walk(program, []);
+    expect(paths.length).toBeGreaterThan(25);
+    const helps = await Promise.all(paths.map((path) => runCli([...path, '--help'])));
+    helps.forEach((help, index) => {
+      const name = paths[index]!.join(' ');
+      expect(help.code, name).toBe(0);
+      expect(help.stdout, name).toMatch(/^Usage: svc-migrate .+\n\n\S.+/);
+      expect(help.stdout, name).toMatch(/\nExamples:\n {2}svc-migrate /);
+      expect(help.stdout, name).toMatch(/Global Options:/);
+    });
+  }, 60_000);
+});

@@ -13,9 +13,10 @@ export function register(program: Command, run: Runner): void {
     .addHelpText(
       'after',
       `
-Typical workflow:
+Examples:
   svc-migrate webhook listen --secret "$SECRET" --save deliveries/ --forward-to 3000/webhooks
-  svc-migrate webhook replay deliveries/ --url http://127.0.0.1:3000/webhooks`,
+  svc-migrate webhook replay deliveries/ --url http://127.0.0.1:3000/webhooks
+  svc-migrate webhook events`,
     );
   for (const register of [registerListen, registerSend, registerReplay, registerVerify, registerEvents]) register(webhook, run);
 }
