@@ -184,7 +184,8 @@ describe('talking to the service', () => {
 describe('help', () => {
   it('gives every command a purpose and real examples', async () => {
     const { buildProgram } = await import('../../src/program.js');
-    const program = buildProgram({ stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: {} }, new AbortController().signal);
+    const io = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: {} };
+    const program = buildProgram(io, new AbortController().signal);
     const paths: string[][] = [];
     const walk = (command: typeof program, path: string[]) => {
       for (const child of command.commands) {
