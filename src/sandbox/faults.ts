@@ -10,12 +10,16 @@ export interface FaultSettings {
   /** Cut each of the next `cutTimes` archive responses after this many bytes. */
   cutAfterBytes?: number;
   cutTimes?: number;
+  /** Archive offsets at which to cut the stream, each once (the response that covers it is cut there). */
+  cutAtOffsets?: number[];
   /** Serve archive bytes no faster than this. */
   throttleBytesPerSecond?: number;
   /** Storage ignores Range and advertises no Accept-Ranges. */
   noRange?: boolean;
   /** Storage answers the next N archive requests 403 (as for an expired URL). */
   storageForbiddenNext?: number;
+  /** The same, but only for requests that resume with Range (a URL that expired mid-download). */
+  storageForbiddenOnResume?: number;
 }
 
 export class Faults {
@@ -54,15 +58,25 @@ export class Faults {
     return true;
   }
 
-  /** Bytes after which to cut this archive response, if a cut is due. */
-  takeCut(): number | undefined {
+  /** Bytes after which to cut an archive response serving `start`..`end`, if a cut is due. */
+  takeCut(start: number, end: number): number | undefined {
+    const offsets = this.settings.cutAtOffsets;
+    const at = offsets?.findIndex((offset) => offset > start && offset <= end) ?? -1;
+    if (offsets && at >= 0) {
+      const [offset] = offsets.splice(at, 1);
+      return (offset as number) - start;
+    }
     const { cutAfterBytes, cutTimes } = this.settings;
     if (cutAfterBytes === undefined || cutTimes === 0) return undefined;
     if (cutTimes !== undefined) this.settings.cutTimes = cutTimes - 1;
     return cutAfterBytes;
   }
 
-  takeStorageForbidden(): boolean {
+  takeStorageForbidden(resuming: boolean): boolean {
+    if (resuming && this.settings.storageForbiddenOnResume) {
+      this.settings.storageForbiddenOnResume--;
+      return true;
+    }
     if (!this.settings.storageForbiddenNext) return false;
     this.settings.storageForbiddenNext--;
     return true;

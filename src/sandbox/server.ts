@@ -24,8 +24,11 @@ export interface SandboxOptions {
   archivePadBytes?: number;
   /** How long a signed archive URL stays valid (default 300 s). */
   archiveUrlTtlSeconds?: number;
-  /** Opt-in request limit per token and window; beyond it, 429 with retry-after. */
-  rateLimit?: { limit: number; windowSeconds: number };
+  /**
+   * Opt-in request limit per token and window. Beyond it: 429 with retry-after (secondary-limit
+   * style), or with `status: 403`, 403 with x-ratelimit-remaining: 0 and no retry-after (primary).
+   */
+  rateLimit?: { limit: number; windowSeconds: number; status?: 403 | 429 };
   /** Starts allowed per organization in a window before the "spammed" 422 (default 10 per 60 s). */
   spamLimit?: { starts: number; windowSeconds: number };
   /** Sends `x-poll-interval` (seconds) with unfinished migrations, as services that pace pollers do. */
@@ -39,6 +42,10 @@ export interface RecordedSandboxRequest {
   url: string;
   headers: IncomingMessage['headers'];
   at: number;
+  /** The status answered (also when the body was then cut); undefined for a connection dropped unanswered. */
+  status?: number;
+  /** The `x-ratelimit-reset` answered (epoch seconds), if any. */
+  rateLimitReset?: number;
 }
 
 export interface Sandbox {
@@ -100,7 +107,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 
   const storageServers: Server[] = [];
   const storageHandler = (request: IncomingMessage, response: ServerResponse) => {
-    record('storage', request);
+    record('storage', request, response);
     storage.handle(request, response).catch(() => response.destroy());
   };
   const storagePort = await listen(createServer(storageHandler), '127.0.0.1', options.storagePort ?? 0, storageServers);
@@ -110,7 +117,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 
   const apiServers: Server[] = [];
   const apiServer = createServer((request, response) => {
-    record('api', request);
+    record('api', request, response);
     response.setHeader('date', new Date(clock.now()).toUTCString());
     handleApi(request, response).catch((error: unknown) => {
       const failure =
@@ -123,13 +130,20 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const store = new MigrationStore(seed, clock, { api: baseUrl, web: 'https://sandbox.invalid' }, exportMs);
   const hooks = new HookRegistry(seed.organizations[0]?.id ?? 1);
 
-  function record(origin: 'api' | 'storage', request: IncomingMessage): void {
-    requests.push({
+  function record(origin: 'api' | 'storage', request: IncomingMessage, response: ServerResponse): void {
+    const entry: RecordedSandboxRequest = {
       origin,
       method: request.method ?? '',
       url: request.url ?? '',
       headers: request.headers,
       at: clock.now(),
+    };
+    requests.push(entry);
+    // 'close' comes for finished and for cut answers alike; a connection dropped before any answer has no status.
+    response.once('close', () => {
+      if (response.headersSent) entry.status = response.statusCode;
+      const reset = response.getHeader('x-ratelimit-reset');
+      if (reset !== undefined) entry.rateLimitReset = Number(reset);
     });
   }
 
@@ -157,10 +171,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     response.setHeader('x-ratelimit-used', limitHeaders.used);
     response.setHeader('x-ratelimit-resource', 'core');
     if (limitHeaders.exceeded) {
+      const primary = options.rateLimit?.status === 403;
       throw new HttpFailure(
-        429,
+        primary ? 403 : 429,
         { message: 'API rate limit exceeded (sandbox rate limit)' },
-        { 'retry-after': String(limitHeaders.retryAfter) },
+        primary ? {} : { 'retry-after': String(limitHeaders.retryAfter) },
       );
     }
 
@@ -248,12 +263,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const limit = options.rateLimit?.limit ?? DEFAULT_LIMIT;
     const now = clock.now();
     let entry = usage.get(token);
-    if (!entry || now >= entry.windowStart + windowMs) {
+    if (!entry || now >= Math.ceil((entry.windowStart + windowMs) / 1000) * 1000) {
       entry = { windowStart: now, used: 0 };
       usage.set(token, entry);
     }
     entry.used++;
-    const resetMs = entry.windowStart + windowMs;
+    // Windows end on a whole second, so x-ratelimit-reset (epoch seconds) is exactly when the window ends.
+    const resetMs = Math.ceil((entry.windowStart + windowMs) / 1000) * 1000;
     return {
       limit,
       used: Math.min(entry.used, limit),

@@ -46,7 +46,7 @@ export class ArchiveStorage {
     if (!this.verify(guid, expires, url.searchParams.get('signature') ?? '')) {
       return xmlError(response, 403, 'SignatureDoesNotMatch', 'The request signature is not valid.');
     }
-    if (!Number.isFinite(expires) || expires * 1000 < this.clock.now() || this.faults.takeStorageForbidden()) {
+    if (!Number.isFinite(expires) || expires * 1000 < this.clock.now() || this.faults.takeStorageForbidden(request.headers.range !== undefined)) {
       return xmlError(response, 403, 'AccessDenied', 'Request has expired');
     }
     const archive = await this.archives.get(guid)?.();
@@ -93,7 +93,7 @@ export class ArchiveStorage {
     const stages: NodeJS.ReadWriteStream[] = [];
     const throttle = this.faults.throttleBytesPerSecond;
     if (throttle) stages.push(throttled(throttle));
-    const cutAfter = this.faults.takeCut();
+    const cutAfter = this.faults.takeCut(start, end);
     if (cutAfter !== undefined) stages.push(cutter(cutAfter, response));
     try {
       await pipeline([createReadStream(archive.path, { start, end }), ...stages, response]);

@@ -161,7 +161,11 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
     };
     await options.accept(delivery);
     answer(response, 200, { ok: true, delivery: id, duplicate: delivery.duplicate });
-    options.delivered(delivery);
+    try {
+      options.delivered(delivery);
+    } catch {
+      // The delivery is answered and saved; what the listener does next must not take the server down.
+    }
   }
 
   await new Promise<void>((resolve, reject) => {

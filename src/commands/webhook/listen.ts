@@ -87,7 +87,7 @@ export async function listen(context: Context, options: ListenOptions): Promise<
       if (delivery.verification.verified) summary.verified++;
       if (delivery.duplicate) summary.duplicates++;
       if (!wanted(delivery)) return;
-      out.line(deliveryRecord(delivery), () => deliveryLine(delivery, out.theme, secrets.length));
+      printDelivery(context, delivery, secrets.length);
       if (target && !delivery.duplicate) {
         // In arrival order, one after the other, and never before the service got its answer.
         forwarding = forwarding.then(() => forward(context, target, delivery, options.forwardTimeout ?? 30, summary));
@@ -123,6 +123,19 @@ export async function listen(context: Context, options: ListenOptions): Promise<
       (target ? `, forwarded ${summary.forwarded}, forward failures ${summary.forward_failed}` : ''),
   );
   return summary;
+}
+
+/** One line per delivery; a payload too deep to serialize is left out rather than lost with the line. */
+function printDelivery(context: Context, delivery: ReceivedDelivery, secretCount: number): void {
+  const { out } = context;
+  const human = () => deliveryLine(delivery, out.theme, secretCount);
+  try {
+    out.line(deliveryRecord(delivery), human);
+  } catch {
+    const record = { ...deliveryRecord(delivery), payload: null };
+    record.warnings = [...record.warnings, 'payload too deeply nested to print; it is saved as received'];
+    out.line(record, human);
+  }
 }
 
 async function forward(context: Context, target: string, delivery: ReceivedDelivery, timeoutSeconds: number, summary: ListenSummary) {

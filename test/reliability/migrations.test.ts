@@ -1,0 +1,133 @@
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { Migration } from '../../src/api/types.js';
+import { BIN, runCli } from '../helpers/run-cli.js';
+import { testSandbox } from '../helpers/sandbox.js';
+
+// Faults on the migration side, injected by the sandbox; every test is bounded and loopback only.
+
+const FAST = ['--interval', '0.1'];
+const tempDir = () => mkdtempSync(join(tmpdir(), 'svc-rel-'));
+const sha256 = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
+
+async function exportedArchive(padBytes: number, options: Parameters<typeof testSandbox>[0] = {}) {
+  const box = await testSandbox({ exportSeconds: 0.2, archivePadBytes: padBytes, ...options });
+  const started = await runCli(['start', 'widgets', '--wait', '--json', ...FAST], { env: box.env });
+  expect(started.code, started.stderr).toBe(0);
+  const { id } = JSON.parse(started.stdout) as Migration;
+  // The sandbox's own sha256 of the archive is its storage ETag.
+  const location = await fetch(`${box.sandbox.baseUrl}/orgs/octo-org/migrations/${id}/archive`, {
+    headers: { authorization: `Bearer ${box.sandbox.ownerToken}` },
+    redirect: 'manual',
+  }).then((r) => r.headers.get('location') ?? '');
+  const head = await fetch(location, { method: 'HEAD' });
+  const size = Number(head.headers.get('content-length'));
+  const etag = (head.headers.get('etag') ?? '').replaceAll('"', '');
+  box.sandbox.requests.length = 0;
+  return { ...box, id, size, etag };
+}
+
+describe('download under faults', () => {
+  it('survives a 64 MiB archive cut at 5 random offsets, ending with the sandbox sha256', async () => {
+    const { sandbox, env, id, size, etag } = await exportedArchive(64 * 1024 * 1024);
+    const offsets = fc.sample(fc.integer({ min: 1, max: size - 1 }), { numRuns: 5, seed: 20261122 }).sort((a, b) => a - b);
+    sandbox.faults.set({ cutAtOffsets: [...offsets] });
+    const output = join(tempDir(), 'big.tar.gz');
+    const result = await runCli(['download', String(id), '-o', output, '--json'], { env, timeoutMs: 120_000 });
+    expect(result.code, result.stderr).toBe(0);
+    expect((result.stderr.match(/download cut at/g) ?? []).length).toBe(5);
+    expect(JSON.parse(result.stdout).sha256).toBe(etag);
+    expect(sha256(output)).toBe(etag);
+    const ranges = sandbox.requests.filter((r) => r.origin === 'storage').map((r) => r.headers.range);
+    expect(ranges).toEqual([undefined, ...offsets.map((offset) => `bytes=${offset}-`)]);
+  }, 120_000);
+
+  it('gets a fresh URL when storage answers 403 mid-way, and completes', async () => {
+    const { sandbox, env, id, size, etag } = await exportedArchive(2 * 1024 * 1024);
+    // Cut half-way; the resume is then refused as expired: one fresh 302 from the API, and on it goes.
+    sandbox.faults.set({ cutAtOffsets: [Math.floor(size / 2)], storageForbiddenOnResume: 1 });
+    const output = join(tempDir(), 'a.tar.gz');
+    const result = await runCli(['download', String(id), '-o', output, '--json'], { env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(sha256(output)).toBe(etag);
+    const archiveCalls = sandbox.requests.filter((r) => r.origin === 'api' && r.url.endsWith('/archive'));
+    expect(archiveCalls).toHaveLength(2);
+    expect(sandbox.requests.filter((r) => r.origin === 'storage').map((r) => r.status)).toEqual([200, 403, 206]);
+  });
+
+  it('says the disk is full, leaves nothing under the final name, and keeps no bogus .part', async () => {
+    const { env, id } = await exportedArchive(0);
+    const dir = tempDir();
+    const output = join(dir, 'a.tar.gz');
+    symlinkSync('/dev/full', `${output}.part`);
+    const full = await runCli(['download', String(id), '-o', output], { env });
+    expect(full.code).toBe(1);
+    expect(full.stderr).toMatch(/cannot write .*a\.tar\.gz\.part: the disk is full/);
+    expect(existsSync(output)).toBe(false);
+    expect(existsSync(`${output}.part`)).toBe(false);
+
+    const unwritable = await runCli(['download', String(id), '-o', '/sys/kernel/svc-archive.tar.gz'], { env });
+    expect(unwritable.code).toBe(1);
+    expect(unwritable.stderr).toMatch(/permission denied/);
+  });
+
+  it('exits 130 on Ctrl-C mid-download and the next run resumes to the same bytes', async () => {
+    const { sandbox, env, id, etag } = await exportedArchive(4 * 1024 * 1024);
+    sandbox.faults.set({ throttleBytesPerSecond: 2 * 1024 * 1024 });
+    const output = join(tempDir(), 'a.tar.gz');
+    const child = spawn(process.execPath, [BIN, 'download', String(id), '-o', output], { env: { ...process.env, ...env } });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    setTimeout(() => child.kill('SIGINT'), 800);
+    const code = await new Promise((resolve) => child.on('exit', resolve));
+    expect(code).toBe(130);
+    expect(stderr).toMatch(/bytes are kept in .*\.part/);
+    expect(existsSync(output)).toBe(false);
+    expect(existsSync(`${output}.part`)).toBe(true);
+    sandbox.faults.clear();
+    const resumed = await runCli(['download', String(id), '-o', output, '--json'], { env });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(sandbox.requests.filter((r) => r.origin === 'storage').at(-1)?.headers.range).toMatch(/^bytes=[1-9]\d*-$/);
+    expect(sha256(output)).toBe(etag);
+  });
+});
+
+describe('rate limits and resets', () => {
+  it.each([
+    ['429 with retry-after', 429],
+    ['403 with x-ratelimit-remaining: 0', 403],
+  ] as const)('waits out %s: no request reaches the service before the reset', async (_name, status) => {
+    const { sandbox, env } = await testSandbox({ rateLimit: { limit: 3, windowSeconds: 2, status } });
+    sandbox.store.bulkExports(sandbox.store.organization('octo-org')!, 10);
+    const result = await runCli(['list', '--all', '--per-page', '2', '--json'], { env, timeoutMs: 30_000 });
+    expect(result.code, result.stderr).toBe(0);
+    expect((JSON.parse(result.stdout) as unknown[]).length).toBe(11);
+    expect(result.stderr).toMatch(/rate limited \((primary|secondary)\); waiting \d+ s until/);
+    const api = sandbox.requests.filter((r) => r.origin === 'api');
+    const refused = api.filter((r) => r.status === status);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const limited of refused) {
+      const next = api[api.indexOf(limited) + 1];
+      // Nothing reaches the service before the reset the refusal announced.
+      expect(next!.at).toBeGreaterThanOrEqual(limited.rateLimitReset! * 1000 - 5);
+    }
+  }, 40_000);
+});
+
+describe('starting a migration', () => {
+  it('never sends a second POST after a connection reset, and says to check the list', async () => {
+    const { sandbox, env } = await testSandbox();
+    sandbox.faults.set({ dropNext: 1, failPath: '/orgs/octo-org/migrations' });
+    const result = await runCli(['start', 'widgets'], { env });
+    expect(result.code).toBe(8);
+    expect(result.stderr).toMatch(/svc-migrate list/);
+    expect(sandbox.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
+  });
+});
