@@ -46,7 +46,8 @@ export class ArchiveStorage {
     if (!this.verify(guid, expires, url.searchParams.get('signature') ?? '')) {
       return xmlError(response, 403, 'SignatureDoesNotMatch', 'The request signature is not valid.');
     }
-    if (!Number.isFinite(expires) || expires * 1000 < this.clock.now() || this.faults.takeStorageForbidden(request.headers.range !== undefined)) {
+    const expired = !Number.isFinite(expires) || expires * 1000 < this.clock.now();
+    if (expired || this.faults.takeStorageForbidden(request.headers.range !== undefined)) {
       return xmlError(response, 403, 'AccessDenied', 'Request has expired');
     }
     const archive = await this.archives.get(guid)?.();
