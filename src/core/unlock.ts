@@ -10,9 +10,13 @@ export interface UnlockOutcome {
   exitCode?: ExitCode;
 }
 
-/** `owner/repo` or `repo` → the `repo_name` path parameter of spec §4.6. */
-export function repoName(name: string): string {
-  return name.includes('/') ? name.slice(name.indexOf('/') + 1) : name;
+/**
+ * `org/repo` or `repo` → the `repo_name` path parameter of spec §4.6. Only the organization's own
+ * prefix is dropped; anything else stays whole (and is percent-encoded), so `../x` names no path.
+ */
+export function repoName(name: string, org: string): string {
+  const prefix = `${org.toLowerCase()}/`;
+  return name.toLowerCase().startsWith(prefix) ? name.slice(prefix.length) : name;
 }
 
 /** Every repository name of a migration, all pages (spec §4.7). */
@@ -32,13 +36,14 @@ export async function unlockRepositories(
 ): Promise<UnlockOutcome[]> {
   const outcomes: UnlockOutcome[] = [];
   for (const name of names) {
+    const repository = repoName(name, org);
     let outcome: UnlockOutcome;
     try {
-      await unlockRepository(client, org, id, repoName(name));
-      outcome = { repository: repoName(name), ok: true };
+      await unlockRepository(client, org, id, repository);
+      outcome = { repository, ok: true };
     } catch (error) {
       if (!(error instanceof CliError)) throw error;
-      outcome = { repository: repoName(name), ok: false, error: error.message, exitCode: error.exitCode };
+      outcome = { repository, ok: false, error: error.message, exitCode: error.exitCode };
     }
     outcomes.push(outcome);
     onOutcome?.(outcome);
@@ -52,7 +57,7 @@ export async function findLockingMigration(
   org: string,
   name: string,
 ): Promise<Migration | undefined> {
-  const wanted = repoName(name).toLowerCase();
+  const wanted = repoName(name, org).toLowerCase();
   for await (const page of listAllMigrations(client, org)) {
     // Lists are newest first, so the first match is the most recent.
     const match = page.find(

@@ -58,6 +58,11 @@ export class Output {
     if (!this.quiet) this.stderr.write(`${message}\n`);
   }
 
+  /** A message a script needs even with --quiet (where a server listens). */
+  essential(message: string): void {
+    this.stderr.write(`${message}\n`);
+  }
+
   success(message: string): void {
     if (!this.quiet) this.stderr.write(`${this.theme.green('✓')} ${message}\n`);
   }

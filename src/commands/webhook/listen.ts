@@ -101,7 +101,7 @@ export async function listen(context: Context, options: ListenOptions): Promise<
     },
   });
 
-  out.info(`listening on ${receiver.url}${target ? `, forwarding to ${target}` : ''}${options.save ? `, saving to ${options.save}` : ''}`);
+  out.essential(`listening on ${receiver.url}${target ? `, forwarding to ${target}` : ''}${options.save ? `, saving to ${options.save}` : ''}`);
   if (secrets.length === 0) {
     out.warn('no secret: every delivery is accepted and marked unverified (pass --secret or set SVC_WEBHOOK_SECRET)');
     if (!LOOPBACK.test(options.host)) out.warn(`listening on ${options.host}, beyond loopback, without a secret: anyone who can reach it can post`);
