@@ -1,5 +1,8 @@
-// Helpers shared by the benchmarks: run a command several times and keep the median.
-import { spawnSync } from 'node:child_process';
+// Helpers shared by the benchmarks: medians, timing commands, peak memory, a sandbox to talk to.
+import { execFile, spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const BIN = fileURLToPath(new URL('../bin/svc-migrate.js', import.meta.url));
 
 export function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -7,7 +10,7 @@ export function median(values) {
   return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
-/** Median wall time in ms of `command args` over `runs` runs, after one warm-up. */
+/** Median wall time in ms of `command args` over `runs` runs, after one warm-up (synchronous: no server in this process). */
 export function timeCommand(command, args, { runs = 15, env = process.env } = {}) {
   const once = () => {
     const started = process.hrtime.bigint();
@@ -17,4 +20,41 @@ export function timeCommand(command, args, { runs = 15, env = process.env } = {}
   };
   once();
   return median(Array.from({ length: runs }, once));
+}
+
+/** Runs a shell command without blocking this process (a sandbox may be serving from it); ms and peak RSS in MB. */
+export function run(script, env = {}) {
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint();
+    execFile('/usr/bin/time', ['-f', 'peak-rss-kb %M', 'bash', '-c', script], { env: { ...process.env, ...env }, maxBuffer: 1 << 30 }, (error, _stdout, stderr) => {
+      if (error) return reject(new Error(`${script} failed: ${stderr}`));
+      const kb = Number(/peak-rss-kb (\d+)/.exec(stderr)?.[1]);
+      resolve({ ms: Number(process.hrtime.bigint() - started) / 1e6, rssMb: kb / 1024 });
+    });
+  });
+}
+
+/** Median of `runs` measurements of an async function returning a number. */
+export async function medianOf(runs, measure) {
+  const values = [];
+  for (let i = 0; i < runs; i++) values.push(await measure());
+  return median(values);
+}
+
+export async function sandboxWithExport(options) {
+  const { startSandbox } = await import('../dist/sandbox/server.js');
+  const sandbox = await startSandbox({ exportSeconds: 0, ...options });
+  const auth = { authorization: `Bearer ${sandbox.ownerToken}` };
+  const migration = await fetch(`${sandbox.baseUrl}/orgs/octo-org/migrations`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ repositories: ['octo-org/widgets'] }),
+  }).then((r) => r.json());
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const location = await fetch(`${sandbox.baseUrl}/orgs/octo-org/migrations/${migration.id}/archive`, { headers: auth, redirect: 'manual' }).then(
+    (r) => r.headers.get('location'),
+  );
+  await fetch(location, { method: 'HEAD' }); // builds the archive before anything is timed
+  const env = { SVC_BASE_URL: sandbox.baseUrl, SVC_TOKEN: sandbox.ownerToken, SVC_ORG: 'octo-org' };
+  return { sandbox, id: migration.id, location, env };
 }

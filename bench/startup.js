@@ -1,19 +1,16 @@
-// Benchmark 3 (issue 8): start-up of `svc-migrate --version`, `--help` and `sandbox`, against `node -e ''`.
+// Benchmark 3 (issue 8): start-up of `--version`, `--help`, `list --json` against a running
+// sandbox, and of `sandbox` itself, against `node -e ''`.
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
-import { median, timeCommand } from './lib.js';
+import { BIN, median, timeCommand } from './lib.js';
 
-const bin = fileURLToPath(new URL('../bin/svc-migrate.js', import.meta.url));
-
-/** Time from spawn until `svc-migrate sandbox --json` prints its address line. */
-function sandboxReady() {
+/** Starts `svc-migrate sandbox --json`; resolves with the time until it serves and its address line. */
+function startSandboxProcess() {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    const child = spawn(process.execPath, [bin, 'sandbox', '--json'], { stdio: ['ignore', 'pipe', 'ignore'] });
-    createInterface({ input: child.stdout }).once('line', () => {
-      resolve(Number(process.hrtime.bigint() - started) / 1e6);
-      child.kill('SIGINT');
+    const child = spawn(process.execPath, [BIN, 'sandbox', '--json'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    createInterface({ input: child.stdout }).once('line', (line) => {
+      resolve({ ms: Number(process.hrtime.bigint() - started) / 1e6, info: JSON.parse(line), child });
     });
     child.once('error', reject);
   });
@@ -23,10 +20,19 @@ export async function startupBench() {
   const baseline = timeCommand(process.execPath, ['-e', '']);
   const node = { baseline, baselineName: 'node -e \'\'' };
   const sandboxRuns = [];
-  for (let i = 0; i < 7; i++) sandboxRuns.push(await sandboxReady());
+  for (let i = 0; i < 7; i++) {
+    const { ms, child } = await startSandboxProcess();
+    sandboxRuns.push(ms);
+    child.kill('SIGINT');
+  }
+  const { info, child } = await startSandboxProcess();
+  const env = { ...process.env, SVC_BASE_URL: info.baseUrl, SVC_TOKEN: info.token, SVC_ORG: info.org };
+  const list = timeCommand(process.execPath, [BIN, 'list', '--json'], { env });
+  child.kill('SIGINT');
   return [
-    { name: 'svc-migrate --version', target: 1.5, ours: timeCommand(process.execPath, [bin, '--version']), ...node },
-    { name: 'svc-migrate --help', target: undefined, ours: timeCommand(process.execPath, [bin, '--help']), ...node },
+    { name: 'svc-migrate --version', target: 1.5, ours: timeCommand(process.execPath, [BIN, '--version']), ...node },
+    { name: 'svc-migrate --help', target: undefined, ours: timeCommand(process.execPath, [BIN, '--help']), ...node },
+    { name: 'svc-migrate list --json (a running sandbox)', target: undefined, ours: list, ...node },
     { name: 'svc-migrate sandbox (until it serves)', target: undefined, ours: median(sandboxRuns), ...node },
   ];
 }

@@ -1,14 +1,12 @@
-import { createHash, type Hash } from 'node:crypto';
 import { type EventEmitter, once } from 'node:events';
-import { createReadStream } from 'node:fs';
 import { type FileHandle, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { type Readable, Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
 import type { ApiClient, DownloadResponse } from '../api/client.js';
 import { header } from '../api/headers.js';
 import { getArchiveUrl, getMigration } from '../api/migrations.js';
 import type { Migration } from '../api/types.js';
 import type { Clock } from '../clock.js';
+import { type BackgroundHash, startBackgroundHash } from './hasher.js';
 import { CliError, ExitCode, InterruptedError, MigrationFailedError, UnavailableError, UsageError } from '../errors.js';
 
 export const ARCHIVE_RETENTION_MS = 7 * 24 * 3_600_000;
@@ -98,7 +96,7 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
     'path' in options.target
       ? await FileSink.open(options.target.path, options.target.force, migration)
       : new StreamSink(options.target.stream);
-  const hash = options.checksum ? createHash('sha256') : undefined;
+  const hash = options.checksum ? startBackgroundHash() : undefined;
   try {
     const resumedFrom = await sink.resumeFrom(hash);
     const maxResumes = options.maxResumes ?? 5;
@@ -107,7 +105,6 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
     let strikes = 0;
     let refreshes = 0;
     let total: number | undefined = sink.meta?.total;
-    let hashing = hash;
 
     for (;;) {
       const headers: Record<string, string> = {};
@@ -141,7 +138,7 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
       }
       if (response.status === 416) {
         incoming.discard();
-        hashing = await sink.restart(hash);
+        await sink.restart(hash);
         continue;
       }
       if (response.status !== 200 && response.status !== 206) {
@@ -155,12 +152,12 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
         if (!range || range.start !== sink.offset) {
           // Not the bytes we asked for: trust nothing and start over.
           incoming.discard();
-          hashing = await sink.restart(hash);
+          await sink.restart(hash);
           continue;
         }
         total = range.total;
       } else {
-        if (sink.offset > 0) hashing = await sink.restart(hash);
+        if (sink.offset > 0) await sink.restart(hash);
         const length = header(response.headers, 'content-length');
         total = length === undefined ? undefined : Number(length);
       }
@@ -171,7 +168,7 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
       let cut: string | undefined;
       try {
         await incoming.drainInto(async (chunks) => {
-          await sink.write(chunks, hashing);
+          await sink.write(chunks, hash);
           options.onProgress?.({ received: sink.offset, total, resumedFrom });
         });
         if (total !== undefined && sink.offset !== total)
@@ -190,18 +187,15 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
       }
       const restart = !rangesSupported || !etag;
       options.onNotice?.(`${cut}; ${restart ? 'restarting: storage does not support ranges' : 'resuming'}`);
-      if (restart) hashing = await sink.restart(hash);
+      if (restart) await sink.restart(hash);
       await clock.sleep(backoffMs(strikes));
     }
+    // The digest first: the worker reads the part file, which finishing renames.
+    const sha256 = await hash?.digest();
     const path = await sink.finish();
-    return {
-      migrationId: id,
-      path,
-      bytes: sink.offset,
-      ...(hashing ? { sha256: hashing.digest('hex') } : {}),
-      resumes,
-    };
+    return { migrationId: id, path, bytes: sink.offset, ...(sha256 ? { sha256 } : {}), resumes };
   } catch (error) {
+    await hash?.close();
     await sink.abandon();
     throw error;
   }
@@ -226,7 +220,7 @@ export function parseContentRange(
   return { start: Number(match[1]), end: Number(match[2]), total: Number(match[3]) };
 }
 
-const RECEIVE_QUEUE_LIMIT = 8 << 20;
+const RECEIVE_QUEUE_LIMIT = 1 << 20;
 /** A cut after at least this much new data is progress, not a strike. */
 const PROGRESS_BYTES = 1 << 20;
 
@@ -234,7 +228,7 @@ const PROGRESS_BYTES = 1 << 20;
  * Takes a response body off the socket into our own bounded queue from the moment the answer
  * arrives. A body that is cut is destroyed by the HTTP client, and a destroyed stream drops its
  * buffer; queuing at once means every byte received still reaches the disk, even when the cut
- * comes before we start writing. The body is paused while more than 8 MiB wait.
+ * comes before we start writing. The body is paused while more than 1 MiB wait.
  */
 export class IncomingBody {
   private readonly body: Readable;
@@ -304,11 +298,11 @@ export class IncomingBody {
 interface Sink {
   offset: number;
   meta: PartMeta | undefined;
-  resumeFrom(hash: Hash | undefined): Promise<number>;
-  restart(hash: Hash | undefined): Promise<Hash | undefined>;
+  resumeFrom(hash: BackgroundHash | undefined): Promise<number>;
+  restart(hash: BackgroundHash | undefined): Promise<void>;
   saveMeta(update: Pick<PartMeta, 'etag' | 'total'>): Promise<void>;
   /** Persists the chunks and adds to the hash exactly what was persisted. */
-  write(chunks: Buffer[], hash: Hash | undefined): Promise<void>;
+  write(chunks: Buffer[], hash: BackgroundHash | undefined): Promise<void>;
   finish(): Promise<string>;
   abandon(): Promise<void>;
 }
@@ -342,34 +336,26 @@ class FileSink implements Sink {
     return new FileSink(path, migration);
   }
 
-  async resumeFrom(hash: Hash | undefined): Promise<number> {
+  async resumeFrom(hash: BackgroundHash | undefined): Promise<number> {
     const meta = await readMeta(this.metaPath);
     const part = await stat(this.partPath).catch(() => undefined);
     if (meta && part && meta.guid === this.migration.guid && meta.etag) {
       this.meta = meta;
       this.offset = part.size;
-      if (hash && part.size > 0)
-        await pipeline(
-          createReadStream(this.partPath),
-          new Writable({
-            write(chunk: Buffer, _encoding, done) {
-              hash.update(chunk);
-              done();
-            },
-          }),
-        );
     } else {
       this.meta = undefined;
       this.offset = 0;
     }
     this.handle = await writable(this.partPath, this.offset > 0 ? 'r+' : 'w');
+    hash?.follow(this.partPath);
+    if (this.offset > 0) hash?.advance(this.offset);
     return this.offset;
   }
 
-  async restart(hash: Hash | undefined): Promise<Hash | undefined> {
+  async restart(hash: BackgroundHash | undefined): Promise<void> {
     await this.handle?.truncate(0);
     this.offset = 0;
-    return hash ? createHash('sha256') : undefined;
+    hash?.reset();
   }
 
   async saveMeta(update: Pick<PartMeta, 'etag' | 'total'>): Promise<void> {
@@ -377,7 +363,7 @@ class FileSink implements Sink {
     await writeFile(this.metaPath, JSON.stringify(this.meta));
   }
 
-  async write(chunks: Buffer[], hash: Hash | undefined): Promise<void> {
+  async write(chunks: Buffer[], hash: BackgroundHash | undefined): Promise<void> {
     const handle = this.handle;
     if (!handle) throw new Error('sink not opened');
     let pending = chunks;
@@ -388,17 +374,18 @@ class FileSink implements Sink {
       } catch (error) {
         throw writeError(this.partPath, error as NodeJS.ErrnoException);
       }
-      // A short write is legal: hash and count exactly what reached the file, then write the rest.
+      // A short write is legal: count exactly what reached the file, then write the rest.
       const rest: Buffer[] = [];
       for (const chunk of pending) {
         const used = Math.min(written, chunk.length);
-        if (used > 0) hash?.update(used === chunk.length ? chunk : chunk.subarray(0, used));
         if (used < chunk.length) rest.push(chunk.subarray(used));
         written -= used;
         this.offset += used;
       }
       pending = rest;
     }
+    // The hashing worker reads back what reached the file (see hasher.ts).
+    hash?.advance(this.offset);
   }
 
   async finish(): Promise<string> {
@@ -437,25 +424,25 @@ class StreamSink implements Sink {
     return 0;
   }
 
-  async restart(hash: Hash | undefined): Promise<Hash | undefined> {
+  async restart(hash: BackgroundHash | undefined): Promise<void> {
     if (this.offset > 0) {
       throw new UnavailableError('storage restarted the archive from the beginning, which a stream cannot take back', {
         hint: 'download to a file instead of -o -',
       });
     }
-    return hash;
+    hash?.reset();
   }
 
   async saveMeta(update: Pick<PartMeta, 'etag' | 'total'>): Promise<void> {
     this.meta = { migrationId: 0, guid: '', ...update };
   }
 
-  async write(chunks: Buffer[], hash: Hash | undefined): Promise<void> {
+  async write(chunks: Buffer[], hash: BackgroundHash | undefined): Promise<void> {
     for (const chunk of chunks) {
-      hash?.update(chunk);
       this.offset += chunk.length;
       if (!this.stream.write(chunk)) await once(this.stream as unknown as EventEmitter, 'drain');
     }
+    await hash?.update(chunks);
   }
 
   async finish(): Promise<string> {
