@@ -2,6 +2,7 @@
 // docs/architecture.md. Pure JavaScript on purpose: `npm ci` must work from the lock file alone.
 import js from '@eslint/js';
 import stylistic from '@stylistic/eslint-plugin';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 const decoration = ['chalk', 'ora', 'cli-table3', '@inquirer/prompts'].map((name) => ({
@@ -23,7 +24,7 @@ export default tseslint.config(
   stylistic.configs.customize({ indent: 2, quotes: 'single', semi: true, arrowParens: true, braceStyle: '1tbs' }),
   {
     linterOptions: { reportUnusedDisableDirectives: 'error' },
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly' } },
+    languageOptions: { globals: globals.node },
     rules: {
       '@stylistic/max-len': ['error', { code: 140, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreRegExpLiterals: true }],
       '@stylistic/operator-linebreak': 'off',
