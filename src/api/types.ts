@@ -194,5 +194,8 @@ export const DELIVERY_HEADERS = {
 } as const;
 export const HOOKSHOT_USER_AGENT_PREFIX = 'Service-Hookshot/';
 
+/** spec §3.3 and §8: archives are deleted automatically seven days after export. */
+export const ARCHIVE_RETENTION_MS = 7 * 24 * 3_600_000;
+
 export const API_VERSION = '2026-03-10';
 export const API_MEDIA_TYPE = 'application/vnd.service+json';

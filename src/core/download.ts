@@ -4,12 +4,11 @@ import type { Readable } from 'node:stream';
 import type { ApiClient, DownloadResponse } from '../api/client.js';
 import { header } from '../api/headers.js';
 import { getArchiveUrl, getMigration } from '../api/migrations.js';
-import type { Migration } from '../api/types.js';
+import { ARCHIVE_RETENTION_MS, type Migration } from '../api/types.js';
 import type { Clock } from '../clock.js';
 import { type BackgroundHash, startBackgroundHash } from './hasher.js';
 import { CliError, ExitCode, InterruptedError, MigrationFailedError, UnavailableError, UsageError } from '../errors.js';
 
-export const ARCHIVE_RETENTION_MS = 7 * 24 * 3_600_000;
 const WARN_BEFORE_DELETION_MS = 24 * 3_600_000;
 
 export interface DownloadProgress {

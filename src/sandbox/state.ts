@@ -1,9 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Migration, MigrationState, Repository, StartMigrationBody } from '../api/types.js';
+import { ARCHIVE_RETENTION_MS, type Migration, type MigrationState, type Repository, type StartMigrationBody } from '../api/types.js';
 import { nodeId, ownerObject, repositoryObject, type SeedData, type SeedOrganization, type UrlBases } from './seed.js';
-
-/** spec §3.3: archives are deleted seven days after export. */
-export const ARCHIVE_RETENTION_MS = 7 * 24 * 3_600_000;
 
 /** A clock tests can move forward (`POST /_sandbox/clock`), so seven days pass in a call. */
 export class SandboxClock {
