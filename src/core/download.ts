@@ -352,9 +352,10 @@ class FileSink implements Sink {
   }
 
   async restart(hash: BackgroundHash | undefined): Promise<void> {
+    // The worker may still be reading what was written; let it finish before the bytes go.
+    await hash?.reset();
     await this.handle?.truncate(0);
     this.offset = 0;
-    hash?.reset();
   }
 
   async saveMeta(update: Pick<PartMeta, 'etag' | 'total'>): Promise<void> {
@@ -429,7 +430,7 @@ class StreamSink implements Sink {
         hint: 'download to a file instead of -o -',
       });
     }
-    hash?.reset();
+    await hash?.reset();
   }
 
   async saveMeta(update: Pick<PartMeta, 'etag' | 'total'>): Promise<void> {

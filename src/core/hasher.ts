@@ -15,8 +15,8 @@ export interface BackgroundHash {
   advance(offset: number): void;
   /** Adds bytes of a stream (copied, so the caller may reuse its buffers); resolves when there is room. */
   update(chunks: Buffer[]): Promise<void>;
-  /** Starts over from byte 0 (the download restarted). */
-  reset(): void;
+  /** Starts over from byte 0; resolves once earlier work is done, so the file may then be truncated. */
+  reset(): Promise<void>;
   /** The hex digest of everything hashed since the last reset; ends the worker. */
   digest(): Promise<string>;
   /** Ends the worker without a digest. */
@@ -49,6 +49,7 @@ parentPort.on('message', (message) => {
     } else if (message.type === 'reset') {
       hash = createHash('sha256');
       position = 0;
+      parentPort.postMessage({ type: 'reset-done' });
     } else if (message.type === 'digest') {
       if (fd !== undefined) closeSync(fd);
       parentPort.postMessage({ type: 'digest', hex: hash.digest('hex') });
@@ -61,18 +62,24 @@ parentPort.on('message', (message) => {
 
 const IN_FLIGHT_LIMIT = 8 << 20;
 
-type Reply = { type: 'ack'; bytes: number } | { type: 'digest'; hex: string } | { type: 'error'; message: string };
+type Reply =
+  | { type: 'ack'; bytes: number }
+  | { type: 'reset-done' }
+  | { type: 'digest'; hex: string }
+  | { type: 'error'; message: string };
 
 export function startBackgroundHash(): BackgroundHash {
   const worker = new Worker(WORKER_SOURCE, { eval: true });
   let inFlight = 0;
   let room: (() => void) | undefined;
   let result: { resolve: (hex: string) => void; reject: (error: Error) => void } | undefined;
+  let resetDone: (() => void) | undefined;
   let failure: Error | undefined;
   const fail = (error: Error) => {
     failure ??= error;
     result?.reject(error);
     room?.();
+    resetDone?.();
   };
 
   worker.on('message', (reply: Reply) => {
@@ -82,6 +89,9 @@ export function startBackgroundHash(): BackgroundHash {
         room?.();
         room = undefined;
       }
+    } else if (reply.type === 'reset-done') {
+      resetDone?.();
+      resetDone = undefined;
     } else if (reply.type === 'digest') result?.resolve(reply.hex);
     else fail(new Error(`hashing failed: ${reply.message}`));
   });
@@ -113,8 +123,12 @@ export function startBackgroundHash(): BackgroundHash {
         });
       }
     },
-    reset() {
-      worker.postMessage({ type: 'reset' });
+    async reset() {
+      if (failure) throw failure;
+      await new Promise<void>((resolve) => {
+        resetDone = resolve;
+        worker.postMessage({ type: 'reset' });
+      });
     },
     async digest() {
       try {
