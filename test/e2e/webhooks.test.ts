@@ -150,6 +150,20 @@ describe('webhook listen', () => {
     }
   });
 
+  it('keeps a delivery whose forward fails, and treats redeliveries as new with --no-dedupe', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-save-'));
+    const listener = await listen(['--save', dir, '--no-dedupe', '--forward-to', '9/unreachable', '--forward-timeout', '2']);
+    const delivery = buildDelivery({ event: 'star', payload: { action: 'created' }, contentType: 'json' });
+    expect((await post(listener.url, delivery.headers, delivery.body)).status).toBe(200);
+    expect((await post(listener.url, delivery.headers, delivery.body)).status).toBe(200);
+    await listener.waitFor(2);
+    expect(listener.lines.map((l) => l.duplicate)).toEqual([false, false]);
+    expect(readdirSync(dir)).toEqual([`${delivery.id}.http`]);
+    await listener.stop();
+    expect(listener.stderr()).toMatch(/→ http:\/\/localhost:9\/unreachable failed for /);
+    expect(listener.stderr()).toMatch(/forwarded 0, forward failures 2/);
+  });
+
   it('refuses a misspelt --events filter and filters by event.action', async () => {
     const typo = await runCli(['webhook', 'listen', '--port', '0', '--events', 'pull_requests']);
     expect(typo.code).toBe(2);
