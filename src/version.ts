@@ -8,6 +8,5 @@ interface PackageInfo {
 // Read at run time rather than bundled so the published package has one source of truth.
 const info = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as PackageInfo;
 
-export const PACKAGE_NAME = info.name;
 export const VERSION = info.version;
 export const USER_AGENT = `${info.name}/${info.version}`;

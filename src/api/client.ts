@@ -54,7 +54,7 @@ export interface Timeouts {
 }
 
 // Generous on purpose: a slow but healthy answer must not hit a cliff; a dead peer must not hang forever.
-export const DEFAULT_TIMEOUTS: Timeouts = { connectMs: 15_000, headersMs: 60_000, bodyIdleMs: 60_000 };
+const DEFAULT_TIMEOUTS: Timeouts = { connectMs: 15_000, headersMs: 60_000, bodyIdleMs: 60_000 };
 
 export interface ClientOptions {
   baseUrl: string;
@@ -102,7 +102,7 @@ export interface DownloadResponse {
   body: Readable;
 }
 
-export const DEFAULT_MAX_RATE_LIMIT_WAIT_MS = 5 * 60_000;
+const DEFAULT_MAX_RATE_LIMIT_WAIT_MS = 5 * 60_000;
 const MAX_RATE_LIMIT_WAITS = 4;
 const SECONDARY_DEFAULT_WAIT_MS = 60_000;
 

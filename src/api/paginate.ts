@@ -20,7 +20,7 @@ export function parseLinkHeader(header: string | undefined | null): Links {
   return links;
 }
 
-export const MAX_PER_PAGE = 100;
+const MAX_PER_PAGE = 100;
 
 export interface ClampResult {
   perPage: number;

@@ -11,7 +11,7 @@ export interface LoginOptions {
 }
 
 /** At most a short prefix of a token, so a screen or a log never shows it whole. */
-export function tokenHint(token: string): string {
+function tokenHint(token: string): string {
   return token.length <= 8 ? '****' : `${token.slice(0, 4)}…`;
 }
 

@@ -8,7 +8,7 @@ import { CONFIG_KEYS, type ConfigKey, configDirectory, openSettingsStore, readSt
 const keyArgument = () => new Argument('<key>', 'org, baseUrl or apiVersion').choices(CONFIG_KEYS);
 
 /** A value for a config key, or a usage error saying what is wrong with it. */
-export function checkConfigValue(key: ConfigKey, value: string): string {
+function checkConfigValue(key: ConfigKey, value: string): string {
   if (key === 'baseUrl') {
     let url: URL;
     try {

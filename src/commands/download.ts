@@ -45,7 +45,7 @@ export function downloadSettings(context: Context, flags: DownloadFlags) {
 }
 
 /** Publishes a finished download: on stdout, unless stdout carried the archive itself. */
-export function reportDownload(context: Context, summary: DownloadSummary, toStdout: boolean): void {
+function reportDownload(context: Context, summary: DownloadSummary, toStdout: boolean): void {
   if (toStdout) context.out.info(context.out.json ? JSON.stringify(summary) : downloadMessage(summary));
   else context.out.result(summary, downloadMessage);
 }

@@ -70,7 +70,7 @@ export async function collectRepositories(
     entries.push(...parseReposFile(text, flags.reposFile === '-' ? 'stdin' : flags.reposFile));
   }
   const org = context.org();
-  let repositories = normalizeRepositories(entries, org);
+  const repositories = normalizeRepositories(entries, org);
   if (flags.orgMetadataOnly) {
     if (repositories.length > 0) {
       throw new UsageError('--org-metadata-only exports no repositories; do not name any', {
@@ -80,22 +80,19 @@ export async function collectRepositories(
     return { repositories: [], asked: false };
   }
   if (repositories.length > 0) return { repositories, asked: false };
-  {
-    const answer = await context.prompt.input(
-      'Repositories to export (comma or space separated)',
-      'at least one repository',
-      'repository names or --repos-file',
-    );
-    repositories = normalizeRepositories(
-      answer
-        .split(/[\s,]+/)
-        .filter(Boolean)
-        .map((name, index) => ({ name, source: `answer ${index + 1}` })),
-      org,
-    );
-    if (repositories.length === 0) throw new UsageError('no repositories given');
-  }
-  return { repositories, asked: true };
+  // None given: ask on a terminal (the prompter refuses with a usage error everywhere else).
+  const answer = await context.prompt.input(
+    'Repositories to export (comma or space separated)',
+    'at least one repository',
+    'repository names or --repos-file',
+  );
+  const answered = answer
+    .split(/[\s,]+/)
+    .filter(Boolean)
+    .map((name, index) => ({ name, source: `answer ${index + 1}` }));
+  const chosen = normalizeRepositories(answered, org);
+  if (chosen.length === 0) throw new UsageError('no repositories given');
+  return { repositories: chosen, asked: true };
 }
 
 export function startBody(repositories: string[], flags: StartFlags): StartMigrationBody {

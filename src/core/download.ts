@@ -49,7 +49,7 @@ interface PartMeta {
 }
 
 /** The check before a download: the migration must be exported, and its archive not about to go. */
-export async function checkDownloadable(
+async function checkDownloadable(
   client: ApiClient,
   org: string,
   id: number,
@@ -211,7 +211,7 @@ function resumeHint(sink: Sink, id: number): string {
     : `run \`svc-migrate download ${id}\` again`;
 }
 
-export function parseContentRange(
+function parseContentRange(
   value: string | undefined,
 ): { start: number; end: number; total: number } | undefined {
   const match = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(value?.trim() ?? '');
@@ -229,7 +229,7 @@ const PROGRESS_BYTES = 1 << 20;
  * buffer; queuing at once means every byte received still reaches the disk, even when the cut
  * comes before we start writing. The body is paused while more than 1 MiB wait.
  */
-export class IncomingBody {
+class IncomingBody {
   private readonly body: Readable;
   private readonly queue: Buffer[] = [];
   private queued = 0;

@@ -45,7 +45,7 @@ const GIT_ENV = {
 };
 
 /** A real bare repository with one commit when git is installed; a minimal synthetic layout otherwise. */
-export async function bareRepository(cacheDir: string, repo: Repository): Promise<string> {
+async function bareRepository(cacheDir: string, repo: Repository): Promise<string> {
   const dest = join(cacheDir, 'git', `${repo.full_name}.git`);
   if (await stat(dest).catch(() => undefined)) return dest;
   await mkdir(join(dest, '..'), { recursive: true });

@@ -36,7 +36,7 @@ export interface Timeline {
 }
 
 /** Any repository whose name contains "fail" drives its migration to `failed` (docs/sandbox.md). */
-export const FAILING_REPOSITORY = /fail/i;
+const FAILING_REPOSITORY = /fail/i;
 
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, '+00:00');
 

@@ -8,7 +8,7 @@ function octal(value: number, width: number): string {
   return `${value.toString(8).padStart(width - 1, '0')}\0`;
 }
 
-export function tarHeader(name: string, size: number, type: 'file' | 'directory', mtime: number): Buffer {
+function tarHeader(name: string, size: number, type: 'file' | 'directory', mtime: number): Buffer {
   const header = Buffer.alloc(BLOCK);
   let path = name;
   let prefix = '';

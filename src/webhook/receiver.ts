@@ -6,7 +6,7 @@ import { BodyError, type ContentKind, contentKind, headerWarnings, MAX_PAYLOAD_B
 import { verifySignature } from './signature.js';
 
 /** spec §8 caps payloads at 25 MB; a form body percent-encodes that JSON, up to three bytes for one. */
-export const BODY_LIMITS: Record<ContentKind, number> = { json: MAX_PAYLOAD_BYTES, form: MAX_PAYLOAD_BYTES * 3 + 16 };
+const BODY_LIMITS: Record<ContentKind, number> = { json: MAX_PAYLOAD_BYTES, form: MAX_PAYLOAD_BYTES * 3 + 16 };
 
 export interface ReceivedDelivery {
   /** Arrival order, from 1. */
