@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -93,7 +93,13 @@ describe('download under faults', () => {
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk;
     });
-    setTimeout(() => child.kill('SIGINT'), 800);
+    // Interrupt once some of the archive is on disk, however long start-up took.
+    const poll = setInterval(() => {
+      if (existsSync(`${output}.part`) && statSync(`${output}.part`).size > 0) {
+        clearInterval(poll);
+        child.kill('SIGINT');
+      }
+    }, 20);
     const code = await new Promise((resolve) => child.on('exit', resolve));
     expect(code).toBe(130);
     expect(stderr).toMatch(/bytes are kept in .*\.part/);
