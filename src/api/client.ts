@@ -1,5 +1,5 @@
-import type { Readable } from 'node:stream';
-import { Agent, type Dispatcher, EnvHttpProxyAgent, request } from 'undici';
+import type { Writable } from 'node:stream';
+import { Agent, type Dispatcher, EnvHttpProxyAgent, request, stream } from 'undici';
 import { type Clock, systemClock } from '../clock.js';
 import {
   AuthError,
@@ -96,10 +96,10 @@ export interface ApiResponse<T> {
   notModified: boolean;
 }
 
-export interface DownloadResponse {
+export interface DownloadResponse<B> {
   status: number;
   headers: Headers;
-  body: Readable;
+  body: B;
 }
 
 const DEFAULT_MAX_RATE_LIMIT_WAIT_MS = 5 * 60_000;
@@ -280,37 +280,43 @@ export class ApiClient {
   /**
    * Opens a download from archive storage (spec §4.4). Never sends the API token, not even to the
    * API's own origin: storage URLs carry their own signature. Not retried here: the caller resumes.
+   * The body is written into `createBody()` as it arrives (undici's stream API), so every byte
+   * received is handed over even when the connection is cut right after.
    */
-  async openDownload(url: URL, headers: Record<string, string>): Promise<DownloadResponse> {
+  openDownload<B extends Writable>(url: URL, headers: Record<string, string>, createBody: () => B): Promise<DownloadResponse<B>> {
     this.throwIfAborted();
     const printable = redactUrl(url.toString());
     const sent = { 'user-agent': this.options.userAgent, ...headers };
     this.trace(`→ GET ${printable}`, sent);
-    try {
-      const response = await request(url, {
-        method: 'GET',
-        headers: sent,
-        dispatcher: this.dispatcher,
-        signal: this.options.signal,
-        ...this.requestTimeouts(),
+    return new Promise((resolve, reject) => {
+      let answered = false;
+      const options = { method: 'GET' as const, headers: sent, dispatcher: this.dispatcher, signal: this.options.signal, ...this.requestTimeouts() };
+      stream(url, options, ({ statusCode, headers: raw }) => {
+        answered = true;
+        const responseHeaders = raw as Headers;
+        this.trace(`← ${statusCode} GET ${printable}`, {
+          'content-length': header(responseHeaders, 'content-length'),
+          'content-range': header(responseHeaders, 'content-range'),
+          'accept-ranges': header(responseHeaders, 'accept-ranges'),
+          etag: header(responseHeaders, 'etag'),
+        });
+        const body = createBody();
+        resolve({ status: statusCode, headers: responseHeaders, body });
+        return body;
+      }).catch((error: unknown) => {
+        // Once answered, a failure reaches the caller through the body (undici destroys it).
+        if (answered) return;
+        if (this.options.signal?.aborted) return reject(new InterruptedError());
+        const failure = classifyNetworkError(error);
+        this.trace(`✗ GET ${printable} ${failure.code}: ${failure.message}`);
+        reject(
+          new UnavailableError(`the archive download failed: ${failure.code} ${failure.message}`, {
+            hint: 'run the same command again to resume',
+            cause: failure,
+          }),
+        );
       });
-      const responseHeaders = response.headers as Headers;
-      this.trace(`← ${response.statusCode} GET ${printable}`, {
-        'content-length': header(responseHeaders, 'content-length'),
-        'content-range': header(responseHeaders, 'content-range'),
-        'accept-ranges': header(responseHeaders, 'accept-ranges'),
-        etag: header(responseHeaders, 'etag'),
-      });
-      return { status: response.statusCode, headers: responseHeaders, body: response.body };
-    } catch (error) {
-      this.throwIfAborted();
-      const failure = classifyNetworkError(error);
-      this.trace(`✗ GET ${printable} ${failure.code}: ${failure.message}`);
-      throw new UnavailableError(`the archive download failed: ${failure.code} ${failure.message}`, {
-        hint: 'run the same command again to resume',
-        cause: failure,
-      });
-    }
+    });
   }
 
   async close(): Promise<void> {

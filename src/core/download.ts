@@ -1,6 +1,6 @@
 import { type EventEmitter, once } from 'node:events';
 import { type FileHandle, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import type { Readable } from 'node:stream';
+import { Writable } from 'node:stream';
 import type { ApiClient, DownloadResponse } from '../api/client.js';
 import { header } from '../api/headers.js';
 import { getArchiveUrl, getMigration } from '../api/migrations.js';
@@ -111,16 +111,16 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
         headers.range = `bytes=${sink.offset}-`;
         headers['if-range'] = sink.meta.etag;
       }
-      let response: DownloadResponse;
+      let response: DownloadResponse<IncomingBody>;
       try {
-        response = await client.openDownload(url, headers);
+        response = await client.openDownload(url, headers, () => new IncomingBody());
       } catch (error) {
         if (!(error instanceof UnavailableError) || strikes >= maxResumes) throw error;
         strikes++;
         await clock.sleep(backoffMs(strikes));
         continue;
       }
-      const incoming = new IncomingBody(response.body);
+      const incoming = response.body;
 
       if (response.status === 403 || response.status === 404 || response.status === 410) {
         incoming.discard();
@@ -224,38 +224,46 @@ const RECEIVE_QUEUE_LIMIT = 1 << 20;
 const PROGRESS_BYTES = 1 << 20;
 
 /**
- * Takes a response body off the socket into our own bounded queue from the moment the answer
- * arrives. A body that is cut is destroyed by the HTTP client, and a destroyed stream drops its
- * buffer; queuing at once means every byte received still reaches the disk, even when the cut
- * comes before we start writing. The body is paused while more than 1 MiB wait.
+ * Where the HTTP client writes a download's body as it parses it. Chunks go into our own bounded
+ * queue at once (the write callback is held back while more than 1 MiB waits), so when the
+ * connection is cut, every byte received is still there to be written to disk.
  */
-class IncomingBody {
-  private readonly body: Readable;
+class IncomingBody extends Writable {
   private readonly queue: Buffer[] = [];
   private queued = 0;
   private ended = false;
   private failure: unknown;
   private wake: (() => void) | undefined;
+  /** The write callback held back while the queue is full (backpressure to the socket). */
+  private held: (() => void) | undefined;
 
-  constructor(body: Readable) {
-    this.body = body;
-    body.on('data', (chunk: Buffer) => {
-      this.queue.push(chunk);
-      this.queued += chunk.length;
-      if (this.queued > RECEIVE_QUEUE_LIMIT) body.pause();
-      this.signal();
-    });
-    body.once('end', () => this.finish(undefined));
-    body.once('error', (error) => this.finish(error));
-    // A body can also be destroyed without an error event; without this we would wait forever.
-    body.once('close', () => this.finish(this.ended ? undefined : new Error('the connection closed early')));
-    // The cut may have come before we could listen: then its events are gone, so read its state.
-    if (body.destroyed) this.finish(body.errored ?? new Error('the connection closed early'));
+  constructor() {
+    super();
+    // How the body ended is reported by drainInto; the stream's own error event has no reader.
+    this.on('error', () => {});
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
+    this.queue.push(chunk);
+    this.queued += chunk.length;
+    if (this.queued > RECEIVE_QUEUE_LIMIT) this.held = done;
+    else done();
+    this.signal();
+  }
+
+  override _final(done: (error?: Error | null) => void): void {
+    this.finish(undefined);
+    done();
+  }
+
+  override _destroy(error: Error | null, done: (error?: Error | null) => void): void {
+    this.finish(error ?? new Error('the connection closed early'));
+    done(error);
   }
 
   /** Drops an answer we will not read; the abort it causes is expected. */
   discard(): void {
-    this.body.destroy();
+    this.destroy();
   }
 
   /** Hands every received chunk to `write`, in order, then rethrows how the body ended if it failed. */
@@ -264,7 +272,9 @@ class IncomingBody {
       if (this.queue.length > 0) {
         const batch = this.queue.splice(0);
         this.queued = 0;
-        if (!this.ended) this.body.resume();
+        const release = this.held;
+        this.held = undefined;
+        release?.();
         try {
           await write(batch);
         } catch (error) {
