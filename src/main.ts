@@ -2,6 +2,7 @@ import { CommanderError } from 'commander';
 import { CliError, ExitCode, InterruptedError } from './errors.js';
 import type { Io } from './io.js';
 import { buildProgram } from './program.js';
+import { tuneRuntime } from './runtime.js';
 import { colorChoice } from './settings/resolve.js';
 import { Output } from './ui/output.js';
 
@@ -39,6 +40,7 @@ function errorOutput(argv: string[], io: Io): Output {
 
 /** The process entry point (bin/svc-migrate.js). */
 export async function main(proc: NodeJS.Process): Promise<void> {
+  tuneRuntime();
   const controller = new AbortController();
   const onSigint = () => {
     if (controller.signal.aborted) proc.exit(ExitCode.Interrupted);

@@ -1,12 +1,15 @@
 import { type EventEmitter, once } from 'node:events';
+import { writeSync } from 'node:fs';
 import { type FileHandle, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import type { ApiClient, DownloadResponse } from '../api/client.js';
 import { header } from '../api/headers.js';
 import { getArchiveUrl, getMigration } from '../api/migrations.js';
 import { ARCHIVE_RETENTION_MS, type Migration } from '../api/types.js';
 import type { Clock } from '../clock.js';
 import { type BackgroundHash, startBackgroundHash } from './hasher.js';
+import { collectorEvery } from '../runtime.js';
 import { CliError, ExitCode, InterruptedError, MigrationFailedError, UnavailableError, UsageError } from '../errors.js';
 
 const WARN_BEFORE_DELETION_MS = 24 * 3_600_000;
@@ -96,6 +99,7 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
       ? await FileSink.open(options.target.path, options.target.force, migration)
       : new StreamSink(options.target.stream);
   const hash = options.checksum ? startBackgroundHash() : undefined;
+  const collectGarbage = collectorEvery(GARBAGE_STEP);
   try {
     const resumedFrom = await sink.resumeFrom(hash);
     const maxResumes = options.maxResumes ?? 5;
@@ -111,9 +115,9 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
         headers.range = `bytes=${sink.offset}-`;
         headers['if-range'] = sink.meta.etag;
       }
-      let response: DownloadResponse<IncomingBody>;
+      let response: DownloadResponse<ResponseBody>;
       try {
-        response = await client.openDownload(url, headers, () => new IncomingBody());
+        response = await client.openDownload(url, headers, () => new ResponseBody());
       } catch (error) {
         if (!(error instanceof UnavailableError) || strikes >= maxResumes) throw error;
         strikes++;
@@ -166,9 +170,11 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
       const before = sink.offset;
       let cut: string | undefined;
       try {
-        await incoming.drainInto(async (chunks) => {
-          await sink.write(chunks, hash);
+        await incoming.readInto((chunk) => {
+          const written = sink.write(chunk, hash);
+          collectGarbage(chunk.length);
           options.onProgress?.({ received: sink.offset, total, resumedFrom });
+          return written;
         });
         if (total !== undefined && sink.offset !== total)
           cut = `the archive ended early at ${sink.offset} of ${total} bytes`;
@@ -219,46 +225,29 @@ function parseContentRange(
   return { start: Number(match[1]), end: Number(match[2]), total: Number(match[3]) };
 }
 
-const RECEIVE_QUEUE_LIMIT = 1 << 20;
+/** A download's received buffers are collected every this many bytes (see runtime.ts). */
+const GARBAGE_STEP = 8 << 20;
 /** A cut after at least this much new data is progress, not a strike. */
 const PROGRESS_BYTES = 1 << 20;
 
 /**
- * Where the HTTP client writes a download's body as it parses it. Chunks go into our own bounded
- * queue at once (the write callback is held back while more than 1 MiB waits), so when the
- * connection is cut, every byte received is still there to be written to disk.
+ * Where the HTTP client writes a download's body as it parses it. The first chunk waits until the
+ * caller has judged the status and hands over a consumer; from then on each chunk goes straight to
+ * it, so when the connection is cut, every byte received has already been written.
  */
-class IncomingBody extends Writable {
-  private readonly queue: Buffer[] = [];
-  private queued = 0;
-  private ended = false;
-  private failure: unknown;
-  private wake: (() => void) | undefined;
-  /** The write callback held back while the queue is full (backpressure to the socket). */
-  private held: (() => void) | undefined;
+class ResponseBody extends Writable {
+  private consumer: ((chunk: Buffer) => void | Promise<void>) | undefined;
+  private waiting: { chunk: Buffer; done: (error?: Error | null) => void } | undefined;
 
   constructor() {
     super();
-    // How the body ended is reported by drainInto; the stream's own error event has no reader.
+    // A failure is reported by readInto; a body nobody reads may fail unheard.
     this.on('error', () => {});
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
-    this.queue.push(chunk);
-    this.queued += chunk.length;
-    if (this.queued > RECEIVE_QUEUE_LIMIT) this.held = done;
-    else done();
-    this.signal();
-  }
-
-  override _final(done: (error?: Error | null) => void): void {
-    this.finish(undefined);
-    done();
-  }
-
-  override _destroy(error: Error | null, done: (error?: Error | null) => void): void {
-    this.finish(error ?? new Error('the connection closed early'));
-    done(error);
+    if (this.consumer) this.consume(chunk, done);
+    else this.waiting = { chunk, done };
   }
 
   /** Drops an answer we will not read; the abort it causes is expected. */
@@ -266,41 +255,25 @@ class IncomingBody extends Writable {
     this.destroy();
   }
 
-  /** Hands every received chunk to `write`, in order, then rethrows how the body ended if it failed. */
-  async drainInto(write: (chunks: Buffer[]) => Promise<void>): Promise<void> {
-    for (;;) {
-      if (this.queue.length > 0) {
-        const batch = this.queue.splice(0);
-        this.queued = 0;
-        const release = this.held;
-        this.held = undefined;
-        release?.();
-        try {
-          await write(batch);
-        } catch (error) {
-          this.discard();
-          throw error;
-        }
-        continue;
-      }
-      if (this.ended) break;
-      await new Promise<void>((resolve) => {
-        this.wake = resolve;
-      });
+  /** Hands every chunk to `consumer`, in order; resolves when the body ended, rejects if it failed. */
+  async readInto(consumer: (chunk: Buffer) => void | Promise<void>): Promise<void> {
+    this.consumer = consumer;
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    if (waiting) this.consume(waiting.chunk, waiting.done);
+    await finished(this);
+  }
+
+  private consume(chunk: Buffer, done: (error?: Error | null) => void): void {
+    let pending: void | Promise<void>;
+    try {
+      pending = this.consumer?.(chunk);
+    } catch (error) {
+      done(error as Error);
+      return;
     }
-    if (this.failure) throw this.failure;
-  }
-
-  private finish(failure: unknown): void {
-    if (this.ended) return;
-    this.ended = true;
-    this.failure = failure;
-    this.signal();
-  }
-
-  private signal(): void {
-    this.wake?.();
-    this.wake = undefined;
+    if (pending) pending.then(() => done(), done);
+    else done();
   }
 }
 
@@ -310,8 +283,8 @@ interface Sink {
   resumeFrom(hash: BackgroundHash | undefined): Promise<number>;
   restart(hash: BackgroundHash | undefined): Promise<void>;
   saveMeta(update: Pick<PartMeta, 'etag' | 'total'>): Promise<void>;
-  /** Persists the chunks and adds to the hash exactly what was persisted. */
-  write(chunks: Buffer[], hash: BackgroundHash | undefined): Promise<void>;
+  /** Persists a chunk and adds to the hash exactly what was persisted; a promise means "wait before the next". */
+  write(chunk: Buffer, hash: BackgroundHash | undefined): void | Promise<void>;
   finish(): Promise<string>;
   abandon(): Promise<void>;
 }
@@ -373,26 +346,24 @@ class FileSink implements Sink {
     await writeFile(this.metaPath, JSON.stringify(this.meta));
   }
 
-  async write(chunks: Buffer[], hash: BackgroundHash | undefined): Promise<void> {
+  /**
+   * Synchronous on purpose: a write to the page cache takes microseconds, and waiting for the thread
+   * pool instead made downloads nearly twice as slow as curl (docs/benchmarks.md).
+   */
+  write(chunk: Buffer, hash: BackgroundHash | undefined): void {
     const handle = this.handle;
     if (!handle) throw new Error('sink not opened');
-    let pending = chunks;
-    while (pending.length > 0) {
+    let done = 0;
+    while (done < chunk.length) {
+      // A short write is legal: count exactly what reached the file, then write the rest.
       let written: number;
       try {
-        ({ bytesWritten: written } = await handle.writev(pending, this.offset));
+        written = writeSync(handle.fd, chunk, done, chunk.length - done, this.offset);
       } catch (error) {
         throw writeError(this.partPath, error as NodeJS.ErrnoException);
       }
-      // A short write is legal: count exactly what reached the file, then write the rest.
-      const rest: Buffer[] = [];
-      for (const chunk of pending) {
-        const used = Math.min(written, chunk.length);
-        if (used < chunk.length) rest.push(chunk.subarray(used));
-        written -= used;
-        this.offset += used;
-      }
-      pending = rest;
+      done += written;
+      this.offset += written;
     }
     // The hashing worker reads back what reached the file (see hasher.ts).
     hash?.advance(this.offset);
@@ -447,12 +418,10 @@ class StreamSink implements Sink {
     this.meta = { migrationId: 0, guid: '', ...update };
   }
 
-  async write(chunks: Buffer[], hash: BackgroundHash | undefined): Promise<void> {
-    for (const chunk of chunks) {
-      this.offset += chunk.length;
-      if (!this.stream.write(chunk)) await once(this.stream as unknown as EventEmitter, 'drain');
-    }
-    await hash?.update(chunks);
+  async write(chunk: Buffer, hash: BackgroundHash | undefined): Promise<void> {
+    this.offset += chunk.length;
+    if (!this.stream.write(chunk)) await once(this.stream as unknown as EventEmitter, 'drain');
+    await hash?.update(chunk);
   }
 
   async finish(): Promise<string> {

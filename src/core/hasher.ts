@@ -11,10 +11,10 @@ import { Worker } from 'node:worker_threads';
 export interface BackgroundHash {
   /** Hash the file at `path` as it grows (call once, before `advance`). */
   follow(path: string): void;
-  /** The followed file now holds `offset` bytes: hash up to there. */
+  /** The followed file now holds `offset` bytes: hash up to there (told to the worker about every MiB). */
   advance(offset: number): void;
-  /** Adds bytes of a stream (copied, so the caller may reuse its buffers); resolves when there is room. */
-  update(chunks: Buffer[]): Promise<void>;
+  /** Adds bytes of a stream (copied, so the caller may reuse its buffer); resolves when there is room. */
+  update(chunk: Buffer): Promise<void>;
   /** Starts over from byte 0; resolves once earlier work is done, so the file may then be truncated. */
   reset(): Promise<void>;
   /** The hex digest of everything hashed since the last reset; ends the worker. */
@@ -61,6 +61,8 @@ parentPort.on('message', (message) => {
 `;
 
 const IN_FLIGHT_LIMIT = 8 << 20;
+/** Telling the worker about every 64 KiB chunk costs more than the hashing it saves; it learns of each MiB. */
+const ADVANCE_STEP = 1 << 20;
 
 type Reply =
   | { type: 'ack'; bytes: number }
@@ -71,6 +73,13 @@ type Reply =
 export function startBackgroundHash(): BackgroundHash {
   const worker = new Worker(WORKER_SOURCE, { eval: true });
   let inFlight = 0;
+  let advanced = 0;
+  let told = 0;
+  const tell = () => {
+    if (told === advanced) return;
+    told = advanced;
+    worker.postMessage({ type: 'advance', offset: advanced });
+  };
   let room: (() => void) | undefined;
   let result: { resolve: (hex: string) => void; reject: (error: Error) => void } | undefined;
   let resetDone: (() => void) | undefined;
@@ -102,20 +111,15 @@ export function startBackgroundHash(): BackgroundHash {
       worker.postMessage({ type: 'follow', path });
     },
     advance(offset) {
-      worker.postMessage({ type: 'advance', offset });
+      advanced = offset;
+      if (advanced - told >= ADVANCE_STEP) tell();
     },
-    async update(chunks) {
+    async update(chunk) {
       if (failure) throw failure;
-      const size = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
-      if (size === 0) return;
-      // One fresh buffer per batch, transferred (not copied again) to the worker.
-      const bytes = new Uint8Array(size);
-      let offset = 0;
-      for (const chunk of chunks) {
-        bytes.set(chunk, offset);
-        offset += chunk.length;
-      }
-      inFlight += size;
+      if (chunk.length === 0) return;
+      // A fresh copy, transferred (not copied again) to the worker.
+      const bytes = new Uint8Array(chunk);
+      inFlight += bytes.length;
       worker.postMessage({ type: 'update', bytes }, [bytes.buffer]);
       if (inFlight > IN_FLIGHT_LIMIT) {
         await new Promise<void>((resolve) => {
@@ -127,6 +131,7 @@ export function startBackgroundHash(): BackgroundHash {
       if (failure) throw failure;
       await new Promise<void>((resolve) => {
         resetDone = resolve;
+        advanced = told = 0;
         worker.postMessage({ type: 'reset' });
       });
     },
@@ -135,6 +140,7 @@ export function startBackgroundHash(): BackgroundHash {
         if (failure) throw failure;
         return await new Promise<string>((resolve, reject) => {
           result = { resolve, reject };
+          tell();
           worker.postMessage({ type: 'digest' });
         });
       } finally {
