@@ -91,6 +91,9 @@ async function checkDownloadable(
  */
 export async function downloadArchive(client: ApiClient, options: DownloadOptions): Promise<DownloadResult> {
   const { org, id, clock } = options;
+  // Both questions at once: one round trip less before the first byte. The check's answer wins.
+  const archiveUrl = getArchiveUrl(client, org, id);
+  archiveUrl.catch(() => {});
   const { migration, warning } = await checkDownloadable(client, org, id, clock.now());
   if (warning) options.onNotice?.(warning);
 
@@ -103,7 +106,7 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
   try {
     const resumedFrom = await sink.resumeFrom(hash);
     const maxResumes = options.maxResumes ?? 5;
-    let url = await getArchiveUrl(client, org, id);
+    let url = await archiveUrl;
     let resumes = 0;
     let strikes = 0;
     let refreshes = 0;

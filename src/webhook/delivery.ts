@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { DELIVERY_HEADERS, HOOKSHOT_USER_AGENT_PREFIX } from '../api/types.js';
 import { signatureHeaders } from './signature.js';
@@ -46,8 +47,6 @@ export function buildDelivery(input: DeliveryInput): OutgoingDelivery {
 
 export class BodyError extends Error {}
 
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-
 /** The content type a delivery declares, or undefined for anything else (spec §6.1). */
 export function contentKind(header: string | undefined): ContentKind | undefined {
   const type = (header ?? '').split(';')[0]?.trim().toLowerCase();
@@ -58,12 +57,10 @@ export function contentKind(header: string | undefined): ContentKind | undefined
 
 /** The payload of a JSON body, or of the `payload` field of a form body. Throws BodyError with a reason. */
 export function parsePayload(raw: Buffer, kind: ContentKind): unknown {
-  let text: string;
-  try {
-    text = strictUtf8.decode(raw);
-  } catch {
-    throw new BodyError('the body is not valid UTF-8');
-  }
+  // A native check, then a plain decode: a fatal TextDecoder costs more on every delivery.
+  if (!isUtf8(raw)) throw new BodyError('the body is not valid UTF-8');
+  let text = raw.toString('utf8');
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // as TextDecoder did: a byte-order mark is not content
   if (kind === 'form') {
     const field = new URLSearchParams(text).get('payload');
     if (field === null) throw new BodyError('form body without a "payload" field');
