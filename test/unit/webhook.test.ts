@@ -90,5 +90,9 @@ describe('deliveries (spec 6.1)', () => {
     expect(() => parsePayload(Buffer.from('a=1'), 'form')).toThrow(/without a "payload" field/);
     expect(() => parsePayload(Buffer.from('{"a":'), 'json')).toThrow(/malformed JSON/);
     expect(() => parsePayload(Buffer.from([0x7b, 0xff, 0x7d]), 'json')).toThrow(/not valid UTF-8/);
+    // An overlong encoding and a lone surrogate are invalid too; a byte-order mark is not content.
+    expect(() => parsePayload(Buffer.from([0x22, 0xc0, 0xaf, 0x22]), 'json')).toThrow(/not valid UTF-8/);
+    expect(() => parsePayload(Buffer.from([0x22, 0xed, 0xa0, 0x80, 0x22]), 'json')).toThrow(/not valid UTF-8/);
+    expect(parsePayload(Buffer.from('\ufeff{"a":"é"}'), 'json')).toEqual({ a: 'é' });
   });
 });
