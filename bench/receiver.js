@@ -40,6 +40,12 @@ function load(url, { 'content-length': _length, ...headers }, body) {
 
 const RUNS = 3;
 
+async function stop(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGINT');
+  await once(child, 'exit');
+}
+
 /** Requests/s and p99 of one receiver under load; `readAddress` is where it prints its address. */
 async function measureReceiver(args, readAddress, headers, body) {
   const receiver = startProcess(args, readAddress);
@@ -50,8 +56,7 @@ async function measureReceiver(args, readAddress, headers, body) {
     }
     return result;
   } finally {
-    receiver.child.kill('SIGINT');
-    await once(receiver.child, 'exit');
+    await stop(receiver.child);
   }
 }
 
@@ -63,8 +68,7 @@ async function bigPayload() {
   const { 'content-length': _length, ...headers } = big.headers; // fetch sets it itself
   const answer = await fetch(url, { method: 'POST', headers, body: big.body });
   const after = rssMb(ours.child.pid);
-  ours.child.kill('SIGINT');
-  await once(ours.child, 'exit');
+  await stop(ours.child);
   return { status: answer.status, before, after };
 }
 
