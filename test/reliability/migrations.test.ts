@@ -1,6 +1,6 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, statSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -13,6 +13,7 @@ import { testSandbox } from '../helpers/sandbox.js';
 
 const FAST = ['--interval', '0.1'];
 const tempDir = () => mkdtempSync(join(tmpdir(), 'svc-rel-'));
+const hasCompiler = spawnSync('cc', ['--version']).status === 0;
 const sha256 = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
 
 async function exportedArchive(padBytes: number, options: Parameters<typeof testSandbox>[0] = {}) {
@@ -75,6 +76,19 @@ describe('download under faults', () => {
     const unwritable = await runCli(['download', String(id), '-o', '/sys/kernel/svc-archive.tar.gz'], { env });
     expect(unwritable.code).toBe(1);
     expect(unwritable.stderr).toMatch(/permission denied/);
+  });
+
+  // A write-back error is reported to a file descriptor once: the background flush must not swallow it.
+  it.skipIf(!hasCompiler)('fails when writing back to disk fails mid-way, with nothing under the final name', async () => {
+    const { env, id } = await exportedArchive(40 * 1024 * 1024);
+    const dir = tempDir();
+    writeFileSync(join(dir, 'eio.c'), '#include <errno.h>\nint fdatasync(int fd) { (void)fd; errno = EIO; return -1; }\n');
+    execFileSync('cc', ['-shared', '-fPIC', '-o', join(dir, 'eio.so'), join(dir, 'eio.c')]);
+    const output = join(dir, 'a.tar.gz');
+    const result = await runCli(['download', String(id), '-o', output], { env: { ...env, LD_PRELOAD: join(dir, 'eio.so') } });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/cannot write .*a\.tar\.gz\.part: EIO/);
+    expect(existsSync(output)).toBe(false);
   });
 
   it('exits 130 on Ctrl-C mid-download and the next run resumes to the same bytes', async () => {
