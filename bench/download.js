@@ -8,11 +8,16 @@ const MiB = 1024 * 1024;
 const out = (name) => join(tmpdir(), `svc-bench-${process.pid}-${name}`);
 
 /**
- * curl leaves its file to be written back after it exits, we fsync ours: each timed command starts
- * with nothing of the previous one still being written to disk, so neither pays for the other.
+ * Every timed command starts from the same state. curl leaves its file to be written back after it
+ * exits, we fsync ours: `sync` first, so neither pays for the other's writes. Then both outputs go:
+ * `curl -o` truncates its file as it starts and so writes into the memory it just freed, while we
+ * write a `.part` file and free the old output only when we rename over it. On this virtual machine,
+ * memory freed a few seconds ago is handed back to the host, and taking it again costs up to 3 s of
+ * kernel time per GiB (`dd` of 1 GiB: 0.2 s just after a delete, 3.4 s on returned memory), so that
+ * difference alone decided which command was slow.
  */
 async function timed(script, env) {
-  await run('sync');
+  await run(`sync && rm -f ${out('o')} ${out('c')}`);
   return run(script, env);
 }
 
