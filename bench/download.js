@@ -2,9 +2,11 @@
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { BIN, median, run, sandboxWithExport } from './lib.js';
 
 const MiB = 1024 * 1024;
+const FLOOR = fileURLToPath(new URL('./floor-download.js', import.meta.url));
 const out = (name) => join(tmpdir(), `svc-bench-${process.pid}-${name}`);
 
 /**
@@ -30,6 +32,7 @@ async function measure(size, runs) {
     curlSha: [`curl -sSL -o ${out('c')} ${url} && sha256sum ${out('c')} > /dev/null`],
     curl: [`curl -sSL -o ${out('c')} ${url}`],
     curlSync: [`curl -sSL -o ${out('c')} ${url} && sync ${out('c')}`],
+    floor: [`node ${FLOOR} ${url} ${out('c')}`],
   };
   const names = Object.keys(commands);
   const times = Object.fromEntries(names.map((name) => [name, []]));
@@ -62,6 +65,7 @@ export async function downloadBench() {
     { name: 'download 1 GiB --no-checksum', ours: big.oursNoChecksum, baseline: big.curl, baselineName: 'curl -sSL -o f', target: 1.1 },
     // Ours fsyncs before it renames the file into place; this baseline is as durable (informational).
     { name: 'download 1 GiB --no-checksum, against a curl as durable', ours: big.oursNoChecksum, baseline: big.curlSync, baselineName: 'curl -sSL -o f && sync f', target: undefined },
+    { name: 'download 1 GiB --no-checksum, against the Node.js floor', ours: big.oursNoChecksum, baseline: big.floor, baselineName: 'undici stream to a file, nothing else', target: undefined },
     { name: 'download 64 MiB with sha256', ours: small.ours, baseline: small.curlSha, baselineName: 'curl -sSL -o f && sha256sum f', target: undefined },
     { name: 'peak RSS (MB), 1 GiB vs 64 MiB download', ours: big.rss.ours, baseline: small.rss.ours, baselineName: 'same, 64 MiB', target: 1.2, unit: 'MB', absolute: { limit: 100, value: big.rss.ours } },
   ];
