@@ -1,4 +1,5 @@
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -103,6 +104,31 @@ describe('webhook listen', () => {
     expect(listener.lines[1]).toMatchObject({ event: 'push', verified: true });
     await listener.stop();
     expect(listener.stderr()).toMatch(/rejected 1[01],/);
+  });
+
+  it('saves a body sent with a length and one sent in chunks without one, byte for byte', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-bodies-'));
+    const listener = await listen(['--secret', SECRET, '--save', dir, '--max-deliveries', '2']);
+    const sized = buildDelivery({ event: 'push', payload: { ref: 'refs/heads/main', note: 'é'.repeat(40_000) }, contentType: 'json', secret: SECRET });
+    expect((await post(listener.url, sized.headers, sized.body)).status).toBe(200);
+    const chunked = buildDelivery({ event: 'push', payload: { ref: 'refs/heads/dev', note: 'ü'.repeat(40_000) }, contentType: 'json', secret: SECRET });
+    const { 'content-length': _length, ...withoutLength } = chunked.headers;
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(listener.url, { method: 'POST', headers: withoutLength }, (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      // Split mid-character: the body is bytes until it is whole.
+      for (let at = 0; at < chunked.body.length; at += 9_999) req.write(chunked.body.subarray(at, at + 9_999));
+      req.end();
+    });
+    expect(status).toBe(200);
+    expect(await listener.exited).toBe(0);
+    const savedBody = (id: string) => parseSaved(id, readFileSync(join(dir, `${id}.http`)));
+    expect(savedBody(sized.id).body.equals(sized.body)).toBe(true);
+    expect(savedBody(chunked.id).rawHeaders).toContain('chunked');
+    expect(savedBody(chunked.id).body.equals(chunked.body)).toBe(true);
   });
 
   it('marks deliveries unverified without a secret and reports catalogue warnings, ping and duplicates', async () => {
