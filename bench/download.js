@@ -14,9 +14,9 @@ const out = (name) => join(tmpdir(), `svc-bench-${process.pid}-${name}`);
  * exits, we fsync ours: `sync` first, so neither pays for the other's writes. Then both outputs go:
  * `curl -o` truncates its file as it starts and so writes into the memory it just freed, while we
  * write a `.part` file and free the old output only when we rename over it. On this virtual machine,
- * memory freed a few seconds ago is handed back to the host, and taking it again costs up to 3 s of
- * kernel time per GiB (`dd` of 1 GiB: 0.2 s just after a delete, 3.4 s on returned memory), so that
- * difference alone decided which command was slow.
+ * memory freed a few seconds ago is handed back to the host, and taking it again is slow (`dd` of
+ * 1 GiB: 0.2 s of kernel time just after a delete, 1.75–3.4 s on returned memory): that, not the
+ * tools, often decided which command was slow.
  */
 async function timed(script, env) {
   await run(`sync && rm -f ${out('o')} ${out('c')}`);
