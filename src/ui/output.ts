@@ -26,7 +26,7 @@ export class Output {
   /** Spinners, progress bars and colour belong to a human at a terminal. */
   readonly decorated: boolean;
   readonly theme: ChalkInstance;
-  private readonly stdout: Stream;
+  private stdout: Stream;
   private readonly stderr: Stream;
 
   constructor(options: OutputOptions) {
@@ -52,6 +52,24 @@ export class Output {
   /** One record of a stream of results (deliveries, a server's address): NDJSON line or its rendering. */
   line<T>(data: T, human: (data: T) => string): void {
     this.stdout.write(this.json ? `${JSON.stringify(data)}\n` : `${human(data)}\n`);
+  }
+
+  /** Runs `print` and writes what it sent to stdout at once: a server's burst of lines costs one write. */
+  together(print: () => void): void {
+    const target = this.stdout;
+    let held = '';
+    this.stdout = {
+      write: (text: string) => {
+        held += text;
+        return true;
+      },
+    };
+    try {
+      print();
+    } finally {
+      this.stdout = target;
+      if (held) target.write(held);
+    }
   }
 
   info(message: string): void {

@@ -82,18 +82,23 @@ export async function listen(context: Context, options: ListenOptions): Promise<
     async accept(delivery) {
       if (options.save && wanted(delivery) && !delivery.duplicate) await saveDelivery(options.save, delivery);
     },
-    delivered(delivery) {
-      summary.received++;
-      if (delivery.verification.verified) summary.verified++;
-      if (delivery.duplicate) summary.duplicates++;
-      if (!wanted(delivery)) return;
-      printDelivery(context, delivery, secrets.length);
-      if (target && !delivery.duplicate) {
-        // In arrival order, one after the other, and never before the service got its answer.
-        forwarding = forwarding.then(() => forward(context, target, delivery, options.forwardTimeout ?? 30, summary));
-      }
-      accepted++;
-      if (options.maxDeliveries !== undefined && accepted >= options.maxDeliveries) stop();
+    delivered(deliveries) {
+      // A burst of deliveries is printed with one write.
+      out.together(() => {
+        for (const delivery of deliveries) {
+          summary.received++;
+          if (delivery.verification.verified) summary.verified++;
+          if (delivery.duplicate) summary.duplicates++;
+          if (!wanted(delivery)) continue;
+          printDelivery(context, delivery, secrets.length);
+          if (target && !delivery.duplicate) {
+            // In arrival order, one after the other, and never before the service got its answer.
+            forwarding = forwarding.then(() => forward(context, target, delivery, options.forwardTimeout ?? 30, summary));
+          }
+          accepted++;
+          if (options.maxDeliveries !== undefined && accepted >= options.maxDeliveries) stop();
+        }
+      });
     },
     onRejection(rejection) {
       summary.rejected++;

@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { Output } from '../../src/ui/output.js';
+
+function recorder() {
+  const writes: string[] = [];
+  return { writes, stream: { write: (text: string) => writes.push(text) > 0 } };
+}
+
+function output(json: boolean) {
+  const stdout = recorder();
+  const out = new Output({ json, quiet: false, color: false, stdout: stdout.stream, stderr: recorder().stream });
+  return { out, writes: stdout.writes };
+}
+
+describe('Output.together', () => {
+  it('sends the lines printed inside it with one write, in order, then writes as usual', () => {
+    const { out, writes } = output(true);
+    out.together(() => {
+      out.line({ n: 1 }, () => 'one');
+      out.line({ n: 2 }, () => 'two');
+    });
+    out.line({ n: 3 }, () => 'three');
+    expect(writes).toEqual(['{"n":1}\n{"n":2}\n', '{"n":3}\n']);
+  });
+
+  it('still writes what was printed when the callback throws, and writes nothing for an empty burst', () => {
+    const { out, writes } = output(false);
+    out.together(() => {});
+    expect(() =>
+      out.together(() => {
+        out.line({}, () => 'before the failure');
+        throw new Error('boom');
+      }),
+    ).toThrow('boom');
+    out.line({}, () => 'after');
+    expect(writes).toEqual(['before the failure\n', 'after\n']);
+  });
+});
