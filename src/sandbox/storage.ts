@@ -97,7 +97,9 @@ export class ArchiveStorage {
     const cutAfter = this.faults.takeCut(start, end);
     if (cutAfter !== undefined) stages.push(cutter(cutAfter, response));
     try {
-      await pipeline([createReadStream(archive.path, { start, end }), ...stages, response]);
+      // Read in 1 MiB pieces, as storage services send: with the default 64 KiB, serving 1 GiB cost
+      // the sandbox a whole second of CPU, taken from the client it shares the machine with.
+      await pipeline([createReadStream(archive.path, { start, end, highWaterMark: 1 << 20 }), ...stages, response]);
     } catch {
       // The client went away or a fault cut the stream; nothing to clean up.
     }
