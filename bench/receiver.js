@@ -38,7 +38,7 @@ function load(url, { 'content-length': _length, ...headers }, body) {
   });
 }
 
-const RUNS = 3;
+const RUNS = 5;
 
 async function stop(child) {
   if (child.exitCode !== null || child.signalCode !== null) return;
