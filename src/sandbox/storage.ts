@@ -153,9 +153,14 @@ function cutter(bytes: number, response: ServerResponse): Transform {
       left -= piece.length;
       this.push(piece);
       if (left <= 0) {
-        // Let the bytes reach the socket (write callbacks run in order), then cut it mid-body.
+        // Cut mid-body only once every byte before the cut has left this stage, the response and
+        // the socket's queue: a piece may still be on its way when the cut is reached.
         const socket = response.socket;
-        setImmediate(() => socket?.write(Buffer.alloc(0), () => socket.destroy()));
+        const cut = () => {
+          if (this.readableLength > 0 || response.writableLength > 0) setTimeout(cut, 1);
+          else socket?.destroy();
+        };
+        setImmediate(cut);
       }
       done();
     },
