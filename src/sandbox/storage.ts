@@ -157,8 +157,9 @@ function cutter(bytes: number, response: ServerResponse): Transform {
         // the socket's queue: a piece may still be on its way when the cut is reached.
         const socket = response.socket;
         const cut = () => {
+          if (!socket || socket.destroyed) return;
           if (this.readableLength > 0 || response.writableLength > 0) setTimeout(cut, 1);
-          else socket?.destroy();
+          else socket.destroy();
         };
         setImmediate(cut);
       }
