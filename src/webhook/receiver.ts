@@ -49,7 +49,7 @@ export interface ReceiverOptions {
   secrets: string[];
   dedupe: boolean;
   /** Awaited before the 2xx: where deliveries are saved, so an answered delivery is never lost. */
-  accept(delivery: ReceivedDelivery): Promise<void> | void;
+  accept(delivery: ReceivedDelivery): Promise<unknown> | undefined;
   /**
    * After the 2xx went out, with every delivery answered in the same turn of the event loop, in
    * arrival order: slow work (output, forwarding) happens here, never before the answer.
@@ -75,6 +75,7 @@ class Reject extends Error {
 
 /** The verifying webhook receiver: a node:http server that yields deliveries and rejections, and never prints. */
 export async function startReceiver(options: ReceiverOptions): Promise<Receiver> {
+  const clock = millisecondClock();
   const seen = new Set<string>();
   let sequence = 0;
   // Accepted deliveries are answered together at the end of the event loop's turn (setImmediate),
@@ -126,10 +127,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
     if (declared > limit) throw new Reject(413, `a body of ${declared} bytes is over the 25 MB payload limit`);
     const rawBody = await readBody(request, limit);
 
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(request.headers)) {
-      if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
-    }
+    const headers = singleValued(request.headers);
     let verification: ReceivedDelivery['verification'] = { verified: false };
     if (options.secrets.length > 0) {
       // Before any parsing: the signature covers the raw bytes.
@@ -159,7 +157,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
     if (options.dedupe) seen.add(id);
     const delivery: ReceivedDelivery = {
       sequence: ++sequence,
-      receivedAt: new Date().toISOString(),
+      receivedAt: clock.iso(),
       id,
       event,
       action: typeof body.action === 'string' ? body.action : undefined,
@@ -177,7 +175,8 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
       duplicate: options.dedupe && duplicate,
       ping: event === 'ping',
     };
-    await options.accept(delivery);
+    const saving = options.accept(delivery);
+    if (saving) await saving;
     if (answering.push({ response, delivery }) === 1) setImmediate(answerAll);
   }
 
@@ -201,8 +200,30 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
   };
 }
 
+/** node:http joins repeated headers with ", " but for set-cookie, which no delivery carries: copy only then. */
+function singleValued(headers: IncomingMessage['headers']): Record<string, string> {
+  if (headers['set-cookie'] === undefined) return headers as Record<string, string>;
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : (value ?? '')]));
+}
+
 function optionalHeader(key: 'id' | 'event', value: string | string[] | undefined): Partial<Record<'id' | 'event', string>> {
   return typeof value === 'string' ? { [key]: value } : {};
+}
+
+/** Arrival times: a burst of deliveries shares its millisecond, and formatting a date is not free. */
+function millisecondClock(): { iso(): string } {
+  let last = Number.NaN;
+  let text = '';
+  return {
+    iso() {
+      const now = Date.now();
+      if (now !== last) {
+        last = now;
+        text = new Date(now).toISOString();
+      }
+      return text;
+    },
+  };
 }
 
 /** Reads the body up to `limit` bytes; beyond it, stops reading and rejects with 413. */

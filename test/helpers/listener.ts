@@ -62,7 +62,7 @@ export async function listen(args: string[]): Promise<Listener> {
 }
 
 /** Posts raw bytes with exact headers; resolves with the status and answer. */
-export function post(url: string, headers: Record<string, string>, body: Buffer | string, method = 'POST') {
+export function post(url: string, headers: Record<string, string | string[]>, body: Buffer | string, method = 'POST') {
   return new Promise<{ status: number; body: string }>((resolve, reject) => {
     const req = request(url, { method, headers }, (response) => {
       let text = '';

@@ -79,8 +79,9 @@ export async function listen(context: Context, options: ListenOptions): Promise<
     path: options.path,
     secrets,
     dedupe: options.dedupe,
-    async accept(delivery) {
-      if (options.save && wanted(delivery) && !delivery.duplicate) await saveDelivery(options.save, delivery);
+    accept(delivery) {
+      // Without --save nothing is awaited: the answer goes out in this turn.
+      if (options.save && wanted(delivery) && !delivery.duplicate) return saveDelivery(options.save, delivery);
     },
     delivered(deliveries) {
       // A burst of deliveries is printed with one write.
