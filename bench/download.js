@@ -40,6 +40,7 @@ async function measure(size, runs) {
   const names = Object.keys(commands);
   const times = Object.fromEntries(names.map((name) => [name, []]));
   const rss = { ours: [], oursNoChecksum: [] };
+  const faults = { oursNoChecksum: [], curl: [] };
   try {
     for (let i = 0; i < runs; i++) {
       // A different order each round: what one command leaves behind (pages to write back, a busy
@@ -49,6 +50,7 @@ async function measure(size, runs) {
         times[name].push(result.ms);
         process.stderr.write(`  ${size / MiB} MiB, ${name}: ${result.ms.toFixed(0)} ms\n`);
         rss[name]?.push(result.rssMb);
+        faults[name]?.push(result.faults);
       }
     }
   } finally {
@@ -56,7 +58,7 @@ async function measure(size, runs) {
     await sandbox.close();
   }
   const medians = (results) => Object.fromEntries(Object.entries(results).map(([key, values]) => [key, median(values)]));
-  return { ...medians(times), rss: medians(rss) };
+  return { ...medians(times), rss: medians(rss), faults: medians(faults) };
 }
 
 export async function downloadBench() {
@@ -69,6 +71,8 @@ export async function downloadBench() {
     // Ours fsyncs before it renames the file into place; this baseline is as durable (informational).
     { name: 'download 1 GiB --no-checksum, against a curl as durable', ours: big.oursNoChecksum, baseline: big.curlSync, baselineName: 'curl -sSL -H "Authorization: …" -o f && sync f', target: undefined },
     { name: 'download 1 GiB --no-checksum, against the Node.js floor', ours: big.oursNoChecksum, baseline: big.floor, baselineName: 'undici stream to a file, nothing else', target: undefined },
+    // Each page fault takes memory the kernel may have to get back from the host (docs/benchmarks.md).
+    { name: 'download 1 GiB --no-checksum, minor page faults', ours: big.faults.oursNoChecksum, baseline: big.faults.curl, baselineName: 'curl -sSL -H "Authorization: …" -o f', target: undefined, unit: 'faults' },
     { name: 'download 64 MiB with sha256', ours: small.ours, baseline: small.curlSha, baselineName: 'curl -sSL -H "Authorization: …" -o f && sha256sum f', target: undefined },
     { name: 'peak RSS (MB), 1 GiB vs 64 MiB download', ours: big.rss.ours, baseline: small.rss.ours, baselineName: 'same, 64 MiB', target: 1.2, unit: 'MB', absolute: { limit: 100, value: big.rss.ours } },
   ];

@@ -26,10 +26,11 @@ export function timeCommand(command, args, { runs = 15, env = process.env } = {}
 export function run(script, env = {}) {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    execFile('/usr/bin/time', ['-f', 'peak-rss-kb %M', 'bash', '-c', script], { env: { ...process.env, ...env }, maxBuffer: 1 << 30 }, (error, _stdout, stderr) => {
+    const format = 'peak-rss-kb %M minor-faults %R';
+    execFile('/usr/bin/time', ['-f', format, 'bash', '-c', script], { env: { ...process.env, ...env }, maxBuffer: 1 << 30 }, (error, _stdout, stderr) => {
       if (error) return reject(new Error(`${script} failed: ${stderr}`));
-      const kb = Number(/peak-rss-kb (\d+)/.exec(stderr)?.[1]);
-      resolve({ ms: Number(process.hrtime.bigint() - started) / 1e6, rssMb: kb / 1024 });
+      const [, kb, faults] = /peak-rss-kb (\d+) minor-faults (\d+)/.exec(stderr) ?? [];
+      resolve({ ms: Number(process.hrtime.bigint() - started) / 1e6, rssMb: Number(kb) / 1024, faults: Number(faults) });
     });
   });
 }

@@ -17,7 +17,7 @@ for (const [name, bench] of Object.entries(suites)) {
   rows.push(...(await bench()));
 }
 
-const format = (value, unit) => (unit === 'requests' ? String(value) : value.toFixed(unit === 'MB' ? 0 : 1));
+const format = (value, unit) => (unit === 'requests' || unit === 'faults' ? String(Math.round(value)) : value.toFixed(unit === 'MB' ? 0 : 1));
 function verdict(row, ratio) {
   if (row.target === undefined) return '—';
   let met = row.higherIsBetter ? ratio >= row.target : ratio <= row.target;

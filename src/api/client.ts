@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import { Agent, type Dispatcher, EnvHttpProxyAgent, request, stream } from 'undici';
+import type { Dispatcher } from 'undici';
 import { type Clock, systemClock } from '../clock.js';
 import {
   AuthError,
@@ -15,6 +15,8 @@ import { DEFAULT_RETRY, fullJitterDelay, type RetryPolicy } from './backoff.js';
 import { type Headers, header } from './headers.js';
 import { type Links, parseLinkHeader } from './paginate.js';
 import { redactHeader, redactUrl, scrub } from './redact.js';
+import { request, stream, undici } from './undici.js';
+import { createConnector } from './connector.js';
 import { API_MEDIA_TYPE, API_VERSION, type ServiceErrorBody } from './types.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'DELETE';
@@ -584,11 +586,11 @@ function classifyNetworkError(error: unknown): NetworkFailure {
 
 function createDispatcher(proxy: ProxySettings | undefined, timeouts: Partial<Timeouts> | undefined): Dispatcher {
   const { connectMs } = { ...DEFAULT_TIMEOUTS, ...timeouts };
-  const agentOptions = { connect: { timeout: connectMs } };
   if (proxy && (proxy.httpProxy || proxy.httpsProxy)) {
-    return new EnvHttpProxyAgent({ ...agentOptions, ...proxy });
+    const EnvHttpProxyAgent = undici.loadEnvHttpProxyAgent();
+    return new EnvHttpProxyAgent({ connect: { timeout: connectMs }, ...proxy });
   }
-  return new Agent(agentOptions);
+  return new undici.Agent({ connect: createConnector(connectMs) });
 }
 
 function parseBaseUrl(raw: string): URL {

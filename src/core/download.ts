@@ -229,7 +229,7 @@ function parseContentRange(
 }
 
 /** A download's received buffers are collected every this many bytes (see runtime.ts). */
-const GARBAGE_STEP = 8 << 20;
+const GARBAGE_STEP = 4 << 20;
 /** How much is written between flushes to disk during a download. */
 const FLUSH_STEP = 16 << 20;
 /** A cut after at least this much new data is progress, not a strike. */

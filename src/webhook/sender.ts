@@ -1,4 +1,4 @@
-import { request } from 'undici';
+import { request } from '../api/undici.js';
 
 // The only HTTP of the webhook side: sending a delivery (send, replay) and forwarding one (listen).
 
@@ -24,7 +24,7 @@ export function sendableHeaders(rawHeaders: string[]): Record<string, string> {
 /** POSTs exact bytes with the given headers; never throws for an HTTP status, only for a failure to talk. */
 export async function postDelivery(url: string, headers: Record<string, string>, body: Buffer, timeoutMs: number): Promise<PostResult> {
   const started = performance.now();
-  const response = await request(url, {
+  const response = await request(new URL(url), {
     method: 'POST',
     headers,
     body,

@@ -51,6 +51,21 @@ describe('start-up', () => {
     },
   );
 
+  it('a command that talks to the service loads the parts of undici it uses, not its index', async () => {
+    api = await startScriptedServer(json(200, []));
+    const record = join(tmpdir(), `svc-migrate-imports-${process.pid}-list.txt`);
+    rmSync(record, { force: true });
+    const result = await runCli(['list', '--json'], {
+      nodeArgs: ['--import', new URL('../helpers/record-imports.mjs', import.meta.url).pathname],
+      env: { ...envFor(api), RECORD_IMPORTS_TO: record },
+    });
+    expect(result.code).toBe(0);
+    const loaded = readFileSync(record, 'utf8');
+    expect(loaded).toContain('/node_modules/undici/lib/dispatcher/agent.js');
+    expect(loaded).not.toContain('/node_modules/undici/index.js');
+    expect(loaded).not.toContain('/node_modules/undici/lib/web/');
+  });
+
   it('prints the version of package.json', async () => {
     const result = await runCli(['--version']);
     expect(result.stdout.trim()).toBe(pkg.version);

@@ -1,0 +1,118 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import type { Socket } from 'node:net';
+import { Writable } from 'node:stream';
+import type * as Undici from 'undici';
+import type { Dispatcher } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createConnector } from '../../src/api/connector.js';
+import { loadUndiciParts, request, stream, undici } from '../../src/api/undici.js';
+import { type ScriptedServer, startScriptedServer } from '../helpers/scripted-server.js';
+
+const require = createRequire(import.meta.url);
+const servers: ScriptedServer[] = [];
+const dispatchers: Dispatcher[] = [];
+
+afterEach(async () => {
+  await Promise.all(dispatchers.splice(0).map((dispatcher) => dispatcher.close()));
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
+
+async function server(...handlers: Parameters<typeof startScriptedServer>): Promise<ScriptedServer> {
+  const started = await startScriptedServer(...handlers);
+  servers.push(started);
+  return started;
+}
+
+/** An agent on our connector that records the size of every read its sockets hand over. */
+function recordingAgent(): { agent: Dispatcher; reads: number[] } {
+  const reads: number[] = [];
+  const connect = createConnector(5_000);
+  const agent = new undici.Agent({
+    connect: (options, callback) =>
+      connect(options, (error, socket) => {
+        if (socket) {
+          const push = socket.push.bind(socket) as Socket['push'];
+          socket.push = (chunk: Buffer | null) => {
+            if (chunk) reads.push(chunk.length);
+            return push(chunk);
+          };
+        }
+        callback(...([error, socket] as Parameters<typeof callback>));
+      }),
+  });
+  dispatchers.push(agent);
+  return { agent, reads };
+}
+
+/** Collects a body's chunks as undici hands them over, uncopied. */
+function collect(chunks: Buffer[]): Writable {
+  return new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      chunks.push(chunk);
+      callback();
+    },
+  });
+}
+
+describe('the plain-HTTP connector', () => {
+  it('reads more than 64 KiB at a time and delivers the body intact', async () => {
+    const body = randomBytes(8 << 20);
+    const api = await server((_request, response) => response.writeHead(200).end(body));
+    const { agent, reads } = recordingAgent();
+    const chunks: Buffer[] = [];
+    await stream(new URL(`${api.url}/archive`), { method: 'GET', dispatcher: agent }, () => collect(chunks));
+
+    const received = Buffer.concat(chunks);
+    expect(createHash('sha256').update(received).digest('hex')).toBe(createHash('sha256').update(body).digest('hex'));
+    // Node on its own never reads more than 64 KiB from a socket at once.
+    expect(Math.max(...reads)).toBeGreaterThan(64 << 10);
+    expect(Math.max(...reads)).toBeLessThanOrEqual(1 << 20);
+  });
+
+  it('never reads into a buffer whose bytes it already handed over', async () => {
+    // Small answers on one kept-alive connection: each is read into the same buffer and copied out.
+    // Every chunk is kept, uncopied, until the end: a reused buffer would have overwritten them.
+    const api = await server((request, response) => response.writeHead(200, { 'x-n': request.url }).end(`answer to ${request.url}`.repeat(50)));
+    const { agent } = recordingAgent();
+    const answers: { n: number; chunks: Buffer[]; header: unknown }[] = [];
+    for (let n = 0; n < 40; n++) {
+      const chunks: Buffer[] = [];
+      const { headers } = await new Promise<Dispatcher.ResponseData>((resolve, reject) => {
+        stream(new URL(`${api.url}/${n}`), { method: 'GET', dispatcher: agent }, (data) => {
+          resolve(data as Dispatcher.ResponseData);
+          return collect(chunks);
+        }).catch(reject);
+      });
+      answers.push({ n, chunks, header: headers['x-n'] });
+    }
+    for (const { n, chunks, header } of answers) {
+      expect(Buffer.concat(chunks).toString()).toBe(`answer to /${n}`.repeat(50));
+      expect(header).toBe(`/${n}`);
+    }
+  });
+});
+
+describe('loading undici in parts', () => {
+  it('falls back to the whole package when its files have moved, and still makes requests', async () => {
+    const api = await server((_request, response) => response.writeHead(200).end('still here'));
+    const parts = loadUndiciParts((id) => {
+      if (id.startsWith('undici/lib/')) throw new Error(`Cannot find module '${id}'`);
+      return require(id) as unknown;
+    });
+    const whole = require('undici') as typeof Undici;
+    expect(parts.Agent).toBe(whole.Agent);
+    expect(parts.loadEnvHttpProxyAgent()).toBe(whole.EnvHttpProxyAgent);
+
+    const agent = new parts.Agent();
+    dispatchers.push(agent);
+    const response = await agent.request({ origin: api.url, path: '/', method: 'GET' });
+    expect(await response.body.text()).toBe('still here');
+  });
+
+  it('request() without a dispatcher goes through an agent of its own', async () => {
+    const api = await server((_request, response) => response.writeHead(200).end('ok'));
+    const response = await request(new URL(`${api.url}/`), { method: 'GET' });
+    expect(await response.body.text()).toBe('ok');
+  });
+});
