@@ -8,6 +8,6 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   const { VERSION } = await import('../dist/version.js');
   process.stdout.write(`${VERSION}\n`);
 } else {
-  const { main } = await import('../dist/main.js');
+  const { main } = await import('../dist/cli.js');
   await main(process);
 }

@@ -1,15 +1,16 @@
 import { readFileSync } from 'node:fs';
+import { PACKAGE_ROOT } from '../package-root.js';
 import { eventSpec } from './catalogue.js';
 
-let bundle: Record<string, Record<string, unknown>> | undefined;
+let payloads: Record<string, Record<string, unknown>> | undefined;
 
 /** Published example payloads, one per event, shipped in samples/ (scripts/build-samples.js). */
 function samples(): Record<string, Record<string, unknown>> {
-  bundle ??= JSON.parse(readFileSync(new URL('../../samples/webhook-payloads.json', import.meta.url), 'utf8')) as Record<
+  payloads ??= JSON.parse(readFileSync(new URL('samples/webhook-payloads.json', PACKAGE_ROOT), 'utf8')) as Record<
     string,
     Record<string, unknown>
   >;
-  return bundle;
+  return payloads;
 }
 
 /**

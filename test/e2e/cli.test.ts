@@ -32,7 +32,9 @@ describe('start-up', () => {
     '/node_modules/@inquirer/',
     '/node_modules/cli-table3/',
     '/node_modules/conf/',
+    // The sandbox, compiled and bundled (scripts/bundle.js).
     '/dist/sandbox/',
+    '/dist/cli-sandbox.js',
   ];
 
   it.each([['--version'], ['--help'], ['list', '--help']])(
@@ -46,7 +48,7 @@ describe('start-up', () => {
       });
       expect(result.code).toBe(0);
       const loaded = readFileSync(record, 'utf8');
-      expect(loaded).toMatch(/\/dist\/(main|version)\.js/);
+      expect(loaded).toMatch(/\/dist\/(cli|version)\.js/);
       for (const name of heavy) expect(loaded).not.toContain(name);
     },
   );

@@ -1,0 +1,51 @@
+// Part of `npm run build`, after tsc: bundles the program that bin/svc-migrate.js runs into
+// dist/cli.js, with commander and chalk, which every command loads. Node 20 resolves, reads and links
+// each ES module on its own (and has no compile cache): some 80 modules before the first request
+// cost about 40 ms of every run (docs/benchmarks.md). What is loaded only where used (undici's
+// parts, ora, inquirer, conf, cli-table3) stays in node_modules; the sandbox and the API client stay
+// in files of their own (dist/cli-sandbox.js, dist/cli-chunk-*.js) loaded on first use, as before.
+// The rest of dist/ (tsc's output) is what the benchmarks and scripts import.
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const dist = join(root, 'dist');
+const BUNDLED = new Set(['commander', 'chalk']);
+const { dependencies } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+
+for (const name of readdirSync(dist)) if (/^cli[.-]/.test(name)) rmSync(join(dist, name));
+
+const { metafile } = await build({
+  absWorkingDir: root,
+  entryPoints: [
+    { in: 'dist/main.js', out: 'cli' },
+    // The sandbox as one file of its own, loaded only by the commands that use it.
+    { in: 'dist/sandbox/server.js', out: 'cli-sandbox' },
+  ],
+  outdir: 'dist',
+  chunkNames: 'cli-chunk-[hash]',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20.18',
+  external: Object.keys(dependencies).filter((name) => !BUNDLED.has(name)),
+  // commander is CommonJS: its require() of node's modules needs a require in an ES module.
+  banner: { js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);' },
+  logLevel: 'warning',
+  metafile: true,
+});
+
+// Start-up stays lean only while cli.js and what it imports statically hold none of the sandbox:
+// the bundle would hide a static import that tsc's output made visible (test/e2e/cli.test.ts).
+const loadedAtStart = new Set();
+const visit = (output) => {
+  if (loadedAtStart.has(output)) return;
+  loadedAtStart.add(output);
+  for (const { path, kind, external } of metafile.outputs[output].imports) if (kind === 'import-statement' && !external) visit(path);
+};
+visit('dist/cli.js');
+const sandboxAtStart = [...loadedAtStart].flatMap((output) => Object.keys(metafile.outputs[output].inputs)).filter((input) => input.startsWith('dist/sandbox/'));
+if (sandboxAtStart.length > 0) throw new Error(`dist/cli.js loads the sandbox at start-up: ${sandboxAtStart.join(', ')}`);
