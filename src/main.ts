@@ -47,6 +47,13 @@ export async function main(proc: NodeJS.Process): Promise<void> {
     controller.abort(new InterruptedError());
   };
   proc.on('SIGINT', onSigint);
+  // A reader that stops early (`svc-migrate list | head`) ends the run quietly, as with any shell tool.
+  for (const stream of [proc.stdout, proc.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+      proc.exit(proc.exitCode ?? ExitCode.Ok);
+    });
+  }
   const code = await run(proc.argv.slice(2), proc, controller.signal);
   proc.off('SIGINT', onSigint);
   proc.exitCode = code;

@@ -1,8 +1,10 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/run-cli.js';
+import { BIN, runCli } from '../helpers/run-cli.js';
 import { empty, json, type ScriptedServer, startScriptedServer } from '../helpers/scripted-server.js';
 
 const TOKEN = 'ghp_e2eSecretToken42';
@@ -77,6 +79,20 @@ describe('start-up', () => {
     const result = await runCli([]);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/Typical workflow/);
+  });
+});
+
+describe('output', () => {
+  it('ends quietly with 0 when its reader stops early (| head)', async () => {
+    const child = spawn(process.execPath, [BIN, 'webhook', 'events'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.destroy(); // before the program writes: its first write finds the pipe closed
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    const [code] = (await once(child, 'close')) as [number | null];
+    expect(stderr).not.toMatch(/EPIPE/);
+    expect(code).toBe(0);
   });
 });
 
