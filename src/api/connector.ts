@@ -4,7 +4,7 @@ import { undici } from './undici.js';
 
 /** The first read buffer of a connection, and the most one read may take. */
 const FIRST_READ = 64 << 10;
-const MAX_READ = 1 << 20;
+const MAX_READ = 512 << 10;
 /** A read smaller than this is copied out, so that its buffer can be read into again. */
 const COPY_BELOW = 16 << 10;
 
@@ -13,7 +13,7 @@ const COPY_BELOW = 16 << 10;
  *
  * Node reads a socket 64 KiB at a time, each into a fresh buffer: a 1 GiB download is 16,000 reads,
  * each a trip through undici's parser and our writer. Here a connection reads as much as has
- * arrived, up to 1 MiB: its buffer doubles while reads come back full, and a small read is copied
+ * arrived, up to 512 KiB: its buffer doubles while reads come back full, and a small read is copied
  * out so that its buffer is read into again. undici keeps views of what it parses (header values,
  * body chunks), so a buffer handed over is never reused. TLS connections keep undici's own reads:
  * Node's TLS layer hands out at most 16 KiB at a time whatever the buffer.
