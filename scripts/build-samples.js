@@ -1,11 +1,11 @@
-// Bundles one published example payload per event from ../shared/fixtures/webhooks into
+// Bundles one published example payload per event from test/fixtures/webhooks into
 // samples/webhook-payloads.json, the built-in payloads of `webhook send`. Run after the fixtures
 // change; test/unit/samples.test.ts fails while the bundle is out of date.
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const FIXTURES = fileURLToPath(new URL('../../shared/fixtures/webhooks/', import.meta.url));
+export const FIXTURES = fileURLToPath(new URL('../test/fixtures/webhooks/', import.meta.url));
 export const BUNDLE = fileURLToPath(new URL('../samples/webhook-payloads.json', import.meta.url));
 
 /** { event: { action or event name: payload } } for the first example of each event. */

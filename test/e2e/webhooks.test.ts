@@ -3,6 +3,7 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { buildDelivery } from '../../src/webhook/delivery.js';
 import { sign } from '../../src/webhook/signature.js';
@@ -13,7 +14,7 @@ import { testSandbox } from '../helpers/sandbox.js';
 import { startScriptedServer } from '../helpers/scripted-server.js';
 
 const SECRET = 'webhook-test-secret';
-const FIXTURES = new URL('../../../shared/fixtures/', import.meta.url).pathname;
+const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
 function fixtureFiles(): { event: string; file: string }[] {
   const root = join(FIXTURES, 'webhooks');
   return readdirSync(root, { withFileTypes: true })

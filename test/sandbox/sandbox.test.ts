@@ -153,7 +153,7 @@ describe('sandbox', () => {
 
     it('has the same key set as the published repository example, but for what spec 2.3 leaves out', async () => {
       const fixture = JSON.parse(
-        readFileSync(new URL('../../../shared/fixtures/api/list-repos-for-org.json', import.meta.url), 'utf8'),
+        readFileSync(new URL('../fixtures/api/list-repos-for-org.json', import.meta.url), 'utf8'),
       );
       const expected = Object.keys(fixture.responses['200'][0]).sort();
       const started = await call('POST', '/orgs/octo-org/migrations', { body: { repositories: ['octo-org/widgets'] } });
