@@ -1,4 +1,4 @@
-// Benchmark 1 (issue 8): archive download over loopback, redirect included, against curl.
+// Benchmark 1: archive download over loopback, redirect included, against curl.
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-// Benchmark 4 (issue 8): `list --all --json` over 10,000 migrations (100 pages) against
+// Benchmark 4: `list --all --json` over 10,000 migrations (100 pages) against
 // @octokit/core with @octokit/plugin-paginate-rest doing the same and printing the same JSON.
 import { fileURLToPath } from 'node:url';
 import { BIN, median, run } from './lib.js';

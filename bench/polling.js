@@ -1,4 +1,4 @@
-// Benchmark 5 (issue 8): requests made by `status --wait` over a 10-minute export, on the sandbox
+// Benchmark 5: requests made by `status --wait` over a 10-minute export, on the sandbox
 // clock (every sleep moves it forward), so the ten minutes pass at once.
 import { ApiClient } from '../dist/api/client.js';
 import { startMigration } from '../dist/api/migrations.js';

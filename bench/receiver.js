@@ -1,4 +1,4 @@
-// Benchmark 2 (issue 8): `webhook listen --secret` against a receiver on @octokit/webhooks, both
+// Benchmark 2: `webhook listen --secret` against a receiver on @octokit/webhooks, both
 // loaded by autocannon with a signed push payload of about 8 KB, 50 connections, 10 s each.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';

@@ -1,4 +1,4 @@
-// `npm run bench`: runs every benchmark of issue 8, prints a table and writes docs/benchmarks.md.
+// `npm run bench`: runs every benchmark, prints a table and writes docs/benchmarks.md.
 // Not part of `npm test`: it takes minutes and measures, it does not assert.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';

@@ -1,4 +1,4 @@
-// Benchmark 3 (issue 8): start-up of `--version`, `--help`, `list --json` against a running
+// Benchmark 3: start-up of `--version`, `--help`, `list --json` against a running
 // sandbox, and of `sandbox` itself, against `node -e ''`.
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';

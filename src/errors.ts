@@ -1,4 +1,4 @@
-/** Exit codes of ../shared/CLI.md, one table for the whole program. */
+/** Exit codes of docs/cli.md, one table for the whole program. */
 export const ExitCode = {
   Ok: 0,
   Unexpected: 1,

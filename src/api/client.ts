@@ -197,7 +197,7 @@ export class ApiClient {
         const canRetry =
           retries < this.retry.tries - 1 &&
           failure.kind !== 'dns' &&
-          // spec §4.2: a lost POST may have created the export; resend only if it never left.
+          // docs/service.md#start-migration: a lost POST may have created the export; resend only if it never left.
           (method !== 'POST' || failure.kind === 'refused');
         if (canRetry) {
           await this.backoff(retries++, `${failure.code}`, method, printable);
@@ -280,7 +280,7 @@ export class ApiClient {
   }
 
   /**
-   * Opens a download from archive storage (spec §4.4). Never sends the API token, not even to the
+   * Opens a download from archive storage (docs/service.md#download-archive). Never sends the API token, not even to the
    * API's own origin: storage URLs carry their own signature. Not retried here: the caller resumes.
    * The body is written into `createBody()` as it arrives (undici's stream API), so every byte
    * received is handed over even when the connection is cut right after.

@@ -4,7 +4,7 @@ import { header } from './headers.js';
 import { clampPerPage } from './paginate.js';
 import type { Migration, Repository, StartMigrationBody } from './types.js';
 
-// One typed function per endpoint of spec §4. Path parameters are always percent-encoded so a
+// One typed function per endpoint of docs/service.md#endpoints. Path parameters are always percent-encoded so a
 // name such as `../x` can never change the request path.
 
 export interface PageQuery {
@@ -39,7 +39,7 @@ function pageQuery(query: PageQuery, onNotice?: (message: string) => void) {
   return { per_page: perPage, page: query.page };
 }
 
-/** spec §4.1, one page. */
+/** docs/service.md#list-migrations, one page. */
 export function listMigrations(
   client: ApiClient,
   org: string,
@@ -54,7 +54,7 @@ export function listMigrations(
   });
 }
 
-/** spec §4.1, every page from `query.page` on, following `Link: rel="next"`. */
+/** docs/service.md#list-migrations, every page from `query.page` on, following `Link: rel="next"`. */
 export async function* listAllMigrations(
   client: ApiClient,
   org: string,
@@ -73,7 +73,7 @@ export async function* listAllMigrations(
   for await (const page of pages) yield page.data;
 }
 
-/** spec §4.2. Never retried blindly: see ApiClient.request. */
+/** docs/service.md#start-migration. Never retried blindly: see ApiClient.request. */
 export async function startMigration(client: ApiClient, org: string, body: StartMigrationBody): Promise<Migration> {
   const response = await client.request<Migration>({
     method: 'POST',
@@ -84,7 +84,7 @@ export async function startMigration(client: ApiClient, org: string, body: Start
   return response.data;
 }
 
-/** spec §4.3. Repeated calls are conditional (ETag), so an unchanged state costs no rate limit. */
+/** docs/service.md#migration-status. Repeated calls are conditional (ETag), so an unchanged state costs no rate limit. */
 export function getMigration(
   client: ApiClient,
   org: string,
@@ -99,7 +99,7 @@ export function getMigration(
   });
 }
 
-/** spec §4.4: the archive lives elsewhere; this returns where, without following the 302. */
+/** docs/service.md#download-archive: the archive lives elsewhere; this returns where, without following the 302. */
 export async function getArchiveUrl(client: ApiClient, org: string, id: number): Promise<URL> {
   const response = await client.request<unknown>({
     method: 'GET',
@@ -119,7 +119,7 @@ export async function getArchiveUrl(client: ApiClient, org: string, id: number):
   return new URL(location, response.url);
 }
 
-/** spec §4.5 */
+/** docs/service.md#delete-archive */
 export async function deleteArchive(client: ApiClient, org: string, id: number): Promise<void> {
   await client.request<void>({
     method: 'DELETE',
@@ -131,7 +131,7 @@ export async function deleteArchive(client: ApiClient, org: string, id: number):
   });
 }
 
-/** spec §4.6 */
+/** docs/service.md#unlock-repository */
 export async function unlockRepository(client: ApiClient, org: string, id: number, repoName: string): Promise<void> {
   await client.request<void>({
     method: 'DELETE',
@@ -143,7 +143,7 @@ export async function unlockRepository(client: ApiClient, org: string, id: numbe
   });
 }
 
-/** spec §4.7, one page. */
+/** docs/service.md#migration-repositories, one page. */
 export function listMigrationRepositories(
   client: ApiClient,
   org: string,
@@ -159,7 +159,7 @@ export function listMigrationRepositories(
   });
 }
 
-/** spec §4.7, every page. */
+/** docs/service.md#migration-repositories, every page. */
 export async function* listAllMigrationRepositories(
   client: ApiClient,
   org: string,

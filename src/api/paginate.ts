@@ -28,7 +28,7 @@ export interface ClampResult {
   notice?: string;
 }
 
-/** spec §8: `per_page` is 1..100. */
+/** docs/service.md#limits: `per_page` is 1..100. */
 export function clampPerPage(asked: number | undefined): ClampResult {
   if (asked === undefined) return { perPage: MAX_PER_PAGE };
   if (!Number.isInteger(asked)) {

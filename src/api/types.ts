@@ -1,9 +1,9 @@
-// Resource shapes of spec §2, defined once and shared by the client, the sandbox and the UI.
+// Resource shapes of docs/service.md (#migration, #repository, #owner), defined once and shared by the client, the sandbox and the UI.
 
 export type MigrationState = 'pending' | 'exporting' | 'exported' | 'failed';
 export const MIGRATION_STATES: readonly MigrationState[] = ['pending', 'exporting', 'exported', 'failed'];
 
-/** spec §2.4 */
+/** docs/service.md#owner */
 export interface Owner {
   login: string;
   id: number;
@@ -76,7 +76,7 @@ export interface SecurityFeatureStatus {
   status: string;
 }
 
-/** spec §2.3; fields marked "migration repository list only" are optional here. */
+/** docs/service.md#repository; fields marked "migration repository list only" are optional here. */
 export interface Repository extends RepositoryUrls {
   id: number;
   node_id: string;
@@ -139,7 +139,7 @@ export interface Repository extends RepositoryUrls {
   >;
 }
 
-/** spec §2.2. `repositories` is present only on exports, and absent with `exclude=repositories`. */
+/** docs/service.md#migration. `repositories` is present only on exports, and absent with `exclude=repositories`. */
 export interface Migration {
   id: number;
   node_id: string;
@@ -159,7 +159,7 @@ export interface Migration {
   updated_at: string;
 }
 
-/** Body of spec §4.2 (start an organization migration). */
+/** Body of docs/service.md#start-migration (start an organization migration). */
 export interface StartMigrationBody {
   repositories: string[];
   lock_repositories?: boolean;
@@ -179,7 +179,7 @@ export interface ServiceErrorBody {
   errors?: Array<string | { resource?: string; field?: string; code?: string; message?: string; value?: unknown }>;
 }
 
-/** Headers of an outgoing webhook delivery, spec §6.1. */
+/** Headers of an outgoing webhook delivery, docs/service.md#delivery-headers. */
 export const DELIVERY_HEADERS = {
   hookId: 'x-service-hook-id',
   event: 'x-service-event',
@@ -194,7 +194,7 @@ export const DELIVERY_HEADERS = {
 } as const;
 export const HOOKSHOT_USER_AGENT_PREFIX = 'Service-Hookshot/';
 
-/** spec §3.3 and §8: archives are deleted automatically seven days after export. */
+/** docs/service.md#archive and #limits: archives are deleted automatically seven days after export. */
 export const ARCHIVE_RETENTION_MS = 7 * 24 * 3_600_000;
 
 export const API_VERSION = '2026-03-10';

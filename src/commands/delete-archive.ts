@@ -16,7 +16,7 @@ export async function confirmDeletion(context: Context, question: string, yes: b
   if (!ok) throw new UsageError('cancelled; nothing was deleted');
 }
 
-/** spec §4.5 */
+/** docs/service.md#delete-archive */
 export async function removeArchive(context: Context, id: number, options: DeleteArchiveOptions): Promise<void> {
   await confirmDeletion(
     context,

@@ -50,7 +50,7 @@ function reportDownload(context: Context, summary: DownloadSummary, toStdout: bo
   else context.out.result(summary, downloadMessage);
 }
 
-/** spec §4.4: stream a migration's archive to disk, resumably, verified. */
+/** docs/service.md#download-archive: stream a migration's archive to disk, resumably, verified. */
 export async function download(
   context: Context,
   id: number,

@@ -14,7 +14,7 @@ export interface ListOptions {
   exclude?: 'repositories';
 }
 
-/** spec §4.1: the organization's most recent migrations, one page or all of them. */
+/** docs/service.md#list-migrations: the organization's most recent migrations, one page or all of them. */
 export async function list(context: Context, options: ListOptions): Promise<Migration[]> {
   const client = await context.api();
   const org = context.org();

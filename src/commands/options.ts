@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from 'commander';
 
-/** commander argument parser for `<migration-id>`: a positive integer (CLI.md). */
+/** commander argument parser for `<migration-id>`: a positive integer (docs/cli.md). */
 export function parseMigrationId(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
     throw new InvalidArgumentError(`a migration id is a positive integer, not "${value}"`);

@@ -12,7 +12,7 @@ export interface ReposOptions {
   all?: boolean;
 }
 
-/** spec §4.7 */
+/** docs/service.md#migration-repositories */
 export async function repos(context: Context, id: number, options: ReposOptions): Promise<Repository[]> {
   const client = await context.api();
   const org = context.org();

@@ -26,7 +26,7 @@ export interface WaitFlags {
   timeout?: string;
 }
 
-/** The body flags of spec §4.2, one to one. */
+/** The body flags of docs/service.md#start-migration, one to one. */
 export const BODY_FLAGS = [
   ['lock', 'lock_repositories', 'lock the repositories while migrating'],
   ['excludeMetadata', 'exclude_metadata', 'only git source, no metadata'],

@@ -19,7 +19,7 @@ export interface StartOptions extends StartFlags, WaitFlags {
   wait?: boolean;
 }
 
-/** spec §4.2: start an export; with --wait, also wait for it. */
+/** docs/service.md#start-migration: start an export; with --wait, also wait for it. */
 export async function start(context: Context, args: string[], options: StartOptions): Promise<Migration> {
   const { repositories, asked } = await collectRepositories(context, args, options);
   const body = await refineInteractively(context, startBody(repositories, options), asked);

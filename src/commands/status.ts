@@ -46,7 +46,7 @@ export function failIfAnyFailed(migrations: Migration[]): void {
   }
 }
 
-/** spec §4.3: one or several migrations' state, optionally waiting until each is done. */
+/** docs/service.md#migration-status: one or several migrations' state, optionally waiting until each is done. */
 export async function status(context: Context, ids: number[], options: StatusOptions): Promise<Migration[]> {
   const client = await context.api();
   const org = context.org();

@@ -16,7 +16,7 @@ export interface UnlockOptions {
   repo?: string;
 }
 
-/** spec §4.6 for one, many or all repositories; carries on past failures and reports each. */
+/** docs/service.md#unlock-repository for one, many or all repositories; carries on past failures and reports each. */
 export async function unlock(
   context: Context,
   idArg: number | undefined,

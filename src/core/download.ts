@@ -131,7 +131,7 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
 
       if (response.status === 403 || response.status === 404 || response.status === 410) {
         incoming.discard();
-        // spec §4.4: storage URLs expire; the API hands out a fresh one.
+        // docs/service.md#download-archive: storage URLs expire; the API hands out a fresh one.
         if (refreshes >= 3) {
           throw new UnavailableError(`archive storage keeps refusing the download (HTTP ${response.status})`, {
             hint: `check the migration with \`svc-migrate status ${id}\`; the archive may have expired`,

@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 
 /**
  * A sha256 computed off the main thread, so hashing a large archive overlaps its transfer instead
- * of following it (issue 8: on a 2-core machine hashing 1 GiB costs about as much as receiving it).
+ * of following it (on a 2-core machine hashing 1 GiB costs about as much as receiving it).
  *
  * For a file, the worker reads back what the main thread reports as written (`advance`), from the
  * page cache: no bytes are copied between threads and the hash covers exactly what is on disk. For a

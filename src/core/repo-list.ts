@@ -19,7 +19,7 @@ export function parseReposFile(text: string, fileName: string): RepositoryEntry[
 const NAME = /^[A-Za-z0-9_.-]+$/;
 
 /**
- * `<owner>/<repo>` names for the start body (spec §4.2): a bare name gets the organization,
+ * `<owner>/<repo>` names for the start body (docs/service.md#start-migration): a bare name gets the organization,
  * duplicates (case-insensitive) are dropped, and anything else is a usage error naming its source.
  */
 export function normalizeRepositories(entries: RepositoryEntry[], org: string): string[] {

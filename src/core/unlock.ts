@@ -11,7 +11,7 @@ export interface UnlockOutcome {
 }
 
 /**
- * `org/repo` or `repo` → the `repo_name` path parameter of spec §4.6. Only the organization's own
+ * `org/repo` or `repo` → the `repo_name` path parameter of docs/service.md#unlock-repository. Only the organization's own
  * prefix is dropped; anything else stays whole (and is percent-encoded), so `../x` names no path.
  */
 export function repoName(name: string, org: string): string {
@@ -19,7 +19,7 @@ export function repoName(name: string, org: string): string {
   return name.toLowerCase().startsWith(prefix) ? name.slice(prefix.length) : name;
 }
 
-/** Every repository name of a migration, all pages (spec §4.7). */
+/** Every repository name of a migration, all pages (docs/service.md#migration-repositories). */
 export async function migrationRepositoryNames(client: ApiClient, org: string, id: number): Promise<string[]> {
   const names: string[] = [];
   for await (const page of listAllMigrationRepositories(client, org, id)) names.push(...page.map((repo) => repo.name));

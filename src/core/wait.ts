@@ -38,7 +38,7 @@ export interface WaitResult {
 }
 
 /**
- * The polite default (issue 4): about 5 s during the first minute, then 30–60 s with jitter, so
+ * The polite default: about 5 s during the first minute, then 30–60 s with jitter, so
  * many waits on one token never exhaust its hourly quota.
  */
 export function defaultPollIntervalMs(elapsedMs: number, random: () => number): number {

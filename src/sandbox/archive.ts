@@ -81,7 +81,7 @@ async function filesBelow(dir: string): Promise<string[]> {
 
 /**
  * Writes a migration archive shaped like the service's (schema.json, repositories_000001.json, …,
- * and the git data of each repository), honouring the exclude flags of spec §4.2.
+ * and the git data of each repository), honouring the exclude flags of docs/service.md#start-migration.
  */
 export async function buildArchive(dir: string, input: ArchiveInput): Promise<BuiltArchive> {
   const { migration, repositories } = input;

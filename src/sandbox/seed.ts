@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Owner, Repository } from '../api/types.js';
 
-/** The kinds of credential spec §5 names; only `classic` may use the migration endpoints. */
+/** The kinds of credential docs/service.md#authentication names; only `classic` may use the migration endpoints. */
 export type TokenKind = 'classic' | 'fine-grained' | 'app-user' | 'installation';
 
 export interface SeedToken {
@@ -142,7 +142,7 @@ function repositoryId(fullName: string): number {
   return createHash('sha1').update(fullName).digest().readUInt32BE(0) % 100_000_000;
 }
 
-/** Every field of spec §2.3, URL templates included. */
+/** Every field of docs/service.md#repository, URL templates included. */
 export function repositoryObject(org: SeedOrganization, seed: SeedRepository, bases: UrlBases): Repository {
   const fullName = `${org.login}/${seed.name}`;
   const id = repositoryId(fullName);

@@ -59,7 +59,7 @@ export interface Sandbox {
   clock: SandboxClock;
   faults: Faults;
   store: MigrationStore;
-  /** Webhooks and their deliveries (spec §4.8, §4.9, §6). */
+  /** Webhooks and their deliveries (docs/service.md#webhook-delivery, #repository-dispatch, #delivery-rules). */
   hooks: HookRegistry;
   /** Every request both origins received, for assertions (also `GET /_sandbox/requests`). */
   requests: RecordedSandboxRequest[];
@@ -92,7 +92,7 @@ class HttpFailure extends Error {
 
 const notFound = () => new HttpFailure(404, { message: 'Not Found', documentation_url: 'docs/sandbox.md' });
 
-/** Starts the emulator of spec §2–5 and 7–9 on loopback: an API origin and an archive storage origin. */
+/** Starts the emulator of docs/service.md on loopback: an API origin and an archive storage origin. */
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const seed = options.seed ?? DEFAULT_SEED;
   const clock = new SandboxClock();
@@ -220,7 +220,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     }
     if (sub === 'repos' && repoName && tail === 'lock' && segments.length === 7 && method === 'DELETE') {
       const lower = repoName.toLowerCase();
-      // spec §3.2: unlocking a repository that belongs to the migration answers 204.
+      // docs/service.md#repository-locks: unlocking a repository that belongs to the migration answers 204.
       if (!migration.repositories.some((repo) => repo.name.toLowerCase() === lower)) throw notFound();
       migration.locked.delete(lower);
       response.writeHead(204).end();
@@ -242,7 +242,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     return token;
   }
 
-  /** spec §5.2: the migration endpoints take classic tokens only. */
+  /** docs/service.md#authentication: the migration endpoints take classic tokens only. */
   function requireClassic(token: SeedToken): void {
     if (token.kind !== 'classic') {
       throw new HttpFailure(403, {
@@ -253,7 +253,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 
   function authorize(token: SeedToken, orgName: string): SeedOrganization {
     const org = store.organization(orgName);
-    // A non-owner learns nothing about the organization's migrations (spec §5.1): 404, not 403.
+    // A non-owner learns nothing about the organization's migrations (docs/service.md#authentication): 404, not 403.
     if (!org?.owners.includes(token.user)) throw notFound();
     return org;
   }
@@ -411,7 +411,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     storage.register(migration.guid, async () => (store.archiveAvailable(migration) ? build() : undefined));
   }
 
-  /** spec §4.9: POST /repos/{owner}/{repo}/dispatches emits repository_dispatch. */
+  /** docs/service.md#repository-dispatch: POST /repos/{owner}/{repo}/dispatches emits repository_dispatch. */
   async function dispatch(request: IncomingMessage, response: ServerResponse, token: SeedToken, owner: string, name: string) {
     const org = store.organization(owner);
     const repository = org && store.repositoriesOf(org).find((repo) => repo.name.toLowerCase() === name.toLowerCase());

@@ -40,7 +40,7 @@ const FAILING_REPOSITORY = /fail/i;
 
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, '+00:00');
 
-/** The migrations of every organization, and the state machine of spec §3.1 driven by the clock. */
+/** The migrations of every organization, and the state machine of docs/service.md#migration-states driven by the clock. */
 export class MigrationStore {
   private readonly migrations: StoredMigration[] = [];
   private nextId = 1000;
@@ -78,7 +78,7 @@ export class MigrationStore {
     return this.migrations.find((m) => m.org === org && m.id === id);
   }
 
-  /** Starts within the last `windowMs`, for the "spammed" 422 of spec §4.2. */
+  /** Starts within the last `windowMs`, for the "spammed" 422 of docs/service.md#start-migration. */
   recentStarts(org: SeedOrganization, windowMs: number): number {
     const since = this.clock.now() - windowMs;
     return this.migrations.filter((m) => m.org === org && m.kind === 'export' && m.createdAt >= since).length;
@@ -129,7 +129,7 @@ export class MigrationStore {
     return this.clock.now() < exportedAt + ARCHIVE_RETENTION_MS;
   }
 
-  /** The Migration object of spec §2.2 as the service would answer it now. */
+  /** The Migration object of docs/service.md#migration as the service would answer it now. */
   view(migration: StoredMigration, options: { excludeRepositories?: boolean } = {}): Migration {
     const { state, since } = this.timeline(migration);
     const { org, body } = migration;
@@ -150,7 +150,7 @@ export class MigrationStore {
       created_at: iso(migration.createdAt),
       updated_at: iso(since),
     };
-    // spec §2.2: repositories are returned only for exports, and not with exclude=repositories.
+    // docs/service.md#migration: repositories are returned only for exports, and not with exclude=repositories.
     if (migration.kind === 'export' && !options.excludeRepositories) view.repositories = migration.repositories;
     return view;
   }

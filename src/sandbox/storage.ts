@@ -8,7 +8,7 @@ import type { Faults } from './faults.js';
 import type { SandboxClock } from './state.js';
 
 /**
- * The object storage the archive redirect points at (spec §4.4): a second origin that knows
+ * The object storage the archive redirect points at (docs/service.md#download-archive): a second origin that knows
  * nothing of API tokens and serves archives by expiring signed URL, with ranges for resuming.
  */
 export class ArchiveStorage {

@@ -5,8 +5,9 @@ import { eventSpec } from '../webhook/catalogue.js';
 import { buildDelivery, type ContentKind, MAX_PAYLOAD_BYTES } from '../webhook/delivery.js';
 import { samplePayload } from '../webhook/samples.js';
 
-// Outgoing deliveries of the sandbox (spec §4.8, §6): hooks created by an admin call, `ping` on
-// creation (§6.4), any catalogue event on demand, and `repository_dispatch` for dispatches (§4.9).
+// Outgoing deliveries of the sandbox (docs/service.md#webhook-delivery, #delivery-rules): hooks
+// created by an admin call, `ping` on creation (#operations-and-events), any catalogue event on
+// demand, and `repository_dispatch` for dispatches (#repository-dispatch).
 
 export interface Hook {
   id: number;
@@ -26,7 +27,7 @@ export interface DeliveryReport {
 
 export interface EmitResult {
   delivered: DeliveryReport[];
-  /** Why nothing was sent, when the service would have sent nothing (spec §6.2). */
+  /** Why nothing was sent, when the service would have sent nothing (docs/service.md#delivery-rules). */
   skipped?: string;
 }
 
@@ -34,9 +35,9 @@ export interface EmitRequest {
   event: string;
   action?: string;
   payload?: Record<string, unknown>;
-  /** Tags created, deleted or pushed at once (spec §6.2 rule 2). */
+  /** Tags created, deleted or pushed at once (docs/service.md#delivery-rules rule 2). */
   tags?: number;
-  /** Pad the payload to this size in bytes (spec §6.2 rule 1). */
+  /** Pad the payload to this size in bytes (docs/service.md#delivery-rules rule 1). */
   padToBytes?: number;
 }
 
@@ -72,7 +73,7 @@ export class HookRegistry {
     return index >= 0;
   }
 
-  /** Sends an event to every hook subscribed to it, following the delivery rules of spec §6.2. */
+  /** Sends an event to every hook subscribed to it, following the delivery rules of docs/service.md#delivery-rules. */
   async emit(emit: EmitRequest): Promise<EmitResult> {
     if (['create', 'delete', 'push'].includes(emit.event) && (emit.tags ?? 0) > 3) {
       return { delivered: [], skipped: `no ${emit.event} event when more than three tags change at once` };
@@ -89,7 +90,7 @@ export class HookRegistry {
     return { delivered };
   }
 
-  /** spec §4.9: a dispatch emits repository_dispatch whose action is the event_type. */
+  /** docs/service.md#repository-dispatch: a dispatch emits repository_dispatch whose action is the event_type. */
   dispatch(repository: Repository, sender: Record<string, unknown>, eventType: string, clientPayload: unknown): Promise<EmitResult> {
     return this.emit({
       event: 'repository_dispatch',

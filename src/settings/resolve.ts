@@ -2,7 +2,7 @@ import { API_VERSION } from '../api/types.js';
 import { UsageError } from '../errors.js';
 import type { StoredSettings } from './store.js';
 
-/** Global options as commander parsed them (CLI.md "Global options"). */
+/** Global options as commander parsed them (docs/cli.md "Global options"). */
 export interface GlobalFlags {
   org?: string;
   baseUrl?: string;
@@ -52,7 +52,7 @@ function pick<T>(flag: T | undefined, env: T | undefined, stored: T | undefined)
 
 const truthy = (value: string | undefined) => value !== undefined && value !== '' && value !== '0' && value !== 'false';
 
-/** Precedence of CLI.md: flag > environment > stored config > default. Pure given its inputs. */
+/** Precedence of docs/cli.md: flag > environment > stored config > default. Pure given its inputs. */
 export function resolveSettings(
   flags: GlobalFlags,
   env: Env,

@@ -104,7 +104,7 @@ export class Output {
     this.stderr.write(`${this.theme.dim(message)}\n`);
   }
 
-  /** An error as CLI.md prescribes: one line (and a hint) for humans, one JSON object for scripts. */
+  /** An error as docs/cli.md prescribes: one line (and a hint) for humans, one JSON object for scripts. */
   error(error: unknown, options: { debug: boolean }): void {
     const known = error instanceof CliError;
     const message = known ? error.message : `unexpected error: ${(error as Error)?.message ?? String(error)}`;

@@ -20,14 +20,14 @@ export function renderTable(head: string[], rows: string[][], theme: ChalkInstan
 
 function repositoryNames(migration: Migration, excluded: boolean, theme: ChalkInstance): string {
   if (excluded) return '-';
-  // spec §2.2: only exports carry repositories; an import (not startable through the API) has none.
+  // docs/service.md#migration: only exports carry repositories; an import (not startable through the API) has none.
   if (!('repositories' in migration)) return theme.dim('(import)');
   const names = migration.repositories?.map((repo) => repo.full_name) ?? [];
   if (names.length <= 3) return names.join(', ');
   return `${names.slice(0, 3).join(', ')} +${names.length - 3}`;
 }
 
-/** CLI.md `list`: ID, STATE, REPOSITORIES, LOCKED, CREATED, UPDATED. */
+/** docs/cli.md `list`: ID, STATE, REPOSITORIES, LOCKED, CREATED, UPDATED. */
 export function migrationsTable(migrations: Migration[], theme: ChalkInstance, repositoriesExcluded = false): string {
   if (migrations.length === 0) return 'no migrations';
   return renderTable(

@@ -1,8 +1,9 @@
-// The event catalogue of spec §6.3 as data, written once. Rows keep the spec's wording; `props`
-// lists each event's own properties (`name!` required, `name?` optional, `action` included when the
-// event carries one) and `dev` its deviations from the common rule of §2.1: `repository` and
-// `sender` required, `enterprise`, `installation`, `organization` optional. In `dev`, `name?` makes
-// a common property optional, `name!` required, and `-name` means the payload has none.
+// The event catalogue (docs/service.md#event-catalogue) as data, written once; rows keep the
+// service's wording. `props` lists each event's own properties (`name!` required, `name?` optional,
+// `action` included when the event carries one) and `dev` its deviations from the common rule of
+// docs/service.md#webhook-envelope: `repository` and `sender` required, `enterprise`,
+// `installation`, `organization` optional. In `dev`, `name?` makes a common property optional,
+// `name!` required, and `-name` means the payload has none.
 
 export type Presence = 'required' | 'optional';
 
@@ -97,7 +98,7 @@ const ROWS: Row[] = [
   ['workflow_run', 'Actions', 'Ent Rep Org App', 'workflow run finished, successful or not', 'action! workflow! workflow_run!'],
 ];
 
-/** spec §6.2 rule 9 and 10. */
+/** docs/service.md#delivery-rules rule 9 and 10. */
 const BETA = new Set(['dependency_alert', 'discussion', 'discussion_comment', 'projects_v2', 'projects_v2_item', 'personal_access_token_request']);
 const DEPRECATED = new Set(['repository_vulnerability_alert', 'registry_package']);
 const COMMON_REQUIRED = ['repository', 'sender'];

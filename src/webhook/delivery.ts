@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { DELIVERY_HEADERS, HOOKSHOT_USER_AGENT_PREFIX } from '../api/types.js';
 import { signatureHeaders } from './signature.js';
 
-/** spec §8: payloads above 25 MB are never delivered. */
+/** docs/service.md#limits: payloads above 25 MB are never delivered. */
 export const MAX_PAYLOAD_BYTES = 25 * 1024 * 1024;
 
 export type ContentKind = 'json' | 'form';
@@ -26,7 +26,7 @@ export interface DeliveryInput {
   id?: string;
 }
 
-/** A delivery exactly as spec §6.1 describes: every header, a fresh GUID, both signatures with a secret. */
+/** A delivery exactly as docs/service.md#delivery-headers describes: every header, a fresh GUID, both signatures with a secret. */
 export function buildDelivery(input: DeliveryInput): OutgoingDelivery {
   const json = Buffer.isBuffer(input.payload) ? input.payload : Buffer.from(JSON.stringify(input.payload));
   const body = input.contentType === 'form' ? Buffer.from(`payload=${encodeURIComponent(json.toString('utf8'))}`) : json;
@@ -47,7 +47,7 @@ export function buildDelivery(input: DeliveryInput): OutgoingDelivery {
 
 export class BodyError extends Error {}
 
-/** The content type a delivery declares, or undefined for anything else (spec §6.1). */
+/** The content type a delivery declares, or undefined for anything else (docs/service.md#delivery-headers). */
 export function contentKind(header: string | undefined): ContentKind | undefined {
   const type = (header ?? '').split(';')[0]?.trim().toLowerCase();
   if (type === 'application/json') return 'json';
@@ -73,7 +73,7 @@ export function parsePayload(raw: Buffer, kind: ContentKind): unknown {
   }
 }
 
-/** Headers of spec §6.1 a real delivery always has; their absence is reported. */
+/** Headers of docs/service.md#delivery-headers a real delivery always has; their absence is reported. */
 export function headerWarnings(headers: Record<string, string | undefined>): string[] {
   const warnings: string[] = [];
   for (const name of [DELIVERY_HEADERS.hookId, DELIVERY_HEADERS.targetType, DELIVERY_HEADERS.targetId]) {

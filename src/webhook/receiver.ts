@@ -5,7 +5,7 @@ import { catalogueWarnings } from './catalogue.js';
 import { BodyError, type ContentKind, contentKind, headerWarnings, MAX_PAYLOAD_BYTES, parsePayload } from './delivery.js';
 import { verifySignature } from './signature.js';
 
-/** spec §8 caps payloads at 25 MB; a form body percent-encodes that JSON, up to three bytes for one. */
+/** docs/service.md#limits caps payloads at 25 MB; a form body percent-encodes that JSON, up to three bytes for one. */
 const BODY_LIMITS: Record<ContentKind, number> = { json: MAX_PAYLOAD_BYTES, form: MAX_PAYLOAD_BYTES * 3 + 16 };
 
 export interface ReceivedDelivery {

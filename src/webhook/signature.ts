@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-// spec §5.3: X-Hub-Signature-256 = "sha256=" + HMAC-SHA256(secret, raw body) in hex;
+// docs/service.md#authentication: X-Hub-Signature-256 = "sha256=" + HMAC-SHA256(secret, raw body) in hex;
 // X-Hub-Signature = "sha1=" + HMAC-SHA1, kept for compatibility.
 
 export type Algorithm = 'sha256' | 'sha1';

@@ -171,7 +171,7 @@ describe('talking to the service', () => {
       5,
       /acme\/x not found/,
     ],
-  ])('HTTP %i exits with its CLI.md code', async (status, body, code, message) => {
+  ])('HTTP %i exits with its docs/cli.md code', async (status, body, code, message) => {
     api = await startScriptedServer(json(status, body));
     const result = await runCli(['status', '42'], { env: envFor(api) });
     expect(result.code).toBe(code);

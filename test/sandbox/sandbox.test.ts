@@ -72,7 +72,7 @@ describe('sandbox', () => {
   afterAll(() => sandbox.close());
 
   describe('seed data', () => {
-    it('serves repositories with every field of spec 2.3 and owners with every field of 2.4', async () => {
+    it('serves repositories with every field of docs/service.md#repository and owners with every field of #owner', async () => {
       const started = await call('POST', '/orgs/octo-org/migrations', {
         body: { repositories: ['octo-org/Hello-World'] },
       });
@@ -151,7 +151,7 @@ describe('sandbox', () => {
       }
     });
 
-    it('has the same key set as the published repository example, but for what spec 2.3 leaves out', async () => {
+    it('has the same key set as the published repository example, but for what docs/service.md#repository leaves out', async () => {
       const fixture = JSON.parse(
         readFileSync(new URL('../fixtures/api/list-repos-for-org.json', import.meta.url), 'utf8'),
       );
@@ -163,7 +163,7 @@ describe('sandbox', () => {
     });
   });
 
-  describe('authentication (spec 5, 7)', () => {
+  describe('authentication (docs/service.md#authentication, #errors)', () => {
     it.each([
       [null, 401, /Requires authentication/],
       ['svc_sandbox_revoked', 401, /^Bad Credentials$/],
@@ -184,7 +184,7 @@ describe('sandbox', () => {
     });
   });
 
-  describe('X-Service-Api-Version (spec 9)', () => {
+  describe('X-Service-Api-Version (docs/service.md#versioning)', () => {
     it('accepts 2026-03-10 and no header, rejects anything else listing the supported one', async () => {
       expect((await call('GET', '/orgs/octo-org/migrations')).status).toBe(200);
       const absent = await fetch(`${sandbox.baseUrl}/orgs/octo-org/migrations`, {
@@ -199,7 +199,7 @@ describe('sandbox', () => {
     });
   });
 
-  describe('start (spec 4.2)', () => {
+  describe('start (docs/service.md#start-migration)', () => {
     it.each([
       [{}, /repositories is required/],
       [{ repositories: 'octo-org/widgets' }, /must be an array/],
@@ -250,7 +250,7 @@ describe('sandbox', () => {
     });
   });
 
-  describe('state machine (spec 3.1)', () => {
+  describe('state machine (docs/service.md#migration-states)', () => {
     it('moves pending → exporting → exported on the sandbox clock, changing updated_at each time', async () => {
       await withSandbox({ exportSeconds: 10 }, async (_s, call2) => {
         const { json: started } = await call2('POST', '/orgs/octo-org/migrations', {
@@ -293,7 +293,7 @@ describe('sandbox', () => {
     });
   });
 
-  describe('archive (spec 4.4, 4.5, 3.3)', () => {
+  describe('archive (docs/service.md#download-archive, #delete-archive, #archive)', () => {
     it('redirects to a second origin that serves a real tar.gz naming every repository, without the API token', async () => {
       await withSandbox({ exportSeconds: 1 }, async (box, call2) => {
         const { json } = await call2('POST', '/orgs/octo-org/migrations', {
@@ -404,7 +404,7 @@ describe('sandbox', () => {
     });
   });
 
-  describe('locks (spec 3.2, 4.6)', () => {
+  describe('locks (docs/service.md#repository-locks, #unlock-repository)', () => {
     it('unlocks repositories of the migration, names with dots, dashes and underscores included', async () => {
       const { json } = await call('POST', '/orgs/octo-org/migrations', {
         body: { repositories: ['octo-org/docs.site', 'octo-org/my_lib-2'], lock_repositories: true },
@@ -420,7 +420,7 @@ describe('sandbox', () => {
     });
   });
 
-  describe('lists (spec 4.1, 4.7, 8)', () => {
+  describe('lists (docs/service.md#list-migrations, #migration-repositories, #limits)', () => {
     it('pages with per_page (default 30, max 100) and a Link header with next, prev, first, last', async () => {
       await withSandbox({}, async (_box, call2) => {
         await call2('POST', '/_sandbox/migrations', { body: { count: 74 }, token: null });

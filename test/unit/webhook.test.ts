@@ -3,7 +3,7 @@ import { CATALOGUE, catalogueWarnings, eventSpec, parseEventFilter } from '../..
 import { buildDelivery, parsePayload } from '../../src/webhook/delivery.js';
 import { sign, verifySignature } from '../../src/webhook/signature.js';
 
-describe('signatures (spec 5.3)', () => {
+describe('signatures (docs/service.md#authentication)', () => {
   // The worked example of the service's documentation of webhook validation.
   const secret = 'It\'s a Secret to Everybody';
   const body = Buffer.from('Hello, World!');
@@ -38,7 +38,7 @@ describe('signatures (spec 5.3)', () => {
   });
 });
 
-describe('event catalogue (spec 6.3)', () => {
+describe('event catalogue (docs/service.md#event-catalogue)', () => {
   it('holds every event with its deviations from the common rule', () => {
     expect(CATALOGUE.size).toBe(69);
     expect(eventSpec('check_run')).toMatchObject({ action: 'optional', absent: ['enterprise'] });
@@ -65,7 +65,7 @@ describe('event catalogue (spec 6.3)', () => {
   });
 });
 
-describe('deliveries (spec 6.1)', () => {
+describe('deliveries (docs/service.md#delivery-headers)', () => {
   it('builds every header, a fresh GUID, and both signatures only with a secret', () => {
     const signed = buildDelivery({ event: 'push', payload: { ref: 'refs/heads/main' }, contentType: 'json', secret: 's' });
     expect(signed.headers).toMatchObject({

@@ -25,7 +25,7 @@ export interface SendResult {
   response: string;
 }
 
-/** Sends one delivery exactly as the service would (spec §6.1). */
+/** Sends one delivery exactly as the service would (docs/service.md#delivery-headers). */
 export async function send(context: Context, options: SendOptions): Promise<SendResult> {
   if (!eventSpec(options.event)) context.out.warn(`"${options.event}" is not in the event catalogue; sending it anyway`);
   let payload: Buffer | Record<string, unknown>;
