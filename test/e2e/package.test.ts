@@ -9,14 +9,16 @@ const exec = promisify(execFile);
 const root = new URL('../..', import.meta.url).pathname;
 
 describe('the published package', () => {
-  it('packs the built code, bin, completions, samples and README only, and runs from an empty prefix', async () => {
+  it('packs the built code, bin, completions, samples, the user docs and README only, and runs from an empty prefix', async () => {
     const out = mkdtempSync(join(tmpdir(), 'svc-pack-'));
     const { stdout } = await exec('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', out], { cwd: root });
     const [packed] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
     const files = packed!.files.map((f) => f.path);
     expect(files).toEqual(expect.arrayContaining(['bin/svc-migrate.js', 'dist/main.js', 'completions/svc-migrate.bash', 'README.md', 'package.json']));
     expect(files).toContain('samples/webhook-payloads.json');
-    expect(files.filter((f) => /^(src|test|bench|scripts|docs)\/|\.map$|tsconfig|eslint/.test(f))).toEqual([]);
+    // The help and README point users at these pages; the developers' docs stay in the repository.
+    expect(files.filter((f) => f.startsWith('docs/')).sort()).toEqual(['docs/cli.md', 'docs/sandbox.md', 'docs/service.md']);
+    expect(files.filter((f) => /^(src|test|bench|scripts)\/|\.map$|tsconfig|eslint/.test(f))).toEqual([]);
 
     const prefix = mkdtempSync(join(tmpdir(), 'svc-prefix-'));
     await exec('npm', ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--omit=dev', join(out, packed!.filename)]);
