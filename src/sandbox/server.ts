@@ -1,16 +1,18 @@
-import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { API_VERSION, type Repository, type ServiceErrorBody } from '../api/types.js';
+import { API_VERSION } from '../api/types.js';
 import { buildArchive } from './archive.js';
 import { type FaultSettings, Faults } from './faults.js';
+import { closeServer, decodeSegment, excludes, HttpFailure, listen, notFound, readBody, sendJson as sendJsonBody } from './http.js';
+import { type RateLimitSettings, RateLimiter } from './ratelimit.js';
+import { BOOLEAN_FIELDS, validateStart } from './start.js';
+import { type AdminParts, handleAdmin } from './admin.js';
 import { DEFAULT_SEED, ownerObject, type SeedData, type SeedOrganization, type SeedToken } from './seed.js';
 import { defaultBody, MigrationStore, SandboxClock, type StoredMigration } from './state.js';
 import { ArchiveStorage } from './storage.js';
-import { type EmitRequest, HookRegistry } from './webhooks.js';
+import { HookRegistry } from './webhooks.js';
 
 export interface SandboxOptions {
   /** API port on 127.0.0.1 (0 = any free port). */
@@ -28,7 +30,7 @@ export interface SandboxOptions {
    * Opt-in request limit per token and window. Beyond it: 429 with retry-after (secondary-limit
    * style), or with `status: 403`, 403 with x-ratelimit-remaining: 0 and no retry-after (primary).
    */
-  rateLimit?: { limit: number; windowSeconds: number; status?: 403 | 429 };
+  rateLimit?: RateLimitSettings;
   /** Starts allowed per organization in a window before the "spammed" 422 (default 10 per 60 s). */
   spamLimit?: { starts: number; windowSeconds: number };
   /** Sends `x-poll-interval` (seconds) with unfinished migrations, as services that pace pollers do. */
@@ -66,31 +68,7 @@ export interface Sandbox {
   close(): Promise<void>;
 }
 
-const DEFAULT_LIMIT = 5000;
 const SUPPORTED_VERSIONS = [API_VERSION];
-const BOOLEAN_FIELDS = [
-  'lock_repositories',
-  'exclude_metadata',
-  'exclude_git_data',
-  'exclude_attachments',
-  'exclude_releases',
-  'exclude_owner_projects',
-  'org_metadata_only',
-] as const;
-
-class HttpFailure extends Error {
-  readonly status: number;
-  readonly body: ServiceErrorBody;
-  readonly headers: Record<string, string>;
-  constructor(status: number, body: ServiceErrorBody, headers: Record<string, string> = {}) {
-    super(body.message);
-    this.status = status;
-    this.body = body;
-    this.headers = headers;
-  }
-}
-
-const notFound = () => new HttpFailure(404, { message: 'Not Found', documentation_url: 'docs/sandbox.md' });
 
 /** Starts the emulator of spec §2–5 and 7–9 on loopback: an API origin and an archive storage origin. */
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
@@ -103,7 +81,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const storage = new ArchiveStorage(clock, faults, (options.archiveUrlTtlSeconds ?? 300) * 1000);
   const exportMs = (options.exportSeconds ?? 2) * 1000;
   const spam = options.spamLimit ?? { starts: 10, windowSeconds: 60 };
-  const usage = new Map<string, { windowStart: number; used: number }>();
+  const limiter = new RateLimiter(options.rateLimit, clock);
 
   const storageServers: Server[] = [];
   const storageHandler = (request: IncomingMessage, response: ServerResponse) => {
@@ -129,6 +107,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const baseUrl = `http://127.0.0.1:${apiPort}`;
   const store = new MigrationStore(seed, clock, { api: baseUrl, web: 'https://sandbox.invalid' }, exportMs);
   const hooks = new HookRegistry(seed.organizations[0]?.id ?? 1);
+  const admin: AdminParts = { seed, clock, faults, store, hooks, requests, baseUrl, storageOrigin };
 
   function record(origin: 'api' | 'storage', request: IncomingMessage, response: ServerResponse): void {
     const entry: RecordedSandboxRequest = {
@@ -149,7 +128,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 
   async function handleApi(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', baseUrl);
-    if (url.pathname.startsWith('/_sandbox')) return handleAdmin(request, response, url);
+    if (url.pathname.startsWith('/_sandbox')) return handleAdmin(admin, request, response, url);
     if (faults.takeDrop(url.pathname)) {
       response.socket?.destroy();
       return;
@@ -164,7 +143,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       });
     }
     const token = authenticate(request);
-    const limitHeaders = countRequest(token.token);
+    const limitHeaders = limiter.count(token.token);
     response.setHeader('x-ratelimit-limit', limitHeaders.limit);
     response.setHeader('x-ratelimit-remaining', limitHeaders.remaining);
     response.setHeader('x-ratelimit-reset', limitHeaders.reset);
@@ -258,38 +237,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     return org;
   }
 
-  function countRequest(token: string) {
-    const windowMs = (options.rateLimit?.windowSeconds ?? 3600) * 1000;
-    const limit = options.rateLimit?.limit ?? DEFAULT_LIMIT;
-    const now = clock.now();
-    let entry = usage.get(token);
-    if (!entry || now >= Math.ceil((entry.windowStart + windowMs) / 1000) * 1000) {
-      entry = { windowStart: now, used: 0 };
-      usage.set(token, entry);
-    }
-    entry.used++;
-    // Windows end on a whole second, so x-ratelimit-reset (epoch seconds) is exactly when the window ends.
-    const resetMs = Math.ceil((entry.windowStart + windowMs) / 1000) * 1000;
-    return {
-      limit,
-      used: Math.min(entry.used, limit),
-      remaining: Math.max(0, limit - entry.used),
-      reset: Math.ceil(resetMs / 1000),
-      exceeded: options.rateLimit !== undefined && entry.used > limit,
-      retryAfter: Math.max(1, Math.ceil((resetMs - now) / 1000)),
-    };
-  }
-
   /** A 304 costs nothing: give the request back to the quota. */
   function refund(request: IncomingMessage, response: ServerResponse): void {
     const match = /^(?:bearer|token)\s+(\S+)$/i.exec(request.headers.authorization ?? '');
-    const entry = match?.[1] ? usage.get(match[1]) : undefined;
-    if (!entry) return;
-    entry.used = Math.max(0, entry.used - 1);
-    response.setHeader(
-      'x-ratelimit-remaining',
-      Math.max(0, Number(response.getHeader('x-ratelimit-limit')) - entry.used),
-    );
+    const left = match?.[1] ? limiter.refund(match[1]) : undefined;
+    if (left) response.setHeader('x-ratelimit-remaining', left.remaining);
   }
 
   function paginate<T>(url: URL, all: T[]): { items: T[]; links: Record<string, string> } {
@@ -332,7 +284,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw new HttpFailure(400, { message: 'Problems parsing JSON: the body must be an object' });
     }
-    const { repositories, errors } = validateStart(body, org);
+    const { repositories, errors } = validateStart(body, org, store);
     if (errors.length > 0) throw new HttpFailure(422, { message: 'Validation Failed', errors });
     if (store.recentStarts(org, spam.windowSeconds * 1000) >= spam.starts) {
       throw new HttpFailure(422, {
@@ -354,47 +306,6 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       excludeRepositories: Array.isArray(body.exclude) && body.exclude.includes('repositories'),
     });
     sendJson(response, 201, view, { location: `${baseUrl}${url.pathname}/${migration.id}` });
-  }
-
-  function validateStart(body: Record<string, unknown>, org: SeedOrganization) {
-    type FieldError = { resource: string; field: string; code: string; message: string };
-    const errors: FieldError[] = [];
-    const error = (field: string, code: string, message: string) =>
-      errors.push({ resource: 'Migration', field, code, message });
-    const known = store.repositoriesOf(org);
-    const repositories: Repository[] = [];
-    const names = body.repositories;
-    if (names === undefined) error('repositories', 'missing_field', 'repositories is required');
-    else if (!Array.isArray(names))
-      error('repositories', 'invalid', 'repositories must be an array of "owner/repo" strings');
-    else {
-      for (const [index, name] of names.entries()) {
-        if (typeof name !== 'string' || !/^[^/\s]+\/[^/\s]+$/.test(name)) {
-          error(`repositories[${index}]`, 'invalid', `${JSON.stringify(name)} is not shaped "owner/repo"`);
-          continue;
-        }
-        const repo = known.find((candidate) => candidate.full_name.toLowerCase() === name.toLowerCase());
-        if (!repo) error(`repositories[${index}]`, 'invalid', `${name} is not a repository of ${org.login}`);
-        else if (!repositories.includes(repo)) repositories.push(repo);
-      }
-      if (names.length === 0 && body.org_metadata_only !== true) {
-        error('repositories', 'invalid', 'repositories must name at least one repository');
-      }
-      if (names.length > 0 && body.org_metadata_only === true) {
-        error('org_metadata_only', 'invalid', 'repositories must be empty when org_metadata_only is true');
-      }
-    }
-    for (const field of BOOLEAN_FIELDS) {
-      if (body[field] !== undefined && typeof body[field] !== 'boolean')
-        error(field, 'invalid', `${field} must be a boolean`);
-    }
-    if (body.exclude !== undefined) {
-      const values = body.exclude;
-      if (!Array.isArray(values) || values.some((value) => value !== 'repositories')) {
-        error('exclude', 'invalid', 'exclude supports only ["repositories"]');
-      }
-    }
-    return { repositories, errors };
   }
 
   function prepareArchive(migration: StoredMigration): void {
@@ -434,68 +345,6 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     response.writeHead(204).end();
   }
 
-  async function handleAdmin(request: IncomingMessage, response: ServerResponse, url: URL): Promise<void> {
-    const method = request.method ?? 'GET';
-    const body = method === 'POST' ? (JSON.parse((await readBody(request)) || '{}') as Record<string, unknown>) : {};
-    switch (`${method} ${url.pathname}`) {
-      case 'GET /_sandbox':
-        return sendJson(response, 200, describe());
-      case 'GET /_sandbox/clock':
-        return sendJson(response, 200, { now: new Date(clock.now()).toISOString() });
-      case 'POST /_sandbox/clock':
-        clock.advance(Number(body.advanceSeconds ?? 0) * 1000);
-        return sendJson(response, 200, { now: new Date(clock.now()).toISOString() });
-      case 'POST /_sandbox/faults':
-        faults.set(body as FaultSettings);
-        return sendJson(response, 200, faults.snapshot());
-      case 'DELETE /_sandbox/faults':
-        faults.clear();
-        return sendJson(response, 200, faults.snapshot());
-      case 'GET /_sandbox/requests':
-        return sendJson(response, 200, requests);
-      case 'GET /_sandbox/hooks':
-        return sendJson(response, 200, hooks.list());
-      case 'POST /_sandbox/hooks': {
-        if (typeof body.url !== 'string') throw new HttpFailure(422, { message: 'url is required' });
-        const created = await hooks.create({
-          url: body.url,
-          ...(typeof body.secret === 'string' ? { secret: body.secret } : {}),
-          contentType: body.content_type === 'form' ? 'form' : 'json',
-          events: Array.isArray(body.events) ? body.events.map(String) : ['*'],
-        });
-        return sendJson(response, 201, created);
-      }
-      case 'POST /_sandbox/emit': {
-        if (typeof body.event !== 'string') throw new HttpFailure(422, { message: 'event is required' });
-        return sendJson(response, 200, await hooks.emit(body as unknown as EmitRequest));
-      }
-      case 'POST /_sandbox/migrations': {
-        const org = store.organization(String(body.org ?? seed.organizations[0]?.login));
-        if (!org) throw notFound();
-        store.bulkExports(org, Number(body.count ?? 1));
-        return sendJson(response, 201, { org: org.login, total: store.list(org).length });
-      }
-      default:
-        throw new HttpFailure(404, { message: `sandbox: no admin route ${method} ${url.pathname}` });
-    }
-  }
-
-  function describe() {
-    return {
-      baseUrl,
-      storageOrigin,
-      org: seed.organizations[0]?.login,
-      apiVersion: API_VERSION,
-      tokens: seed.tokens.map(({ token, kind, user, revoked, label }) => ({
-        token,
-        kind,
-        user,
-        revoked: Boolean(revoked),
-        label,
-      })),
-    };
-  }
-
   const ownerToken =
     seed.tokens.find(
       (token) => token.kind === 'classic' && !token.revoked && seed.organizations[0]?.owners.includes(token.user),
@@ -525,65 +374,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     headers: Record<string, string> = {},
     conditional?: IncomingMessage,
   ): void {
-    const text = JSON.stringify(body);
-    const etag = `W/"${createHash('sha1').update(text).digest('hex')}"`;
-    if (conditional && status === 200) {
-      if (conditional.headers['if-none-match'] === etag) {
-        refund(conditional, response);
-        response.writeHead(304, { etag, ...headers }).end();
-        return;
-      }
-      headers = { ...headers, etag };
-    }
-    response.writeHead(status, {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': String(Buffer.byteLength(text)),
-      'x-service-media-type': 'service.v3; format=json',
-      ...headers,
-    });
-    response.end(text);
+    const onNotModified = () => conditional && refund(conditional, response);
+    sendJsonBody(response, status, body, headers, conditional && { request: conditional, onNotModified });
   }
-}
-
-function excludes(url: URL): string[] {
-  return url.searchParams.getAll('exclude').flatMap((value) => value.split(','));
-}
-
-function decodeSegment(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
-}
-
-const MAX_BODY = 1 << 20;
-
-async function readBody(request: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY) throw new HttpFailure(413, { message: 'Request body too large' });
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function listen(server: Server, host: string, port: number, into: Server[]): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      into.push(server);
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  });
 }

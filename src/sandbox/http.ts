@@ -1,0 +1,92 @@
+import { createHash } from 'node:crypto';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ServiceErrorBody } from '../api/types.js';
+
+/** An answer other than success; thrown by route handlers and sent by the server's catch. */
+export class HttpFailure extends Error {
+  readonly status: number;
+  readonly body: ServiceErrorBody;
+  readonly headers: Record<string, string>;
+  constructor(status: number, body: ServiceErrorBody, headers: Record<string, string> = {}) {
+    super(body.message);
+    this.status = status;
+    this.body = body;
+    this.headers = headers;
+  }
+}
+
+export const notFound = () => new HttpFailure(404, { message: 'Not Found', documentation_url: 'docs/sandbox.md' });
+
+/**
+ * Sends a JSON answer. With `conditional` (a GET of a resource), a 200 carries a weak ETag and an
+ * `If-None-Match` that matches it is answered 304, after `onNotModified` (which refunds the quota).
+ */
+export function sendJson(
+  response: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+  conditional?: { request: IncomingMessage; onNotModified: () => void },
+): void {
+  const text = JSON.stringify(body);
+  const etag = `W/"${createHash('sha1').update(text).digest('hex')}"`;
+  if (conditional && status === 200) {
+    if (conditional.request.headers['if-none-match'] === etag) {
+      conditional.onNotModified();
+      response.writeHead(304, { etag, ...headers }).end();
+      return;
+    }
+    headers = { ...headers, etag };
+  }
+  response.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(text)),
+    'x-service-media-type': 'service.v3; format=json',
+    ...headers,
+  });
+  response.end(text);
+}
+
+export function excludes(url: URL): string[] {
+  return url.searchParams.getAll('exclude').flatMap((value) => value.split(','));
+}
+
+export function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+const MAX_BODY = 1 << 20;
+
+export async function readBody(request: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY) throw new HttpFailure(413, { message: 'Request body too large' });
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export function listen(server: Server, host: string, port: number, into: Server[]): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      into.push(server);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+export function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.closeAllConnections();
+    server.close(() => resolve());
+  });
+}
