@@ -5,7 +5,7 @@ import { HttpFailure, notFound, readBody, sendJson } from './http.js';
 import type { SeedData } from './seed.js';
 import type { RecordedSandboxRequest } from './server.js';
 import type { MigrationStore, SandboxClock } from './state.js';
-import type { EmitRequest, HookRegistry } from './webhooks.js';
+import { EmitError, type EmitRequest, type HookRegistry, type HookTarget } from './webhooks.js';
 
 /** What the admin calls (`/_sandbox/…`, docs/sandbox.md) reach into. */
 export interface AdminParts {
@@ -22,7 +22,14 @@ export interface AdminParts {
 export async function handleAdmin(parts: AdminParts, request: IncomingMessage, response: ServerResponse, url: URL): Promise<void> {
   const { seed, clock, faults, store, hooks, requests } = parts;
   const method = request.method ?? 'GET';
-  const body = method === 'POST' ? (JSON.parse((await readBody(request)) || '{}') as Record<string, unknown>) : {};
+  let body: Record<string, unknown> = {};
+  if (method === 'POST') {
+    try {
+      body = JSON.parse((await readBody(request)) || '{}') as Record<string, unknown>;
+    } catch {
+      throw new HttpFailure(400, { message: 'Problems parsing JSON' });
+    }
+  }
   switch (`${method} ${url.pathname}`) {
     case 'GET /_sandbox':
       return sendJson(response, 200, describe(parts));
@@ -43,17 +50,21 @@ export async function handleAdmin(parts: AdminParts, request: IncomingMessage, r
       return sendJson(response, 200, hooks.list());
     case 'POST /_sandbox/hooks': {
       if (typeof body.url !== 'string') throw new HttpFailure(422, { message: 'url is required' });
-      const created = await hooks.create({
-        url: body.url,
-        ...(typeof body.secret === 'string' ? { secret: body.secret } : {}),
-        contentType: body.content_type === 'form' ? 'form' : 'json',
-        events: Array.isArray(body.events) ? body.events.map(String) : ['*'],
-      });
+      const created = await refusing(() =>
+        hooks.create({
+          url: body.url as string,
+          ...(typeof body.secret === 'string' ? { secret: body.secret } : {}),
+          contentType: body.content_type === 'form' ? 'form' : 'json',
+          events: Array.isArray(body.events) ? body.events.map(String) : ['*'],
+          ...(typeof body.target === 'string' ? { target: body.target as HookTarget } : {}),
+          ...(typeof body.repository === 'string' ? { repository: body.repository } : {}),
+        }),
+      );
       return sendJson(response, 201, created);
     }
     case 'POST /_sandbox/emit': {
       if (typeof body.event !== 'string') throw new HttpFailure(422, { message: 'event is required' });
-      return sendJson(response, 200, await hooks.emit(body as unknown as EmitRequest));
+      return sendJson(response, 200, await refusing(() => hooks.emit(body as unknown as EmitRequest)));
     }
     case 'POST /_sandbox/migrations': {
       const org = store.organization(String(body.org ?? seed.organizations[0]?.login));
@@ -80,4 +91,14 @@ function describe({ baseUrl, storageOrigin, seed }: AdminParts) {
       label,
     })),
   };
+}
+
+/** A request the hook registry refuses is the caller's mistake: 400 with the reason. */
+async function refusing<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof EmitError) throw new HttpFailure(400, { message: error.message });
+    throw error;
+  }
 }

@@ -16,7 +16,41 @@ export class HttpFailure extends Error {
   }
 }
 
-export const notFound = () => new HttpFailure(404, { message: 'Not Found', documentation_url: 'docs/sandbox.md' });
+export const notFound = () => new HttpFailure(404, { message: 'Not Found' });
+
+/**
+ * The body of an error answer: `message`, `errors` when there are some, `documentation_url` (which
+ * the published validation-error schema requires) and `status`, as the published basic-error
+ * shape has them. The service's own body shape is not published (docs/sandbox.md#where-the-sandbox-decides).
+ */
+export function errorBody(failure: HttpFailure, method: string, pathname: string): ServiceErrorBody & { status: string } {
+  return {
+    ...failure.body,
+    documentation_url: failure.body.documentation_url ?? documentationUrl(method, pathname),
+    status: String(failure.status),
+  };
+}
+
+/** The docs/service.md section of the endpoint a request was for. */
+function documentationUrl(method: string, pathname: string): string {
+  const parts = pathname.split('/').filter(Boolean);
+  let anchor = 'endpoints';
+  if (parts[0] === '_sandbox') return 'docs/sandbox.md#admin-calls';
+  if (parts[0] === 'repos') anchor = 'repository-dispatch';
+  else if (parts[0] === 'orgs' && parts[2] === 'migrations') {
+    if (parts.length === 3) anchor = method === 'POST' ? 'start-migration' : 'list-migrations';
+    else if (parts.length === 4) anchor = 'migration-status';
+    else if (parts[4] === 'archive') anchor = method === 'DELETE' ? 'delete-archive' : 'download-archive';
+    else if (parts[4] === 'repos') anchor = 'unlock-repository';
+    else if (parts[4] === 'repositories') anchor = 'migration-repositories';
+  }
+  return `docs/service.md#${anchor}`;
+}
+
+/** A query value that is a whole number above 0, or undefined for anything else (absent, 0, -5, "abc"). */
+export function wholeAbove0(value: string | null): number | undefined {
+  return value !== null && /^\d+$/.test(value) && Number(value) > 0 ? Number(value) : undefined;
+}
 
 /**
  * Sends a JSON answer. With `conditional` (a GET of a resource), a 200 carries a weak ETag and an
@@ -48,8 +82,9 @@ export function sendJson(
   response.end(text);
 }
 
+/** `exclude` is an array: `exclude=a,b`, `exclude=a&exclude=b` and `exclude[]=a` (as most clients send arrays). */
 export function excludes(url: URL): string[] {
-  return url.searchParams.getAll('exclude').flatMap((value) => value.split(','));
+  return [...url.searchParams.getAll('exclude'), ...url.searchParams.getAll('exclude[]')].flatMap((value) => value.split(','));
 }
 
 export function decodeSegment(segment: string): string {

@@ -25,6 +25,9 @@ export class RateLimiter {
   private readonly clock: SandboxClock;
 
   constructor(settings: RateLimitSettings | undefined, clock: SandboxClock) {
+    if (settings && !(Number.isSafeInteger(settings.limit) && settings.limit > 0 && settings.windowSeconds > 0)) {
+      throw new RangeError(`rate limit: limit must be a positive integer and windowSeconds above 0, not ${JSON.stringify(settings)}`);
+    }
     this.settings = settings;
     this.clock = clock;
   }
@@ -38,13 +41,14 @@ export class RateLimiter {
     const limit = this.limit;
     const now = this.clock.now();
     let entry = this.usage.get(token);
-    if (!entry || now >= Math.ceil((entry.windowStart + windowMs) / 1000) * 1000) {
-      entry = { windowStart: now, used: 0 };
+    if (!entry || now >= entry.windowStart + windowMs) {
+      // Windows start on a whole second, so x-ratelimit-reset (epoch seconds) is exactly when the
+      // window ends and retry-after never exceeds the window.
+      entry = { windowStart: Math.floor(now / 1000) * 1000, used: 0 };
       this.usage.set(token, entry);
     }
     entry.used++;
-    // Windows end on a whole second, so x-ratelimit-reset (epoch seconds) is exactly when the window ends.
-    const resetMs = Math.ceil((entry.windowStart + windowMs) / 1000) * 1000;
+    const resetMs = entry.windowStart + windowMs;
     return {
       limit,
       used: Math.min(entry.used, limit),
@@ -56,10 +60,10 @@ export class RateLimiter {
   }
 
   /** Gives one request back (a 304 costs nothing); answers what remains, or undefined for an unknown token. */
-  refund(token: string): { remaining: number } | undefined {
+  refund(token: string): { remaining: number; used: number } | undefined {
     const entry = this.usage.get(token);
     if (!entry) return undefined;
     entry.used = Math.max(0, entry.used - 1);
-    return { remaining: Math.max(0, this.limit - entry.used) };
+    return { remaining: Math.max(0, this.limit - entry.used), used: Math.min(entry.used, this.limit) };
   }
 }

@@ -5,11 +5,22 @@ import { join } from 'node:path';
 import { API_VERSION } from '../api/types.js';
 import { buildArchive } from './archive.js';
 import { type FaultSettings, Faults } from './faults.js';
-import { closeServer, decodeSegment, excludes, HttpFailure, listen, notFound, readBody, sendJson as sendJsonBody } from './http.js';
+import {
+  closeServer,
+  decodeSegment,
+  errorBody,
+  excludes,
+  HttpFailure,
+  listen,
+  notFound,
+  readBody,
+  sendJson as sendJsonBody,
+  wholeAbove0,
+} from './http.js';
 import { type RateLimitSettings, RateLimiter } from './ratelimit.js';
 import { BOOLEAN_FIELDS, validateStart } from './start.js';
 import { type AdminParts, handleAdmin } from './admin.js';
-import { DEFAULT_SEED, ownerObject, type SeedData, type SeedOrganization, type SeedToken } from './seed.js';
+import { DEFAULT_SEED, listedRepository, ownerObject, type SeedData, type SeedOrganization, type SeedToken } from './seed.js';
 import { defaultBody, MigrationStore, SandboxClock, type StoredMigration } from './state.js';
 import { ArchiveStorage } from './storage.js';
 import { HookRegistry } from './webhooks.js';
@@ -36,6 +47,8 @@ export interface SandboxOptions {
   /** Sends `x-poll-interval` (seconds) with unfinished migrations, as services that pace pollers do. */
   pollIntervalSeconds?: number;
   faults?: FaultSettings;
+  /** How many requests `requests` (and `GET /_sandbox/requests`) keep, newest last (default 1000). */
+  requestLogLimit?: number;
 }
 
 export interface RecordedSandboxRequest {
@@ -82,6 +95,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const exportMs = (options.exportSeconds ?? 2) * 1000;
   const spam = options.spamLimit ?? { starts: 10, windowSeconds: 60 };
   const limiter = new RateLimiter(options.rateLimit, clock);
+  const requestLogLimit = options.requestLogLimit ?? 1000;
 
   const storageServers: Server[] = [];
   const storageHandler = (request: IncomingMessage, response: ServerResponse) => {
@@ -100,13 +114,17 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     handleApi(request, response).catch((error: unknown) => {
       const failure =
         error instanceof HttpFailure ? error : new HttpFailure(500, { message: `sandbox error: ${String(error)}` });
-      sendJson(response, failure.status, failure.body, failure.headers);
+      const url = new URL(request.url ?? '/', baseUrl);
+      sendJson(response, failure.status, errorBody(failure, request.method ?? 'GET', url.pathname), failure.headers);
     });
   });
   const apiPort = await listen(apiServer, '127.0.0.1', options.port ?? 0, apiServers);
   const baseUrl = `http://127.0.0.1:${apiPort}`;
   const store = new MigrationStore(seed, clock, { api: baseUrl, web: 'https://sandbox.invalid' }, exportMs);
-  const hooks = new HookRegistry(seed.organizations[0]?.id ?? 1);
+  const hooks = new HookRegistry(seed.organizations[0]?.id ?? 1, (name) => {
+    const org = seed.organizations[0];
+    return org && store.repositoriesOf(org).find((repo) => repo.name.toLowerCase() === name.toLowerCase());
+  });
   const admin: AdminParts = { seed, clock, faults, store, hooks, requests, baseUrl, storageOrigin };
 
   function record(origin: 'api' | 'storage', request: IncomingMessage, response: ServerResponse): void {
@@ -118,6 +136,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       at: clock.now(),
     };
     requests.push(entry);
+    // A sandbox left running for days must not grow: keep the most recent entries only.
+    if (requests.length > requestLogLimit) requests.splice(0, requests.length - requestLogLimit);
     // 'close' comes for finished and for cut answers alike; a connection dropped before any answer has no status.
     response.once('close', () => {
       if (response.headersSent) entry.status = response.statusCode;
@@ -136,8 +156,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const failStatus = faults.takeFailure(url.pathname);
     if (failStatus) throw new HttpFailure(failStatus, { message: 'Service Unavailable (sandbox fault)' });
 
-    const version = request.headers['x-service-api-version'];
-    if (version !== undefined && !SUPPORTED_VERSIONS.includes(String(version))) {
+    const named = request.headers['x-service-api-version'];
+    const version = named === undefined ? undefined : String(named);
+    if (version !== undefined && !SUPPORTED_VERSIONS.includes(version)) {
       throw new HttpFailure(400, {
         message: `Unsupported X-Service-Api-Version "${version}"; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`,
       });
@@ -167,11 +188,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     if (root !== 'orgs' || !orgName || collection !== 'migrations') throw notFound();
     requireClassic(token);
     const org = authorize(token, orgName);
-    const method = request.method ?? 'GET';
+    // HEAD is a GET without the body (node:http leaves the body out).
+    const method = request.method === 'HEAD' ? 'GET' : (request.method ?? 'GET');
 
     if (idText === undefined) {
-      if (method === 'GET') return listMigrations(request, response, url, org);
-      if (method === 'POST') return startMigration(request, response, url, org);
+      if (method === 'GET') return listMigrations(request, response, url, org, version);
+      if (method === 'POST') return startMigration(request, response, url, org, version);
       throw notFound();
     }
     if (!/^\d+$/.test(idText)) throw notFound();
@@ -179,7 +201,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     if (!migration) throw notFound();
 
     if (sub === undefined && method === 'GET') {
-      const view = store.view(migration, { excludeRepositories: excludes(url).includes('repositories') });
+      const view = store.view(migration, { excludeRepositories: excludes(url).includes('repositories'), version });
       const unfinished = view.state === 'pending' || view.state === 'exporting';
       const pace: Record<string, string> =
         unfinished && options.pollIntervalSeconds ? { 'x-poll-interval': String(options.pollIntervalSeconds) } : {};
@@ -207,7 +229,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     }
     if (sub === 'repositories' && segments.length === 5 && method === 'GET') {
       const { items, links } = paginate(url, migration.repositories);
-      return sendJson(response, 200, items, links, request);
+      return sendJson(response, 200, items.map((repo) => listedRepository(repo, version)), links, request);
     }
     throw notFound();
   }
@@ -241,12 +263,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   function refund(request: IncomingMessage, response: ServerResponse): void {
     const match = /^(?:bearer|token)\s+(\S+)$/i.exec(request.headers.authorization ?? '');
     const left = match?.[1] ? limiter.refund(match[1]) : undefined;
-    if (left) response.setHeader('x-ratelimit-remaining', left.remaining);
+    if (!left) return;
+    response.setHeader('x-ratelimit-remaining', left.remaining);
+    response.setHeader('x-ratelimit-used', left.used);
   }
 
   function paginate<T>(url: URL, all: T[]): { items: T[]; links: Record<string, string> } {
-    const perPage = Math.min(100, Math.max(1, Number(url.searchParams.get('per_page') ?? 30) || 30));
-    const page = Math.max(1, Number(url.searchParams.get('page') ?? 1) || 1);
+    // docs/service.md#limits gives no error status for a bad value, so 0, -5 and "abc" all mean the default.
+    const perPage = Math.min(100, wholeAbove0(url.searchParams.get('per_page')) ?? 30);
+    const page = wholeAbove0(url.searchParams.get('page')) ?? 1;
     const last = Math.max(1, Math.ceil(all.length / perPage));
     const items = all.slice((page - 1) * perPage, page * perPage);
     const link = (target: number, rel: string) => {
@@ -261,10 +286,16 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     return { items, links: parts.length > 0 ? { link: parts.join(', ') } : {} };
   }
 
-  function listMigrations(request: IncomingMessage, response: ServerResponse, url: URL, org: SeedOrganization): void {
+  function listMigrations(
+    request: IncomingMessage,
+    response: ServerResponse,
+    url: URL,
+    org: SeedOrganization,
+    version: string | undefined,
+  ): void {
     const excludeRepositories = excludes(url).includes('repositories');
     const { items, links } = paginate(url, store.list(org));
-    const views = items.map((migration) => store.view(migration, { excludeRepositories }));
+    const views = items.map((migration) => store.view(migration, { excludeRepositories, version }));
     sendJson(response, 200, views, links, request);
   }
 
@@ -273,6 +304,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     response: ServerResponse,
     url: URL,
     org: SeedOrganization,
+    version: string | undefined,
   ): Promise<void> {
     const raw = await readBody(request);
     let body: Record<string, unknown>;
@@ -304,6 +336,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     prepareArchive(migration);
     const view = store.view(migration, {
       excludeRepositories: Array.isArray(body.exclude) && body.exclude.includes('repositories'),
+      version,
+      asStarted: true,
     });
     sendJson(response, 201, view, { location: `${baseUrl}${url.pathname}/${migration.id}` });
   }
