@@ -231,7 +231,7 @@ export interface StartMigrationBody {
 export interface ServiceErrorBody {
   message?: string;
   documentation_url?: string;
-  errors?: Array<string | { resource?: string; field?: string; code?: string; message?: string; value?: unknown }>;
+  errors?: Array<string | { resource?: string; field?: string; code?: string; message?: string; index?: number; value?: unknown }>;
 }
 
 /** Headers of an outgoing webhook delivery, spec §6.1. */
