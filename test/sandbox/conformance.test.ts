@@ -346,7 +346,7 @@ describe('the sandbox conforms to the service interface', () => {
 
     it('retry-after never exceeds the window, and x-ratelimit-reset is when it ends', async () => {
       await withSandbox({ rateLimit: { limit: 1, windowSeconds: 3600 } }, async (box, call1) => {
-        box.clock.advance(999 - (box.clock.now() % 1000)); // just before a whole second: the worst case
+        box.clock.advance(1001 - (box.clock.now() % 1000)); // just after a whole second: the worst case
         await call1('GET', '/orgs/octo-org/migrations');
         const limited = await call1('GET', '/orgs/octo-org/migrations');
         expect(limited.status).toBe(429);
