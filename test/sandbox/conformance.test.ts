@@ -327,6 +327,31 @@ describe('the sandbox conforms to the service interface', () => {
       expect((await call('GET', '/orgs/octo-org/migrations/999999/repositories')).status).toBe(404);
     });
 
+    it('listed repositories carry every field of the Repository object, URL templates included', async () => {
+      const { id } = (await start(call)).json;
+      const [repo] = (await call('GET', `/orgs/octo-org/migrations/${id}/repositories`, { version: null })).json;
+      const fields = 'id node_id name full_name default_branch visibility homepage temp_clone_token owner private fork is_template archived disabled has_issues has_projects has_wiki has_pages has_downloads allow_rebase_merge allow_squash_merge allow_auto_merge delete_branch_on_merge allow_merge_commit has_discussions description language template_repository topics forks_count stargazers_count watchers_count size open_issues_count subscribers_count network_count forks open_issues watchers pushed_at created_at updated_at permissions license security_and_analysis';
+      for (const field of fields.split(' ')) expect(repo, field).toHaveProperty(field);
+      expect(repo.temp_clone_token).toBe('<CLONE_TOKEN>');
+      expect(repo.contents_url).toMatch(/\{\+path\}$/);
+      expect(repo.owner.events_url).toMatch(/\{\/privacy\}$/);
+      expect(Object.keys(repo.permissions).sort()).toEqual(['admin', 'pull', 'push']);
+      expect(Object.keys(repo.security_and_analysis)).toHaveLength(5);
+    });
+
+    it('lists carry a Link header with next and last (and first and prev past page 1), as the published list operations do', async () => {
+      await withSandbox({}, async (box, call2) => {
+        await admin(box, '/_sandbox/migrations', { count: 60 });
+        const pages = async (query: string) => {
+          const link = (await call2('GET', `/orgs/octo-org/migrations${query}`)).headers.get('link') ?? '';
+          const rels = [...link.matchAll(/<([^>]+)>; rel="(\w+)"/g)].map(([, url, rel]) => [rel, new URL(url ?? '').searchParams.get('page')]);
+          return Object.fromEntries(rels);
+        };
+        expect(await pages('')).toEqual({ next: '2', last: '3' });
+        expect(await pages('?page=2')).toEqual({ next: '3', last: '3', first: '1', prev: '1' });
+      });
+    });
+
     it('under 2026-03-10 the repository list has no has_downloads, as the published breaking change says', async () => {
       expect(SCHEMAS['minimal-repository']['x-github-breaking-changes'][0]).toMatchObject({ changeset: 'remove_has_downloads', version: V });
       const { id } = (await start(call)).json;
@@ -411,6 +436,15 @@ describe('the sandbox delivers webhooks as the service does', () => {
     expect(headers['x-service-hook-installation-target-id']).toBe('9919');
     expect(headers['content-type']).toBe('application/json');
     expect(Number(headers['content-length'])).toBe(body.length);
+    await target.close();
+  });
+
+  it('every delivery has its own GUID in X-Service-Delivery', async () => {
+    const target = await hookOn({});
+    await admin(sandbox, '/_sandbox/emit', { event: 'star', action: 'created' });
+    await admin(sandbox, '/_sandbox/emit', { event: 'star', action: 'created' });
+    const ids = target.deliveries.map((d) => d.headers['x-service-delivery']);
+    expect(new Set(ids).size).toBe(3);
     await target.close();
   });
 
