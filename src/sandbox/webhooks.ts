@@ -144,6 +144,11 @@ export class HookRegistry {
     const spec = eventSpec(emit.event);
     if (!spec) throw new EmitError(`unknown event "${emit.event}"`);
     if (emit.action !== undefined && typeof emit.action !== 'string') throw new EmitError('action must be a string');
+    if (emit.repository !== undefined && typeof emit.repository !== 'string') throw new EmitError('repository must be a repository name');
+    if (emit.tags !== undefined && !Number.isSafeInteger(emit.tags)) throw new EmitError('tags must be a whole number');
+    if (emit.payload !== undefined && (typeof emit.payload !== 'object' || emit.payload === null || Array.isArray(emit.payload))) {
+      throw new EmitError('payload must be a JSON object');
+    }
     if (emit.action !== undefined && spec.action === 'none') {
       throw new EmitError(`${emit.event} events carry no action; leave "action" out`);
     }

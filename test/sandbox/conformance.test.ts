@@ -492,6 +492,9 @@ describe('the sandbox delivers webhooks as the service does', () => {
     }
     await admin(sandbox, '/_sandbox/emit', { event: 'public' });
     expect(JSON.parse(target.deliveries.at(-1)!.body.toString())).not.toHaveProperty('action');
+    for (const wrong of [{ event: 'nope' }, { event: 'push', payload: 'text' }, { event: 'push', repository: 7 }, { event: 'push', padToBytes: 10 }]) {
+      expect((await admin(sandbox, '/_sandbox/emit', wrong)).status, JSON.stringify(wrong)).toBe(400);
+    }
     await target.close();
   });
 
