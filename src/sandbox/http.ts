@@ -35,7 +35,7 @@ export function errorBody(failure: HttpFailure, method: string, pathname: string
 function documentationUrl(method: string, pathname: string): string {
   const parts = pathname.split('/').filter(Boolean);
   let anchor = 'endpoints';
-  if (parts[0] === '_sandbox') return 'docs/sandbox.md#admin-calls';
+  if (parts[0] === '_sandbox') return 'docs/sandbox.md';
   if (parts[0] === 'repos') anchor = 'repository-dispatch';
   else if (parts[0] === 'orgs' && parts[2] === 'migrations') {
     if (parts.length === 3) anchor = method === 'POST' ? 'start-migration' : 'list-migrations';
