@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BIN, runCli } from '../helpers/run-cli.js';
+import { json, startScriptedServer } from '../helpers/scripted-server.js';
 
 // The sandbox's fidelity through the built binary: `svc-migrate sandbox` on loopback, driven by
 // our own CLI and by plain HTTP. The rule-by-rule checks are in test/sandbox/conformance.test.ts.
@@ -93,5 +94,25 @@ describe('svc-migrate sandbox, as the service', () => {
     expect((await admin('/_sandbox/emit', { event: 'pull_request', action: 'opened' })).json.delivered).toHaveLength(1);
     const opened = readFileSync(new URL('../fixtures/webhooks/pull_request/opened.json', import.meta.url), 'utf8');
     expect(JSON.parse(bodies.at(-1) ?? '')).toEqual(JSON.parse(opened));
+  });
+
+  it('a service that answers start with 404 for a repository, or 422 without messages, still gets a message that fits', async () => {
+    const service = await startScriptedServer(
+      json(404, { message: 'Not Found', documentation_url: 'https://docs.example/start' }),
+      // The shape the service has been seen to answer for a repository that does not exist.
+      json(422, {
+        message: 'Validation Failed',
+        errors: [{ resource: 'Migration', field: 'repositories', index: 0, code: 'invalid_value', value: 'octo-org/gone' }],
+        documentation_url: 'https://docs.example/start',
+      }),
+    );
+    stops.push(() => service.close());
+    const env = { SVC_BASE_URL: service.url, SVC_TOKEN: 'svc_test', SVC_ORG: 'octo-org' };
+    const notFound = await runCli(['start', 'gone'], { env });
+    expect(notFound.code).toBe(4);
+    expect(notFound.stderr).toMatch(/organization octo-org, or a repository named in the request/);
+    const invalid = await runCli(['start', 'gone'], { env });
+    expect(invalid.code).toBe(5);
+    expect(invalid.stderr).toMatch(/repositories\[0\] \(octo-org\/gone\): invalid_value/);
   });
 });
