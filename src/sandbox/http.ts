@@ -47,8 +47,27 @@ function documentationUrl(method: string, pathname: string): string {
   return `docs/service.md#${anchor}`;
 }
 
+/** One page of `all` as `per_page` and `page` ask, with the `Link` header of the published list operations. */
+export function paginate<T>(url: URL, all: T[]): { items: T[]; links: Record<string, string> } {
+  // docs/service.md#limits gives no error status for a bad value, so 0, -5 and "abc" all mean the default.
+  const perPage = Math.min(100, wholeAbove0(url.searchParams.get('per_page')) ?? 30);
+  const page = wholeAbove0(url.searchParams.get('page')) ?? 1;
+  const last = Math.max(1, Math.ceil(all.length / perPage));
+  const items = all.slice((page - 1) * perPage, page * perPage);
+  const link = (target: number, rel: string) => {
+    const next = new URL(url);
+    next.searchParams.set('per_page', String(perPage));
+    next.searchParams.set('page', String(target));
+    return `<${next.toString()}>; rel="${rel}"`;
+  };
+  const parts: string[] = [];
+  if (page < last) parts.push(link(page + 1, 'next'), link(last, 'last'));
+  if (page > 1) parts.push(link(1, 'first'), link(Math.min(page - 1, last), 'prev'));
+  return { items, links: parts.length > 0 ? { link: parts.join(', ') } : {} };
+}
+
 /** A query value that is a whole number above 0, or undefined for anything else (absent, 0, -5, "abc"). */
-export function wholeAbove0(value: string | null): number | undefined {
+function wholeAbove0(value: string | null): number | undefined {
   return value !== null && /^\d+$/.test(value) && Number(value) > 0 ? Number(value) : undefined;
 }
 

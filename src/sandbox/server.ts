@@ -14,8 +14,8 @@ import {
   listen,
   notFound,
   readBody,
+  paginate,
   sendJson as sendJsonBody,
-  wholeAbove0,
 } from './http.js';
 import { type RateLimitSettings, RateLimiter } from './ratelimit.js';
 import { BOOLEAN_FIELDS, validateStart } from './start.js';
@@ -266,24 +266,6 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     if (!left) return;
     response.setHeader('x-ratelimit-remaining', left.remaining);
     response.setHeader('x-ratelimit-used', left.used);
-  }
-
-  function paginate<T>(url: URL, all: T[]): { items: T[]; links: Record<string, string> } {
-    // docs/service.md#limits gives no error status for a bad value, so 0, -5 and "abc" all mean the default.
-    const perPage = Math.min(100, wholeAbove0(url.searchParams.get('per_page')) ?? 30);
-    const page = wholeAbove0(url.searchParams.get('page')) ?? 1;
-    const last = Math.max(1, Math.ceil(all.length / perPage));
-    const items = all.slice((page - 1) * perPage, page * perPage);
-    const link = (target: number, rel: string) => {
-      const next = new URL(url);
-      next.searchParams.set('per_page', String(perPage));
-      next.searchParams.set('page', String(target));
-      return `<${next.toString()}>; rel="${rel}"`;
-    };
-    const parts: string[] = [];
-    if (page < last) parts.push(link(page + 1, 'next'), link(last, 'last'));
-    if (page > 1) parts.push(link(1, 'first'), link(Math.min(page - 1, last), 'prev'));
-    return { items, links: parts.length > 0 ? { link: parts.join(', ') } : {} };
   }
 
   function listMigrations(
