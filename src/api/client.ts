@@ -499,7 +499,8 @@ function validationMessages(body: ServiceErrorBody): string[] {
     else if (field) out.push(`${field}${value}: ${item.code ?? 'invalid'}`);
   }
   if (out.length === 0 && body.message && body.message !== 'Validation Failed') out.push(body.message);
-  return out;
+  // What the service names (values included) reaches the terminal: no control characters.
+  return out.map((line) => String(line).replace(/[\u0000-\u001f\u007f-\u009f]/g, '\ufffd'));
 }
 
 /** Whether an error answer asks us to slow down, and for how long (429, or 403 with rate-limit signs). */

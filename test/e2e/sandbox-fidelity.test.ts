@@ -102,7 +102,10 @@ describe('svc-migrate sandbox, as the service', () => {
       // The shape the service has been seen to answer for a repository that does not exist.
       json(422, {
         message: 'Validation Failed',
-        errors: [{ resource: 'Migration', field: 'repositories', index: 0, code: 'invalid_value', value: 'octo-org/gone' }],
+        errors: [
+          { resource: 'Migration', field: 'repositories', index: 0, code: 'invalid_value', value: 'octo-org/gone' },
+          { resource: 'Migration', field: 'repositories', index: 1, code: 'invalid_value', value: 'x\u001b]0;pwned\u0007\u001b[2J' },
+        ],
         documentation_url: 'https://docs.example/start',
       }),
     );
@@ -114,5 +117,7 @@ describe('svc-migrate sandbox, as the service', () => {
     const invalid = await runCli(['start', 'gone'], { env });
     expect(invalid.code).toBe(5);
     expect(invalid.stderr).toMatch(/repositories\[0\] \(octo-org\/gone\): invalid_value/);
+    expect(invalid.stderr).toMatch(/repositories\[1\] \(x\ufffd\]0;pwned\ufffd\ufffd\[2J\): invalid_value/);
+    expect(invalid.stderr).not.toMatch(/[\u0007\u001b]/);
   });
 });
