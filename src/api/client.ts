@@ -488,12 +488,19 @@ export function errorForStatus(input: StatusErrorInput): CliError {
 function validationMessages(body: ServiceErrorBody): string[] {
   const out: string[] = [];
   for (const item of body.errors ?? []) {
-    if (typeof item === 'string') out.push(item);
-    else if (item.message) out.push(item.field ? `${item.field}: ${item.message}` : item.message);
-    else if (item.field) out.push(`${item.field}: ${item.code ?? 'invalid'}`);
+    if (typeof item === 'string') {
+      out.push(item);
+      continue;
+    }
+    // An entry of an array field is named by `index` (and `value`): `repositories[0] (x/y): invalid_value`.
+    const field = item.field && item.index !== undefined ? `${item.field}[${item.index}]` : item.field;
+    const value = typeof item.value === 'string' ? ` (${item.value})` : '';
+    if (item.message) out.push(field ? `${field}: ${item.message}` : item.message);
+    else if (field) out.push(`${field}${value}: ${item.code ?? 'invalid'}`);
   }
   if (out.length === 0 && body.message && body.message !== 'Validation Failed') out.push(body.message);
-  return out;
+  // What the service names (values included) reaches the terminal: no control characters.
+  return out.map((line) => String(line).replace(/[\u0000-\u001f\u007f-\u009f]/g, '\ufffd'));
 }
 
 /** Whether an error answer asks us to slow down, and for how long (429, or 403 with rate-limit signs). */

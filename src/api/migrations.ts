@@ -24,6 +24,13 @@ const orgNotFound = (org: string) => ({
   hint: 'check --org; the migration endpoints answer only to organization owners',
 });
 
+// The 404 of docs/service.md#start-migration is "resource not found": the organization, or (on a
+// service that answers so) a repository of the body; the message must not blame the wrong one.
+const startNotFound = (org: string) => ({
+  message: `not found: organization ${org}, or a repository named in the request (or your token's user is not an owner of ${org})`,
+  hint: `check --org and the repository names; the migration endpoints answer only to organization owners`,
+});
+
 const migrationNotFound = (org: string, id: number) => ({
   message: `migration ${id} was not found in organization ${org}`,
   hint: `run \`svc-migrate list --org ${org}\` to see its migrations (owners only)`,
@@ -79,7 +86,7 @@ export async function startMigration(client: ApiClient, org: string, body: Start
     method: 'POST',
     path: orgPath(org),
     body,
-    notFound: orgNotFound(org),
+    notFound: startNotFound(org),
   });
   return response.data;
 }

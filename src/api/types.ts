@@ -139,6 +139,61 @@ export interface Repository extends RepositoryUrls {
   >;
 }
 
+/**
+ * The fields a migration's `repositories` items keep under API version 2026-03-10
+ * (docs/service.md#versioning): the simple-repository shape, 46 fields. Older versions embed the
+ * full repository object, which has all of these.
+ */
+export const SIMPLE_REPOSITORY_FIELDS = [
+  'id',
+  'node_id',
+  'name',
+  'full_name',
+  'owner',
+  'private',
+  'description',
+  'fork',
+  'url',
+  'html_url',
+  'archive_url',
+  'assignees_url',
+  'blobs_url',
+  'branches_url',
+  'collaborators_url',
+  'comments_url',
+  'commits_url',
+  'compare_url',
+  'contents_url',
+  'contributors_url',
+  'deployments_url',
+  'downloads_url',
+  'events_url',
+  'forks_url',
+  'git_commits_url',
+  'git_refs_url',
+  'git_tags_url',
+  'issue_comment_url',
+  'issue_events_url',
+  'issues_url',
+  'keys_url',
+  'labels_url',
+  'languages_url',
+  'merges_url',
+  'milestones_url',
+  'notifications_url',
+  'pulls_url',
+  'releases_url',
+  'stargazers_url',
+  'statuses_url',
+  'subscribers_url',
+  'subscription_url',
+  'tags_url',
+  'teams_url',
+  'trees_url',
+  'hooks_url',
+] as const;
+export type SimpleRepository = Pick<Repository, (typeof SIMPLE_REPOSITORY_FIELDS)[number]>;
+
 /** docs/service.md#migration. `repositories` is present only on exports, and absent with `exclude=repositories`. */
 export interface Migration {
   id: number;
@@ -153,7 +208,7 @@ export interface Migration {
   exclude_releases: boolean;
   exclude_owner_projects: boolean;
   org_metadata_only?: boolean;
-  repositories?: Repository[];
+  repositories?: SimpleRepository[];
   url: string;
   created_at: string;
   updated_at: string;
@@ -176,7 +231,7 @@ export interface StartMigrationBody {
 export interface ServiceErrorBody {
   message?: string;
   documentation_url?: string;
-  errors?: Array<string | { resource?: string; field?: string; code?: string; message?: string; value?: unknown }>;
+  errors?: Array<string | { resource?: string; field?: string; code?: string; message?: string; index?: number; value?: unknown }>;
 }
 
 /** Headers of an outgoing webhook delivery, docs/service.md#delivery-headers. */

@@ -5,7 +5,7 @@ import { UsageError } from '../errors.js';
 import type { Runner } from '../program.js';
 import type { SandboxOptions } from '../sandbox/server.js';
 import { sandboxBanner } from '../ui/sandbox.js';
-import { parseNonNegativeInt, parseNonNegativeNumber } from './options.js';
+import { parseNonNegativeInt, parseNonNegativeNumber, parsePositiveInt } from './options.js';
 
 export interface SandboxCommandOptions {
   port?: number;
@@ -74,7 +74,7 @@ export function register(program: Command, run: Runner): void {
     .option('--seed <file>', 'organizations, repositories, users and tokens as JSON (docs/sandbox.md)')
     .option('--export-seconds <s>', 'seconds from start to exported (default 10)', parseNonNegativeNumber)
     .option('--archive-size <bytes>', 'pad every archive with this many bytes (performance tests)', parseNonNegativeInt)
-    .option('--rate-limit <n>', 'answer 429 after n requests per token and hour')
+    .option('--rate-limit <n>', 'answer 429 after n requests per token and hour', parsePositiveInt)
     .addHelpText(
       'after',
       `

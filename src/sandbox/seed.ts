@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Owner, Repository } from '../api/types.js';
+import { API_VERSION, type Owner, type Repository, SIMPLE_REPOSITORY_FIELDS, type SimpleRepository } from '../api/types.js';
 
 /** The kinds of credential docs/service.md#authentication names; only `classic` may use the migration endpoints. */
 export type TokenKind = 'classic' | 'fine-grained' | 'app-user' | 'installation';
@@ -254,6 +254,26 @@ export function repositoryObject(org: SeedOrganization, seed: SeedRepository, ba
       secret_scanning_delegated_alert_dismissal: { status: 'disabled' },
     },
   };
+}
+
+/**
+ * A repository as a migration embeds it (docs/service.md#versioning): under 2026-03-10 the
+ * simple-repository shape; before it (no version header) the full object, less the two fields
+ * docs/service.md#repository keeps to the migration repository list.
+ */
+export function embeddedRepository(repo: Repository, version: string | undefined): SimpleRepository {
+  if (version === API_VERSION) {
+    return Object.fromEntries(SIMPLE_REPOSITORY_FIELDS.map((field) => [field, repo[field]])) as SimpleRepository;
+  }
+  const { has_discussions: _discussions, security_and_analysis: _security, ...embedded } = repo;
+  return embedded;
+}
+
+/** A repository of the migration repository list: under 2026-03-10 without `has_downloads`. */
+export function listedRepository(repo: Repository, version: string | undefined): Partial<Repository> {
+  if (version !== API_VERSION) return repo;
+  const { has_downloads: _downloads, ...listed } = repo;
+  return listed;
 }
 
 /** Checks a `--seed` file enough to give a clear message instead of a crash later. */

@@ -1,16 +1,29 @@
-import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { API_VERSION, type Repository, type ServiceErrorBody } from '../api/types.js';
+import { API_VERSION } from '../api/types.js';
 import { buildArchive } from './archive.js';
 import { type FaultSettings, Faults } from './faults.js';
-import { DEFAULT_SEED, ownerObject, type SeedData, type SeedOrganization, type SeedToken } from './seed.js';
+import {
+  closeServer,
+  decodeSegment,
+  errorBody,
+  excludes,
+  HttpFailure,
+  listen,
+  notFound,
+  readBody,
+  paginate,
+  sendJson as sendJsonBody,
+} from './http.js';
+import { type RateLimitSettings, RateLimiter } from './ratelimit.js';
+import { BOOLEAN_FIELDS, validateStart } from './start.js';
+import { type AdminParts, handleAdmin } from './admin.js';
+import { DEFAULT_SEED, listedRepository, ownerObject, type SeedData, type SeedOrganization, type SeedToken } from './seed.js';
 import { defaultBody, MigrationStore, SandboxClock, type StoredMigration } from './state.js';
 import { ArchiveStorage } from './storage.js';
-import { type EmitRequest, HookRegistry } from './webhooks.js';
+import { HookRegistry } from './webhooks.js';
 
 export interface SandboxOptions {
   /** API port on 127.0.0.1 (0 = any free port). */
@@ -28,12 +41,14 @@ export interface SandboxOptions {
    * Opt-in request limit per token and window. Beyond it: 429 with retry-after (secondary-limit
    * style), or with `status: 403`, 403 with x-ratelimit-remaining: 0 and no retry-after (primary).
    */
-  rateLimit?: { limit: number; windowSeconds: number; status?: 403 | 429 };
+  rateLimit?: RateLimitSettings;
   /** Starts allowed per organization in a window before the "spammed" 422 (default 10 per 60 s). */
   spamLimit?: { starts: number; windowSeconds: number };
   /** Sends `x-poll-interval` (seconds) with unfinished migrations, as services that pace pollers do. */
   pollIntervalSeconds?: number;
   faults?: FaultSettings;
+  /** How many requests `requests` (and `GET /_sandbox/requests`) keep, newest last (default 1000). */
+  requestLogLimit?: number;
 }
 
 export interface RecordedSandboxRequest {
@@ -66,31 +81,7 @@ export interface Sandbox {
   close(): Promise<void>;
 }
 
-const DEFAULT_LIMIT = 5000;
 const SUPPORTED_VERSIONS = [API_VERSION];
-const BOOLEAN_FIELDS = [
-  'lock_repositories',
-  'exclude_metadata',
-  'exclude_git_data',
-  'exclude_attachments',
-  'exclude_releases',
-  'exclude_owner_projects',
-  'org_metadata_only',
-] as const;
-
-class HttpFailure extends Error {
-  readonly status: number;
-  readonly body: ServiceErrorBody;
-  readonly headers: Record<string, string>;
-  constructor(status: number, body: ServiceErrorBody, headers: Record<string, string> = {}) {
-    super(body.message);
-    this.status = status;
-    this.body = body;
-    this.headers = headers;
-  }
-}
-
-const notFound = () => new HttpFailure(404, { message: 'Not Found', documentation_url: 'docs/sandbox.md' });
 
 /** Starts the emulator of docs/service.md on loopback: an API origin and an archive storage origin. */
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
@@ -103,7 +94,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const storage = new ArchiveStorage(clock, faults, (options.archiveUrlTtlSeconds ?? 300) * 1000);
   const exportMs = (options.exportSeconds ?? 2) * 1000;
   const spam = options.spamLimit ?? { starts: 10, windowSeconds: 60 };
-  const usage = new Map<string, { windowStart: number; used: number }>();
+  const limiter = new RateLimiter(options.rateLimit, clock);
+  const requestLogLimit = options.requestLogLimit ?? 1000;
 
   const storageServers: Server[] = [];
   const storageHandler = (request: IncomingMessage, response: ServerResponse) => {
@@ -122,13 +114,18 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     handleApi(request, response).catch((error: unknown) => {
       const failure =
         error instanceof HttpFailure ? error : new HttpFailure(500, { message: `sandbox error: ${String(error)}` });
-      sendJson(response, failure.status, failure.body, failure.headers);
+      const url = new URL(request.url ?? '/', baseUrl);
+      sendJson(response, failure.status, errorBody(failure, request.method ?? 'GET', url.pathname), failure.headers);
     });
   });
   const apiPort = await listen(apiServer, '127.0.0.1', options.port ?? 0, apiServers);
   const baseUrl = `http://127.0.0.1:${apiPort}`;
   const store = new MigrationStore(seed, clock, { api: baseUrl, web: 'https://sandbox.invalid' }, exportMs);
-  const hooks = new HookRegistry(seed.organizations[0]?.id ?? 1);
+  const hooks = new HookRegistry(seed.organizations[0]?.id ?? 1, (name) => {
+    const org = seed.organizations[0];
+    return org && store.repositoriesOf(org).find((repo) => repo.name.toLowerCase() === name.toLowerCase());
+  });
+  const admin: AdminParts = { seed, clock, faults, store, hooks, requests, baseUrl, storageOrigin };
 
   function record(origin: 'api' | 'storage', request: IncomingMessage, response: ServerResponse): void {
     const entry: RecordedSandboxRequest = {
@@ -139,6 +136,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       at: clock.now(),
     };
     requests.push(entry);
+    // A sandbox left running for days must not grow: keep the most recent entries only.
+    if (requests.length > requestLogLimit) requests.splice(0, requests.length - requestLogLimit);
     // 'close' comes for finished and for cut answers alike; a connection dropped before any answer has no status.
     response.once('close', () => {
       if (response.headersSent) entry.status = response.statusCode;
@@ -149,7 +148,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 
   async function handleApi(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', baseUrl);
-    if (url.pathname.startsWith('/_sandbox')) return handleAdmin(request, response, url);
+    if (url.pathname.startsWith('/_sandbox')) return handleAdmin(admin, request, response, url);
     if (faults.takeDrop(url.pathname)) {
       response.socket?.destroy();
       return;
@@ -157,14 +156,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const failStatus = faults.takeFailure(url.pathname);
     if (failStatus) throw new HttpFailure(failStatus, { message: 'Service Unavailable (sandbox fault)' });
 
-    const version = request.headers['x-service-api-version'];
-    if (version !== undefined && !SUPPORTED_VERSIONS.includes(String(version))) {
+    const named = request.headers['x-service-api-version'];
+    const version = named === undefined ? undefined : String(named);
+    if (version !== undefined && !SUPPORTED_VERSIONS.includes(version)) {
       throw new HttpFailure(400, {
         message: `Unsupported X-Service-Api-Version "${version}"; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`,
       });
     }
     const token = authenticate(request);
-    const limitHeaders = countRequest(token.token);
+    const limitHeaders = limiter.count(token.token);
     response.setHeader('x-ratelimit-limit', limitHeaders.limit);
     response.setHeader('x-ratelimit-remaining', limitHeaders.remaining);
     response.setHeader('x-ratelimit-reset', limitHeaders.reset);
@@ -188,11 +188,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     if (root !== 'orgs' || !orgName || collection !== 'migrations') throw notFound();
     requireClassic(token);
     const org = authorize(token, orgName);
-    const method = request.method ?? 'GET';
+    // HEAD is a GET without the body (node:http leaves the body out).
+    const method = request.method === 'HEAD' ? 'GET' : (request.method ?? 'GET');
 
     if (idText === undefined) {
-      if (method === 'GET') return listMigrations(request, response, url, org);
-      if (method === 'POST') return startMigration(request, response, url, org);
+      if (method === 'GET') return listMigrations(request, response, url, org, version);
+      if (method === 'POST') return startMigration(request, response, url, org, version);
       throw notFound();
     }
     if (!/^\d+$/.test(idText)) throw notFound();
@@ -200,7 +201,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     if (!migration) throw notFound();
 
     if (sub === undefined && method === 'GET') {
-      const view = store.view(migration, { excludeRepositories: excludes(url).includes('repositories') });
+      const view = store.view(migration, { excludeRepositories: excludes(url).includes('repositories'), version });
       const unfinished = view.state === 'pending' || view.state === 'exporting';
       const pace: Record<string, string> =
         unfinished && options.pollIntervalSeconds ? { 'x-poll-interval': String(options.pollIntervalSeconds) } : {};
@@ -228,7 +229,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     }
     if (sub === 'repositories' && segments.length === 5 && method === 'GET') {
       const { items, links } = paginate(url, migration.repositories);
-      return sendJson(response, 200, items, links, request);
+      return sendJson(response, 200, items.map((repo) => listedRepository(repo, version)), links, request);
     }
     throw notFound();
   }
@@ -258,61 +259,25 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     return org;
   }
 
-  function countRequest(token: string) {
-    const windowMs = (options.rateLimit?.windowSeconds ?? 3600) * 1000;
-    const limit = options.rateLimit?.limit ?? DEFAULT_LIMIT;
-    const now = clock.now();
-    let entry = usage.get(token);
-    if (!entry || now >= Math.ceil((entry.windowStart + windowMs) / 1000) * 1000) {
-      entry = { windowStart: now, used: 0 };
-      usage.set(token, entry);
-    }
-    entry.used++;
-    // Windows end on a whole second, so x-ratelimit-reset (epoch seconds) is exactly when the window ends.
-    const resetMs = Math.ceil((entry.windowStart + windowMs) / 1000) * 1000;
-    return {
-      limit,
-      used: Math.min(entry.used, limit),
-      remaining: Math.max(0, limit - entry.used),
-      reset: Math.ceil(resetMs / 1000),
-      exceeded: options.rateLimit !== undefined && entry.used > limit,
-      retryAfter: Math.max(1, Math.ceil((resetMs - now) / 1000)),
-    };
-  }
-
   /** A 304 costs nothing: give the request back to the quota. */
   function refund(request: IncomingMessage, response: ServerResponse): void {
     const match = /^(?:bearer|token)\s+(\S+)$/i.exec(request.headers.authorization ?? '');
-    const entry = match?.[1] ? usage.get(match[1]) : undefined;
-    if (!entry) return;
-    entry.used = Math.max(0, entry.used - 1);
-    response.setHeader(
-      'x-ratelimit-remaining',
-      Math.max(0, Number(response.getHeader('x-ratelimit-limit')) - entry.used),
-    );
+    const left = match?.[1] ? limiter.refund(match[1]) : undefined;
+    if (!left) return;
+    response.setHeader('x-ratelimit-remaining', left.remaining);
+    response.setHeader('x-ratelimit-used', left.used);
   }
 
-  function paginate<T>(url: URL, all: T[]): { items: T[]; links: Record<string, string> } {
-    const perPage = Math.min(100, Math.max(1, Number(url.searchParams.get('per_page') ?? 30) || 30));
-    const page = Math.max(1, Number(url.searchParams.get('page') ?? 1) || 1);
-    const last = Math.max(1, Math.ceil(all.length / perPage));
-    const items = all.slice((page - 1) * perPage, page * perPage);
-    const link = (target: number, rel: string) => {
-      const next = new URL(url);
-      next.searchParams.set('per_page', String(perPage));
-      next.searchParams.set('page', String(target));
-      return `<${next.toString()}>; rel="${rel}"`;
-    };
-    const parts: string[] = [];
-    if (page < last) parts.push(link(page + 1, 'next'), link(last, 'last'));
-    if (page > 1) parts.push(link(1, 'first'), link(Math.min(page - 1, last), 'prev'));
-    return { items, links: parts.length > 0 ? { link: parts.join(', ') } : {} };
-  }
-
-  function listMigrations(request: IncomingMessage, response: ServerResponse, url: URL, org: SeedOrganization): void {
+  function listMigrations(
+    request: IncomingMessage,
+    response: ServerResponse,
+    url: URL,
+    org: SeedOrganization,
+    version: string | undefined,
+  ): void {
     const excludeRepositories = excludes(url).includes('repositories');
     const { items, links } = paginate(url, store.list(org));
-    const views = items.map((migration) => store.view(migration, { excludeRepositories }));
+    const views = items.map((migration) => store.view(migration, { excludeRepositories, version }));
     sendJson(response, 200, views, links, request);
   }
 
@@ -321,6 +286,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     response: ServerResponse,
     url: URL,
     org: SeedOrganization,
+    version: string | undefined,
   ): Promise<void> {
     const raw = await readBody(request);
     let body: Record<string, unknown>;
@@ -332,7 +298,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw new HttpFailure(400, { message: 'Problems parsing JSON: the body must be an object' });
     }
-    const { repositories, errors } = validateStart(body, org);
+    const { repositories, errors } = validateStart(body, org, store);
     if (errors.length > 0) throw new HttpFailure(422, { message: 'Validation Failed', errors });
     if (store.recentStarts(org, spam.windowSeconds * 1000) >= spam.starts) {
       throw new HttpFailure(422, {
@@ -352,49 +318,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     prepareArchive(migration);
     const view = store.view(migration, {
       excludeRepositories: Array.isArray(body.exclude) && body.exclude.includes('repositories'),
+      version,
+      asStarted: true,
     });
     sendJson(response, 201, view, { location: `${baseUrl}${url.pathname}/${migration.id}` });
-  }
-
-  function validateStart(body: Record<string, unknown>, org: SeedOrganization) {
-    type FieldError = { resource: string; field: string; code: string; message: string };
-    const errors: FieldError[] = [];
-    const error = (field: string, code: string, message: string) =>
-      errors.push({ resource: 'Migration', field, code, message });
-    const known = store.repositoriesOf(org);
-    const repositories: Repository[] = [];
-    const names = body.repositories;
-    if (names === undefined) error('repositories', 'missing_field', 'repositories is required');
-    else if (!Array.isArray(names))
-      error('repositories', 'invalid', 'repositories must be an array of "owner/repo" strings');
-    else {
-      for (const [index, name] of names.entries()) {
-        if (typeof name !== 'string' || !/^[^/\s]+\/[^/\s]+$/.test(name)) {
-          error(`repositories[${index}]`, 'invalid', `${JSON.stringify(name)} is not shaped "owner/repo"`);
-          continue;
-        }
-        const repo = known.find((candidate) => candidate.full_name.toLowerCase() === name.toLowerCase());
-        if (!repo) error(`repositories[${index}]`, 'invalid', `${name} is not a repository of ${org.login}`);
-        else if (!repositories.includes(repo)) repositories.push(repo);
-      }
-      if (names.length === 0 && body.org_metadata_only !== true) {
-        error('repositories', 'invalid', 'repositories must name at least one repository');
-      }
-      if (names.length > 0 && body.org_metadata_only === true) {
-        error('org_metadata_only', 'invalid', 'repositories must be empty when org_metadata_only is true');
-      }
-    }
-    for (const field of BOOLEAN_FIELDS) {
-      if (body[field] !== undefined && typeof body[field] !== 'boolean')
-        error(field, 'invalid', `${field} must be a boolean`);
-    }
-    if (body.exclude !== undefined) {
-      const values = body.exclude;
-      if (!Array.isArray(values) || values.some((value) => value !== 'repositories')) {
-        error('exclude', 'invalid', 'exclude supports only ["repositories"]');
-      }
-    }
-    return { repositories, errors };
   }
 
   function prepareArchive(migration: StoredMigration): void {
@@ -434,68 +361,6 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     response.writeHead(204).end();
   }
 
-  async function handleAdmin(request: IncomingMessage, response: ServerResponse, url: URL): Promise<void> {
-    const method = request.method ?? 'GET';
-    const body = method === 'POST' ? (JSON.parse((await readBody(request)) || '{}') as Record<string, unknown>) : {};
-    switch (`${method} ${url.pathname}`) {
-      case 'GET /_sandbox':
-        return sendJson(response, 200, describe());
-      case 'GET /_sandbox/clock':
-        return sendJson(response, 200, { now: new Date(clock.now()).toISOString() });
-      case 'POST /_sandbox/clock':
-        clock.advance(Number(body.advanceSeconds ?? 0) * 1000);
-        return sendJson(response, 200, { now: new Date(clock.now()).toISOString() });
-      case 'POST /_sandbox/faults':
-        faults.set(body as FaultSettings);
-        return sendJson(response, 200, faults.snapshot());
-      case 'DELETE /_sandbox/faults':
-        faults.clear();
-        return sendJson(response, 200, faults.snapshot());
-      case 'GET /_sandbox/requests':
-        return sendJson(response, 200, requests);
-      case 'GET /_sandbox/hooks':
-        return sendJson(response, 200, hooks.list());
-      case 'POST /_sandbox/hooks': {
-        if (typeof body.url !== 'string') throw new HttpFailure(422, { message: 'url is required' });
-        const created = await hooks.create({
-          url: body.url,
-          ...(typeof body.secret === 'string' ? { secret: body.secret } : {}),
-          contentType: body.content_type === 'form' ? 'form' : 'json',
-          events: Array.isArray(body.events) ? body.events.map(String) : ['*'],
-        });
-        return sendJson(response, 201, created);
-      }
-      case 'POST /_sandbox/emit': {
-        if (typeof body.event !== 'string') throw new HttpFailure(422, { message: 'event is required' });
-        return sendJson(response, 200, await hooks.emit(body as unknown as EmitRequest));
-      }
-      case 'POST /_sandbox/migrations': {
-        const org = store.organization(String(body.org ?? seed.organizations[0]?.login));
-        if (!org) throw notFound();
-        store.bulkExports(org, Number(body.count ?? 1));
-        return sendJson(response, 201, { org: org.login, total: store.list(org).length });
-      }
-      default:
-        throw new HttpFailure(404, { message: `sandbox: no admin route ${method} ${url.pathname}` });
-    }
-  }
-
-  function describe() {
-    return {
-      baseUrl,
-      storageOrigin,
-      org: seed.organizations[0]?.login,
-      apiVersion: API_VERSION,
-      tokens: seed.tokens.map(({ token, kind, user, revoked, label }) => ({
-        token,
-        kind,
-        user,
-        revoked: Boolean(revoked),
-        label,
-      })),
-    };
-  }
-
   const ownerToken =
     seed.tokens.find(
       (token) => token.kind === 'classic' && !token.revoked && seed.organizations[0]?.owners.includes(token.user),
@@ -525,65 +390,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     headers: Record<string, string> = {},
     conditional?: IncomingMessage,
   ): void {
-    const text = JSON.stringify(body);
-    const etag = `W/"${createHash('sha1').update(text).digest('hex')}"`;
-    if (conditional && status === 200) {
-      if (conditional.headers['if-none-match'] === etag) {
-        refund(conditional, response);
-        response.writeHead(304, { etag, ...headers }).end();
-        return;
-      }
-      headers = { ...headers, etag };
-    }
-    response.writeHead(status, {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': String(Buffer.byteLength(text)),
-      'x-service-media-type': 'service.v3; format=json',
-      ...headers,
-    });
-    response.end(text);
+    const onNotModified = () => conditional && refund(conditional, response);
+    sendJsonBody(response, status, body, headers, conditional && { request: conditional, onNotModified });
   }
-}
-
-function excludes(url: URL): string[] {
-  return url.searchParams.getAll('exclude').flatMap((value) => value.split(','));
-}
-
-function decodeSegment(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
-}
-
-const MAX_BODY = 1 << 20;
-
-async function readBody(request: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY) throw new HttpFailure(413, { message: 'Request body too large' });
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function listen(server: Server, host: string, port: number, into: Server[]): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      into.push(server);
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  });
 }

@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { ARCHIVE_RETENTION_MS, type Migration, type MigrationState, type Repository, type StartMigrationBody } from '../api/types.js';
-import { nodeId, ownerObject, repositoryObject, type SeedData, type SeedOrganization, type UrlBases } from './seed.js';
+import {
+  embeddedRepository,
+  nodeId,
+  ownerObject,
+  repositoryObject,
+  type SeedData,
+  type SeedOrganization,
+  type UrlBases,
+} from './seed.js';
 
 /** A clock tests can move forward (`POST /_sandbox/clock`), so seven days pass in a call. */
 export class SandboxClock {
@@ -129,9 +137,18 @@ export class MigrationStore {
     return this.clock.now() < exportedAt + ARCHIVE_RETENTION_MS;
   }
 
-  /** The Migration object of docs/service.md#migration as the service would answer it now. */
-  view(migration: StoredMigration, options: { excludeRepositories?: boolean } = {}): Migration {
-    const { state, since } = this.timeline(migration);
+  /**
+   * The Migration object as the service would answer it now, in the shape of the API version the
+   * request named (docs/service.md#versioning). `asStarted` gives the answer to the start itself,
+   * which is `pending` however short the export (docs/service.md#start-migration).
+   */
+  view(
+    migration: StoredMigration,
+    options: { excludeRepositories?: boolean; version?: string | undefined; asStarted?: boolean } = {},
+  ): Migration {
+    const { state, since } = options.asStarted
+      ? { state: 'pending' as const, since: migration.createdAt }
+      : this.timeline(migration);
     const { org, body } = migration;
     const view: Migration = {
       id: migration.id,
@@ -151,7 +168,9 @@ export class MigrationStore {
       updated_at: iso(since),
     };
     // docs/service.md#migration: repositories are returned only for exports, and not with exclude=repositories.
-    if (migration.kind === 'export' && !options.excludeRepositories) view.repositories = migration.repositories;
+    if (migration.kind === 'export' && !options.excludeRepositories) {
+      view.repositories = migration.repositories.map((repo) => embeddedRepository(repo, options.version));
+    }
     return view;
   }
 

@@ -277,7 +277,8 @@ describe('webhook send, verify, events, replay', () => {
     const listenerA = await listen(['--secret', SECRET, '--save', first, '--max-deliveries', '4']);
     const admin = (path: string, body: unknown) =>
       fetch(`${sandbox.baseUrl}${path}`, { method: 'POST', body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>);
-    const created = await admin('/_sandbox/hooks', { url: listenerA.url, secret: SECRET, content_type: 'json', events: ['*'] });
+    // An app's hook: repository_dispatch goes to apps only.
+    const created = await admin('/_sandbox/hooks', { url: listenerA.url, secret: SECRET, content_type: 'json', events: ['*'], target: 'app' });
     expect(created.ping.status).toBe(200);
     const pushed = await admin('/_sandbox/emit', { event: 'push' });
     expect(pushed.delivered[0].status).toBe(200);
@@ -297,7 +298,7 @@ describe('webhook send, verify, events, replay', () => {
       ['repository_dispatch', 'deploy-now'],
     ]);
     expect(listenerA.lines[3]?.payload).toMatchObject({ branch: 'main', client_payload: { env: 'prod' }, repository: { full_name: 'octo-org/widgets' } });
-    expect(listenerA.lines[0]?.headers['x-service-hook-installation-target-type']).toBe('organization');
+    expect(listenerA.lines[0]?.headers['x-service-hook-installation-target-type']).toBe('integration');
 
     const listenerB = await listen(['--secret', SECRET, '--save', second, '--max-deliveries', '4']);
     const replayed = await runCli(['webhook', 'replay', first, '--url', listenerB.url, '--json']);
