@@ -6,7 +6,7 @@ import { CATALOGUE } from '../../src/webhook/catalogue.js';
 import { samplePayload } from '../../src/webhook/samples.js';
 
 describe('built-in sample payloads', () => {
-  it('are the published fixtures, one per event (run `npm run samples` when this fails)', () => {
+  it('are the published fixtures, every action of every event (run `npm run samples` when this fails)', () => {
     expect(JSON.parse(readFileSync(BUNDLE, 'utf8'))).toEqual(collectSamples());
   });
 
