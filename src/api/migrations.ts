@@ -2,6 +2,7 @@ import { UnavailableError } from '../errors.js';
 import type { ApiClient, ApiResponse } from './client.js';
 import { header } from './headers.js';
 import { clampPerPage } from './paginate.js';
+import { checkStorageUrl } from './transport-policy.js';
 import type { Migration, Repository, StartMigrationBody } from './types.js';
 
 // One typed function per endpoint of spec §4. Path parameters are always percent-encoded so a
@@ -116,7 +117,13 @@ export async function getArchiveUrl(client: ApiClient, org: string, id: number):
       `the service answered HTTP ${response.status} for the archive of migration ${id} without a location`,
     );
   }
-  return new URL(location, response.url);
+  let url: URL;
+  try {
+    url = new URL(location, response.url);
+  } catch {
+    throw new UnavailableError(`the service sent an archive location for migration ${id} that is not a URL`);
+  }
+  return checkStorageUrl(url, client.baseUrl);
 }
 
 /** spec §4.5 */
