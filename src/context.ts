@@ -26,8 +26,25 @@ export interface Context {
   dispose(): Promise<void>;
 }
 
-export async function createContext(flags: GlobalFlags, io: Io, signal: AbortSignal): Promise<Context> {
-  const stored = readStoredSettings(configDirectory(io.env));
+const SAFER_WAY: Record<string, string> = {
+  token: 'SVC_TOKEN or `svc-migrate auth login`',
+  secret: 'SVC_WEBHOOK_SECRET or the prompt (`--secret` with no value)',
+};
+
+/**
+ * @param secretFlags secret-carrying flags given with a value on the command line: on a terminal,
+ * the user is told once that other local users can read them in `ps`.
+ */
+export async function createContext(
+  flags: GlobalFlags,
+  io: Io,
+  signal: AbortSignal,
+  secretFlags: readonly string[] = [],
+): Promise<Context> {
+  let ignored: string | undefined;
+  const stored = readStoredSettings(configDirectory(io.env), (reason, hint) => {
+    ignored = `ignoring the stored settings: ${reason}; ${hint}`;
+  });
   let settings = resolveSettings(flags, io.env, stored, { stdinIsTty: Boolean(io.stdin.isTTY) });
   const out = new Output({
     json: settings.json,
@@ -36,6 +53,12 @@ export async function createContext(flags: GlobalFlags, io: Io, signal: AbortSig
     stdout: io.stdout,
     stderr: io.stderr,
   });
+  if (ignored) out.warn(ignored);
+  if (io.stderr.isTTY) {
+    for (const flag of secretFlags) {
+      out.warn(`--${flag} on the command line is visible to other users of this machine (ps); ${SAFER_WAY[flag] ?? 'the environment'} keeps it private`);
+    }
+  }
   const cleanups: Array<() => Promise<void> | void> = [];
   let client: Promise<ApiClient> | undefined;
   if (settings.sandbox) settings = await useSandbox(settings, out, cleanups);
@@ -98,6 +121,7 @@ async function buildClient(context: Context, cleanups: Array<() => Promise<void>
     });
   }
   const { ApiClient } = await import('./api/client.js');
+  const { isClearTextRemote } = await import('./api/transport-policy.js');
   const client = new ApiClient({
     baseUrl,
     token: settings.token.value,
@@ -105,6 +129,7 @@ async function buildClient(context: Context, cleanups: Array<() => Promise<void>
     userAgent: USER_AGENT,
     proxy: settings.proxy,
     maxRateLimitWaitMs: settings.maxRateLimitWaitMs,
+    insecure: settings.insecure,
     signal: context.signal,
     hooks: {
       onTrace: settings.debug ? (line) => out.trace(line) : undefined,
@@ -115,5 +140,8 @@ async function buildClient(context: Context, cleanups: Array<() => Promise<void>
     },
   });
   cleanups.push(() => client.close());
+  if (settings.insecure && isClearTextRemote(client.baseUrl) && settings.token.value) {
+    out.warn(`--insecure: the token travels in clear text to ${client.baseUrl.origin}`);
+  }
   return client;
 }

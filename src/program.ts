@@ -33,6 +33,16 @@ or all of it at once:
 Try it without an account: svc-migrate export --sandbox --yes
 `;
 
+/** `--token` / `--secret` given with a value on the command line, where `ps` shows it to every local user. */
+function secretsOnCommandLine(command: Command): string[] {
+  const values = command.optsWithGlobals<Record<string, unknown>>();
+  return ['token', 'secret'].filter((key) => {
+    if (command.getOptionValueSourceWithGlobals(key) !== 'cli') return false;
+    const value = values[key];
+    return Array.isArray(value) ? value.some((v) => typeof v === 'string') : typeof value === 'string';
+  });
+}
+
 export function buildProgram(io: Io, signal: AbortSignal): Command {
   const program = new Command('svc-migrate');
   // Before any subcommand is added, so they inherit it (commander copies settings on creation).
@@ -59,10 +69,11 @@ export function buildProgram(io: Io, signal: AbortSignal): Command {
     .option('--debug', 'HTTP trace on stderr with credentials redacted (env SVC_DEBUG=1)')
     .option('--no-input', 'never prompt; a missing value is a usage error')
     .addOption(new Option('--max-wait <duration>', 'longest rate-limit wait to sit through (default 5m)'))
+    .option('--insecure', 'allow sending the token over plain HTTP to a host beyond loopback')
     .addHelpText('after', WORKFLOW);
 
   const run: Runner = async (command, body) => {
-    const context = await createContext(command.optsWithGlobals<GlobalFlags>(), io, signal);
+    const context = await createContext(command.optsWithGlobals<GlobalFlags>(), io, signal, secretsOnCommandLine(command));
     try {
       await body(context);
     } finally {

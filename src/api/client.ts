@@ -17,6 +17,7 @@ import { type Links, parseLinkHeader } from './paginate.js';
 import { redactHeader, redactUrl, scrub } from './redact.js';
 import { request, stream, undici } from './undici.js';
 import { createConnector } from './connector.js';
+import { checkCredentials } from './transport-policy.js';
 import { API_MEDIA_TYPE, API_VERSION, type ServiceErrorBody } from './types.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'DELETE';
@@ -74,6 +75,8 @@ export interface ClientOptions {
   /** Aborts every request and wait (Ctrl-C). */
   signal?: AbortSignal | undefined;
   dispatcher?: Dispatcher;
+  /** `--insecure`: send the token over plain HTTP beyond loopback. */
+  insecure?: boolean | undefined;
 }
 
 export interface RequestOptions {
@@ -132,6 +135,7 @@ export class ApiClient {
   constructor(options: ClientOptions) {
     this.options = options;
     this.baseUrl = parseBaseUrl(options.baseUrl);
+    checkCredentials(this.baseUrl, options.token, options.insecure ?? false);
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;

@@ -2,6 +2,7 @@ import { UnavailableError } from '../errors.js';
 import type { ApiClient, ApiResponse } from './client.js';
 import { header } from './headers.js';
 import { clampPerPage } from './paginate.js';
+import { checkStorageUrl } from './transport-policy.js';
 import type { Migration, Repository, StartMigrationBody } from './types.js';
 
 // One typed function per endpoint of docs/service.md#endpoints. Path parameters are always percent-encoded so a
@@ -123,7 +124,13 @@ export async function getArchiveUrl(client: ApiClient, org: string, id: number):
       `the service answered HTTP ${response.status} for the archive of migration ${id} without a location`,
     );
   }
-  return new URL(location, response.url);
+  let url: URL;
+  try {
+    url = new URL(location, response.url);
+  } catch {
+    throw new UnavailableError(`the service sent an archive location for migration ${id} that is not a URL`);
+  }
+  return checkStorageUrl(url, client.baseUrl);
 }
 
 /** docs/service.md#delete-archive */

@@ -35,6 +35,7 @@ async function checkToken(context: Context, token: string): Promise<string | und
     token,
     apiVersion: context.settings.apiVersion.value,
     userAgent: USER_AGENT,
+    insecure: context.settings.insecure,
     retry: { tries: 2 },
     signal: context.signal,
   });

@@ -15,6 +15,7 @@ export interface GlobalFlags {
   debug?: boolean;
   input?: boolean;
   maxWait?: string;
+  insecure?: boolean;
 }
 
 export type Env = Record<string, string | undefined>;
@@ -41,6 +42,8 @@ export interface Settings {
   interactive: boolean;
   proxy: { httpProxy?: string; httpsProxy?: string; noProxy?: string };
   maxRateLimitWaitMs: number | undefined;
+  /** `--insecure`: the token may travel over plain HTTP beyond loopback. */
+  insecure: boolean;
 }
 
 function pick<T>(flag: T | undefined, env: T | undefined, stored: T | undefined): Resolved<T | undefined> {
@@ -80,6 +83,7 @@ export function resolveSettings(
       ...optional('noProxy', env.NO_PROXY ?? env.no_proxy),
     },
     maxRateLimitWaitMs: flags.maxWait === undefined ? undefined : parseDuration(flags.maxWait, '--max-wait'),
+    insecure: Boolean(flags.insecure),
   };
 }
 

@@ -1,6 +1,7 @@
-import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readFileSync, type Stats, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { UsageError } from '../errors.js';
 
 /** What `auth login` and `config set` keep between runs. */
 export interface StoredSettings {
@@ -24,10 +25,66 @@ export function configDirectory(env: Record<string, string | undefined>, platfor
 }
 
 /**
+ * Why the settings in `dir` cannot be trusted with a token, or undefined when they can. Like ssh
+ * with ~/.ssh: another user who owns or can write the directory or the file could read the token we
+ * store there, or plant a base URL that sends our token to them. A link in place of the file is
+ * refused too, since writing through it would land in someone else's file.
+ */
+export function configProblem(dir: string, uid: number | undefined = process.getuid?.()): string | undefined {
+  if (uid === undefined) return undefined; // Windows: ownership is a matter of ACLs, not modes.
+  const file = join(dir, CONFIG_FILE);
+  const directory = statIfExists(() => statSync(dir));
+  if (directory) {
+    if (!directory.isDirectory()) return `${dir} is not a directory`;
+    const problem = ownershipProblem(directory, uid);
+    if (problem) return `the config directory ${dir} ${problem}`;
+  }
+  const stats = statIfExists(() => lstatSync(file));
+  if (stats) {
+    if (stats.isSymbolicLink()) return `${file} is a symbolic link`;
+    if (!stats.isFile()) return `${file} is not a regular file`;
+    const problem = ownershipProblem(stats, uid);
+    if (problem) return `${file} ${problem}`;
+  }
+  return undefined;
+}
+
+function ownershipProblem(stats: Stats, uid: number): string | undefined {
+  if (stats.uid !== uid) return `is owned by another user (uid ${stats.uid}, you are ${uid})`;
+  if (stats.mode & 0o022) return `is writable by other users (mode ${(stats.mode & 0o777).toString(8).padStart(4, '0')})`;
+  return undefined;
+}
+
+function statIfExists(stat: () => Stats): Stats | undefined {
+  try {
+    return stat();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+function configHint(dir: string): string {
+  return `make ${dir} and the config.json in it yours and private (chown, then chmod 700 ${dir} and chmod 600 ${join(dir, CONFIG_FILE)}), remove them, or point SVC_CONFIG_DIR at a directory of your own`;
+}
+
+/**
  * Reads the settings file without loading conf. Every command reads it; only `auth` and `config`
  * write it. conf pulls in when-exit, which re-raises SIGINT and would cut our Ctrl-C handling short.
+ * A file that cannot be trusted (configProblem) is ignored, and `onIgnored` told why, as ssh ignores
+ * a key file others can write.
  */
-export function readStoredSettings(dir: string): StoredSettings {
+export function readStoredSettings(dir: string, onIgnored?: (reason: string, hint: string) => void): StoredSettings {
+  let problem: string | undefined;
+  try {
+    problem = configProblem(dir);
+  } catch {
+    return {};
+  }
+  if (problem) {
+    onIgnored?.(problem, configHint(dir));
+    return {};
+  }
   let text: string;
   try {
     text = readFileSync(join(dir, CONFIG_FILE), 'utf8');
@@ -49,10 +106,15 @@ export interface SettingsStore {
   delete(key: keyof StoredSettings): void;
 }
 
-/** Opens the settings file for writing with conf. It holds a token: 0600 in a 0700 directory. */
+/**
+ * Opens the settings file for writing with conf. It holds a token: 0600 in a 0700 directory that is
+ * ours alone (checked first), so conf's replace-by-rename keeps the file ours.
+ */
 export async function openSettingsStore(dir: string): Promise<SettingsStore> {
-  const { default: Conf } = await import('conf');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const problem = configProblem(dir);
+  if (problem) throw new UsageError(`refusing to store settings: ${problem}`, { hint: configHint(dir) });
+  const { default: Conf } = await import('conf');
   const conf = new Conf<StoredSettings>({
     projectName: 'svc-migrate',
     cwd: dir,
