@@ -7,7 +7,7 @@ import {
 } from '../core/download.js';
 import type { Runner } from '../program.js';
 import { type DownloadSummary, downloadMessage } from '../ui/tables.js';
-import { parseMigrationId } from './options.js';
+import { parseByteSize, parseMigrationId } from './options.js';
 import { addWaitOptions, type WaitFlags } from './shared.js';
 import { failIfAnyFailed, waitAndReport } from './status.js';
 
@@ -15,6 +15,8 @@ export interface DownloadFlags {
   output?: string;
   force?: boolean;
   checksum?: boolean;
+  maxSize?: number;
+  verify?: boolean;
 }
 
 export interface DownloadCommandOptions extends DownloadFlags, WaitFlags {
@@ -25,7 +27,9 @@ export function addDownloadOptions(command: Command): Command {
   return command
     .option('-o, --output <file>', 'where to save the archive (default migration-<id>.tar.gz); - for stdout')
     .option('--force', 'overwrite an existing file')
-    .option('--no-checksum', 'skip the sha256 (a little faster)');
+    .option('--no-checksum', 'skip the sha256 (a little faster)')
+    .option('--no-verify', 'UNSAFE: skip checking the archive after the download (see `archive verify`)')
+    .option('--max-size <bytes>', 'largest archive accepted when storage announces no length (default 100G)', parseByteSize);
 }
 
 /** The download part of the options, and how its progress is shown. */
@@ -38,6 +42,7 @@ export function downloadSettings(context: Context, flags: DownloadFlags) {
         ? { stream: context.io.stdout as NodeJS.WritableStream }
         : { path: flags.output ?? `migration-${id}.tar.gz`, force: Boolean(flags.force) },
     checksum: flags.checksum !== false,
+    ...(flags.maxSize === undefined ? {} : { maxSize: flags.maxSize }),
     onProgress: (progress: DownloadProgress) => bar.update(progress),
     onNotice: (message: string) => context.out.warn(message),
   };
