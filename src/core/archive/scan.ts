@@ -302,7 +302,10 @@ function repositoryOf(record: Record<string, unknown>): string | undefined {
   const value = record.repository;
   if (typeof value === 'string') return ownerAndName(value) ?? (/^[^/\s]+\/[^/\s]+$/.test(value) ? value : undefined);
   if (typeof value === 'object' && value !== null) return repositoryName(value as Record<string, unknown>);
-  return undefined;
+  // Records without the field (comments, reviews) name it in their own URL: …/<owner>/<repo>/issues/1.
+  const url = typeof record.url === 'string' ? record.url : undefined;
+  const match = url ? /^https?:\/\/[^/]+\/([^/]+)\/([^/]+)\/(issues|pull|pulls|releases|milestones|commit|projects)\//.exec(url) : null;
+  return match ? `${match[1]}/${match[2]}` : undefined;
 }
 
 function ownerAndName(value: unknown): string | undefined {
