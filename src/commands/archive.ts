@@ -49,7 +49,10 @@ export async function inspect(context: Context, file: string): Promise<InspectRe
 }
 
 export function register(program: Command, run: Runner): void {
-  const archive = program.command('archive').description('check or look into a downloaded migration archive (offline)');
+  const archive = program
+    .command('archive')
+    .description('check or look into a downloaded migration archive (offline)')
+    .addHelpText('after', examples(['svc-migrate archive verify migration-4242.tar.gz', 'svc-migrate archive inspect migration-4242.tar.gz']));
   archive
     .command('verify')
     .description('check an archive end to end: gzip and tar, safe paths, metadata, git objects (exit 9 if it fails)')

@@ -36,6 +36,7 @@ export function addDownloadOptions(command: Command): Command {
 export function downloadSettings(context: Context, flags: DownloadFlags) {
   const toStdout = flags.output === '-';
   const bar = context.out.progress();
+  let verifyBar: ReturnType<typeof context.out.progress> | undefined;
   const settings = {
     target: (id: number): CoreDownloadOptions['target'] =>
       toStdout
@@ -43,10 +44,33 @@ export function downloadSettings(context: Context, flags: DownloadFlags) {
         : { path: flags.output ?? `migration-${id}.tar.gz`, force: Boolean(flags.force) },
     checksum: flags.checksum !== false,
     ...(flags.maxSize === undefined ? {} : { maxSize: flags.maxSize }),
+    verify:
+      flags.verify === false
+        ? false
+        : {
+            onProgress: (received: number, total: number) => {
+              if (!verifyBar) {
+                bar.done();
+                verifyBar = context.out.progress();
+              }
+              verifyBar.update({ received, total, resumedFrom: 0 });
+            },
+          },
     onProgress: (progress: DownloadProgress) => bar.update(progress),
     onNotice: (message: string) => context.out.warn(message),
   };
-  return { settings, bar, toStdout };
+  const bars = { done: () => (verifyBar ?? bar).done() };
+  return { settings, bar: bars, toStdout };
+}
+
+/** An archive nobody checked must not pass for a safe one. */
+export function warnIfUnverified(context: Context, verified: boolean, path: string): void {
+  if (verified) return;
+  context.out.warn(
+    path === '-'
+      ? 'the archive written to stdout was not verified; save it and run `svc-migrate archive verify <file>`'
+      : `${path} was NOT verified (--no-verify); run \`svc-migrate archive verify ${path}\` before relying on it`,
+  );
 }
 
 /** Publishes a finished download: on stdout, unless stdout carried the archive itself. */
@@ -81,7 +105,10 @@ export async function download(
     path: result.path,
     bytes: result.bytes,
     ...(result.sha256 ? { sha256: result.sha256 } : {}),
+    verified: result.verified,
+    ...(result.sha256File ? { sha256_file: result.sha256File } : {}),
   };
+  warnIfUnverified(context, result.verified, result.path);
   reportDownload(context, summary, toStdout);
   return summary;
 }

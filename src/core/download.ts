@@ -1,6 +1,7 @@
 import { type EventEmitter, once } from 'node:events';
 import { writeSync } from 'node:fs';
 import { type FileHandle, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type { ApiClient, DownloadResponse } from '../api/client.js';
@@ -8,6 +9,7 @@ import { header } from '../api/headers.js';
 import { getArchiveUrl, getMigration } from '../api/migrations.js';
 import { ARCHIVE_RETENTION_MS, type Migration } from '../api/types.js';
 import type { Clock } from '../clock.js';
+import { ArchiveVerificationError, verifyArchive } from './archive/verify.js';
 import { type BackgroundHash, startBackgroundHash } from './hasher.js';
 import { collectorEvery } from '../runtime.js';
 import { CliError, ExitCode, InterruptedError, MigrationFailedError, UnavailableError, UsageError } from '../errors.js';
@@ -27,6 +29,11 @@ export interface DownloadOptions {
   /** A file path, or a stream (stdout) for `-o -`. */
   target: { path: string; force: boolean } | { stream: NodeJS.WritableStream };
   checksum: boolean;
+  /**
+   * Check the archive before it takes its final name (archive verify); a failure keeps the bytes in
+   * the `.part` file and throws ArchiveVerificationError (exit 9). Ignored for a stream (`-o -`).
+   */
+  verify?: boolean | { onProgress?(read: number, total: number): void };
   /** Largest archive accepted from storage that announces no length (default DEFAULT_MAX_SIZE). */
   maxSize?: number;
   /** Mid-stream failures survived before giving up. */
@@ -43,6 +50,10 @@ export interface DownloadResult {
   sha256?: string;
   /** How many times a cut stream was picked up again. */
   resumes: number;
+  /** The archive passed `archive verify` before it took its final name. */
+  verified: boolean;
+  /** `<archive>.sha256` (sha256sum format), written beside the archive with the checksum on. */
+  sha256File?: string;
 }
 
 /** Side file that lets a later run resume `<output>.part` only if it is the same archive. */
@@ -301,13 +312,50 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
     }
     // The digest first: the worker reads the part file, which finishing renames.
     const sha256 = await hash?.digest();
+    let verified = false;
+    if (options.verify && sink instanceof FileSink) {
+      const progress = typeof options.verify === 'object' ? options.verify.onProgress : undefined;
+      const report = await verifyArchive(sink.partPath, progress ? { onProgress: progress } : {});
+      if (!report.ok) {
+        // Never resume from these bytes; they stay in the .part for whoever wants to look.
+        await sink.forgetResume();
+        throw new ArchiveVerificationError(report, {
+          hint: `the service still has its copy: nothing was unlocked or deleted; the bytes received are in ${sink.partPath}; run \`svc-migrate download ${id}\` again to fetch it anew`,
+        });
+      }
+      for (const note of report.notes) options.onNotice?.(note);
+      verified = true;
+    }
     const path = await sink.finish();
-    return { migrationId: id, path, bytes: sink.offset, ...(sha256 ? { sha256 } : {}), resumes };
+    const sha256File = sha256 && sink instanceof FileSink ? await writeSha256File(path, sha256) : undefined;
+    return {
+      migrationId: id,
+      path,
+      bytes: sink.offset,
+      ...(sha256 ? { sha256 } : {}),
+      resumes,
+      verified,
+      ...(sha256File ? { sha256File } : {}),
+    };
   } catch (error) {
     await hash?.close();
     await sink.abandon();
     throw error;
   }
+}
+
+/** `<archive>.sha256` in sha256sum format (`sha256sum -c` checks it), written whole or not at all. */
+async function writeSha256File(path: string, sha256: string): Promise<string> {
+  const target = `${path}.sha256`;
+  const temporary = `${target}.tmp`;
+  try {
+    await writeFile(temporary, `${sha256}  ${basename(path)}\n`, { mode: 0o644 });
+    await rename(temporary, target);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw writeError(target, error as NodeJS.ErrnoException);
+  }
+  return target;
 }
 
 /** A cut stream is usually picked up at once; back off only when it keeps happening. */
@@ -519,6 +567,10 @@ class FileSink implements Sink {
     await rename(this.partPath, this.path);
     await rm(this.metaPath, { force: true });
     return this.path;
+  }
+
+  async forgetResume(): Promise<void> {
+    await rm(this.metaPath, { force: true });
   }
 
   async abandon(): Promise<void> {
