@@ -23,6 +23,7 @@ export async function verify(context: Context, file: string, flags: VerifyFlags)
     report = await verifyArchive(file, {
       gitCheck: flags.gitCheck !== false,
       ...(expected ? { expected } : {}),
+      signal: context.signal,
       onProgress: (received, total) => bar.update({ received, total, resumedFrom: 0 }),
     });
   } finally {

@@ -48,6 +48,7 @@ export function downloadSettings(context: Context, flags: DownloadFlags) {
       flags.verify === false
         ? false
         : {
+            signal: context.signal,
             onProgress: (received: number, total: number) => {
               if (!verifyBar) {
                 bar.done();

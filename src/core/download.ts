@@ -33,7 +33,7 @@ export interface DownloadOptions {
    * Check the archive before it takes its final name (archive verify); a failure keeps the bytes in
    * the `.part` file and throws ArchiveVerificationError (exit 9). Ignored for a stream (`-o -`).
    */
-  verify?: boolean | { onProgress?(read: number, total: number): void };
+  verify?: boolean | { onProgress?(read: number, total: number): void; signal?: AbortSignal | undefined };
   /** Largest archive accepted from storage that announces no length (default DEFAULT_MAX_SIZE). */
   maxSize?: number;
   /** Mid-stream failures survived before giving up. */
@@ -106,7 +106,7 @@ function resumeProblem(
   const range = parseContentRange(contentRange);
   if (!range) return `storage answered 206 with an unusable Content-Range (${JSON.stringify(contentRange ?? '')})`;
   if (validator !== meta.validator) {
-    return `the archive on storage changed while resuming (was ${meta.validator}, now ${validator ?? 'none'})`;
+    return `the archive on storage changed while resuming (was ${JSON.stringify(meta.validator)}, now ${JSON.stringify(validator ?? null)})`;
   }
   if (range.total !== meta.total) return `the archive's size changed from ${meta.total} to ${range.total} bytes`;
   if (range.start !== sink.offset) return `storage resumed at byte ${range.start}, not at ${sink.offset} as asked`;
@@ -314,8 +314,11 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
     const sha256 = await hash?.digest();
     let verified = false;
     if (options.verify && sink instanceof FileSink) {
-      const progress = typeof options.verify === 'object' ? options.verify.onProgress : undefined;
-      const report = await verifyArchive(sink.partPath, progress ? { onProgress: progress } : {});
+      const settings = typeof options.verify === 'object' ? options.verify : {};
+      const report = await verifyArchive(sink.partPath, {
+        ...(settings.onProgress ? { onProgress: settings.onProgress } : {}),
+        signal: settings.signal,
+      });
       if (!report.ok) {
         // Never resume from these bytes; they stay in the .part for whoever wants to look.
         await sink.forgetResume();

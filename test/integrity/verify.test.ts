@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -8,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { Migration } from '../../src/api/types.js';
 import { TarReader } from '../../src/core/archive/tar-reader.js';
 import { TarWriter } from '../../src/sandbox/tar.js';
-import { runCli } from '../helpers/run-cli.js';
+import { BIN, runCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
 
 // `archive verify` on archives the sandbox made, then tampered with one way each; and the job
@@ -190,6 +191,23 @@ describe('archive verify', () => {
       { repository: 'octo-org/docs.site', file: 'repositories/octo-org/docs.site.git', message: `belongs to migration ${id} but its git data is missing` },
     ]);
   });
+
+  it('stops on Ctrl-C with exit 130 and leaves no temporary extraction behind', async () => {
+    const { sandbox, env } = await testSandbox({ exportSeconds: 0.2, archivePadBytes: 256 * 1024 * 1024 });
+    const started = await runCli(['start', 'widgets', '--wait', '--json', ...FAST], { env });
+    const { id } = JSON.parse(started.stdout) as Migration;
+    const output = join(tempDir(), 'big.tar.gz');
+    expect((await runCli(['download', String(id), '-o', output, '--no-verify'], { env, timeoutMs: 120_000 })).code).toBe(0);
+    await sandbox.close();
+    const scratch = tempDir();
+    const child = spawn(process.execPath, [BIN, 'archive', 'verify', output], { env: { ...process.env, TMPDIR: scratch } });
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    // The extraction directory appears before the first byte is read: interrupt once it is there.
+    while (readdirSync(scratch).length === 0) await new Promise((resolve) => setImmediate(resolve));
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    expect(readdirSync(scratch)).toEqual([]);
+  }, 120_000);
 
   it('says which file is missing (exit 2)', async () => {
     const result = await runCli(['archive', 'verify', join(tempDir(), 'nope.tar.gz')]);

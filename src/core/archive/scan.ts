@@ -5,7 +5,7 @@ import { dirname, join, posix } from 'node:path';
 import { Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import { CliError, ExitCode, UsageError } from '../../errors.js';
+import { CliError, ExitCode, InterruptedError, UsageError } from '../../errors.js';
 import { type EntryHandler, type TarEntry, TarFormatError, TarReader } from './tar-reader.js';
 
 /** One thing wrong with an archive, named as precisely as the archive allows. */
@@ -63,6 +63,8 @@ export interface ScanOptions {
   extractTo?: string;
   sha256?: boolean;
   onProgress?(read: number, total: number): void;
+  /** Ctrl-C: stops reading, and the scan throws InterruptedError. */
+  signal?: AbortSignal | undefined;
 }
 
 /** A metadata file larger than this is not parsed (the service splits them far below it). */
@@ -243,11 +245,13 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
       count,
       createGunzip({ chunkSize: 256 << 10 }),
       sink,
+      options.signal ? { signal: options.signal } : {},
     );
     tar.finish();
     scan.complete = true;
   } catch (error) {
     if (error instanceof CliError) throw error;
+    if (options.signal?.aborted) throw new InterruptedError('archive check interrupted');
     const code = (error as NodeJS.ErrnoException).code;
     if (error instanceof TarFormatError) problem(`tar structure: ${error.message}`);
     else if (code === 'Z_BUF_ERROR' || /unexpected end/i.test((error as Error).message)) {
@@ -368,7 +372,7 @@ function readError(path: string, error: NodeJS.ErrnoException): CliError {
 function extractError(path: string, error: NodeJS.ErrnoException): CliError {
   const reason = error.code === 'ENOSPC' ? 'the disk is full' : error.message;
   return new CliError(`cannot extract git data for checking to ${path}: ${reason}`, ExitCode.Unexpected, {
-    hint: 'free space in the temporary directory (TMPDIR), or skip the deep check with --no-git',
+    hint: 'free space in the temporary directory (TMPDIR), or skip the deep check with --no-git-check',
     cause: error,
   });
 }

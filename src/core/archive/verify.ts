@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { VerificationError } from '../../errors.js';
+import { InterruptedError, VerificationError } from '../../errors.js';
 import { type ArchiveProblem, type GitDataScan, scanArchive } from './scan.js';
 
 export type GitCheck = 'passed' | 'failed' | 'skipped: git is not on PATH' | 'skipped: asked not to' | 'no git data';
@@ -49,6 +49,8 @@ export interface VerifyOptions {
   /** Compare with this sha256 instead of `<archive>.sha256`. */
   sha256?: string;
   onProgress?(read: number, total: number): void;
+  /** Ctrl-C: the check stops, its temporary files go, and it throws InterruptedError. */
+  signal?: AbortSignal | undefined;
 }
 
 /** Thrown when an archive failed verification; carries the report so it can be printed first. */
@@ -65,9 +67,14 @@ export class ArchiveVerificationError extends VerificationError {
   }
 }
 
+/** One line naming the problem; control characters from the archive are shown escaped, never obeyed. */
 export function describeProblem(problem: ArchiveProblem): string {
   const where = [problem.repository, problem.file].filter(Boolean).join(': ');
-  return where ? `${where}: ${problem.message}` : problem.message;
+  return escapeControl(where ? `${where}: ${problem.message}` : problem.message);
+}
+
+function escapeControl(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 
 const GIT_ENV = {
@@ -88,13 +95,14 @@ function gitVersion(): Promise<string | undefined> {
 }
 
 /** Runs `git fsck --full` on one extracted bare repository: every object's content against its name, loose and packed. */
-function fsck(dir: string): Promise<{ ok: boolean; lines: string[] }> {
-  return new Promise((resolve) => {
+function fsck(dir: string, signal: AbortSignal | undefined): Promise<{ ok: boolean; lines: string[] }> {
+  return new Promise((resolve, reject) => {
     execFile(
       'git',
       ['--git-dir', dir, 'fsck', '--full', '--no-dangling', '--no-progress'],
-      { env: { ...process.env, ...GIT_ENV, HOME: dir }, maxBuffer: 16 << 20 },
+      { env: { ...process.env, ...GIT_ENV, HOME: dir }, maxBuffer: 16 << 20, ...(signal ? { signal } : {}) },
       (error, stdout, stderr) => {
+        if (signal?.aborted) return reject(new InterruptedError('archive check interrupted'));
         const lines = `${stderr}\n${stdout}`
           .split('\n')
           .map((line) => line.trim())
@@ -121,6 +129,7 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
       ...(workDir ? { extractTo: workDir } : {}),
       sha256: expectedSha !== undefined,
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      signal: options.signal,
     });
     const problems = [...scan.problems];
     const notes: string[] = [];
@@ -183,7 +192,7 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
         if (!existsSync(join(repo.extractedTo, 'config'))) {
           await writeFile(join(repo.extractedTo, 'config'), '[core]\n\trepositoryformatversion = 0\n\tbare = true\n', { mode: 0o600 });
         }
-        const result = await fsck(repo.extractedTo);
+        const result = await fsck(repo.extractedTo, options.signal);
         verdicts.set(repo.repository, result.ok ? 'passed' : 'failed');
         if (!result.ok) {
           gitCheck = 'failed';
