@@ -150,6 +150,18 @@ describe('archive verify', () => {
     ]);
   });
 
+  it('names members that clash (a file where a directory must be) instead of failing as a bug', async () => {
+    const { output } = await sandboxArchive();
+    const members = readMembers(output).map((m) =>
+      m.name === 'repositories/octo-org/widgets.git/objects/' ? { ...m, name: 'repositories/octo-org/widgets.git/objects', type: 'file' as const } : m,
+    );
+    const result = await verify(await writeArchive(members, join(tempDir(), 'clash.tar.gz')));
+    expect(result.code, result.stderr).toBe(9);
+    expect(JSON.parse(result.stdout).problems).toContainEqual(
+      expect.objectContaining({ repository: 'octo-org/widgets', message: expect.stringMatching(/clashes with another member/) }),
+    );
+  });
+
   it('fails metadata that does not parse, and a human report names it', async () => {
     const { output } = await sandboxArchive();
     const members = readMembers(output);

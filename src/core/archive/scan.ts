@@ -146,6 +146,15 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
     };
   }
 
+  /** A member that cannot be placed because another took its path is the archive's fault; a full disk is not. */
+  function conflict(error: NodeJS.ErrnoException, name: string, repository: string, path: string): void {
+    if (error.code === 'ENOTDIR' || error.code === 'EEXIST' || error.code === 'EISDIR') {
+      problem('clashes with another member of the same path (a file where a directory is, or the reverse)', name, repository);
+      return;
+    }
+    throw extractError(path, error);
+  }
+
   function gitMember(match: RegExpExecArray, name: string, entry: TarEntry): EntryHandler | undefined {
     const repository = `${match[1]}/${match[2]}`;
     const rest = match[3] ?? '';
@@ -166,7 +175,13 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
       if (repo.extractedTo) mkdirSync(repo.extractedTo, { recursive: true, mode: 0o700 });
     }
     if (entry.type !== 'file') {
-      if (entry.type === 'directory' && repo.extractedTo && rest) mkdirSync(join(repo.extractedTo, rest), { recursive: true });
+      if (entry.type === 'directory' && repo.extractedTo && rest) {
+        try {
+          mkdirSync(join(repo.extractedTo, rest), { recursive: true, mode: 0o700 });
+        } catch (error) {
+          conflict(error as NodeJS.ErrnoException, name, repository, join(repo.extractedTo, rest));
+        }
+      }
       return undefined;
     }
     repo.files++;
@@ -210,7 +225,7 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
           end: () => closeSync(fd),
         });
       } catch (error) {
-        throw extractError(path, error as NodeJS.ErrnoException);
+        conflict(error as NodeJS.ErrnoException, name, repository, path);
       }
     }
     if (handlers.length === 0) return undefined;

@@ -188,7 +188,15 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
           continue;
         }
         // Tar keeps no empty directory unless told to; git wants refs/ and objects/ to exist.
-        for (const dir of ['refs', 'objects']) await mkdir(join(repo.extractedTo, dir), { recursive: true });
+        const layout = await Promise.all(
+          ['refs', 'objects'].map((dir) => mkdir(join(repo.extractedTo ?? '', dir), { recursive: true }).then(() => true, () => false)),
+        );
+        if (layout.includes(false)) {
+          // A member took the place of refs/ or objects/: already named by the scan, and git cannot look.
+          verdicts.set(repo.repository, 'failed');
+          gitCheck = 'failed';
+          continue;
+        }
         if (!existsSync(join(repo.extractedTo, 'config'))) {
           await writeFile(join(repo.extractedTo, 'config'), '[core]\n\trepositoryformatversion = 0\n\tbare = true\n', { mode: 0o600 });
         }
