@@ -133,7 +133,8 @@ function metadataRecords(input: ArchiveInput, time: string) {
 
 /**
  * Writes a migration archive shaped like the service's (schema.json, repositories_000001.json, …,
- * and the git data of each repository, real git objects), honouring the exclude flags of spec §4.2.
+ * and the git data of each repository, real git objects), honouring the exclude flags
+ * (docs/service.md#start-migration).
  */
 export async function buildArchive(dir: string, input: ArchiveInput): Promise<BuiltArchive> {
   const { migration, repositories } = input;
