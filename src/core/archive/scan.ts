@@ -100,7 +100,6 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
   const problem = (message: string, file?: string, repository?: string) =>
     scan.problems.push({ ...(repository ? { repository } : {}), ...(file ? { file } : {}), message });
 
-  const pendingRecords: { kind: string; items: unknown[] }[] = [];
   const tar = new TarReader((entry) => {
     scan.entries++;
     const name = entry.name.replace(/^(\.\/)+/, '');
@@ -140,7 +139,8 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
         }
         if (Array.isArray(parsed)) {
           file.records = parsed.length;
-          pendingRecords.push({ kind, items: parsed });
+          // Counted and dropped at once: only one metadata file is ever held in memory.
+          recordMetadata(scan, kind, parsed);
         }
       },
     };
@@ -284,7 +284,6 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
   }
   if (hash) scan.sha256 = hash.digest('hex');
 
-  for (const { kind, items } of pendingRecords) recordMetadata(scan, kind, items);
   return scan;
 }
 
