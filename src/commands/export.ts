@@ -4,6 +4,8 @@ import { type ExportReport, runExport } from '../core/export.js';
 import { UsageError } from '../errors.js';
 import type { Runner } from '../program.js';
 import { downloadMessage } from '../ui/tables.js';
+import { exportOrganization, type OrgExportFlags } from './org-export.js';
+import { parsePositiveInt } from './options.js';
 import { createWaitReporter } from '../ui/wait.js';
 import { confirmDeletion } from './delete-archive.js';
 import { addDownloadOptions, type DownloadFlags, downloadSettings, warnIfUnverified } from './download.js';
@@ -102,17 +104,25 @@ export function register(program: Command, run: Runner): void {
     .option('--delete-archive', 'delete the archive from the service once it is verified on disk')
     .option('-y, --yes', 'do not ask before deleting the archive (required without a terminal)');
   addWaitOptions(command)
+    .option('--output-dir <dir>', 'export in batches into DIR (migration-<id>.tar.gz each, and a journal to resume from)')
+    .option('--batch-size <n>', 'with --output-dir: repositories per migration (default 50)', parsePositiveInt)
+    .option('--parallel <n>', 'with --output-dir: migrations running at once (default 4)', parsePositiveInt)
+    .option('--restart', 'with --output-dir: plan anew even if DIR holds the journal of another export')
     .addHelpText(
       'after',
       `
 Examples:
   svc-migrate export widgets docs.site --lock --unlock
   svc-migrate export --repos-file repos.txt -o acme.tar.gz --delete-archive --yes
-  svc-migrate export Hello-World --sandbox --yes`,
+  svc-migrate export Hello-World --sandbox --yes
+  svc-migrate export --repos-file all.txt --output-dir backup --batch-size 50 --parallel 4 --lock --unlock`,
     )
-    .action((repos: string[], options: ExportOptions, cmd: Command) =>
+    .action((repos: string[], options: ExportOptions & OrgExportFlags, cmd: Command) =>
       run(cmd, async (context) => {
-        await exportRepositories(context, repos, options);
+        if (options.outputDir !== undefined) await exportOrganization(context, repos, options);
+        else if (options.batchSize !== undefined || options.parallel !== undefined || options.restart) {
+          throw new UsageError('--batch-size, --parallel and --restart go with --output-dir');
+        } else await exportRepositories(context, repos, options);
       }),
     );
 }

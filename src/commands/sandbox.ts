@@ -12,6 +12,8 @@ export interface SandboxCommandOptions {
   storagePort?: number;
   seed?: string;
   exportSeconds?: number;
+  exportSecondsPerRepo?: number;
+  repositories?: number;
   archiveSize?: number;
   rateLimit?: number;
 }
@@ -24,6 +26,8 @@ export async function sandbox(context: Context, options: SandboxCommandOptions):
     port: options.port ?? 0,
     storagePort: options.storagePort ?? 0,
     exportSeconds: options.exportSeconds ?? 10,
+    exportSecondsPerRepository: options.exportSecondsPerRepo ?? 0.1,
+    repositories: options.repositories ?? 0,
     archivePadBytes: options.archiveSize ?? 0,
   };
   if (options.rateLimit) sandboxOptions.rateLimit = { limit: options.rateLimit, windowSeconds: 3600 };
@@ -73,6 +77,12 @@ export function register(program: Command, run: Runner): void {
     .option('--storage-port <n>', 'archive storage port on localhost (default: any free port)', parseNonNegativeInt)
     .option('--seed <file>', 'organizations, repositories, users and tokens as JSON (docs/sandbox.md)')
     .option('--export-seconds <s>', 'seconds from start to exported (default 10)', parseNonNegativeNumber)
+    .option(
+      '--export-seconds-per-repo <s>',
+      'seconds added to an export per repository it holds (default 0.1)',
+      parseNonNegativeNumber,
+    )
+    .option('--repositories <n>', 'add repositories repo-0001 … repo-N to the organization', parseNonNegativeInt)
     .option('--archive-size <bytes>', 'pad every archive with this many bytes (performance tests)', parseNonNegativeInt)
     .option('--rate-limit <n>', 'answer 429 after n requests per token and hour', parsePositiveInt)
     .addHelpText(

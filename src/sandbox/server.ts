@@ -20,6 +20,7 @@ import {
 import { type RateLimitSettings, RateLimiter } from './ratelimit.js';
 import { BOOLEAN_FIELDS, validateStart } from './start.js';
 import { type AdminParts, handleAdmin } from './admin.js';
+import { withRepositories } from './scale.js';
 import { DEFAULT_SEED, listedRepository, ownerObject, type SeedData, type SeedOrganization, type SeedToken } from './seed.js';
 import { defaultBody, MigrationStore, SandboxClock, type StoredMigration } from './state.js';
 import { ArchiveStorage } from './storage.js';
@@ -33,6 +34,10 @@ export interface SandboxOptions {
   seed?: SeedData;
   /** Seconds from start to `exported` (default 2). */
   exportSeconds?: number;
+  /** Seconds more per repository of the migration, so larger batches take longer (default 0). */
+  exportSecondsPerRepository?: number;
+  /** Adds `repo-0001` … `repo-N` to the first organization of the seed. */
+  repositories?: number;
   /** Pads every archive with this many incompressible bytes. */
   archivePadBytes?: number;
   /** How long a signed archive URL stays valid (default 300 s). */
@@ -85,7 +90,7 @@ const SUPPORTED_VERSIONS = [API_VERSION];
 
 /** Starts the emulator of docs/service.md on loopback: an API origin and an archive storage origin. */
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
-  const seed = options.seed ?? DEFAULT_SEED;
+  const seed = withRepositories(options.seed ?? DEFAULT_SEED, options.repositories ?? 0);
   const clock = new SandboxClock();
   const faults = new Faults();
   if (options.faults) faults.set(options.faults);
@@ -120,7 +125,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   });
   const apiPort = await listen(apiServer, '127.0.0.1', options.port ?? 0, apiServers);
   const baseUrl = `http://127.0.0.1:${apiPort}`;
-  const store = new MigrationStore(seed, clock, { api: baseUrl, web: 'https://sandbox.invalid' }, exportMs);
+  const store = new MigrationStore(
+    seed,
+    clock,
+    { api: baseUrl, web: 'https://sandbox.invalid' },
+    exportMs,
+    (options.exportSecondsPerRepository ?? 0) * 1000,
+  );
   const hooks = new HookRegistry(seed.organizations[0]?.id ?? 1, (name) => {
     const org = seed.organizations[0];
     return org && store.repositoriesOf(org).find((repo) => repo.name.toLowerCase() === name.toLowerCase());

@@ -57,12 +57,15 @@ export class MigrationStore {
   private readonly bases: UrlBases;
   /** Time from start to `exported`; the first fifth of it is spent `pending`. */
   private readonly exportMs: number;
+  /** Added per repository: a larger migration takes longer, as on the service. */
+  private readonly perRepositoryMs: number;
 
-  constructor(seed: SeedData, clock: SandboxClock, bases: UrlBases, exportMs: number) {
+  constructor(seed: SeedData, clock: SandboxClock, bases: UrlBases, exportMs: number, perRepositoryMs = 0) {
     this.seed = seed;
     this.clock = clock;
     this.bases = bases;
     this.exportMs = exportMs;
+    this.perRepositoryMs = perRepositoryMs;
     for (const org of seed.organizations) {
       for (let i = 0; i < (org.importMigrations ?? 0); i++) this.addImport(org);
     }
@@ -121,8 +124,9 @@ export class MigrationStore {
   timeline(migration: StoredMigration): Timeline {
     if (migration.kind === 'import') return { state: 'exported', since: migration.createdAt };
     const now = this.clock.now();
-    const exportingAt = migration.createdAt + Math.floor(this.exportMs / 5);
-    const doneAt = migration.createdAt + this.exportMs;
+    const exportMs = this.exportMs + this.perRepositoryMs * migration.repositories.length;
+    const exportingAt = migration.createdAt + Math.floor(exportMs / 5);
+    const doneAt = migration.createdAt + exportMs;
     if (now < exportingAt) return { state: 'pending', since: migration.createdAt };
     if (now < doneAt) return { state: 'exporting', since: exportingAt };
     if (migration.repositories.some((r) => FAILING_REPOSITORY.test(r.name))) return { state: 'failed', since: doneAt };

@@ -1,0 +1,129 @@
+import { createHash } from 'node:crypto';
+import { mkdir, open, readFile, rename } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { CliError, ExitCode, UsageError } from '../../errors.js';
+
+/** The journal's name inside the output directory. */
+export const JOURNAL_FILE = 'svc-migrate-journal.json';
+
+/**
+ * Where one batch stands. Each state is written before the step it names is taken, so a crash
+ * between the two is found on the next run and the step is checked instead of blindly repeated.
+ */
+export type BatchState =
+  | 'pending'
+  | 'starting'
+  | 'started'
+  | 'exported'
+  | 'downloaded'
+  | 'unlocked'
+  | 'done'
+  | 'failed';
+
+export interface BatchRecord {
+  index: number;
+  repositories: string[];
+  state: BatchState;
+  /** Migrations started for this batch, newest last (a failed one is retried once). */
+  migrationIds: number[];
+  /** When the latest start request was about to be sent (ms since the epoch, the service's clock when known). */
+  startingAt?: number;
+  attempts: number;
+  archive?: { path: string; bytes: number; sha256?: string; verified: boolean };
+  error?: { message: string; exitCode: number };
+}
+
+export interface Journal {
+  version: 1;
+  /** Hash of everything on the command line that shapes the plan: a different one is refused. */
+  fingerprint: string;
+  /** The command line as the user gave it, for the refusal message. */
+  command: string;
+  org: string;
+  createdAt: string;
+  updatedAt: string;
+  batches: BatchRecord[];
+}
+
+export function fingerprintOf(parts: unknown): string {
+  return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
+}
+
+export function planBatches(repositories: string[], batchSize: number): BatchRecord[] {
+  const batches: BatchRecord[] = [];
+  for (let i = 0; i < repositories.length; i += batchSize) {
+    batches.push({
+      index: batches.length + 1,
+      repositories: repositories.slice(i, i + batchSize),
+      state: 'pending',
+      migrationIds: [],
+      attempts: 0,
+    });
+  }
+  return batches;
+}
+
+export async function readJournal(dir: string): Promise<Journal | undefined> {
+  const path = join(dir, JOURNAL_FILE);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw fileError(path, error);
+  }
+  try {
+    const journal = JSON.parse(text) as Journal;
+    if (journal.version !== 1 || !Array.isArray(journal.batches)) throw new Error('unknown journal shape');
+    return journal;
+  } catch (error) {
+    throw new UsageError(`${path} is not a journal this version can read (${(error as Error).message})`, {
+      hint: 'move it away, or run again with --restart to plan the export anew',
+    });
+  }
+}
+
+/**
+ * Replaces the journal so a crash at any instant leaves either the old or the new one whole: a
+ * temporary file, fsync'd, renamed over it, then the directory fsync'd so the rename survives a reboot.
+ */
+export async function writeJournal(dir: string, journal: Journal): Promise<void> {
+  const path = join(dir, JOURNAL_FILE);
+  const temp = `${path}.tmp`;
+  try {
+    const file = await open(temp, 'w', 0o600);
+    try {
+      await file.writeFile(`${JSON.stringify(journal, null, 1)}\n`);
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    await rename(temp, path);
+    const directory = await open(dirname(path), 'r');
+    try {
+      await directory.sync();
+    } finally {
+      await directory.close();
+    }
+  } catch (error) {
+    throw fileError(path, error);
+  }
+}
+
+export async function ensureDirectory(dir: string): Promise<void> {
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    throw fileError(dir, error);
+  }
+}
+
+function fileError(path: string, error: unknown): CliError {
+  const code = (error as NodeJS.ErrnoException).code ?? 'error';
+  const reason =
+    code === 'ENOSPC' ? 'the disk is full' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code;
+  return new CliError(`cannot write ${path}: ${reason}`, ExitCode.Unexpected, {
+    hint: 'free space or fix the permissions of the output directory, then run the same command again',
+    cause: error,
+  });
+}

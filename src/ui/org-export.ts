@@ -1,0 +1,235 @@
+import type { Writable } from 'node:stream';
+import type { ChalkInstance } from 'chalk';
+import type { BatchRecord } from '../core/org-export/journal.js';
+import type { OrgExportEvent, OrgExportResult } from '../core/org-export/run.js';
+import { formatBytes, formatDuration } from './format.js';
+import type { Output } from './output.js';
+import { renderTable } from './tables.js';
+
+/** Below this width live lines would wrap and break the redraw; plain lines are used instead. */
+const MIN_LIVE_COLUMNS = 40;
+const REDRAW_MS = 100;
+
+/** Text from the service or the disk reaches the terminal as text, never as control sequences. */
+export function clean(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+}
+
+interface Running {
+  batch: number;
+  migrationId?: number | undefined;
+  state: string;
+  received: number;
+  total: number | undefined;
+  since: number;
+}
+
+export interface OrgExportReporter {
+  onEvent(event: OrgExportEvent): void;
+  stop(): void;
+}
+
+/**
+ * Progress of an organization export: with --json one line per event on stdout; on a wide enough
+ * terminal one live line per running migration and an overall line, redrawn in place; otherwise
+ * plain lines, one per step.
+ */
+export function createOrgExportReporter(out: Output, stderr: Writable & { columns?: number }): OrgExportReporter {
+  if (out.json) {
+    return {
+      onEvent: (event) => {
+        // Byte counts would flood a pipe; the batch events say when each download ends.
+        if (event.type !== 'download') out.line(event, () => '');
+      },
+      stop: () => {},
+    };
+  }
+  const live = out.decorated && (stderr.columns ?? 0) >= MIN_LIVE_COLUMNS;
+  return live ? new LiveBoard(out, stderr) : new PlainLines(out);
+}
+
+class PlainLines implements OrgExportReporter {
+  private readonly out: Output;
+  constructor(out: Output) {
+    this.out = out;
+  }
+
+  onEvent(event: OrgExportEvent): void {
+    const line = describe(event);
+    if (!line) return;
+    if (event.type === 'error' || event.type === 'notice') this.out.warn(line);
+    else this.out.info(line);
+  }
+
+  stop(): void {}
+}
+
+function describe(event: OrgExportEvent): string | undefined {
+  switch (event.type) {
+    case 'plan':
+      return `${event.resumed ? 'resuming' : 'planned'} ${event.repositories} repositories in ${event.batches} batches (journal: ${clean(event.journal)})`;
+    case 'batch':
+      return `batch ${event.batch}: ${clean(event.message)}`;
+    case 'migration':
+      return undefined;
+    case 'download':
+      return undefined;
+    case 'error':
+      return `batch ${event.batch}${event.migrationId ? ` (migration ${event.migrationId})` : ''}: ${clean(event.message)}`;
+    case 'notice':
+      return clean(event.message);
+  }
+}
+
+/** One line per running migration plus an overall line, redrawn in place at most ten times a second. */
+class LiveBoard implements OrgExportReporter {
+  private readonly out: Output;
+  private readonly stream: Writable & { columns?: number };
+  private readonly running = new Map<number, Running>();
+  private drawn = 0;
+  private lastDraw = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private totals = { batches: 0, repositories: 0, done: 0, archives: 0, errors: 0, bytes: 0 };
+
+  constructor(out: Output, stream: Writable & { columns?: number }) {
+    this.out = out;
+    this.stream = stream;
+  }
+
+  onEvent(event: OrgExportEvent): void {
+    const now = Date.now();
+    switch (event.type) {
+      case 'plan':
+        this.totals.batches = event.batches;
+        this.totals.repositories = event.repositories;
+        this.print(describe(event) ?? '');
+        return;
+      case 'batch': {
+        const entry = this.entry(event.batch, now);
+        entry.state = event.state;
+        if (event.migrationId) entry.migrationId = event.migrationId;
+        if (event.state === 'downloaded') this.totals.archives++;
+        if (event.state === 'done') {
+          this.totals.done += event.repositories;
+          this.running.delete(event.batch);
+          this.print(`✓ batch ${event.batch}: ${clean(event.message)}`);
+        }
+        break;
+      }
+      case 'migration':
+        this.entry(event.batch, now).state = event.state;
+        break;
+      case 'download': {
+        const entry = this.entry(event.batch, now);
+        if (entry.state !== 'downloading') {
+          entry.state = 'downloading';
+          entry.since = now;
+        }
+        entry.received = event.received;
+        entry.total = event.total;
+        break;
+      }
+      case 'error':
+        this.totals.errors++;
+        this.running.delete(event.batch);
+        this.print(this.out.theme.red(`✗ ${describe(event) ?? ''}`));
+        return;
+      case 'notice':
+        this.print(this.out.theme.yellow(`warning: ${describe(event) ?? ''}`));
+        return;
+    }
+    this.schedule(now);
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.erase();
+  }
+
+  private entry(batch: number, now: number): Running {
+    let entry = this.running.get(batch);
+    if (!entry) {
+      entry = { batch, state: 'pending', received: 0, total: undefined, since: now };
+      this.running.set(batch, entry);
+    }
+    return entry;
+  }
+
+  private schedule(now: number): void {
+    if (this.timer) return;
+    const wait = Math.max(0, this.lastDraw + REDRAW_MS - now);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.draw();
+    }, wait);
+    this.timer.unref();
+  }
+
+  /** A finished line goes above the board, which is then drawn again below it. */
+  private print(line: string): void {
+    this.erase();
+    this.stream.write(`${line}\n`);
+    this.draw();
+  }
+
+  private erase(): void {
+    if (this.drawn === 0) return;
+    this.stream.write(`\u001b[${this.drawn}F\u001b[0J`);
+    this.drawn = 0;
+  }
+
+  private draw(): void {
+    const width = Math.max(MIN_LIVE_COLUMNS, (this.stream.columns ?? 80) - 1);
+    const now = Date.now();
+    const lines = [...this.running.values()].map((entry) => fit(this.line(entry, now), width));
+    const t = this.totals;
+    lines.push(
+      fit(
+        `${t.done}/${t.repositories} repositories · ${t.archives}/${t.batches} archives · ${t.errors} errors · ${this.running.size} running`,
+        width,
+      ),
+    );
+    // Move up over the old board and overwrite it in one write: no blank frame, no flicker.
+    const up = this.drawn > 0 ? `\u001b[${this.drawn}F` : '';
+    this.stream.write(`${up}${lines.map((l) => `${l}\u001b[K`).join('\n')}\n\u001b[0J`);
+    this.drawn = lines.length;
+    this.lastDraw = now;
+  }
+
+  private line(entry: Running, now: number): string {
+    const id = entry.migrationId ? `migration ${entry.migrationId}` : 'migration ?';
+    let detail = entry.state;
+    if (entry.state === 'downloading') {
+      const seconds = Math.max(0.001, (now - entry.since) / 1000);
+      const rate = entry.received / seconds;
+      const eta = entry.total && rate > 0 ? ` ETA ${formatDuration(((entry.total - entry.received) / rate) * 1000)}` : '';
+      detail = `downloading ${formatBytes(entry.received)}${entry.total ? `/${formatBytes(entry.total)}` : ''} ${formatBytes(rate)}/s${eta}`;
+    }
+    return `  batch ${entry.batch} ${id}: ${detail}`;
+  }
+}
+
+function fit(line: string, width: number): string {
+  return line.length > width ? `${line.slice(0, width - 1)}…` : line;
+}
+
+/** The final table: one row per batch, its state, archive size and verification result. */
+export function orgExportTable(result: OrgExportResult, theme: ChalkInstance): string {
+  const rows = result.batches.map((batch: BatchRecord) => [
+    String(batch.index),
+    String(batch.repositories.length),
+    batch.migrationIds.join(', ') || '-',
+    batch.error ? theme.red(batch.state) : batch.state === 'done' ? theme.green('done') : batch.state,
+    batch.archive ? formatBytes(batch.archive.bytes) : '-',
+    batch.archive ? (batch.archive.verified ? 'verified' : theme.yellow('NOT verified')) : '-',
+    batch.error ? clean(batch.error.message) : '',
+  ]);
+  const table = renderTable(['batch', 'repos', 'migration', 'state', 'size', 'archive', 'problem'], rows, theme);
+  const failed = result.batches.filter((b) => b.error || b.state !== 'done').map((b) => b.index);
+  const footer =
+    failed.length === 0
+      ? `${result.verifiedRepositories}/${result.repositories} repositories in verified archives`
+      : `${result.verifiedRepositories}/${result.repositories} repositories in verified archives; look at batch ${failed.join(', ')} in ${clean(result.journalPath)}, then run the same command again`;
+  return `${table}\n${footer}`;
+}
