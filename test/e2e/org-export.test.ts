@@ -1,0 +1,237 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { verifyArchive } from '../../src/core/archive/verify.js';
+import type { Journal } from '../../src/core/org-export/journal.js';
+import type { Sandbox } from '../../src/sandbox/server.js';
+import { BIN, runCli } from '../helpers/run-cli.js';
+import { testSandbox } from '../helpers/sandbox.js';
+
+const tempDir = () => mkdtempSync(join(tmpdir(), 'svc-org-export-'));
+const names = (count: number) => Array.from({ length: count }, (_, i) => `repo-${String(i + 1).padStart(4, '0')}`);
+const JOURNAL = 'svc-migrate-journal.json';
+
+function readJournal(dir: string): Journal | undefined {
+  try {
+    return JSON.parse(readFileSync(join(dir, JOURNAL), 'utf8')) as Journal;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Resolves once `check` holds, looking again each time the child writes or every few ms. */
+async function until(check: () => boolean, child: ChildProcess, what: string): Promise<void> {
+  while (!check()) {
+    if (child.exitCode !== null) throw new Error(`the export ended (${child.exitCode}) before ${what}`);
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+function spawnExport(args: string[], env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: 'ignore' });
+}
+
+async function kill(child: ChildProcess): Promise<void> {
+  const closed = new Promise((resolve) => child.once('close', resolve));
+  child.kill('SIGKILL');
+  await closed;
+}
+
+const starts = (sandbox: Sandbox) =>
+  sandbox.requests.filter((r) => r.origin === 'api' && r.method === 'POST' && r.url.startsWith('/orgs/octo-org/migrations'));
+
+/** Nothing unlocked or deleted on the service unless that migration's archive is on disk, under its final name, verified. */
+async function nothingReleasedEarly(sandbox: Sandbox, dir: string): Promise<void> {
+  const released = new Set<number>();
+  for (const request of sandbox.requests) {
+    const match = /^\/orgs\/octo-org\/migrations\/(\d+)\/(archive|repos\/[^/]+\/lock)$/.exec(request.url);
+    if (match && request.method === 'DELETE') released.add(Number(match[1]));
+  }
+  for (const id of released) {
+    const path = join(dir, `migration-${id}.tar.gz`);
+    expect(existsSync(path), `migration ${id} was released before ${path} existed`).toBe(true);
+    expect((await verifyArchive(path, { gitCheck: false })).ok).toBe(true);
+  }
+}
+
+describe('export --output-dir (a whole organization)', () => {
+  it('survives SIGKILL during starts, waits and downloads: every repository in exactly one verified archive, no start sent twice', async () => {
+    const { sandbox, env } = await testSandbox({
+      repositories: 36,
+      exportSeconds: 0.5,
+      exportSecondsPerRepository: 0.05,
+      archivePadBytes: 3_000_000,
+      faults: { throttleBytesPerSecond: 4_000_000 },
+      requestLogLimit: 100_000,
+      spamLimit: { starts: 1000, windowSeconds: 60 },
+    });
+    const dir = tempDir();
+    const out = join(dir, 'out');
+    writeFileSync(join(dir, 'repos.txt'), `${names(36).join('\n')}\n`);
+    const args = ['export', '--repos-file', join(dir, 'repos.txt'), '--output-dir', out, '--batch-size', '6',
+      '--parallel', '2', '--interval', '0.1', '--lock', '--unlock', '--delete-archive', '--yes'];
+
+    // 1. Killed as soon as a start is about to be sent (the answer may be lost).
+    let child = spawnExport(args, env);
+    await until(() => readJournal(out)?.batches.some((b) => b.state === 'starting') ?? false, child, 'a start');
+    await kill(child);
+    await nothingReleasedEarly(sandbox, out);
+
+    // 2. Killed while migrations are being waited for.
+    child = spawnExport(args, env);
+    await until(
+      () => (readJournal(out)?.batches.filter((b) => b.state === 'started').length ?? 0) >= 2,
+      child,
+      'two waits',
+    );
+    await kill(child);
+    await nothingReleasedEarly(sandbox, out);
+
+    // 3. Killed in the middle of a download (bytes in a .part file).
+    child = spawnExport(args, env);
+    await until(
+      () => readdirSync(out).some((f) => f.endsWith('.part') && statSync(join(out, f)).size > 100_000),
+      child,
+      'a download',
+    );
+    await kill(child);
+    await nothingReleasedEarly(sandbox, out);
+    const resumesBefore = sandbox.requests.filter((r) => r.origin === 'storage' && r.headers.range).length;
+
+    // 4. Then to the end.
+    const result = await runCli(args, { env, timeoutMs: 120_000 });
+    expect(result.code, result.stderr).toBe(0);
+    await nothingReleasedEarly(sandbox, out);
+    expect(sandbox.requests.filter((r) => r.origin === 'storage' && r.headers.range).length).toBeGreaterThan(resumesBefore);
+
+    const journal = readJournal(out) as Journal;
+    expect(journal.batches).toHaveLength(6);
+    expect(journal.batches.every((b) => b.state === 'done' && b.migrationIds.length === 1)).toBe(true);
+    // One start per batch, ever: a start whose answer was lost was found with `list`, not sent again.
+    expect(starts(sandbox)).toHaveLength(6);
+
+    const archives = readdirSync(out).filter((f) => f.endsWith('.tar.gz'));
+    expect(archives).toHaveLength(6);
+    expect(readdirSync(out).filter((f) => f.endsWith('.part'))).toEqual([]);
+    const seen: string[] = [];
+    for (const file of archives) {
+      const report = await verifyArchive(join(out, file), { gitCheck: false });
+      expect(report.ok, JSON.stringify(report.problems)).toBe(true);
+      expect(existsSync(join(out, `${file}.sha256`))).toBe(true);
+      seen.push(...report.repositories.map((r) => r.name));
+    }
+    expect(seen.map((n) => n.replace(/^octo-org\//, '')).sort()).toEqual(names(36));
+  }, 180_000);
+
+  it('polls all running migrations with one list request, not one request per migration', async () => {
+    const { sandbox, env } = await testSandbox({ repositories: 24, spamLimit: { starts: 1000, windowSeconds: 60 } });
+    const dir = tempDir();
+    writeFileSync(join(dir, 'repos.txt'), `${names(24).join('\n')}\n`);
+    const result = await runCli(
+      ['export', '--repos-file', join(dir, 'repos.txt'), '--output-dir', join(dir, 'out'), '--batch-size', '3',
+        '--parallel', '8', '--interval', '0.1', '--json'],
+      { env, timeoutMs: 120_000 },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const statusChecks = sandbox.requests.filter((r) => /^\/orgs\/octo-org\/migrations\/\d+(\?|$)/.test(r.url));
+    // The download asks once per migration whether it is ready; the waiting itself is all list pages.
+    expect(statusChecks.length).toBeLessThanOrEqual(8);
+    const lists = sandbox.requests.filter((r) => /^\/orgs\/octo-org\/migrations\?/.test(r.url));
+    expect(lists.length).toBeGreaterThan(0);
+
+    const lines = result.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string });
+    expect(lines[0]?.type).toBe('plan');
+    const summary = lines.at(-1) as unknown as { type: string; ok: boolean; verified_repositories: number };
+    expect(summary).toMatchObject({ type: 'summary', ok: true, verified_repositories: 24 });
+    expect(lines.filter((l) => l.type === 'batch').length).toBeGreaterThanOrEqual(8 * 3);
+  }, 120_000);
+
+  it('retries a migration that failed once, then reports it with exit 6 and the batch to look at', async () => {
+    const { sandbox, env } = await testSandbox({ repositories: 4 });
+    const dir = tempDir();
+    writeFileSync(join(dir, 'repos.txt'), 'repo-0001\nrepo-0002\nwill-fail\nrepo-0003\n');
+    const result = await runCli(
+      ['export', '--repos-file', join(dir, 'repos.txt'), '--output-dir', join(dir, 'out'), '--batch-size', '2',
+        '--interval', '0.1', '--lock', '--unlock'],
+      { env, timeoutMs: 60_000 },
+    );
+    expect(result.code, result.stderr).toBe(6);
+    expect(result.stderr).toMatch(/batch 2/);
+    expect(result.stdout).toMatch(/2\/4 repositories in verified archives; look at batch 2/);
+    expect(starts(sandbox)).toHaveLength(3);
+    const journal = readJournal(join(dir, 'out')) as Journal;
+    expect(journal.batches[1]).toMatchObject({ state: 'failed', error: { exitCode: 6 } });
+    expect(journal.batches[1]?.migrationIds).toHaveLength(2);
+  }, 60_000);
+
+  it('never unlocks or deletes when an archive fails verification (exit 9)', async () => {
+    const { sandbox, env } = await testSandbox({ repositories: 4, faults: { corruptArchive: true } });
+    const dir = tempDir();
+    writeFileSync(join(dir, 'repos.txt'), `${names(4).join('\n')}\n`);
+    const result = await runCli(
+      ['export', '--repos-file', join(dir, 'repos.txt'), '--output-dir', join(dir, 'out'), '--batch-size', '2',
+        '--interval', '0.1', '--lock', '--unlock', '--delete-archive', '--yes'],
+      { env, timeoutMs: 60_000 },
+    );
+    expect(result.code, result.stderr).toBe(9);
+    expect(sandbox.requests.filter((r) => r.method === 'DELETE')).toEqual([]);
+    expect(readdirSync(join(dir, 'out')).filter((f) => f.endsWith('.tar.gz'))).toEqual([]);
+  }, 60_000);
+
+  it('refuses another command line against an existing journal unless --restart', async () => {
+    const { env } = await testSandbox({ repositories: 4 });
+    const dir = tempDir();
+    writeFileSync(join(dir, 'repos.txt'), `${names(4).join('\n')}\n`);
+    const base = ['export', '--repos-file', join(dir, 'repos.txt'), '--output-dir', join(dir, 'out'), '--interval', '0.1'];
+    expect((await runCli([...base, '--batch-size', '2'], { env, timeoutMs: 60_000 })).code).toBe(0);
+
+    const again = await runCli([...base, '--batch-size', '2'], { env, timeoutMs: 60_000 });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toMatch(/resuming 4 repositories in 2 batches/);
+
+    const other = await runCli([...base, '--batch-size', '3'], { env });
+    expect(other.code).toBe(2);
+    expect(other.stderr).toMatch(/belongs to another export: `export --repos-file .* --batch-size 2/);
+    expect(other.stderr).toMatch(/--restart/);
+
+    const restarted = await runCli([...base, '--batch-size', '3', '--restart'], { env, timeoutMs: 60_000 });
+    expect(restarted.code, restarted.stderr).toBe(0);
+    expect((readJournal(join(dir, 'out')) as Journal).batches.map((b) => b.repositories.length)).toEqual([3, 1]);
+  }, 60_000);
+
+  it('exports 1,000 repositories from `sandbox --repositories 1000` running as its own process', async () => {
+    const dir = tempDir();
+    const server = spawn(
+      process.execPath,
+      [BIN, 'sandbox', '--json', '--repositories', '1000', '--export-seconds', '0.2', '--export-seconds-per-repo', '0.001'],
+      { stdio: ['ignore', 'pipe', 'ignore'] },
+    );
+    try {
+      const info = await new Promise<{ baseUrl: string; token: string; org: string }>((resolve, reject) => {
+        let text = '';
+        server.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+          text += chunk;
+          if (text.includes('\n')) resolve(JSON.parse(text.slice(0, text.indexOf('\n'))) as never);
+        });
+        server.once('exit', () => reject(new Error('the sandbox exited')));
+      });
+      writeFileSync(join(dir, 'repos.txt'), `${names(1000).join('\n')}\n`);
+      // git is kept off PATH: the deep `git fsck` of 1,000 repositories is archive verify's own test's business.
+      const env = { SVC_BASE_URL: info.baseUrl, SVC_TOKEN: info.token, SVC_ORG: info.org, PATH: '/nonexistent' };
+      const result = await runCli(
+        ['export', '--repos-file', join(dir, 'repos.txt'), '--output-dir', join(dir, 'out'), '--batch-size', '100',
+          '--parallel', '4', '--interval', '0.2', '--json'],
+        { env, timeoutMs: 240_000 },
+      );
+      expect(result.code, result.stderr).toBe(0);
+      const summary = JSON.parse(result.stdout.trim().split('\n').at(-1) as string) as { verified_repositories: number };
+      expect(summary.verified_repositories).toBe(1000);
+      expect(readdirSync(join(dir, 'out')).filter((f) => f.endsWith('.tar.gz'))).toHaveLength(10);
+    } finally {
+      server.kill('SIGINT');
+    }
+  }, 300_000);
+});
