@@ -24,6 +24,8 @@ export interface FaultSettings {
   corruptArchive?: boolean;
   /** Answer the next N resumes (requests with Range) with a 206 from a different file, ignoring If-Range. */
   spliceNext?: number;
+  /** Start the next N migrations but drop the connection instead of answering (a lost 201). */
+  loseStartAnswerNext?: number;
 }
 
 export class Faults {
@@ -64,6 +66,12 @@ export class Faults {
     if (!this.settings.failNext || !this.matches(path)) return undefined;
     this.settings.failNext--;
     return this.settings.failStatus ?? 503;
+  }
+
+  takeLostStartAnswer(): boolean {
+    if (!this.settings.loseStartAnswerNext) return false;
+    this.settings.loseStartAnswerNext--;
+    return true;
   }
 
   takeDrop(path: string): boolean {

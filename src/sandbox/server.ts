@@ -327,6 +327,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     for (const field of BOOLEAN_FIELDS) if (body[field] === true) flags[field] = true;
     const migration = store.start(org, flags, flags.org_metadata_only ? [] : repositories);
     prepareArchive(migration);
+    if (faults.takeLostStartAnswer()) {
+      response.socket?.destroy();
+      return;
+    }
     const view = store.view(migration, {
       excludeRepositories: Array.isArray(body.exclude) && body.exclude.includes('repositories'),
       version,

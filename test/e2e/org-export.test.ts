@@ -126,6 +126,35 @@ describe('export --output-dir (a whole organization)', () => {
     expect(seen.map((n) => n.replace(/^octo-org\//, '')).sort()).toEqual(names(36));
   }, 180_000);
 
+  it('finds a migration whose start answer was lost with `list` instead of starting it again', async () => {
+    const { sandbox, env } = await testSandbox({ repositories: 6, faults: { loseStartAnswerNext: 2 } });
+    const dir = tempDir();
+    writeFileSync(join(dir, 'repos.txt'), `${names(6).join('\n')}\n`);
+    const result = await runCli(
+      ['export', '--repos-file', join(dir, 'repos.txt'), '--output-dir', join(dir, 'out'), '--batch-size', '2',
+        '--interval', '0.1', '--lock', '--unlock'],
+      { env, timeoutMs: 60_000 },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(starts(sandbox)).toHaveLength(3);
+    const journal = readJournal(join(dir, 'out')) as Journal;
+    expect(new Set(journal.batches.flatMap((b) => b.migrationIds)).size).toBe(3);
+  }, 60_000);
+
+  it('waits out the service\'s "spammed" refusal of new starts and carries on', async () => {
+    const { sandbox, env } = await testSandbox({ repositories: 4, spamLimit: { starts: 2, windowSeconds: 2 } });
+    const dir = tempDir();
+    writeFileSync(join(dir, 'repos.txt'), `${names(4).join('\n')}\n`);
+    const result = await runCli(
+      ['export', '--repos-file', join(dir, 'repos.txt'), '--output-dir', join(dir, 'out'), '--batch-size', '1',
+        '--parallel', '4', '--interval', '0.1'],
+      { env, timeoutMs: 90_000 },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/refuses new starts for now/);
+    expect(starts(sandbox).filter((r) => r.status === 201)).toHaveLength(4);
+  }, 90_000);
+
   it('polls all running migrations with one list request, not one request per migration', async () => {
     const { sandbox, env } = await testSandbox({ repositories: 24, spamLimit: { starts: 1000, windowSeconds: 60 } });
     const dir = tempDir();
