@@ -4,6 +4,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { downloadBench } from './download.js';
 import { listingBench } from './listing.js';
+import { orgExportBench } from './org-export.js';
 import { pollingBench } from './polling.js';
 import { receiverBench } from './receiver.js';
 import { startupBench } from './startup.js';
@@ -17,6 +18,7 @@ const suites = {
   listing: listingBench,
   polling: pollingBench,
   verify: verifyBench,
+  'org-export': orgExportBench,
 };
 const rows = [];
 for (const [name, bench] of Object.entries(suites)) {
