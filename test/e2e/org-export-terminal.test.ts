@@ -1,0 +1,59 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { BIN } from '../helpers/run-cli.js';
+import { testSandbox } from '../helpers/sandbox.js';
+
+// util-linux `script` gives the CLI a real pseudo-terminal; `stty cols` sets its width.
+const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
+
+function onTerminal(columns: number, args: string[], env: Record<string, string>) {
+  const quoted = [process.execPath, BIN, ...args].map((part) => `'${part.replaceAll('\'', '\'\\\'\'')}'`).join(' ');
+  const child = spawn('script', ['-qfec', `stty cols ${columns} rows 40; ${quoted}`, '/dev/null'], {
+    env: { ...process.env, ...env, CI: '', TERM: 'xterm' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let screen = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    screen += chunk;
+  });
+  return new Promise<{ code: number | null; screen: string }>((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, screen });
+    });
+  });
+}
+
+async function setup() {
+  const { env } = await testSandbox({ repositories: 6, exportSeconds: 0.5, archivePadBytes: 512 * 1024 });
+  const dir = mkdtempSync(join(tmpdir(), 'svc-org-tty-'));
+  writeFileSync(join(dir, 'repos.txt'), 'repo-0001\nrepo-0002\nrepo-0003\nrepo-0004\nrepo-0005\nrepo-0006\n');
+  const args = ['export', '--repos-file', join(dir, 'repos.txt'), '--output-dir', join(dir, 'out'), '--batch-size', '2',
+    '--parallel', '3', '--interval', '0.1'];
+  return { env, args };
+}
+
+describe.skipIf(!hasScript)('export --output-dir on a terminal', () => {
+  it('redraws one line per running migration and an overall line in place', async () => {
+    const { env, args } = await setup();
+    const result = await onTerminal(100, args, env);
+    expect(result.code, result.screen).toBe(0);
+    // The board moves the cursor up over itself instead of scrolling new lines.
+    expect(result.screen).toMatch(/\u001b\[\d+F/);
+    expect(result.screen).toMatch(/batch \d migration \d+: (pending|exporting|exported|downloading)/);
+    expect(result.screen).toMatch(/\d+\/6 repositories · \d\/3 archives · 0 errors · \d running/);
+    expect(result.screen).toMatch(/6\/6 repositories in verified archives/);
+  }, 60_000);
+
+  it('falls back to plain lines on a terminal too narrow for the board', async () => {
+    const { env, args } = await setup();
+    const result = await onTerminal(30, args, env);
+    expect(result.code, result.screen).toBe(0);
+    expect(result.screen).not.toMatch(/\u001b\[\d+F/);
+    expect(result.screen).toMatch(/batch 1: started migration \d+/);
+  }, 60_000);
+});
