@@ -126,6 +126,29 @@ describe('export --output-dir (a whole organization)', () => {
     expect(seen.map((n) => n.replace(/^octo-org\//, '')).sort()).toEqual(names(36));
   }, 180_000);
 
+  it('stops on Ctrl-C with exit 130 and the way to continue, and the same command finishes the job', async () => {
+    const { sandbox, env } = await testSandbox({ repositories: 8, exportSeconds: 1 });
+    const dir = tempDir();
+    const out = join(dir, 'out');
+    writeFileSync(join(dir, 'repos.txt'), `${names(8).join('\n')}\n`);
+    const args = ['export', '--repos-file', join(dir, 'repos.txt'), '--output-dir', out, '--batch-size', '4',
+      '--interval', '0.1', '--lock', '--unlock'];
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    await until(() => readJournal(out)?.batches.some((b) => b.state === 'started') ?? false, child, 'a wait');
+    const closed = new Promise<number | null>((resolve) => child.once('close', resolve));
+    child.kill('SIGINT');
+    expect(await closed).toBe(130);
+    expect(stderr).toMatch(/run the same command again to continue/);
+
+    const result = await runCli(args, { env, timeoutMs: 60_000 });
+    expect(result.code, result.stderr).toBe(0);
+    expect(starts(sandbox)).toHaveLength(2);
+  }, 60_000);
+
   it('finds a migration whose start answer was lost with `list` instead of starting it again', async () => {
     const { sandbox, env } = await testSandbox({ repositories: 6, faults: { loseStartAnswerNext: 2 } });
     const dir = tempDir();
