@@ -107,6 +107,16 @@ describe('export --output-dir (a whole organization)', () => {
     await nothingReleasedEarly(sandbox, out);
     expect(sandbox.requests.filter((r) => r.origin === 'storage' && r.headers.range).length).toBeGreaterThan(resumesBefore);
 
+    // A finished download is never fetched again, a cut one continues with Range: one whole answer per archive.
+    const whole = new Map<string, number>();
+    for (const r of sandbox.requests) {
+      if (r.origin !== 'storage' || r.method !== 'GET' || r.status !== 200) continue;
+      const path = r.url.split('?')[0] as string;
+      whole.set(path, (whole.get(path) ?? 0) + 1);
+    }
+    expect([...whole.values()].every((count) => count === 1), JSON.stringify([...whole])).toBe(true);
+    expect(whole.size).toBe(6);
+
     const journal = readJournal(out) as Journal;
     expect(journal.batches).toHaveLength(6);
     expect(journal.batches.every((b) => b.state === 'done' && b.migrationIds.length === 1)).toBe(true);
