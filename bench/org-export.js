@@ -12,12 +12,13 @@ const BATCH = 50;
 
 export async function orgExportBench() {
   const { startSandbox } = await import('../dist/sandbox/server.js');
-  // Export time grows with the batch: 2 s plus 0.06 s per repository, 5 s for a batch of 50. The
-  // "spammed" refusal is lifted (its real threshold is not published): both sides start 20 migrations.
+  // Export time as `svc-migrate sandbox` has it by default: 10 s plus 0.1 s per repository, 15 s
+  // for a batch of 50 (real exports take minutes). The "spammed" refusal is lifted (the service's
+  // threshold is not published): both sides start the same 20 migrations.
   const sandbox = await startSandbox({
     repositories: REPOSITORIES,
-    exportSeconds: 2,
-    exportSecondsPerRepository: 0.06,
+    exportSeconds: 10,
+    exportSecondsPerRepository: 0.1,
     requestLogLimit: 1_000_000,
     spamLimit: { starts: 1000, windowSeconds: 60 },
   });

@@ -206,9 +206,11 @@ export async function runOrgExport(client: ApiClient, options: OrgExportOptions)
     }
   };
 
-  const runBatch = async (batch: BatchRecord): Promise<void> => {
+  /** Takes the batch through its steps; with `untilExported`, only as far as an exported migration. */
+  const runBatch = async (batch: BatchRecord, untilExported: boolean): Promise<void> => {
     for (;;) {
       const id = batch.migrationIds.at(-1);
+      if (untilExported && ON_DISK_STATES.has(batch.state)) return;
       switch (batch.state) {
         case 'pending':
         case 'starting':
@@ -302,33 +304,37 @@ export async function runOrgExport(client: ApiClient, options: OrgExportOptions)
     };
   };
 
-  // At most `parallel` batches in flight; each worker takes the next batch not yet finished.
-  const queue = state.batches.filter((b) => b.state !== 'done');
+  // At most `parallel` migrations on the service (start to exported) and at most `parallel` archives
+  // being fetched, verified and released: the next batch starts while the last one downloads.
+  const onService = new Slots(Math.max(1, options.parallel));
+  const onDisk = new Slots(Math.max(1, options.parallel));
   let interrupted: unknown;
-  const worker = async () => {
-    for (let batch = queue.shift(); batch && !interrupted; batch = queue.shift()) {
-      try {
-        await runBatch(batch);
-      } catch (error) {
-        if (error instanceof InterruptedError || options.signal?.aborted) {
-          interrupted = error;
-          return;
-        }
-        if (!(error instanceof CliError)) throw error;
-        batch.error = { message: error.message, exitCode: error.exitCode };
-        if (error instanceof MigrationFailedError) batch.state = 'failed';
-        await save();
-        emit({
-          type: 'error',
-          batch: batch.index,
-          migrationId: batch.migrationIds.at(-1),
-          message: error.message,
-          exitCode: error.exitCode,
-        });
+  const task = async (batch: BatchRecord) => {
+    try {
+      if (!ON_DISK_STATES.has(batch.state)) {
+        await onService.run(() => (interrupted ? Promise.resolve() : runBatch(batch, true)));
       }
+      if (interrupted || !ON_DISK_STATES.has(batch.state)) return;
+      await onDisk.run(() => (interrupted ? Promise.resolve() : runBatch(batch, false)));
+    } catch (error) {
+      if (error instanceof InterruptedError || options.signal?.aborted) {
+        interrupted = error;
+        return;
+      }
+      if (!(error instanceof CliError)) throw error;
+      batch.error = { message: error.message, exitCode: error.exitCode };
+      if (error instanceof MigrationFailedError) batch.state = 'failed';
+      await save();
+      emit({
+        type: 'error',
+        batch: batch.index,
+        migrationId: batch.migrationIds.at(-1),
+        message: error.message,
+        exitCode: error.exitCode,
+      });
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, options.parallel) }, worker));
+  await Promise.all(state.batches.filter((b) => b.state !== 'done').map(task));
   await writing;
   if (interrupted) {
     throw new InterruptedError('stopped the export', {
@@ -352,6 +358,30 @@ export async function runOrgExport(client: ApiClient, options: OrgExportOptions)
     exitCode,
     pollRequests: poller.requests,
   };
+}
+
+const ON_DISK_STATES: ReadonlySet<BatchState> = new Set(['exported', 'downloaded', 'unlocked', 'done', 'failed']);
+
+/** A counting semaphore, first come first served, so batches start in the order of the plan. */
+class Slots {
+  private free: number;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(size: number) {
+    this.free = size;
+  }
+
+  async run(work: () => Promise<void>): Promise<void> {
+    if (this.free > 0) this.free--;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      await work();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.free++;
+    }
+  }
 }
 
 /** A migration this batch started but whose answer never came: same repositories, created after the start was sent. */
