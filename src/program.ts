@@ -1,4 +1,5 @@
 import { Command, Option } from 'commander';
+import { register as registerArchive } from './commands/archive.js';
 import { register as registerAuth } from './commands/auth.js';
 import { register as registerCompletion } from './commands/completion.js';
 import { register as registerConfig } from './commands/config.js';
@@ -90,6 +91,7 @@ export function buildProgram(io: Io, signal: AbortSignal): Command {
     registerDeleteArchive,
     registerUnlock,
     registerExport,
+    registerArchive,
     registerWebhook,
     registerAuth,
     registerConfig,

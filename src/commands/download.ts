@@ -7,7 +7,7 @@ import {
 } from '../core/download.js';
 import type { Runner } from '../program.js';
 import { type DownloadSummary, downloadMessage } from '../ui/tables.js';
-import { parseMigrationId } from './options.js';
+import { parseByteSize, parseMigrationId } from './options.js';
 import { addWaitOptions, type WaitFlags } from './shared.js';
 import { failIfAnyFailed, waitAndReport } from './status.js';
 
@@ -15,6 +15,8 @@ export interface DownloadFlags {
   output?: string;
   force?: boolean;
   checksum?: boolean;
+  maxSize?: number;
+  verify?: boolean;
 }
 
 export interface DownloadCommandOptions extends DownloadFlags, WaitFlags {
@@ -25,23 +27,51 @@ export function addDownloadOptions(command: Command): Command {
   return command
     .option('-o, --output <file>', 'where to save the archive (default migration-<id>.tar.gz); - for stdout')
     .option('--force', 'overwrite an existing file')
-    .option('--no-checksum', 'skip the sha256 (a little faster)');
+    .option('--no-checksum', 'skip the sha256 (a little faster)')
+    .option('--no-verify', 'UNSAFE: skip checking the archive after the download (see `archive verify`)')
+    .option('--max-size <bytes>', 'largest archive accepted when storage announces no length (default 100G)', parseByteSize);
 }
 
 /** The download part of the options, and how its progress is shown. */
 export function downloadSettings(context: Context, flags: DownloadFlags) {
   const toStdout = flags.output === '-';
   const bar = context.out.progress();
+  let verifyBar: ReturnType<typeof context.out.progress> | undefined;
   const settings = {
     target: (id: number): CoreDownloadOptions['target'] =>
       toStdout
         ? { stream: context.io.stdout as NodeJS.WritableStream }
         : { path: flags.output ?? `migration-${id}.tar.gz`, force: Boolean(flags.force) },
     checksum: flags.checksum !== false,
+    ...(flags.maxSize === undefined ? {} : { maxSize: flags.maxSize }),
+    verify:
+      flags.verify === false
+        ? false
+        : {
+            signal: context.signal,
+            onProgress: (received: number, total: number) => {
+              if (!verifyBar) {
+                bar.done();
+                verifyBar = context.out.progress();
+              }
+              verifyBar.update({ received, total, resumedFrom: 0 });
+            },
+          },
     onProgress: (progress: DownloadProgress) => bar.update(progress),
     onNotice: (message: string) => context.out.warn(message),
   };
-  return { settings, bar, toStdout };
+  const bars = { done: () => (verifyBar ?? bar).done() };
+  return { settings, bar: bars, toStdout };
+}
+
+/** An archive nobody checked must not pass for a safe one. */
+export function warnIfUnverified(context: Context, verified: boolean, path: string): void {
+  if (verified) return;
+  context.out.warn(
+    path === '-'
+      ? 'the archive written to stdout was not verified; save it and run `svc-migrate archive verify <file>`'
+      : `${path} was NOT verified (--no-verify); run \`svc-migrate archive verify ${path}\` before relying on it`,
+  );
 }
 
 /** Publishes a finished download: on stdout, unless stdout carried the archive itself. */
@@ -76,7 +106,10 @@ export async function download(
     path: result.path,
     bytes: result.bytes,
     ...(result.sha256 ? { sha256: result.sha256 } : {}),
+    verified: result.verified,
+    ...(result.sha256File ? { sha256_file: result.sha256File } : {}),
   };
+  warnIfUnverified(context, result.verified, result.path);
   reportDownload(context, summary, toStdout);
   return summary;
 }

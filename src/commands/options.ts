@@ -37,3 +37,13 @@ export function parseNonNegativeNumber(value: string): number {
 export function examples(lines: string[]): string {
   return `\nExamples:\n${lines.map((line) => `  ${line}`).join('\n')}`;
 }
+
+/** A byte count: a whole number, optionally with a binary K, M, G or T suffix (`--max-size 200G`). */
+export function parseByteSize(value: string): number {
+  const match = /^(\d+)([KMGT]i?B?)?$/i.exec(value.trim());
+  if (!match) throw new InvalidArgumentError(`expected a size in bytes such as 500M or 200G, not "${value}"`);
+  const power = 'KMGT'.indexOf((match[2] ?? ' ').charAt(0).toUpperCase()) + 1;
+  const bytes = Number(match[1]) * 1024 ** power;
+  if (bytes < 1 || !Number.isSafeInteger(bytes)) throw new InvalidArgumentError(`"${value}" is not a usable size`);
+  return bytes;
+}

@@ -2,7 +2,7 @@ import type { ApiClient } from '../api/client.js';
 import { deleteArchive, startMigration } from '../api/migrations.js';
 import type { Migration, StartMigrationBody } from '../api/types.js';
 import type { Clock } from '../clock.js';
-import { CliError, ExitCode, MigrationFailedError } from '../errors.js';
+import { CliError, ExitCode, MigrationFailedError, VerificationError } from '../errors.js';
 import { type DownloadOptions, type DownloadResult, downloadArchive } from './download.js';
 import { type UnlockOutcome, unlockRepositories } from './unlock.js';
 import { type WaitEvent, waitForMigrations } from './wait.js';
@@ -90,12 +90,25 @@ export async function runExport(client: ApiClient, options: ExportOptions): Prom
   try {
     download = await downloadArchive(client, { ...options.download, target: target(id), org, id, clock });
   } catch (error) {
+    if (error instanceof VerificationError) {
+      return fail(
+        error,
+        `the service keeps its copy: nothing was unlocked or deleted; fetch it again with \`svc-migrate download ${id}${outputFlag(target(id))} --force\``,
+      );
+    }
     return fail(error, `resume the download with \`svc-migrate download ${id}${outputFlag(target(id))}\``);
+  }
+  // Unlocking and deleting are for an archive known good on disk, never for one merely received.
+  if (!download.verified && (options.unlock || options.deleteArchive)) {
+    return fail(
+      new VerificationError(`the archive of migration ${id} was not verified, so nothing was unlocked or deleted`),
+      `verify it with \`svc-migrate archive verify ${download.path}\`, then unlock and delete-archive by hand`,
+    );
   }
   done.push(`archive saved to ${download.path}`);
   options.onStep?.(
     'download',
-    `${download.path} (${download.bytes} bytes${download.sha256 ? `, sha256 ${download.sha256}` : ''})`,
+    `${download.path} (${download.bytes} bytes${download.sha256 ? `, sha256 ${download.sha256}` : ''}${download.verified ? ', verified' : ''})`,
   );
 
   let unlocked: UnlockOutcome[] = [];

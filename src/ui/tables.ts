@@ -87,11 +87,16 @@ export interface DownloadSummary {
   path: string;
   bytes: number;
   sha256?: string;
+  /** Passed `archive verify` before taking its final name. */
+  verified?: boolean;
+  /** `<archive>.sha256` written beside it. */
+  sha256_file?: string;
 }
 
 export function downloadMessage(summary: DownloadSummary): string {
   const lines = [`saved ${summary.path} (${formatBytes(summary.bytes)}, ${summary.bytes} bytes)`];
-  if (summary.sha256) lines.push(`sha256 ${summary.sha256}`);
+  if (summary.sha256) lines.push(`sha256 ${summary.sha256}${summary.sha256_file ? ` (in ${summary.sha256_file})` : ''}`);
+  if (summary.verified) lines.push('verified with `archive verify` before it took its name');
   return lines.join('\n');
 }
 

@@ -190,9 +190,16 @@ describe('download', () => {
     const output = join(tempDir(), 'archive.tar.gz');
     const result = await runCli(['download', String(id), '-o', output, '--json'], { env });
     expect(result.code, result.stderr).toBe(0);
-    const summary = JSON.parse(result.stdout) as { path: string; bytes: number; sha256: string; migration_id: number };
+    const summary = JSON.parse(result.stdout) as Record<string, unknown>;
     const bytes = readFileSync(output);
-    expect(summary).toEqual({ migration_id: id, path: output, bytes: bytes.length, sha256: sha256(bytes) });
+    expect(summary).toEqual({
+      migration_id: id,
+      path: output,
+      bytes: bytes.length,
+      sha256: sha256(bytes),
+      verified: true,
+      sha256_file: `${output}.sha256`,
+    });
     const storage = sandbox.requests.filter((r) => r.origin === 'storage');
     expect(storage.length).toBeGreaterThan(0);
     expect(storage.every((r) => r.headers.authorization === undefined)).toBe(true);
@@ -339,6 +346,8 @@ describe('export', () => {
       path: output,
       bytes: readFileSync(output).length,
       sha256: sha256(readFileSync(output)),
+      verified: true,
+      sha256_file: `${output}.sha256`,
     });
     expect(report.unlocked).toEqual(['widgets', 'docs.site']);
     expect(report.archive_deleted).toBe(true);
