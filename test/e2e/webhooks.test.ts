@@ -13,7 +13,7 @@ import { testSandbox } from '../helpers/sandbox.js';
 import { startScriptedServer } from '../helpers/scripted-server.js';
 
 const SECRET = 'webhook-test-secret';
-const FIXTURES = new URL('../../../shared/fixtures/', import.meta.url).pathname;
+const FIXTURES = new URL('../fixtures/', import.meta.url).pathname;
 function fixtureFiles(): { event: string; file: string }[] {
   const root = join(FIXTURES, 'webhooks');
   return readdirSync(root, { withFileTypes: true })
