@@ -249,7 +249,7 @@ function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object') return 'an object';
-  return typeof value === 'number' || typeof value === 'boolean' ? JSON.stringify(value) : typeof value;
+  return typeof value === 'number' || typeof value === 'boolean' ? String(value) : typeof value;
 }
 
 /** `--events` entries: `event` or `event.action`, each checked against the catalogue. */
