@@ -309,8 +309,12 @@ function readBody(request: IncomingMessage, limit: number, held: { bytes: number
   // node:http passes on no more than the declared length: with one, the body goes straight into a
   // buffer of that size, so a 25 MB delivery is held once rather than as chunks and then their copy.
   const declared = Number(request.headers['content-length']);
-  const whole = Number.isSafeInteger(declared) && declared <= limit ? Buffer.allocUnsafe(declared) : undefined;
+  const sized = Number.isSafeInteger(declared) && declared <= limit;
+  let whole: Buffer | undefined;
   return new Promise((resolve, reject) => {
+    // The usual delivery arrives in one chunk: it is the body, not copied. A second chunk starts
+    // the buffer of the declared size (or the list of chunks without one).
+    let first: Buffer | undefined;
     const chunks: Buffer[] = [];
     let size = 0;
     const stop = (status: number, reason: string) => {
@@ -323,12 +327,23 @@ function readBody(request: IncomingMessage, limit: number, held: { bytes: number
       if (held.bytes + chunk.length > MAX_HELD_BYTES) return stop(503, 'the receiver holds as many bodies as it can at once; try again shortly');
       held.bytes += chunk.length;
       counted.bytes += chunk.length;
-      if (whole) chunk.copy(whole, size);
-      else chunks.push(chunk);
+      if (size === 0) first = chunk;
+      else if (sized) {
+        if (!whole) {
+          whole = Buffer.allocUnsafe(declared);
+          if (first) first.copy(whole, 0);
+          first = undefined;
+        }
+        chunk.copy(whole, size);
+      } else {
+        if (first) chunks.push(first);
+        first = undefined;
+        chunks.push(chunk);
+      }
       size += chunk.length;
     };
     request.on('data', onData);
-    request.once('end', () => resolve(whole ? whole.subarray(0, size) : Buffer.concat(chunks, size)));
+    request.once('end', () => resolve(first ?? (whole ? whole.subarray(0, size) : Buffer.concat(chunks, size))));
     request.once('error', reject);
     request.once('aborted', () => reject(new Reject(400, 'the sender aborted the request')));
   });
