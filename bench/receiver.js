@@ -146,14 +146,14 @@ export async function receiverBench() {
     }
   }
   rmSync(saveDir, { recursive: true, force: true });
-  if (only) {
-    for (const [name, list] of Object.entries(results)) {
-      if (list.length) process.stdout.write(`${name}: ${list.map((r) => Math.round(r.requests.average)).join(' ')} req/s\n`);
-    }
-    const ratios = results.ours.map((r, i) => (results.octokit[i] ? (r.requests.average / results.octokit[i].requests.average).toFixed(2) : '-'));
-    process.stdout.write(`ours/octokit per round: ${ratios.join(' ')}\n`);
-    return [];
+  // Each round's figures, for the notes: on a shared machine the spread says more than a median.
+  for (const [name, list] of Object.entries(results)) {
+    if (list.length) process.stderr.write(`receiver ${name}: ${list.map((r) => Math.round(r.requests.average)).join(' ')} req/s\n`);
   }
+  const perRound = (name) => results[name].map((r, i) => (results.octokit[i] ? (r.requests.average / results.octokit[i].requests.average).toFixed(2) : '-'));
+  if (results.ours.length) process.stderr.write(`receiver ours/octokit per round: ${perRound('ours').join(' ')}\n`);
+  if (results.save.length) process.stderr.write(`receiver save/octokit per round: ${perRound('save').join(' ')}\n`);
+  if (only) return [];
   const rate = (name) => median(results[name].map((result) => result.requests.average));
   const p99 = (name) => median(results[name].map((result) => result.latency.p99));
   const big = await bigPayload();
