@@ -200,6 +200,15 @@ describe('unsafe input, answered safely', () => {
     expect(JSON.parse(third.body)).toMatchObject({ duplicate: true });
     await listener.waitFor(2);
     expect(listener.lines.map((l) => l.duplicate)).toEqual([false, true]);
+    // A redelivery arriving while the first copy is being saved waits for it: one saved, one duplicate.
+    const pairs = Array.from({ length: 10 }, (_, n) => buildDelivery({ event: 'watch', payload: { action: 'started', n }, contentType: 'json' }));
+    const answers = await Promise.all(pairs.flatMap((d) => [post(listener.url, d.headers, d.body), post(listener.url, d.headers, d.body)]));
+    expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
+    for (const d of pairs) {
+      const flags = answers.map((a) => JSON.parse(a.body)).filter((a) => a.delivery === d.id).map((a) => a.duplicate);
+      expect(flags.sort()).toEqual([false, true]);
+    }
+    expect(readdirSync(dir)).toHaveLength(11);
     await listener.stop();
   });
 
