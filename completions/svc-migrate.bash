@@ -165,13 +165,15 @@ _svc_migrate() {
           --forward-timeout) COMPREPLY=(); return ;;
           --save) COMPREPLY=($(compgen -f -- "$cur")); return ;;
           --max-deliveries) COMPREPLY=(); return ;;
+          --forward-queue) COMPREPLY=(); return ;;
+          --max-connections) COMPREPLY=(); return ;;
           --org) COMPREPLY=(); return ;;
           --base-url) COMPREPLY=(); return ;;
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--port --host --path --secret --events --forward-to --forward-timeout --save --max-deliveries --no-dedupe -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '--port --host --path --secret --events --forward-to --forward-timeout --save --max-deliveries --no-dedupe --forward-queue --max-connections -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
     'webhook send')
       case "$prev" in
           --url) COMPREPLY=(); return ;;

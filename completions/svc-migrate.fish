@@ -257,6 +257,8 @@ complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_
 complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_subcommand_from webhook' -l save -rF -d 'save each accepted delivery (headers + raw body) before answering'
 complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_subcommand_from webhook' -l max-deliveries -x -d 'exit 0 after n accepted deliveries'
 complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_subcommand_from webhook' -l no-dedupe -d 'treat redeliveries (same X-Service-Delivery) as new'
+complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_subcommand_from webhook' -l forward-queue -x -d 'deliveries waiting to be forwarded, at most; beyond, they are saved bu'
+complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_subcommand_from webhook' -l max-connections -x -d 'connections open at once; more are closed on arrival'
 complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_subcommand_from webhook' -s V -l version -d 'print the version'
 complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_subcommand_from webhook' -l org -x -d 'organization (env SVC_ORG)'
 complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_subcommand_from webhook' -l base-url -x -d 'API root, e.g. https://api.example.com (env SVC_BASE_URL)'

@@ -2,6 +2,7 @@ import type { Writable } from 'node:stream';
 import { Chalk, type ChalkInstance } from 'chalk';
 import { CliError, ExitCode } from '../errors.js';
 import { createSpinner, ProgressBar, type Spinner } from './decorations.js';
+import { terminalSafe } from './terminal-safe.js';
 
 export interface Stream extends Pick<Writable, 'write'> {
   isTTY?: boolean;
@@ -107,14 +108,15 @@ export class Output {
   /** An error as docs/cli.md prescribes: one line (and a hint) for humans, one JSON object for scripts. */
   error(error: unknown, options: { debug: boolean }): void {
     const known = error instanceof CliError;
-    const message = known ? error.message : `unexpected error: ${(error as Error)?.message ?? String(error)}`;
+    // A message may quote a server (an API error's text): nothing in it may drive the terminal.
+    const message = terminalSafe(known ? error.message : `unexpected error: ${(error as Error)?.message ?? String(error)}`);
     if (this.json) {
       const code = known ? error.exitCode : ExitCode.Unexpected;
       const status = known ? (error.status ?? null) : null;
       this.stderr.write(`${JSON.stringify({ error: { code, status, message } })}\n`);
     } else {
       this.stderr.write(`${this.theme.red('error:')} ${message}\n`);
-      if (known && error.hint) this.stderr.write(`${this.theme.dim('hint:')} ${error.hint}\n`);
+      if (known && error.hint) this.stderr.write(`${this.theme.dim('hint:')} ${terminalSafe(error.hint)}\n`);
       if (!known)
         this.stderr.write('hint: this is a bug in svc-migrate; please report it with the output of --debug\n');
     }

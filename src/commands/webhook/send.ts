@@ -3,6 +3,7 @@ import { type Command, Option } from 'commander';
 import type { Context } from '../../context.js';
 import { CliError, ExitCode, UnavailableError, UsageError } from '../../errors.js';
 import type { Runner } from '../../program.js';
+import { terminalSafe } from '../../ui/terminal-safe.js';
 import { eventSpec } from '../../webhook/catalogue.js';
 import { buildDelivery, type ContentKind, MAX_PAYLOAD_BYTES } from '../../webhook/delivery.js';
 import { samplePayload } from '../../webhook/samples.js';
@@ -65,7 +66,7 @@ export async function send(context: Context, options: SendOptions): Promise<Send
       hint: 'is the receiver running? (svc-migrate webhook listen)',
     });
   }
-  const outcome: SendResult = { delivery: delivery.id, status: result.status, ms: result.ms, response: result.preview };
+  const outcome: SendResult = { delivery: delivery.id, status: result.status, ms: result.ms, response: terminalSafe(result.preview) };
   context.out.result(outcome, (r) => `sent ${options.event}${options.action ? `.${options.action}` : ''} ${r.delivery}: ${r.status} in ${r.ms} ms${r.response ? ` ${r.response}` : ''}`);
   if (result.status < 200 || result.status >= 300) {
     throw new CliError(`the receiver answered ${result.status}`, ExitCode.Unexpected, { status: result.status });
