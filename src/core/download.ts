@@ -483,7 +483,8 @@ class FileSink implements Sink {
     const meta = await readMeta(this.metaPath);
     const part = await stat(this.partPath).catch(() => undefined);
     const usable =
-      meta?.guid === this.migration.guid &&
+      meta !== undefined &&
+      meta.guid === this.migration.guid &&
       typeof meta.validator === 'string' &&
       typeof meta.total === 'number' &&
       part !== undefined &&
