@@ -46,7 +46,7 @@ export async function createContext(flags: GlobalFlags, io: Io, signal: AbortSig
     io,
     signal,
     clock: systemClock,
-    prompt: new Prompter(settings.interactive),
+    prompt: new Prompter(settings.interactive, signal),
     org() {
       const org = settings.org.value;
       if (!org) {

@@ -6,6 +6,7 @@ import { normalizeRepositories, parseReposFile, type RepositoryEntry } from '../
 import { UsageError } from '../errors.js';
 import { parseDuration } from '../settings/resolve.js';
 import { parseSeconds } from './options.js';
+import { fromSystemError } from '../system-errors.js';
 
 // Options and helpers that several commands share (start/export, status/download/export).
 
@@ -131,7 +132,7 @@ async function readReposFile(path: string): Promise<string> {
   try {
     return await readFile(path, 'utf8');
   } catch (error) {
-    throw new UsageError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw fromSystemError(error, { action: 'read', path, role: '--repos-file' });
   }
 }
 

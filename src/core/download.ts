@@ -10,6 +10,7 @@ import { ARCHIVE_RETENTION_MS, type Migration } from '../api/types.js';
 import type { Clock } from '../clock.js';
 import { type BackgroundHash, startBackgroundHash } from './hasher.js';
 import { collectorEvery } from '../runtime.js';
+import { fileError } from '../system-errors.js';
 import { CliError, ExitCode, InterruptedError, MigrationFailedError, UnavailableError, UsageError } from '../errors.js';
 
 const WARN_BEFORE_DELETION_MS = 24 * 3_600_000;
@@ -473,18 +474,7 @@ async function writable(path: string, flags: 'w' | 'r+'): Promise<FileHandle> {
 }
 
 function writeError(path: string, error: NodeJS.ErrnoException): CliError {
-  const reason =
-    error.code === 'ENOSPC'
-      ? 'the disk is full'
-      : error.code === 'EACCES' || error.code === 'EPERM'
-        ? 'permission denied'
-        : error.code === 'ENOENT'
-          ? 'the directory does not exist'
-          : error.message;
-  return new CliError(`cannot write ${path}: ${reason}`, ExitCode.Unexpected, {
-    hint: 'free some space or choose another --output; what was downloaded so far is kept for resuming',
-    cause: error,
-  });
+  return fileError(error, { action: 'write', path, after: 'what was downloaded so far is kept for resuming' });
 }
 
 async function readMeta(path: string): Promise<PartMeta | undefined> {
