@@ -2,6 +2,7 @@ import type { Writable } from 'node:stream';
 import { Chalk, type ChalkInstance } from 'chalk';
 import { CliError, ExitCode } from '../errors.js';
 import { createSpinner, drawable, ProgressBar, type Spinner } from './decorations.js';
+import type { TableLayout } from './tables.js';
 
 export interface Stream extends Pick<Writable, 'write'> {
   isTTY?: boolean;
@@ -46,9 +47,9 @@ export class Output {
     return Boolean(this.stdout.isTTY);
   }
 
-  /** The width of stdout when it is a terminal that reports one. */
-  get width(): number | undefined {
-    return drawable(this.stdout) ? this.stdout.columns : undefined;
+  /** How tables print: plain tab-separated lines off a terminal, fitted to its width on one. */
+  get layout(): TableLayout {
+    return { plain: !this.stdout.isTTY, width: drawable(this.stdout) ? this.stdout.columns : undefined };
   }
 
   /** A command's result: the object unchanged as JSON, or its human rendering. */
