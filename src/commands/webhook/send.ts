@@ -25,8 +25,17 @@ export interface SendResult {
   response: string;
 }
 
+/** `--url`: a URL, or `host:port[/path]` and a bare port meaning http:// (as `--forward-to` takes them). */
+export function deliveryUrl(value: string): string {
+  if (/^https?:\/\//i.test(value)) return value;
+  if (/^\d+$/.test(value)) return `http://127.0.0.1:${value}/`;
+  if (/^(\[[0-9a-f:.]+\]|[\w.-]+):\d+(\/.*)?$/i.test(value)) return `http://${value}${value.includes('/') ? '' : '/'}`;
+  throw new UsageError(`--url takes a URL such as http://127.0.0.1:8787/ (or 127.0.0.1:8787), not "${value}"`);
+}
+
 /** Sends one delivery exactly as the service would (spec §6.1). */
 export async function send(context: Context, options: SendOptions): Promise<SendResult> {
+  const url = deliveryUrl(options.url);
   if (!eventSpec(options.event)) context.out.warn(`"${options.event}" is not in the event catalogue; sending it anyway`);
   let payload: Buffer | Record<string, unknown>;
   if (options.payload) {
@@ -59,9 +68,9 @@ export async function send(context: Context, options: SendOptions): Promise<Send
   const { postDelivery } = await import('../../webhook/sender.js');
   let result;
   try {
-    result = await postDelivery(options.url, delivery.headers, delivery.body, (options.timeout ?? 30) * 1000);
+    result = await postDelivery(url, delivery.headers, delivery.body, (options.timeout ?? 30) * 1000);
   } catch (error) {
-    throw new UnavailableError(`could not deliver to ${options.url}: ${(error as Error).message}`, {
+    throw new UnavailableError(`could not deliver to ${url}: ${(error as Error).message}`, {
       hint: 'is the receiver running? (svc-migrate webhook listen)',
     });
   }
@@ -77,7 +86,7 @@ export function register(webhook: Command, run: Runner): void {
   webhook
     .command('send')
     .description('send one delivery as the service would: all headers, a fresh GUID, both signatures')
-    .requiredOption('--url <url>', 'where to post it')
+    .requiredOption('--url <url>', 'where to post it: a URL, host:port or a port on this machine')
     .requiredOption('--event <event>', 'the event name (X-Service-Event)')
     .option('--action <action>', 'set the payload\'s action')
     .option('--payload <file>', 'JSON payload (default: a published example of the event)')
