@@ -46,7 +46,9 @@ export function fromSystemError(error: unknown, context: FileContext & PortConte
 
 /** A file or directory that could not be read, written or created. */
 export function fileError(error: NodeJS.ErrnoException, context: FileContext = {}): CliError {
-  const path = context.path ?? error.path ?? 'the file';
+  // A rename fails because of where it goes: name the destination.
+  const dest = error.syscall === 'rename' ? (error as NodeJS.ErrnoException & { dest?: string }).dest : undefined;
+  const path = context.path ?? dest ?? error.path ?? 'the file';
   const action = context.action ?? actionOf(error.syscall);
   const role = context.role ? ` (${context.role})` : '';
   const subject = `cannot ${action} ${path}${role}`;
@@ -111,7 +113,7 @@ function actionOf(syscall: string | undefined): string {
     case 'mkdir':
       return 'create the directory';
     case 'rename':
-      return 'move a file to';
+      return 'write';
     case 'unlink':
     case 'rm':
     case 'rmdir':

@@ -216,6 +216,12 @@ describe('files', () => {
     expect(result.stderr).not.toMatch(/ENOENT/);
   });
 
+  it('start --repos-file naming a directory says so', async () => {
+    const { env } = await testSandbox();
+    const dir = mkdtempSync(join(tmpdir(), 'svc-repos-dir-'));
+    expectUsage(await runCli(['start', '--repos-file', dir], { env }), new RegExp(`cannot read ${dir} \\(--repos-file\\): ${dir} is a directory`));
+  });
+
   it('download -o <existing directory> saves migration-<id>.tar.gz inside it', async () => {
     const { env } = await testSandbox();
     const dir = mkdtempSync(join(tmpdir(), 'svc-dir-'));
