@@ -7,6 +7,7 @@ import {
   type DownloadProgress,
   downloadArchive,
 } from '../core/download.js';
+import { UsageError } from '../errors.js';
 import type { Runner } from '../program.js';
 import { formatBytes } from '../ui/format.js';
 import { type DownloadSummary, downloadMessage } from '../ui/tables.js';
@@ -49,6 +50,8 @@ export function outputPath(output: string | undefined, id: number): string {
 
 /** The download part of the options, and how its progress is shown. */
 export function downloadSettings(context: Context, flags: DownloadFlags) {
+  // Checked before anything starts on the service.
+  if (flags.output === '') throw new UsageError('-o/--output is empty', { hint: 'name a file or a directory, or - for stdout' });
   const toStdout = flags.output === '-';
   const bar = context.out.progress();
   let path: string | undefined;

@@ -127,7 +127,7 @@ describe.skipIf(!hasScript)('on a terminal', () => {
     const result = await onTerminal(['webhook', 'listen', '--port', '0', '--secret', '--max-deliveries', '1'], {
       steps: [
         [/Webhook secret/, 's3cret\r'],
-        [/listening on/, '\x03'],
+        [/verifying X-Hub-Signature-256 with 1 secret/, '\x03'],
       ],
     });
     expect(result.screen).toMatch(/verifying X-Hub-Signature-256 with 1 secret/);
@@ -188,10 +188,15 @@ describe('ports', () => {
   it('webhook listen exits 130 on Ctrl-C', async () => {
     const child = spawn(process.execPath, [BIN, 'webhook', 'listen', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
+    let sent = false;
     const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk;
-      if (/listening on/.test(stderr)) child.kill('SIGINT');
+      // One Ctrl-C (a second one would end the process at once, as it should).
+      if (!sent && /listening on/.test(stderr)) {
+        sent = true;
+        child.kill('SIGINT');
+      }
     });
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     clearTimeout(timer);
@@ -271,6 +276,27 @@ describe('files', () => {
     spawnSync('touch', [file]);
     const result = await runCli(['auth', 'logout'], { env: { SVC_CONFIG_DIR: join(file, 'cfg') } });
     expectUsage(result, /cannot create the directory .*plain\/cfg.*not a directory/);
+  });
+});
+
+describe('environment and arguments', () => {
+  it('a proxy variable that is not a URL is named', async () => {
+    const { env } = await testSandbox();
+    const result = await runCli(['list'], { env: { ...env, HTTPS_PROXY: 'notaurl', HTTP_PROXY: '' } });
+    expectUsage(result, /HTTPS_PROXY is not a URL: "notaurl"/, /unset HTTPS_PROXY/);
+  });
+
+  it('-o with an empty name is refused before the export starts', async () => {
+    const { sandbox, env } = await testSandbox();
+    expectUsage(await runCli(['export', 'widgets', '-o', ''], { env }), /-o\/--output is empty/);
+    expect(sandbox.requests.filter((r) => r.method === 'POST')).toHaveLength(0);
+  });
+
+  it('webhook send --payload with a missing file names it', async () => {
+    expectUsage(
+      await runCli(['webhook', 'send', '--url', '127.0.0.1:9', '--event', 'push', '--payload', 'no-such.json']),
+      /cannot read no-such\.json \(--payload\): no such file/,
+    );
   });
 });
 

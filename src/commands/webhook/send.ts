@@ -3,6 +3,7 @@ import { type Command, Option } from 'commander';
 import type { Context } from '../../context.js';
 import { CliError, ExitCode, UnavailableError, UsageError } from '../../errors.js';
 import type { Runner } from '../../program.js';
+import { fromSystemError } from '../../system-errors.js';
 import { eventSpec } from '../../webhook/catalogue.js';
 import { buildDelivery, type ContentKind, MAX_PAYLOAD_BYTES } from '../../webhook/delivery.js';
 import { samplePayload } from '../../webhook/samples.js';
@@ -43,7 +44,7 @@ export async function send(context: Context, options: SendOptions): Promise<Send
     try {
       raw = await readFile(options.payload);
     } catch (error) {
-      throw new UsageError(`cannot read ${options.payload}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      throw fromSystemError(error, { action: 'read', path: options.payload, role: '--payload' });
     }
     payload = raw;
     if (options.action !== undefined) {
