@@ -88,7 +88,10 @@ export class ProgressBar {
       if (rate > 0) parts.push(`ETA ${formatDuration(((progress.total - progress.received) / rate) * 1000)}`);
     }
     parts.push(`${formatBytes(rate)}/s`);
-    this.stream.write(`\r\x1b[2K${parts.join('  ')}`);
+    // Never longer than the terminal: a wrapped line is not cleared by the next redraw.
+    const columns = (this.stream as { columns?: number }).columns;
+    const line = parts.join('  ');
+    this.stream.write(`\r\x1b[2K${columns && columns > 1 ? line.slice(0, columns - 1) : line}`);
   }
 
   done(): void {
