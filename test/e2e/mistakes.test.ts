@@ -319,3 +319,28 @@ describe('usage errors with --json', () => {
     });
   }
 });
+
+describe.skipIf(!hasScript)('a terminal shrunk to 0 columns mid-way', () => {
+  it('stops the spinner and ends with plain lines', async () => {
+    const { env } = await testSandbox({ exportSeconds: 5 });
+    const started = await runCli(['start', 'widgets', '--json'], { env });
+    const id = JSON.parse(started.stdout).id as number;
+    let shrunk = false;
+    const result = await onTerminal(['status', String(id), '--wait', '--interval', '0.2'], {
+      env,
+      setup: 'stty cols 120 rows 40',
+      maxBytes: 256 * 1024,
+      onScreen: (screen, pid) => {
+        if (shrunk || !/waiting for migration/.test(screen)) return;
+        shrunk = true;
+        // The CLI's terminal, as the kernel sees it; resizing it sends SIGWINCH to the CLI.
+        const tty = spawnSync('ps', ['--ppid', String(pid), '-o', 'tty='], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
+        spawnSync('stty', ['-F', `/dev/${tty}`, 'cols', '0']);
+      },
+    });
+    expect(shrunk).toBe(true);
+    expect(result.killed, result.screen.slice(-500)).toBeUndefined();
+    expect(result.code, result.screen.slice(-500)).toBe(0);
+    expect(result.screen).toMatch(/migration \d+ exported after/);
+  });
+});

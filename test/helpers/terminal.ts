@@ -16,6 +16,8 @@ export interface TerminalOptions {
   timeoutMs?: number;
   /** Stop reading (and kill) once the screen holds this many bytes: an endless redraw is a failure. */
   maxBytes?: number;
+  /** Called with the screen so far and the pid of `script` after each chunk of output. */
+  onScreen?(screen: string, pid: number): void;
 }
 
 export interface TerminalResult {
@@ -28,8 +30,11 @@ export interface TerminalResult {
 /** Runs the built CLI on a pseudo-terminal and returns what the terminal showed and the exit code. */
 export function onTerminal(args: string[], options: TerminalOptions = {}): Promise<TerminalResult> {
   const command = [options.setup, [process.execPath, BIN, ...args].map(quote).join(' ')].filter(Boolean).join('; ');
+  // As on a developer's terminal: ora draws nothing where CI is set at all, even empty.
+  const env: Record<string, string | undefined> = { ...process.env, TERM: 'xterm', ...options.env };
+  delete env.CI;
   const child = spawn('script', ['-qfec', command, '/dev/null'], {
-    env: { ...process.env, CI: '', TERM: 'xterm', ...options.env },
+    env,
     stdio: ['pipe', 'pipe', 'pipe'],
     detached: true,
   });
@@ -50,6 +55,7 @@ export function onTerminal(args: string[], options: TerminalOptions = {}): Promi
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     screen += chunk;
     if (screen.length > maxBytes) kill('too much output');
+    options.onScreen?.(screen, child.pid as number);
     while (step < steps.length && (steps[step] as [RegExp, string])[0].test(screen)) {
       child.stdin.write((steps[step] as [RegExp, string])[1]);
       step++;
