@@ -12,6 +12,7 @@ import type { Clock } from '../clock.js';
 import { ArchiveVerificationError, verifyArchive } from './archive/verify.js';
 import { type BackgroundHash, startBackgroundHash } from './hasher.js';
 import { collectorEvery } from '../runtime.js';
+import { fileError } from '../system-errors.js';
 import { CliError, ExitCode, InterruptedError, MigrationFailedError, UnavailableError, UsageError } from '../errors.js';
 
 const WARN_BEFORE_DELETION_MS = 24 * 3_600_000;
@@ -636,18 +637,7 @@ async function writable(path: string, flags: 'w' | 'r+'): Promise<FileHandle> {
 }
 
 function writeError(path: string, error: NodeJS.ErrnoException): CliError {
-  const reason =
-    error.code === 'ENOSPC'
-      ? 'the disk is full'
-      : error.code === 'EACCES' || error.code === 'EPERM'
-        ? 'permission denied'
-        : error.code === 'ENOENT'
-          ? 'the directory does not exist'
-          : error.message;
-  return new CliError(`cannot write ${path}: ${reason}`, ExitCode.Unexpected, {
-    hint: 'free some space or choose another --output; what was downloaded so far is kept for resuming',
-    cause: error,
-  });
+  return fileError(error, { action: 'write', path, after: 'what was downloaded so far is kept for resuming' });
 }
 
 async function readMeta(path: string): Promise<PartMeta | undefined> {

@@ -1,7 +1,7 @@
 import type { ChalkInstance } from 'chalk';
 import type { EventSpec } from '../webhook/catalogue.js';
 import type { ReceivedDelivery, Rejection } from '../webhook/receiver.js';
-import { renderTable } from './tables.js';
+import { renderTable, type TableLayout } from './tables.js';
 import { terminalSafe as safe } from './terminal-safe.js';
 
 /** What `webhook listen --json` prints for each delivery (one line each). */
@@ -47,7 +47,7 @@ export function rejectionLine(rejection: Rejection): string {
   return safe(`rejected ${rejection.status} ${rejection.method} ${rejection.path}${what}${id}: ${rejection.reason}`);
 }
 
-export function eventsTable(specs: EventSpec[], theme: ChalkInstance): string {
+export function eventsTable(specs: EventSpec[], theme: ChalkInstance, layout?: TableLayout): string {
   return renderTable(
     ['EVENT', 'PERMISSION', 'AVAILABILITY', 'ACTION', 'REQUIRED'],
     specs.map((spec) => [
@@ -58,5 +58,6 @@ export function eventsTable(specs: EventSpec[], theme: ChalkInstance): string {
       spec.required.join(', '),
     ]),
     theme,
+    layout,
   );
 }

@@ -1,13 +1,14 @@
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import type { Context } from '../../context.js';
-import { UsageError } from '../../errors.js';
+import { InterruptedError, UsageError } from '../../errors.js';
+import { isSystemError, portError } from '../../system-errors.js';
 import type { Runner } from '../../program.js';
 import { terminalSafe } from '../../ui/terminal-safe.js';
 import { deliveryLine, deliveryRecord, rejectionLine } from '../../ui/webhook.js';
 import { parseEventFilter } from '../../webhook/catalogue.js';
 import { DEFAULT_MAX_CONNECTIONS, type ReceivedDelivery, startReceiver } from '../../webhook/receiver.js';
 import { type DeliveryStore, openStore, StoreError } from '../../webhook/store.js';
-import { parseNonNegativeInt, parsePositiveInt, parseSeconds } from '../options.js';
+import { parsePort, parsePositiveInt, parseSeconds } from '../options.js';
 
 export interface ListenOptions {
   port: number;
@@ -49,10 +50,13 @@ export function forwardUrl(target: string): string {
   return `http://${match[1] ?? 'localhost'}${match[2] ? `:${match[2]}` : ''}${match[3] ?? '/'}`;
 }
 
+/** What commander hands the parser for a bare `--secret`: a NUL, which no argument can contain. */
+const ASK = '\u0000';
+
 async function collectSecrets(context: Context, given: (string | true)[] | undefined): Promise<string[]> {
   const secrets: string[] = [];
   for (const value of given ?? []) {
-    if (value === true) secrets.push(await context.prompt.secret('Webhook secret', '--secret <value> or SVC_WEBHOOK_SECRET'));
+    if (value === true) secrets.push(await context.prompt.secret('Webhook secret', '--secret <value> or SVC_WEBHOOK_SECRET', 'a webhook secret'));
     else secrets.push(value);
   }
   const fromEnv = context.io.env.SVC_WEBHOOK_SECRET;
@@ -147,6 +151,8 @@ export async function listen(context: Context, options: ListenOptions): Promise<
     onFault(error) {
       out.warn(`could not print or forward a delivery (it was answered and saved): ${terminalSafe((error as Error)?.message ?? String(error))}`);
     },
+  }).catch((error: unknown) => {
+    throw isSystemError(error) ? portError(error, { port: options.port, host: options.host, flag: '--port' }) : error;
   });
 
   out.essential(`listening on ${receiver.url}${target ? `, forwarding to ${target}` : ''}${options.save ? `, saving to ${options.save}` : ''}`);
@@ -157,8 +163,13 @@ export async function listen(context: Context, options: ListenOptions): Promise<
     out.info(`verifying X-Hub-Signature-256 with ${secrets.length} secret${secrets.length > 1 ? 's' : ''}`);
   }
 
-  const onAbort = () => stop();
-  context.signal.addEventListener('abort', onAbort, { once: true });
+  let interrupted = false;
+  const onAbort = () => {
+    interrupted = true;
+    stop();
+  };
+  if (context.signal.aborted) onAbort();
+  else context.signal.addEventListener('abort', onAbort, { once: true });
   try {
     await stopped;
   } finally {
@@ -171,6 +182,8 @@ export async function listen(context: Context, options: ListenOptions): Promise<
       (target ? `, forwarded ${summary.forwarded}, forward failures ${summary.forward_failed}` : '') +
       (summary.forward_skipped > 0 ? `, not forwarded ${summary.forward_skipped}` : ''),
   );
+  // Ctrl-C ends a receiver as it ends any command: exit 130 (the summary above says what it got).
+  if (interrupted) throw new InterruptedError('');
   return summary;
 }
 
@@ -250,10 +263,14 @@ export function register(webhook: Command, run: Runner): void {
   webhook
     .command('listen')
     .description('receive deliveries locally: verify signatures, check them against the catalogue, print, save, forward')
-    .option('--port <n>', 'port (0 picks a free one)', parseNonNegativeInt, 8787)
+    .option('--port <n>', 'port (0 picks a free one)', parsePort, 8787)
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('--path <path>', 'path deliveries are posted to', '/')
-    .option('--secret [secret]', 'webhook secret; repeat for a rotation; no value asks for it (env SVC_WEBHOOK_SECRET)', (value: string | true, previous: (string | true)[] = []) => [...previous, value])
+    .addOption(
+      new Option('--secret [secret]', 'webhook secret; repeat for a rotation; no value asks for it (env SVC_WEBHOOK_SECRET)')
+        .preset(ASK)
+        .argParser((value: string, previous: (string | true)[] = []) => [...previous, value === ASK ? (true as const) : value]),
+    )
     .option('--events <list>', 'only these events or event.action pairs, comma separated')
     .option('--forward-to <url>', 're-post each delivery here (a port or path means localhost)')
     .option('--forward-timeout <seconds>', 'timeout of each forward (default 30)', parseSeconds)
