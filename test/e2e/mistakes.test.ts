@@ -234,7 +234,7 @@ describe('files', () => {
     const result = await runCli(['download', id, '-o', dir, '--force', '--json'], { env });
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout).path).toBe(join(dir, `migration-${id}.tar.gz`));
-    expect(readdirSync(dir)).toEqual([`migration-${id}.tar.gz`]);
+    expect(readdirSync(dir).sort()).toEqual([`migration-${id}.tar.gz`, `migration-${id}.tar.gz.sha256`]);
     expect(existsSync(`${dir}.part`)).toBe(false);
   });
 

@@ -31,9 +31,19 @@ function configDir(): string {
   return join(mkdtempSync(join(tmpdir(), 'svc-cred-')), 'config');
 }
 
+/** `auth login` checks the token against the service first: a stub that accepts it. */
+async function login(dir: string) {
+  const api = await startScriptedServer(json(200, []));
+  closers.push(() => api.close());
+  return runCli(['auth', 'login', '--with-token'], {
+    env: { SVC_CONFIG_DIR: dir, SVC_BASE_URL: api.url, SVC_ORG: 'acme' },
+    stdin: `${TOKEN}\n`,
+  });
+}
+
 /** A login that must be refused: the planted file keeps its content and no token is written. */
 async function expectLoginRefused(dir: string, reason: RegExp) {
-  const result = await runCli(['auth', 'login', '--with-token'], { env: { SVC_CONFIG_DIR: dir }, stdin: `${TOKEN}\n` });
+  const result = await login(dir);
   expect(result.code, result.stderr).toBe(2);
   expect(result.stderr).toMatch(reason);
   expect(result.stderr).toMatch(/hint: .*chmod 700/);
@@ -44,7 +54,7 @@ async function expectLoginRefused(dir: string, reason: RegExp) {
 describe('the config directory must be the user\'s own', () => {
   it('creates config.json 0600 in a 0700 directory on login', async () => {
     const dir = configDir();
-    const result = await runCli(['auth', 'login', '--with-token'], { env: { SVC_CONFIG_DIR: dir }, stdin: `${TOKEN}\n` });
+    const result = await login(dir);
     expect(result.code, result.stderr).toBe(0);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     expect(statSync(join(dir, 'config.json')).mode & 0o777).toBe(0o600);
