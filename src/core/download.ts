@@ -1,6 +1,6 @@
 import { type EventEmitter, once } from 'node:events';
 import { writeSync } from 'node:fs';
-import { type FileHandle, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { type FileHandle, rename, rm, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
@@ -10,6 +10,7 @@ import { getArchiveUrl, getMigration } from '../api/migrations.js';
 import { ARCHIVE_RETENTION_MS, type Migration } from '../api/types.js';
 import type { Clock } from '../clock.js';
 import { ArchiveVerificationError, verifyArchive } from './archive/verify.js';
+import { openOwnFile, readOwnFile, replaceFile } from './exclusive-files.js';
 import { type BackgroundHash, startBackgroundHash } from './hasher.js';
 import { collectorEvery } from '../runtime.js';
 import { fileError } from '../system-errors.js';
@@ -351,12 +352,9 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
 /** `<archive>.sha256` in sha256sum format (`sha256sum -c` checks it), written whole or not at all. */
 async function writeSha256File(path: string, sha256: string): Promise<string> {
   const target = `${path}.sha256`;
-  const temporary = `${target}.tmp`;
   try {
-    await writeFile(temporary, `${sha256}  ${basename(path)}\n`, { mode: 0o644 });
-    await rename(temporary, target);
+    await replaceFile(target, `${sha256}  ${basename(path)}\n`);
   } catch (error) {
-    await rm(temporary, { force: true });
     throw writeError(target, error as NodeJS.ErrnoException);
   }
   return target;
@@ -497,7 +495,7 @@ class FileSink implements Sink {
       this.meta = undefined;
       this.offset = 0;
     }
-    this.handle = await writable(this.partPath, this.offset > 0 ? 'r+' : 'w');
+    this.handle = await writable(this.partPath, this.offset > 0 ? 'resume' : 'fresh');
     this.flushedTo = this.offset;
     hash?.follow(this.partPath);
     if (this.offset > 0) hash?.advance(this.offset);
@@ -514,7 +512,11 @@ class FileSink implements Sink {
 
   async saveMeta(update: Pick<PartMeta, 'validator' | 'total'>): Promise<void> {
     this.meta = { migrationId: this.migration.id, guid: this.migration.guid, ...update };
-    await writeFile(this.metaPath, JSON.stringify(this.meta));
+    try {
+      await replaceFile(this.metaPath, JSON.stringify(this.meta));
+    } catch (error) {
+      throw writeError(this.metaPath, error as NodeJS.ErrnoException);
+    }
   }
 
   /**
@@ -628,10 +630,11 @@ class StreamSink implements Sink {
   async abandon(): Promise<void> {}
 }
 
-async function writable(path: string, flags: 'w' | 'r+'): Promise<FileHandle> {
+async function writable(path: string, mode: 'fresh' | 'resume'): Promise<FileHandle> {
   try {
-    return await open(path, flags, 0o644);
+    return await openOwnFile(path, mode);
   } catch (error) {
+    if (error instanceof CliError) throw error;
     throw writeError(path, error as NodeJS.ErrnoException);
   }
 }
@@ -641,8 +644,9 @@ function writeError(path: string, error: NodeJS.ErrnoException): CliError {
 }
 
 async function readMeta(path: string): Promise<PartMeta | undefined> {
+  const text = await readOwnFile(path);
   try {
-    return JSON.parse(await readFile(path, 'utf8')) as PartMeta;
+    return text === undefined ? undefined : (JSON.parse(text) as PartMeta);
   } catch {
     return undefined;
   }
