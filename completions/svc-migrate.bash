@@ -20,7 +20,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W 'start status list repos download delete-archive unlock export archive webhook auth config completion sandbox -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W 'start status list repos download delete-archive unlock export archive webhook auth config completion sandbox -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'start')
       case "$prev" in
           --repos-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -33,7 +33,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--repos-file --lock --exclude-metadata --exclude-git-data --exclude-attachments --exclude-releases --exclude-owner-projects --org-metadata-only --exclude --wait --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '--repos-file --lock --exclude-metadata --exclude-git-data --exclude-attachments --exclude-releases --exclude-owner-projects --org-metadata-only --exclude --wait --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'status')
       case "$prev" in
           --exclude) COMPREPLY=($(compgen -W 'repositories' -- "$cur")); return ;;
@@ -45,7 +45,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--wait --all-pending --exclude --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '--wait --all-pending --exclude --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'list')
       case "$prev" in
           --per-page) COMPREPLY=(); return ;;
@@ -58,7 +58,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--per-page --page --all --state --exclude -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '--per-page --page --all --state --exclude -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'repos')
       case "$prev" in
           --per-page) COMPREPLY=(); return ;;
@@ -69,7 +69,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--per-page --page --all -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '--per-page --page --all -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'download')
       case "$prev" in
           -o|--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -82,7 +82,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '-o --output --force --no-checksum --no-verify --max-size --wait --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '-o --output --force --no-checksum --no-verify --max-size --wait --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'delete-archive')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -91,7 +91,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '-y --yes -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '-y --yes -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'unlock')
       case "$prev" in
           --repo) COMPREPLY=(); return ;;
@@ -101,7 +101,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--all --repo -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '--all --repo -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'export')
       case "$prev" in
           --repos-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -116,7 +116,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--repos-file --lock --exclude-metadata --exclude-git-data --exclude-attachments --exclude-releases --exclude-owner-projects --org-metadata-only --exclude -o --output --force --no-checksum --no-verify --max-size --unlock --delete-archive -y --yes --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '--repos-file --lock --exclude-metadata --exclude-git-data --exclude-attachments --exclude-releases --exclude-owner-projects --org-metadata-only --exclude -o --output --force --no-checksum --no-verify --max-size --unlock --delete-archive -y --yes --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'archive')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -125,7 +125,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W 'verify inspect -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W 'verify inspect -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'archive verify')
       case "$prev" in
           --migration) COMPREPLY=(); return ;;
@@ -135,7 +135,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--migration --no-git-check -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '--migration --no-git-check -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'archive inspect')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -144,7 +144,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'webhook')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -153,7 +153,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W 'listen send replay verify events -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W 'listen send replay verify events -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'webhook listen')
       case "$prev" in
           --port) COMPREPLY=(); return ;;
@@ -165,13 +165,15 @@ _svc_migrate() {
           --forward-timeout) COMPREPLY=(); return ;;
           --save) COMPREPLY=($(compgen -f -- "$cur")); return ;;
           --max-deliveries) COMPREPLY=(); return ;;
+          --forward-queue) COMPREPLY=(); return ;;
+          --max-connections) COMPREPLY=(); return ;;
           --org) COMPREPLY=(); return ;;
           --base-url) COMPREPLY=(); return ;;
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--port --host --path --secret --events --forward-to --forward-timeout --save --max-deliveries --no-dedupe -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '--port --host --path --secret --events --forward-to --forward-timeout --save --max-deliveries --no-dedupe --forward-queue --max-connections -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'webhook send')
       case "$prev" in
           --url) COMPREPLY=(); return ;;
@@ -187,7 +189,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--url --event --action --payload --secret --content-type --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '--url --event --action --payload --secret --content-type --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'webhook replay')
       case "$prev" in
           --url) COMPREPLY=(); return ;;
@@ -198,7 +200,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--url --resign --secret -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '--url --resign --secret -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'webhook verify')
       case "$prev" in
           --signature) COMPREPLY=(); return ;;
@@ -209,7 +211,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--signature --secret -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '--signature --secret -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'webhook events')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -218,7 +220,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'auth')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -227,7 +229,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W 'login status logout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W 'login status logout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'auth login')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -236,7 +238,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--with-token -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '--with-token -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'auth status')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -245,7 +247,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'auth logout')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -254,7 +256,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'config')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -263,7 +265,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W 'get set unset list path -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W 'get set unset list path -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'config get')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -272,7 +274,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W 'org baseUrl apiVersion -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W 'org baseUrl apiVersion -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'config set')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -281,7 +283,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W 'org baseUrl apiVersion -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W 'org baseUrl apiVersion -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'config unset')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -290,7 +292,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W 'org baseUrl apiVersion -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W 'org baseUrl apiVersion -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'config list')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -299,7 +301,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'config path')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -308,7 +310,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'completion')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -317,7 +319,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W 'bash zsh fish -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W 'bash zsh fish -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'sandbox')
       case "$prev" in
           --port) COMPREPLY=(); return ;;
@@ -332,7 +334,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--port --storage-port --seed --export-seconds --archive-size --rate-limit -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '--port --storage-port --seed --export-seconds --archive-size --rate-limit -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
   esac
 }
 complete -o default -F _svc_migrate svc-migrate

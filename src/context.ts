@@ -20,6 +20,8 @@ export interface Context {
   /** The organization, or a usage error saying how to give one. */
   org(): string;
   api(): Promise<ApiClient>;
+  /** With --sandbox: repositories of its organization that export cleanly (what a demo exports by default). */
+  sandboxRepositories?: string[];
   /** Registers cleanup that runs when the command ends, whatever the outcome. */
   defer(cleanup: () => Promise<void> | void): void;
   /** Runs the registered cleanups, last first. */
@@ -61,7 +63,8 @@ export async function createContext(
   }
   const cleanups: Array<() => Promise<void> | void> = [];
   let client: Promise<ApiClient> | undefined;
-  if (settings.sandbox) settings = await useSandbox(settings, out, cleanups);
+  let sandboxRepositories: string[] | undefined;
+  if (settings.sandbox) ({ settings, repositories: sandboxRepositories } = await useSandbox(settings, out, cleanups));
 
   const context: Context = {
     settings,
@@ -69,7 +72,8 @@ export async function createContext(
     io,
     signal,
     clock: systemClock,
-    prompt: new Prompter(settings.interactive),
+    prompt: new Prompter(settings.interactive, signal),
+    ...(sandboxRepositories ? { sandboxRepositories } : {}),
     org() {
       const org = settings.org.value;
       if (!org) {
@@ -98,17 +102,22 @@ async function useSandbox(
   settings: Settings,
   out: Output,
   cleanups: Array<() => Promise<void> | void>,
-): Promise<Settings> {
+): Promise<{ settings: Settings; repositories: string[] }> {
   const { startSandbox } = await import('./sandbox/server.js');
   const sandbox = await startSandbox({ exportSeconds: 2 });
   cleanups.push(() => sandbox.close());
   const org = settings.org.value ?? sandbox.org;
   out.info(`using the in-process sandbox at ${sandbox.baseUrl} (organization ${org})`);
+  const seeded = sandbox.store.organization(org)?.repositories ?? [];
+  const repositories = seeded.filter((repo) => !/fail/i.test(repo.name) && !repo.archived).slice(0, 3).map((repo) => repo.name);
   return {
-    ...settings,
-    baseUrl: { value: sandbox.baseUrl, source: 'sandbox' },
-    token: { value: sandbox.ownerToken, source: 'sandbox' },
-    org: settings.org.value ? settings.org : { value: org, source: 'sandbox' },
+    settings: {
+      ...settings,
+      baseUrl: { value: sandbox.baseUrl, source: 'sandbox' },
+      token: { value: sandbox.ownerToken, source: 'sandbox' },
+      org: settings.org.value ? settings.org : { value: org, source: 'sandbox' },
+    },
+    repositories,
   };
 }
 
@@ -133,6 +142,9 @@ async function buildClient(context: Context, cleanups: Array<() => Promise<void>
     signal: context.signal,
     hooks: {
       onTrace: settings.debug ? (line) => out.trace(line) : undefined,
+      // A refused connection or a 503 is retried for seconds: say so rather than sit silent.
+      onRetry: (retry) =>
+        out.info(`retrying ${retry.method} ${retry.url} in ${(retry.delayMs / 1000).toFixed(1)} s (${retry.reason}; attempt ${retry.attempt})…`),
       onRateLimitWait: (wait) =>
         out.warn(
           `rate limited (${wait.kind}); waiting ${Math.ceil(wait.ms / 1000)} s until ${new Date(wait.until).toLocaleTimeString()} before retrying`,

@@ -44,13 +44,14 @@ function secretsOnCommandLine(command: Command): string[] {
   });
 }
 
-export function buildProgram(io: Io, signal: AbortSignal): Command {
+export function buildProgram(io: Io, signal: AbortSignal, options: { json?: boolean } = {}): Command {
   const program = new Command('svc-migrate');
   // Before any subcommand is added, so they inherit it (commander copies settings on creation).
   program.exitOverride();
   program.configureOutput({
     writeOut: (text) => io.stdout.write(text),
-    writeErr: (text) => io.stderr.write(text),
+    // With --json a usage error is one JSON line, printed by main.ts instead of commander's text.
+    writeErr: (text) => (options.json ? true : io.stderr.write(text)),
   });
   program
     .description('Move an organization\'s repositories out of the service, and receive its webhooks locally.')

@@ -486,7 +486,7 @@ export function errorForStatus(input: StatusErrorInput): CliError {
           : 'the service may be having trouble; try again in a few minutes',
     });
   }
-  return new CliError(`unexpected HTTP ${status}${said ? `: ${said}` : ''} (${where})`, ExitCode.Unexpected, details);
+  return new CliError(`unexpected HTTP ${status}${said ? `: ${said}` : ''} (${where})`, ExitCode.Unavailable, details);
 }
 
 function validationMessages(body: ServiceErrorBody): string[] {
@@ -632,6 +632,14 @@ function classifyNetworkError(error: unknown): NetworkFailure {
 function createDispatcher(proxy: ProxySettings | undefined, timeouts: Partial<Timeouts> | undefined): Dispatcher {
   const { connectMs } = { ...DEFAULT_TIMEOUTS, ...timeouts };
   if (proxy && (proxy.httpProxy || proxy.httpsProxy)) {
+    // A proxy variable is the user's environment: a value that is not a URL is theirs to fix.
+    for (const [name, value] of [['HTTP_PROXY', proxy.httpProxy], ['HTTPS_PROXY', proxy.httpsProxy]] as const) {
+      if (value && !URL.canParse(value)) {
+        throw new UsageError(`${name} is not a URL: "${value}"`, {
+          hint: `set it to a URL such as http://proxy.example.com:3128, or unset ${name} (and ${name.toLowerCase()})`,
+        });
+      }
+    }
     const EnvHttpProxyAgent = undici.loadEnvHttpProxyAgent();
     return new EnvHttpProxyAgent({ connect: { timeout: connectMs }, ...proxy });
   }

@@ -1,3 +1,5 @@
+import { statSync } from 'node:fs';
+import { join, sep } from 'node:path';
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import {
@@ -5,7 +7,9 @@ import {
   type DownloadProgress,
   downloadArchive,
 } from '../core/download.js';
+import { UsageError } from '../errors.js';
 import type { Runner } from '../program.js';
+import { formatBytes } from '../ui/format.js';
 import { type DownloadSummary, downloadMessage } from '../ui/tables.js';
 import { parseByteSize, parseMigrationId } from './options.js';
 import { addWaitOptions, type WaitFlags } from './shared.js';
@@ -25,23 +29,44 @@ export interface DownloadCommandOptions extends DownloadFlags, WaitFlags {
 
 export function addDownloadOptions(command: Command): Command {
   return command
-    .option('-o, --output <file>', 'where to save the archive (default migration-<id>.tar.gz); - for stdout')
+    .option('-o, --output <file>', 'where to save the archive (default migration-<id>.tar.gz; a directory holds that name); - for stdout')
     .option('--force', 'overwrite an existing file')
     .option('--no-checksum', 'skip the sha256 (a little faster)')
     .option('--no-verify', 'UNSAFE: skip checking the archive after the download (see `archive verify`)')
     .option('--max-size <bytes>', 'largest archive accepted when storage announces no length (default 100G)', parseByteSize);
 }
 
+/**
+ * Where the archive of migration `id` goes: `-o <file>` as given; `-o <existing directory>` (or a
+ * path ending in /) holds `migration-<id>.tar.gz`, as `wget -P` and `gh release download -D` do.
+ */
+export function outputPath(output: string | undefined, id: number): string {
+  const name = `migration-${id}.tar.gz`;
+  if (output === undefined) return name;
+  if (output.endsWith('/') || output.endsWith(sep)) return join(output, name);
+  try {
+    if (statSync(output).isDirectory()) return join(output, name);
+  } catch {
+    // Not there (yet): a file name. Any other problem is reported when it is written.
+  }
+  return output;
+}
+
 /** The download part of the options, and how its progress is shown. */
 export function downloadSettings(context: Context, flags: DownloadFlags) {
+  // Checked before anything starts on the service.
+  if (flags.output === '') throw new UsageError('-o/--output is empty', { hint: 'name a file or a directory, or - for stdout' });
   const toStdout = flags.output === '-';
   const bar = context.out.progress();
   let verifyBar: ReturnType<typeof context.out.progress> | undefined;
+  let path: string | undefined;
+  let told = false;
   const settings = {
-    target: (id: number): CoreDownloadOptions['target'] =>
-      toStdout
-        ? { stream: context.io.stdout as NodeJS.WritableStream }
-        : { path: flags.output ?? `migration-${id}.tar.gz`, force: Boolean(flags.force) },
+    target: (id: number): CoreDownloadOptions['target'] => {
+      if (toStdout) return { stream: context.io.stdout as NodeJS.WritableStream };
+      path = outputPath(flags.output, id);
+      return { path, force: Boolean(flags.force) };
+    },
     checksum: flags.checksum !== false,
     ...(flags.maxSize === undefined ? {} : { maxSize: flags.maxSize }),
     verify:
@@ -57,7 +82,13 @@ export function downloadSettings(context: Context, flags: DownloadFlags) {
               verifyBar.update({ received, total, resumedFrom: 0 });
             },
           },
-    onProgress: (progress: DownloadProgress) => bar.update(progress),
+    onProgress: (progress: DownloadProgress) => {
+      if (!told && progress.resumedFrom > 0) {
+        context.out.info(`resuming ${path ?? 'the download'} from ${formatBytes(progress.resumedFrom)} (${progress.resumedFrom} bytes) already in ${path}.part`);
+      }
+      told = true;
+      bar.update(progress);
+    },
     onNotice: (message: string) => context.out.warn(message),
   };
   const bars = { done: () => (verifyBar ?? bar).done() };

@@ -20,6 +20,14 @@ export function parseNonNegativeInt(value: string): number {
   return Number(value);
 }
 
+/** A TCP port: 0 (any free port) to 65535. */
+export function parsePort(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > 65535) {
+    throw new InvalidArgumentError(`a port is a whole number from 0 to 65535 (0 picks a free one), not "${value}"`);
+  }
+  return Number(value);
+}
+
 /** `--interval` in seconds, fractions allowed (tests and impatient users). */
 export function parseSeconds(value: string): number {
   if (!/^\d+(\.\d+)?$/.test(value) || Number(value) <= 0) {

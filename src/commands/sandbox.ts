@@ -2,10 +2,11 @@ import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
+import { fromSystemError, isSystemError } from '../system-errors.js';
 import type { Runner } from '../program.js';
 import type { SandboxOptions } from '../sandbox/server.js';
 import { sandboxBanner } from '../ui/sandbox.js';
-import { parseNonNegativeInt, parseNonNegativeNumber, parsePositiveInt } from './options.js';
+import { parseNonNegativeInt, parseNonNegativeNumber, parsePort, parsePositiveInt } from './options.js';
 
 export interface SandboxCommandOptions {
   port?: number;
@@ -33,10 +34,18 @@ export async function sandbox(context: Context, options: SandboxCommandOptions):
   if (options.rateLimit) sandboxOptions.rateLimit = { limit: options.rateLimit, windowSeconds: 3600 };
   if (options.seed) {
     let raw: unknown;
+    let text: string;
     try {
-      raw = JSON.parse(await readFile(options.seed, 'utf8'));
+      text = await readFile(options.seed, 'utf8');
     } catch (error) {
-      throw new UsageError(`cannot read the seed file ${options.seed}: ${(error as Error).message}`);
+      throw fromSystemError(error, { action: 'read', path: options.seed, role: '--seed' });
+    }
+    try {
+      raw = JSON.parse(text);
+    } catch (error) {
+      throw new UsageError(`the seed file ${options.seed} is not JSON: ${(error as Error).message}`, {
+        hint: 'see docs/sandbox.md for the seed format',
+      });
     }
     try {
       sandboxOptions.seed = validateSeed(raw, options.seed);
@@ -44,7 +53,13 @@ export async function sandbox(context: Context, options: SandboxCommandOptions):
       throw new UsageError((error as Error).message, { hint: 'see docs/sandbox.md for the seed format' });
     }
   }
-  const running = await startSandbox(sandboxOptions);
+  let running: Awaited<ReturnType<typeof startSandbox>>;
+  try {
+    running = await startSandbox(sandboxOptions);
+  } catch (error) {
+    const flag = isSystemError(error) && error.port !== undefined && error.port === options.storagePort ? '--storage-port' : '--port';
+    throw fromSystemError(error, { flag });
+  }
   context.defer(() => running.close());
   context.out.line(
     {
@@ -73,8 +88,8 @@ export function register(program: Command, run: Runner): void {
   program
     .command('sandbox')
     .description('run a local emulator of the service (migrations, archive storage) until Ctrl-C')
-    .option('--port <n>', 'API port on 127.0.0.1 (default: any free port)', parseNonNegativeInt)
-    .option('--storage-port <n>', 'archive storage port on localhost (default: any free port)', parseNonNegativeInt)
+    .option('--port <n>', 'API port on 127.0.0.1 (default: any free port)', parsePort)
+    .option('--storage-port <n>', 'archive storage port on localhost (default: any free port)', parsePort)
     .option('--seed <file>', 'organizations, repositories, users and tokens as JSON (docs/sandbox.md)')
     .option('--export-seconds <s>', 'seconds from start to exported (default 10)', parseNonNegativeNumber)
     .option(

@@ -1,6 +1,6 @@
 import { type EventEmitter, once } from 'node:events';
 import { writeSync } from 'node:fs';
-import { type FileHandle, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { type FileHandle, rename, rm, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
@@ -10,8 +10,10 @@ import { getArchiveUrl, getMigration } from '../api/migrations.js';
 import { ARCHIVE_RETENTION_MS, type Migration } from '../api/types.js';
 import type { Clock } from '../clock.js';
 import { ArchiveVerificationError, verifyArchive } from './archive/verify.js';
+import { openOwnFile, readOwnFile, replaceFile } from './exclusive-files.js';
 import { type BackgroundHash, startBackgroundHash } from './hasher.js';
 import { collectorEvery } from '../runtime.js';
+import { fileError } from '../system-errors.js';
 import { CliError, ExitCode, InterruptedError, MigrationFailedError, UnavailableError, UsageError } from '../errors.js';
 
 const WARN_BEFORE_DELETION_MS = 24 * 3_600_000;
@@ -52,6 +54,8 @@ export interface DownloadResult {
   resumes: number;
   /** The archive passed `archive verify` before it took its final name. */
   verified: boolean;
+  /** The check included every git object (git was on PATH, or the archive holds no git data). */
+  gitObjectsChecked: boolean;
   /** `<archive>.sha256` (sha256sum format), written beside the archive with the checksum on. */
   sha256File?: string;
 }
@@ -313,6 +317,7 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
     // The digest first: the worker reads the part file, which finishing renames.
     const sha256 = await hash?.digest();
     let verified = false;
+    let gitObjectsChecked = false;
     if (options.verify && sink instanceof FileSink) {
       const settings = typeof options.verify === 'object' ? options.verify : {};
       const report = await verifyArchive(sink.partPath, {
@@ -328,6 +333,7 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
       }
       for (const note of report.notes) options.onNotice?.(note);
       verified = true;
+      gitObjectsChecked = report.git_check === 'passed' || report.git_check === 'no git data';
     }
     const path = await sink.finish();
     const sha256File = sha256 && sink instanceof FileSink ? await writeSha256File(path, sha256) : undefined;
@@ -338,6 +344,7 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
       ...(sha256 ? { sha256 } : {}),
       resumes,
       verified,
+      gitObjectsChecked,
       ...(sha256File ? { sha256File } : {}),
     };
   } catch (error) {
@@ -350,12 +357,9 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
 /** `<archive>.sha256` in sha256sum format (`sha256sum -c` checks it), written whole or not at all. */
 async function writeSha256File(path: string, sha256: string): Promise<string> {
   const target = `${path}.sha256`;
-  const temporary = `${target}.tmp`;
   try {
-    await writeFile(temporary, `${sha256}  ${basename(path)}\n`, { mode: 0o644 });
-    await rename(temporary, target);
+    await replaceFile(target, `${sha256}  ${basename(path)}\n`);
   } catch (error) {
-    await rm(temporary, { force: true });
     throw writeError(target, error as NodeJS.ErrnoException);
   }
   return target;
@@ -483,7 +487,8 @@ class FileSink implements Sink {
     const meta = await readMeta(this.metaPath);
     const part = await stat(this.partPath).catch(() => undefined);
     const usable =
-      meta?.guid === this.migration.guid &&
+      meta !== undefined &&
+      meta.guid === this.migration.guid &&
       typeof meta.validator === 'string' &&
       typeof meta.total === 'number' &&
       part !== undefined &&
@@ -495,7 +500,7 @@ class FileSink implements Sink {
       this.meta = undefined;
       this.offset = 0;
     }
-    this.handle = await writable(this.partPath, this.offset > 0 ? 'r+' : 'w');
+    this.handle = await writable(this.partPath, this.offset > 0 ? 'resume' : 'fresh');
     this.flushedTo = this.offset;
     hash?.follow(this.partPath);
     if (this.offset > 0) hash?.advance(this.offset);
@@ -512,7 +517,11 @@ class FileSink implements Sink {
 
   async saveMeta(update: Pick<PartMeta, 'validator' | 'total'>): Promise<void> {
     this.meta = { migrationId: this.migration.id, guid: this.migration.guid, ...update };
-    await writeFile(this.metaPath, JSON.stringify(this.meta));
+    try {
+      await replaceFile(this.metaPath, JSON.stringify(this.meta));
+    } catch (error) {
+      throw writeError(this.metaPath, error as NodeJS.ErrnoException);
+    }
   }
 
   /**
@@ -626,32 +635,23 @@ class StreamSink implements Sink {
   async abandon(): Promise<void> {}
 }
 
-async function writable(path: string, flags: 'w' | 'r+'): Promise<FileHandle> {
+async function writable(path: string, mode: 'fresh' | 'resume'): Promise<FileHandle> {
   try {
-    return await open(path, flags, 0o644);
+    return await openOwnFile(path, mode);
   } catch (error) {
+    if (error instanceof CliError) throw error;
     throw writeError(path, error as NodeJS.ErrnoException);
   }
 }
 
 function writeError(path: string, error: NodeJS.ErrnoException): CliError {
-  const reason =
-    error.code === 'ENOSPC'
-      ? 'the disk is full'
-      : error.code === 'EACCES' || error.code === 'EPERM'
-        ? 'permission denied'
-        : error.code === 'ENOENT'
-          ? 'the directory does not exist'
-          : error.message;
-  return new CliError(`cannot write ${path}: ${reason}`, ExitCode.Unexpected, {
-    hint: 'free some space or choose another --output; what was downloaded so far is kept for resuming',
-    cause: error,
-  });
+  return fileError(error, { action: 'write', path, after: 'what was downloaded so far is kept for resuming' });
 }
 
 async function readMeta(path: string): Promise<PartMeta | undefined> {
+  const text = await readOwnFile(path);
   try {
-    return JSON.parse(await readFile(path, 'utf8')) as PartMeta;
+    return text === undefined ? undefined : (JSON.parse(text) as PartMeta);
   } catch {
     return undefined;
   }

@@ -62,6 +62,7 @@ export async function runExport(client: ApiClient, options: ExportOptions): Prom
   done.push(`started migration ${id}`);
   options.onStep?.('start', `started migration ${id} (${migration.state})`);
 
+  let failed = false;
   try {
     const waited = await waitForMigrations(client, {
       org,
@@ -73,15 +74,31 @@ export async function runExport(client: ApiClient, options: ExportOptions): Prom
       onEvent: options.onWaitEvent,
       onNotice: options.onNotice,
     });
-    if (waited.failed.length > 0) {
-      throw new MigrationFailedError(`migration ${id} failed on the service`);
-    }
+    failed = waited.failed.length > 0;
     migration = waited.migrations[0] ?? migration;
   } catch (error) {
     const unlockHint = options.body.lock_repositories
       ? `; unlock the repositories with \`svc-migrate unlock ${id} --all\``
       : '';
     return fail(error, `keep waiting with \`svc-migrate status ${id} --wait\`${unlockHint}`);
+  }
+  if (failed) {
+    // Nothing will ever be downloaded: with --unlock, give the repositories back now.
+    let next = 'start a new export; the service says no more about why it failed';
+    if (options.body.lock_repositories && options.unlock) {
+      const outcomes = await unlockRepositories(client, org, id, repositoryNames(migration, options.body));
+      const stuck = outcomes.filter((o) => !o.ok).map((o) => o.repository);
+      if (stuck.length === 0) {
+        done.push(`unlocked ${outcomes.length} repositories`);
+        options.onStep?.('unlock', `unlocked ${outcomes.map((o) => o.repository).join(', ')}`);
+        next = `the repositories are unlocked; ${next}`;
+      } else {
+        next = `unlock the rest with \`svc-migrate unlock ${id} ${stuck.join(' ')}\`, then ${next}`;
+      }
+    } else if (options.body.lock_repositories) {
+      next = `unlock the repositories with \`svc-migrate unlock ${id} --all\`, then ${next}`;
+    }
+    return fail(new MigrationFailedError(`migration ${id} failed on the service; it has no archive`), next);
   }
   done.push(`migration ${id} exported`);
   options.onStep?.('wait', `migration ${id} exported`);
@@ -113,9 +130,7 @@ export async function runExport(client: ApiClient, options: ExportOptions): Prom
 
   let unlocked: UnlockOutcome[] = [];
   if (options.unlock) {
-    const names = (migration.repositories ?? []).map((repo) => repo.name);
-    const fromStart = options.body.repositories.map((name) => name.slice(name.indexOf('/') + 1));
-    unlocked = await unlockRepositories(client, org, id, names.length > 0 ? names : fromStart);
+    unlocked = await unlockRepositories(client, org, id, repositoryNames(migration, options.body));
     const failed = unlocked.filter((o) => !o.ok);
     if (failed.length > 0) {
       return fail(
@@ -132,6 +147,15 @@ export async function runExport(client: ApiClient, options: ExportOptions): Prom
 
   let archiveDeleted = false;
   if (options.deleteArchive) {
+    // The service's copy may be the only other one: it goes only once every git object was checked.
+    if (!download.gitObjectsChecked) {
+      return fail(
+        new VerificationError(
+          `the git objects of ${download.path} were not checked (git is not on PATH), so the service's copy of migration ${id} was kept`,
+        ),
+        `install git, run \`svc-migrate archive verify ${download.path}\`, then \`svc-migrate delete-archive ${id} --yes\``,
+      );
+    }
     try {
       await deleteArchive(client, org, id);
     } catch (error) {
@@ -141,6 +165,12 @@ export async function runExport(client: ApiClient, options: ExportOptions): Prom
     options.onStep?.('delete-archive', `deleted the archive of migration ${id} from the service`);
   }
   return { migration, download, unlocked, archiveDeleted };
+}
+
+/** The names to unlock: the migration's own list, or what the export was started with. */
+function repositoryNames(migration: Migration, body: StartMigrationBody): string[] {
+  const names = (migration.repositories ?? []).map((repo) => repo.name);
+  return names.length > 0 ? names : body.repositories.map((name) => name.slice(name.indexOf('/') + 1));
 }
 
 function outputFlag(target: DownloadOptions['target']): string {
