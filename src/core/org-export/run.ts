@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { access, writeFile } from 'node:fs/promises';
+import { access, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { ApiClient } from '../../api/client.js';
@@ -18,6 +18,7 @@ import {
   ValidationError,
 } from '../../errors.js';
 import { verifyArchive } from '../archive/verify.js';
+import { replaceFile } from '../exclusive-files.js';
 import { type DownloadProgress, downloadArchive } from '../download.js';
 import { unlockRepositories } from '../unlock.js';
 import {
@@ -275,12 +276,27 @@ export async function runOrgExport(client: ApiClient, options: OrgExportOptions)
 
   const downloadBatch = async (batch: BatchRecord, id: number): Promise<void> => {
     const path = join(dir, `migration-${id}.tar.gz`);
+    // A run stopped after the last byte arrived: the whole archive is in the .part, fetching it
+    // again would redo a finished download. It is checked, then renamed into place.
+    if (await completePart(path, id)) {
+      const report = await verifyArchive(`${path}.part`, { signal: options.signal });
+      if (report.ok) {
+        const part = await open(`${path}.part`, 'r');
+        try {
+          await part.sync();
+        } finally {
+          await part.close();
+        }
+        await rename(`${path}.part`, path);
+        await rm(`${path}.part.json`, { force: true });
+      }
+    }
     if (await exists(path)) {
       // Renamed into place by a run that stopped before writing down that it had.
       const report = await verifyArchive(path, { signal: options.signal });
       if (report.ok || !options.verify) {
         const sha256 = await sha256File(path);
-        await writeFile(`${path}.sha256`, `${sha256}  ${basename(path)}\n`, { mode: 0o644 });
+        await replaceFile(`${path}.sha256`, `${sha256}  ${basename(path)}\n`);
         batch.archive = { path, bytes: report.bytes, sha256, verified: report.ok };
         return;
       }
@@ -417,6 +433,17 @@ function worse(a: number, b: number): number {
             ? 10
             : code;
   return rank(b) > rank(a) ? b : a;
+}
+
+/** Whether `<path>.part` holds every byte its side file says storage announced for migration `id`. */
+async function completePart(path: string, id: number): Promise<boolean> {
+  try {
+    const meta = JSON.parse(await readFile(`${path}.part.json`, 'utf8')) as { migrationId?: number; total?: number };
+    const part = await stat(`${path}.part`);
+    return meta.migrationId === id && typeof meta.total === 'number' && part.isFile() && part.size === meta.total;
+  } catch {
+    return false;
+  }
 }
 
 async function exists(path: string): Promise<boolean> {
