@@ -110,13 +110,16 @@ _svc_migrate() {
           --max-size) COMPREPLY=(); return ;;
           --interval) COMPREPLY=(); return ;;
           --timeout) COMPREPLY=(); return ;;
+          --output-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+          --batch-size) COMPREPLY=(); return ;;
+          --parallel) COMPREPLY=(); return ;;
           --org) COMPREPLY=(); return ;;
           --base-url) COMPREPLY=(); return ;;
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--repos-file --lock --exclude-metadata --exclude-git-data --exclude-attachments --exclude-releases --exclude-owner-projects --org-metadata-only --exclude -o --output --force --no-checksum --no-verify --max-size --unlock --delete-archive -y --yes --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '--repos-file --lock --exclude-metadata --exclude-git-data --exclude-attachments --exclude-releases --exclude-owner-projects --org-metadata-only --exclude -o --output --force --no-checksum --no-verify --max-size --unlock --delete-archive -y --yes --interval --timeout --output-dir --batch-size --parallel --restart -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'archive')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -326,6 +329,8 @@ _svc_migrate() {
           --storage-port) COMPREPLY=(); return ;;
           --seed) COMPREPLY=($(compgen -f -- "$cur")); return ;;
           --export-seconds) COMPREPLY=(); return ;;
+          --export-seconds-per-repo) COMPREPLY=(); return ;;
+          --repositories) COMPREPLY=(); return ;;
           --archive-size) COMPREPLY=(); return ;;
           --rate-limit) COMPREPLY=(); return ;;
           --org) COMPREPLY=(); return ;;
@@ -334,7 +339,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--port --storage-port --seed --export-seconds --archive-size --rate-limit -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '--port --storage-port --seed --export-seconds --export-seconds-per-repo --repositories --archive-size --rate-limit -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
   esac
 }
 complete -o default -F _svc_migrate svc-migrate
