@@ -20,7 +20,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W 'start status list repos download delete-archive unlock export webhook auth config completion sandbox -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W 'start status list repos download delete-archive unlock export webhook auth config completion sandbox -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'start')
       case "$prev" in
           --repos-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -33,7 +33,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--repos-file --lock --exclude-metadata --exclude-git-data --exclude-attachments --exclude-releases --exclude-owner-projects --org-metadata-only --exclude --wait --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '--repos-file --lock --exclude-metadata --exclude-git-data --exclude-attachments --exclude-releases --exclude-owner-projects --org-metadata-only --exclude --wait --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'status')
       case "$prev" in
           --exclude) COMPREPLY=($(compgen -W 'repositories' -- "$cur")); return ;;
@@ -45,7 +45,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--wait --all-pending --exclude --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '--wait --all-pending --exclude --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'list')
       case "$prev" in
           --per-page) COMPREPLY=(); return ;;
@@ -58,7 +58,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--per-page --page --all --state --exclude -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '--per-page --page --all --state --exclude -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'repos')
       case "$prev" in
           --per-page) COMPREPLY=(); return ;;
@@ -69,7 +69,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--per-page --page --all -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '--per-page --page --all -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'download')
       case "$prev" in
           -o|--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -81,7 +81,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '-o --output --force --no-checksum --wait --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '-o --output --force --no-checksum --wait --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'delete-archive')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -90,7 +90,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '-y --yes -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '-y --yes -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'unlock')
       case "$prev" in
           --repo) COMPREPLY=(); return ;;
@@ -100,7 +100,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--all --repo -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '--all --repo -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'export')
       case "$prev" in
           --repos-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -114,7 +114,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--repos-file --lock --exclude-metadata --exclude-git-data --exclude-attachments --exclude-releases --exclude-owner-projects --org-metadata-only --exclude -o --output --force --no-checksum --unlock --delete-archive -y --yes --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '--repos-file --lock --exclude-metadata --exclude-git-data --exclude-attachments --exclude-releases --exclude-owner-projects --org-metadata-only --exclude -o --output --force --no-checksum --unlock --delete-archive -y --yes --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'webhook')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -123,7 +123,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W 'listen send replay verify events -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W 'listen send replay verify events -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'webhook listen')
       case "$prev" in
           --port) COMPREPLY=(); return ;;
@@ -141,7 +141,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--port --host --path --secret --events --forward-to --forward-timeout --save --max-deliveries --no-dedupe -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '--port --host --path --secret --events --forward-to --forward-timeout --save --max-deliveries --no-dedupe -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'webhook send')
       case "$prev" in
           --url) COMPREPLY=(); return ;;
@@ -157,7 +157,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--url --event --action --payload --secret --content-type --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '--url --event --action --payload --secret --content-type --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'webhook replay')
       case "$prev" in
           --url) COMPREPLY=(); return ;;
@@ -168,7 +168,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--url --resign --secret -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '--url --resign --secret -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'webhook verify')
       case "$prev" in
           --signature) COMPREPLY=(); return ;;
@@ -179,7 +179,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--signature --secret -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '--signature --secret -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'webhook events')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -188,7 +188,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'auth')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -197,7 +197,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W 'login status logout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W 'login status logout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'auth login')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -206,7 +206,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--with-token -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '--with-token -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'auth status')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -215,7 +215,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'auth logout')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -224,7 +224,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'config')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -233,7 +233,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W 'get set unset list path -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W 'get set unset list path -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'config get')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -242,7 +242,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W 'org baseUrl apiVersion -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W 'org baseUrl apiVersion -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'config set')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -251,7 +251,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W 'org baseUrl apiVersion -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W 'org baseUrl apiVersion -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'config unset')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -260,7 +260,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W 'org baseUrl apiVersion -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W 'org baseUrl apiVersion -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'config list')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -269,7 +269,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'config path')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -278,7 +278,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'completion')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -287,7 +287,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W 'bash zsh fish -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W 'bash zsh fish -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'sandbox')
       case "$prev" in
           --port) COMPREPLY=(); return ;;
@@ -302,7 +302,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--port --storage-port --seed --export-seconds --archive-size --rate-limit -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '--port --storage-port --seed --export-seconds --archive-size --rate-limit -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
   esac
 }
 complete -o default -F _svc_migrate svc-migrate

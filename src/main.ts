@@ -1,5 +1,6 @@
 import { CommanderError } from 'commander';
 import { CliError, ExitCode, InterruptedError } from './errors.js';
+import type { Factory } from './context.js';
 import type { Io } from './io.js';
 import { buildProgram } from './program.js';
 import { tuneRuntime } from './runtime.js';
@@ -7,8 +8,13 @@ import { colorChoice } from './settings/resolve.js';
 import { Output } from './ui/output.js';
 
 /** Runs one invocation and returns its exit code; never exits the process itself. */
-export async function run(argv: string[], io: Io, signal: AbortSignal = new AbortController().signal): Promise<number> {
-  const program = buildProgram(io, signal);
+export async function run(
+  argv: string[],
+  io: Io,
+  signal: AbortSignal = new AbortController().signal,
+  factory?: Factory,
+): Promise<number> {
+  const program = buildProgram(io, signal, factory);
   if (argv.length === 0) {
     program.outputHelp();
     return ExitCode.Ok;

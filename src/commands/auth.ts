@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { listMigrations } from '../api/migrations.js';
-import type { Context } from '../context.js';
+import type { Context, Runner } from '../context.js';
 import { AuthError, CliError, ExitCode, UsageError } from '../errors.js';
-import type { Runner } from '../program.js';
 import { examples } from './options.js';
 import { configDirectory, openSettingsStore } from '../settings/store.js';
 
@@ -28,9 +27,8 @@ async function readToken(context: Context, withToken: boolean | undefined): Prom
 async function checkToken(context: Context, token: string): Promise<string | undefined> {
   const { baseUrl, org } = context.settings;
   if (!baseUrl.value || !org.value) return undefined;
-  const { ApiClient } = await import('../api/client.js');
   const { USER_AGENT } = await import('../version.js');
-  const client = new ApiClient({
+  const client = await context.factory.apiClient({
     baseUrl: baseUrl.value,
     token,
     apiVersion: context.settings.apiVersion.value,
@@ -38,6 +36,7 @@ async function checkToken(context: Context, token: string): Promise<string | und
     insecure: context.settings.insecure,
     retry: { tries: 2 },
     signal: context.signal,
+    clock: context.clock,
   });
   try {
     await listMigrations(client, org.value, { perPage: 1, excludeRepositories: true });

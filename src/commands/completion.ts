@@ -1,5 +1,5 @@
 import { Argument, type Command } from 'commander';
-import type { Runner } from '../program.js';
+import type { Runner } from '../context.js';
 
 // Completion scripts are generated from the commander program itself, so they never drift from it;
 // completions/ holds the same output, checked by a test.

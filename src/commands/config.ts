@@ -1,7 +1,6 @@
 import { type Command, Argument } from 'commander';
-import type { Context } from '../context.js';
+import type { Context, Runner } from '../context.js';
 import { UsageError } from '../errors.js';
-import type { Runner } from '../program.js';
 import { examples } from './options.js';
 import { CONFIG_KEYS, type ConfigKey, configDirectory, openSettingsStore, readStoredSettings } from '../settings/store.js';
 

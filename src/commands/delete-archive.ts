@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { deleteArchive } from '../api/migrations.js';
-import type { Context } from '../context.js';
+import type { Context, Runner } from '../context.js';
 import { UsageError } from '../errors.js';
-import type { Runner } from '../program.js';
 import { parseMigrationId } from './options.js';
 
 export interface DeleteArchiveOptions {

@@ -1,11 +1,10 @@
 import type { Command } from 'commander';
-import type { Context } from '../context.js';
+import type { Context, Runner } from '../context.js';
 import {
   type DownloadOptions as CoreDownloadOptions,
   type DownloadProgress,
   downloadArchive,
 } from '../core/download.js';
-import type { Runner } from '../program.js';
 import { type DownloadSummary, downloadMessage } from '../ui/tables.js';
 import { parseMigrationId } from './options.js';
 import { addWaitOptions, type WaitFlags } from './shared.js';

@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
-import type { Context } from '../context.js';
+import type { Context, Runner } from '../context.js';
 import { type ExportReport, runExport } from '../core/export.js';
 import { UsageError } from '../errors.js';
-import type { Runner } from '../program.js';
 import { downloadMessage } from '../ui/tables.js';
 import { createWaitReporter } from '../ui/wait.js';
 import { confirmDeletion } from './delete-archive.js';

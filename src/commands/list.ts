@@ -1,8 +1,7 @@
 import { type Command, Option } from 'commander';
 import { listAllMigrations, listMigrations } from '../api/migrations.js';
 import { MIGRATION_STATES, type Migration, type MigrationState } from '../api/types.js';
-import type { Context } from '../context.js';
-import type { Runner } from '../program.js';
+import type { Context, Runner } from '../context.js';
 import { migrationsTable } from '../ui/tables.js';
 import { parsePositiveInt } from './options.js';
 

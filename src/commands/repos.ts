@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { listAllMigrationRepositories, listMigrationRepositories } from '../api/migrations.js';
 import type { Repository } from '../api/types.js';
-import type { Context } from '../context.js';
-import type { Runner } from '../program.js';
+import type { Context, Runner } from '../context.js';
 import { repositoriesTable } from '../ui/tables.js';
 import { parseMigrationId, parsePositiveInt } from './options.js';
 

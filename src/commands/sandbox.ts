@@ -1,8 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import type { Context } from '../context.js';
+import type { Context, Runner } from '../context.js';
 import { UsageError } from '../errors.js';
-import type { Runner } from '../program.js';
 import type { SandboxOptions } from '../sandbox/server.js';
 import { sandboxBanner } from '../ui/sandbox.js';
 import { parseNonNegativeInt, parseNonNegativeNumber, parsePositiveInt } from './options.js';

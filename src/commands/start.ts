@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { startMigration } from '../api/migrations.js';
 import type { Migration } from '../api/types.js';
-import type { Context } from '../context.js';
-import type { Runner } from '../program.js';
+import type { Context, Runner } from '../context.js';
 import { migrationSummary, startedMessage } from '../ui/tables.js';
 import {
   addStartOptions,

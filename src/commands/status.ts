@@ -1,10 +1,9 @@
 import { type Command, Option } from 'commander';
 import { getMigration, listAllMigrations } from '../api/migrations.js';
 import type { Migration } from '../api/types.js';
-import type { Context } from '../context.js';
+import type { Context, Runner } from '../context.js';
 import { waitForMigrations } from '../core/wait.js';
 import { MigrationFailedError, UsageError } from '../errors.js';
-import type { Runner } from '../program.js';
 import { migrationSummary } from '../ui/tables.js';
 import { createWaitReporter } from '../ui/wait.js';
 import { parseMigrationId } from './options.js';

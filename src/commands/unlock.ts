@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Context } from '../context.js';
+import type { Context, Runner } from '../context.js';
 import {
   findLockingMigration,
   migrationRepositoryNames,
@@ -7,7 +7,6 @@ import {
   unlockRepositories,
 } from '../core/unlock.js';
 import { CliError, ExitCode, NotFoundError, UsageError } from '../errors.js';
-import type { Runner } from '../program.js';
 import { unlockMessage } from '../ui/tables.js';
 import { parseMigrationId } from './options.js';
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Migration } from '../../src/api/types.js';
-import { BIN, runCli } from '../helpers/run-cli.js';
+import { BIN, runCli, spawnCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
 
 // Faults on the migration side, injected by the sandbox; every test is bounded and loopback only.
@@ -79,13 +79,14 @@ describe('download under faults', () => {
   });
 
   // A write-back error is reported to a file descriptor once: the background flush must not swallow it.
+  // Spawned: LD_PRELOAD acts when a process starts.
   it.skipIf(!hasCompiler)('fails when writing back to disk fails mid-way, with nothing under the final name', async () => {
     const { env, id } = await exportedArchive(40 * 1024 * 1024);
     const dir = tempDir();
     writeFileSync(join(dir, 'eio.c'), '#include <errno.h>\nint fdatasync(int fd) { (void)fd; errno = EIO; return -1; }\n');
     execFileSync('cc', ['-shared', '-fPIC', '-o', join(dir, 'eio.so'), join(dir, 'eio.c')]);
     const output = join(dir, 'a.tar.gz');
-    const result = await runCli(['download', String(id), '-o', output], { env: { ...env, LD_PRELOAD: join(dir, 'eio.so') } });
+    const result = await spawnCli(['download', String(id), '-o', output], { env: { ...env, LD_PRELOAD: join(dir, 'eio.so') } });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/cannot write .*a\.tar\.gz\.part: EIO/);
     expect(existsSync(output)).toBe(false);

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import type { Context } from '../../context.js';
-import type { Runner } from '../../program.js';
+import type { Context, Runner } from '../../context.js';
 import { eventsTable } from '../../ui/webhook.js';
 import { CATALOGUE, type EventSpec } from '../../webhook/catalogue.js';
 

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
-import type { Context } from '../../context.js';
+import type { Context, Runner } from '../../context.js';
 import { UsageError } from '../../errors.js';
-import type { Runner } from '../../program.js';
 import { deliveryLine, deliveryRecord, rejectionLine } from '../../ui/webhook.js';
 import { parseEventFilter } from '../../webhook/catalogue.js';
 import { type ReceivedDelivery, startReceiver } from '../../webhook/receiver.js';

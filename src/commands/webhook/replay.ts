@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
-import type { Context } from '../../context.js';
+import type { Context, Runner } from '../../context.js';
 import { CliError, ExitCode, UnavailableError, UsageError } from '../../errors.js';
-import type { Runner } from '../../program.js';
 import { signatureHeaders } from '../../webhook/signature.js';
 import { loadDeliveries } from '../../webhook/store.js';
 

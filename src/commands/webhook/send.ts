@@ -1,8 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
-import type { Context } from '../../context.js';
+import type { Context, Runner } from '../../context.js';
 import { CliError, ExitCode, UnavailableError, UsageError } from '../../errors.js';
-import type { Runner } from '../../program.js';
 import { eventSpec } from '../../webhook/catalogue.js';
 import { buildDelivery, type ContentKind, MAX_PAYLOAD_BYTES } from '../../webhook/delivery.js';
 import { samplePayload } from '../../webhook/samples.js';

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
-import type { Context } from '../../context.js';
+import type { Context, Runner } from '../../context.js';
 import { CliError, ExitCode, UsageError } from '../../errors.js';
-import type { Runner } from '../../program.js';
 import { verifySignature } from '../../webhook/signature.js';
 
 export interface VerifyOptions {
