@@ -34,11 +34,11 @@ export interface RateLimitWait {
 
 export interface ClientHooks {
   /** One line per request and response, already redacted (`--debug`). */
-  onTrace?(line: string): void;
+  onTrace?: (line: string) => void;
   /** Announced before every rate-limit wait. */
-  onRateLimitWait?(wait: RateLimitWait): void;
+  onRateLimitWait?: (wait: RateLimitWait) => void;
   /** Announced before every retry of a failed request. */
-  onRetry?(info: { attempt: number; delayMs: number; reason: string; method: HttpMethod; url: string }): void;
+  onRetry?: (info: { attempt: number; delayMs: number; reason: string; method: HttpMethod; url: string }) => void;
 }
 
 export interface ProxySettings {
@@ -211,7 +211,7 @@ export class ApiClient {
       }
 
       const { statusCode: status } = response;
-      const responseHeaders = response.headers as Headers;
+      const responseHeaders = response.headers;
       this.trace(
         `← ${status} ${method} ${printable} (${this.clock.now() - started} ms)`,
         pickTraceHeaders(responseHeaders),
@@ -299,7 +299,7 @@ export class ApiClient {
       const options = { method: 'GET' as const, headers: sent, dispatcher: this.dispatcher, signal: this.options.signal, ...this.requestTimeouts() };
       stream(url, options, ({ statusCode, headers: raw }) => {
         answered = true;
-        const responseHeaders = raw as Headers;
+        const responseHeaders = raw;
         this.trace(`← ${statusCode} GET ${printable}`, {
           'content-length': header(responseHeaders, 'content-length'),
           'content-range': header(responseHeaders, 'content-range'),
@@ -365,7 +365,7 @@ export class ApiClient {
     if (this.options.signal?.aborted) throw new InterruptedError();
   }
 
-  private trace(line: string, headers?: Record<string, unknown>): void {
+  private trace(line: string, headers?: Record<string, string | number | string[] | undefined>): void {
     const onTrace = this.options.hooks?.onTrace;
     if (!onTrace) return;
     const parts = [line];
@@ -559,7 +559,7 @@ function pickTraceHeaders(headers: Headers): Record<string, string | undefined> 
 async function readJson<T>(response: Dispatcher.ResponseData): Promise<T> {
   const text = await response.body.text();
   if (text.length === 0) return undefined as T;
-  const type = header(response.headers as Headers, 'content-type') ?? '';
+  const type = header(response.headers, 'content-type') ?? '';
   if (!/json/i.test(type)) return text as T;
   try {
     return JSON.parse(text) as T;
@@ -572,7 +572,7 @@ async function readErrorBody(response: Dispatcher.ResponseData): Promise<Service
   const text = await response.body.text().catch(() => '');
   try {
     const parsed = JSON.parse(text) as unknown;
-    return typeof parsed === 'object' && parsed !== null ? (parsed as ServiceErrorBody) : {};
+    return typeof parsed === 'object' && parsed !== null ? (parsed) : {};
   } catch {
     return text ? { message: text.slice(0, 200) } : {};
   }

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { listMigrations } from '../api/migrations.js';
 import type { Context, Runner } from '../context.js';
 import { AuthError, CliError, ExitCode, UsageError } from '../errors.js';
-import { examples } from './options.js';
+import { examples } from './common/options.js';
 import { configDirectory, openSettingsStore } from '../settings/store.js';
 
 export interface LoginOptions {

@@ -33,7 +33,7 @@ function collect(command: Command, path: string[] = [], inherited: Node['options
     description: command.description(),
     subcommands: children.map((child) => child.name()),
     options,
-    argumentValues: (command.registeredArguments[0] as Argument | undefined)?.argChoices ?? [],
+    argumentValues: (command.registeredArguments[0])?.argChoices ?? [],
   };
   // Global options of the program apply to every subcommand.
   const passDown = path.length === 0 ? own : inherited;

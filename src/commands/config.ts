@@ -1,7 +1,7 @@
 import { type Command, Argument } from 'commander';
 import type { Context, Runner } from '../context.js';
 import { UsageError } from '../errors.js';
-import { examples } from './options.js';
+import { examples } from './common/options.js';
 import { CONFIG_KEYS, type ConfigKey, configDirectory, openSettingsStore, readStoredSettings } from '../settings/store.js';
 
 const keyArgument = () => new Argument('<key>', 'org, baseUrl or apiVersion').choices(CONFIG_KEYS);

@@ -1,46 +1,14 @@
 import type { Command } from 'commander';
 import type { Context, Runner } from '../context.js';
-import {
-  type DownloadOptions as CoreDownloadOptions,
-  type DownloadProgress,
-  downloadArchive,
-} from '../core/download.js';
+import { downloadArchive } from '../core/download.js';
 import { type DownloadSummary, downloadMessage } from '../ui/tables.js';
-import { parseMigrationId } from './options.js';
-import { addWaitOptions, type WaitFlags } from './shared.js';
-import { failIfAnyFailed, waitAndReport } from './status.js';
-
-export interface DownloadFlags {
-  output?: string;
-  force?: boolean;
-  checksum?: boolean;
-}
+import { addDownloadOptions, type DownloadFlags, downloadSettings } from './common/download.js';
+import { parseMigrationId } from './common/options.js';
+import { addWaitOptions, type WaitFlags } from './common/flags.js';
+import { failIfAnyFailed, waitAndReport } from './common/wait.js';
 
 export interface DownloadCommandOptions extends DownloadFlags, WaitFlags {
   wait?: boolean;
-}
-
-export function addDownloadOptions(command: Command): Command {
-  return command
-    .option('-o, --output <file>', 'where to save the archive (default migration-<id>.tar.gz); - for stdout')
-    .option('--force', 'overwrite an existing file')
-    .option('--no-checksum', 'skip the sha256 (a little faster)');
-}
-
-/** The download part of the options, and how its progress is shown. */
-export function downloadSettings(context: Context, flags: DownloadFlags) {
-  const toStdout = flags.output === '-';
-  const bar = context.out.progress();
-  const settings = {
-    target: (id: number): CoreDownloadOptions['target'] =>
-      toStdout
-        ? { stream: context.io.stdout as NodeJS.WritableStream }
-        : { path: flags.output ?? `migration-${id}.tar.gz`, force: Boolean(flags.force) },
-    checksum: flags.checksum !== false,
-    onProgress: (progress: DownloadProgress) => bar.update(progress),
-    onNotice: (message: string) => context.out.warn(message),
-  };
-  return { settings, bar, toStdout };
 }
 
 /** Publishes a finished download: on stdout, unless stdout carried the archive itself. */

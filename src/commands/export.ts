@@ -4,8 +4,8 @@ import { type ExportReport, runExport } from '../core/export.js';
 import { UsageError } from '../errors.js';
 import { downloadMessage } from '../ui/tables.js';
 import { createWaitReporter } from '../ui/wait.js';
-import { confirmDeletion } from './delete-archive.js';
-import { addDownloadOptions, type DownloadFlags, downloadSettings } from './download.js';
+import { confirmDeletion } from './common/confirm.js';
+import { addDownloadOptions, type DownloadFlags, downloadSettings } from './common/download.js';
 import {
   addStartOptions,
   addWaitOptions,
@@ -15,7 +15,7 @@ import {
   startBody,
   type WaitFlags,
   waitSettings,
-} from './shared.js';
+} from './common/flags.js';
 
 export interface ExportOptions extends StartFlags, DownloadFlags, WaitFlags {
   unlock?: boolean;

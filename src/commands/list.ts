@@ -3,7 +3,7 @@ import { listAllMigrations, listMigrations } from '../api/migrations.js';
 import { MIGRATION_STATES, type Migration, type MigrationState } from '../api/types.js';
 import type { Context, Runner } from '../context.js';
 import { migrationsTable } from '../ui/tables.js';
-import { parsePositiveInt } from './options.js';
+import { parsePositiveInt } from './common/options.js';
 
 export interface ListOptions {
   perPage?: number;

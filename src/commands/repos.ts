@@ -3,7 +3,7 @@ import { listAllMigrationRepositories, listMigrationRepositories } from '../api/
 import type { Repository } from '../api/types.js';
 import type { Context, Runner } from '../context.js';
 import { repositoriesTable } from '../ui/tables.js';
-import { parseMigrationId, parsePositiveInt } from './options.js';
+import { parseMigrationId, parsePositiveInt } from './common/options.js';
 
 export interface ReposOptions {
   perPage?: number;

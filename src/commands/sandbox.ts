@@ -4,7 +4,7 @@ import type { Context, Runner } from '../context.js';
 import { UsageError } from '../errors.js';
 import type { SandboxOptions } from '../sandbox/server.js';
 import { sandboxBanner } from '../ui/sandbox.js';
-import { parseNonNegativeInt, parseNonNegativeNumber, parsePositiveInt } from './options.js';
+import { parseNonNegativeInt, parseNonNegativeNumber, parsePositiveInt } from './common/options.js';
 
 export interface SandboxCommandOptions {
   port?: number;

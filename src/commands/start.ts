@@ -11,8 +11,8 @@ import {
   type StartFlags,
   startBody,
   type WaitFlags,
-} from './shared.js';
-import { failIfAnyFailed, waitAndReport } from './status.js';
+} from './common/flags.js';
+import { failIfAnyFailed, waitAndReport } from './common/wait.js';
 
 export interface StartOptions extends StartFlags, WaitFlags {
   wait?: boolean;

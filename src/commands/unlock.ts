@@ -8,7 +8,7 @@ import {
 } from '../core/unlock.js';
 import { CliError, ExitCode, NotFoundError, UsageError } from '../errors.js';
 import { unlockMessage } from '../ui/tables.js';
-import { parseMigrationId } from './options.js';
+import { parseMigrationId } from './common/options.js';
 
 export interface UnlockOptions {
   all?: boolean;

@@ -30,8 +30,8 @@ export interface DownloadOptions {
   /** Mid-stream failures survived before giving up. */
   maxResumes?: number;
   clock: Clock;
-  onProgress?(progress: DownloadProgress): void;
-  onNotice?(message: string): void;
+  onProgress?: (progress: DownloadProgress) => void;
+  onNotice?: (message: string) => void;
 }
 
 export interface DownloadResult {

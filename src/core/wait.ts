@@ -26,9 +26,9 @@ export interface WaitOptions {
   random?: () => number;
   signal?: AbortSignal | undefined;
   /** Every state seen for the first time, and every finish. */
-  onEvent?(event: WaitEvent): void;
+  onEvent?: (event: WaitEvent) => void;
   /** Transient trouble and budget waits, for the user to know why nothing moves. */
-  onNotice?(message: string): void;
+  onNotice?: (message: string) => void;
 }
 
 export interface WaitResult {

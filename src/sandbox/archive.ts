@@ -8,6 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { createGzip } from 'node:zlib';
 import type { Migration, Owner, Repository } from '../api/types.js';
+import { childEnvironment } from '../settings/environment.js';
 import { TarWriter } from './tar.js';
 
 const run = promisify(execFile);
@@ -32,8 +33,7 @@ function hasGit(): boolean {
   return gitAvailable;
 }
 
-const GIT_ENV = {
-  ...process.env,
+const GIT_ENV = childEnvironment({
   GIT_CONFIG_NOSYSTEM: '1',
   GIT_CONFIG_GLOBAL: '/dev/null',
   GIT_AUTHOR_NAME: 'Sandbox',
@@ -42,7 +42,7 @@ const GIT_ENV = {
   GIT_COMMITTER_EMAIL: 'sandbox@localhost',
   GIT_AUTHOR_DATE: '2024-01-01T00:00:00Z',
   GIT_COMMITTER_DATE: '2024-01-01T00:00:00Z',
-};
+});
 
 /** A real bare repository with one commit when git is installed; a minimal synthetic layout otherwise. */
 async function bareRepository(cacheDir: string, repo: Repository): Promise<string> {

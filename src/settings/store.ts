@@ -93,7 +93,7 @@ export function readStoredSettings(dir: string, onIgnored?: (reason: string, hin
   }
   try {
     const parsed = JSON.parse(text) as unknown;
-    return typeof parsed === 'object' && parsed !== null ? (parsed as StoredSettings) : {};
+    return typeof parsed === 'object' && parsed !== null ? (parsed) : {};
   } catch {
     return {};
   }

@@ -330,7 +330,7 @@ describe('webhook send, verify, events, replay', () => {
   it('follows the delivery rules: nothing above 25 MB, no push for more than three tags', async () => {
     const { sandbox } = await testSandbox();
     const listener = await listen(['--max-deliveries', '2']);
-    sandbox.hooks.create({ url: listener.url, contentType: 'form', events: ['push', 'create'] });
+    await sandbox.hooks.create({ url: listener.url, contentType: 'form', events: ['push', 'create'] });
     expect((await sandbox.hooks.emit({ event: 'push', tags: 4 })).skipped).toMatch(/more than three tags/);
     expect((await sandbox.hooks.emit({ event: 'create', padToBytes: 26 * 1024 * 1024 })).skipped).toMatch(/over 25 MB/);
     expect((await sandbox.hooks.emit({ event: 'push', tags: 3 })).delivered).toHaveLength(1);

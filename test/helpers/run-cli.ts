@@ -40,7 +40,7 @@ export function followingClock(sandboxClock: SandboxClock): Clock {
     now: () => sandboxClock.now(),
     sleep: (ms, signal) =>
       new Promise((resolve, reject) => {
-        if (signal?.aborted) return reject(signal.reason);
+        if (signal?.aborted) return reject(signal.reason as Error);
         sandboxClock.advance(ms);
         setImmediate(resolve);
       }),

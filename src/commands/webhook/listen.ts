@@ -5,7 +5,7 @@ import { deliveryLine, deliveryRecord, rejectionLine } from '../../ui/webhook.js
 import { parseEventFilter } from '../../webhook/catalogue.js';
 import { type ReceivedDelivery, startReceiver } from '../../webhook/receiver.js';
 import { saveDelivery } from '../../webhook/store.js';
-import { parseNonNegativeInt, parsePositiveInt, parseSeconds } from '../options.js';
+import { parseNonNegativeInt, parsePositiveInt, parseSeconds } from '../common/options.js';
 
 export interface ListenOptions {
   port: number;

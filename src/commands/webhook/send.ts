@@ -5,7 +5,7 @@ import { CliError, ExitCode, UnavailableError, UsageError } from '../../errors.j
 import { eventSpec } from '../../webhook/catalogue.js';
 import { buildDelivery, type ContentKind, MAX_PAYLOAD_BYTES } from '../../webhook/delivery.js';
 import { samplePayload } from '../../webhook/samples.js';
-import { parseSeconds } from '../options.js';
+import { parseSeconds } from '../common/options.js';
 
 export interface SendOptions {
   url: string;

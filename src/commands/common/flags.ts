@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
-import type { StartMigrationBody } from '../api/types.js';
-import type { Context } from '../context.js';
-import { normalizeRepositories, parseReposFile, type RepositoryEntry } from '../core/repo-list.js';
-import { UsageError } from '../errors.js';
-import { parseDuration } from '../settings/resolve.js';
+import type { StartMigrationBody } from '../../api/types.js';
+import type { Context } from '../../context.js';
+import { normalizeRepositories, parseReposFile, type RepositoryEntry } from '../../core/repo-list.js';
+import { UsageError } from '../../errors.js';
+import { parseDuration } from '../../settings/resolve.js';
 import { parseSeconds } from './options.js';
 
 // Options and helpers that several commands share (start/export, status/download/export).
