@@ -32,7 +32,7 @@ export interface RateLimitWait {
   url: string;
 }
 
-export interface ClientHooks {
+interface ClientHooks {
   /** One line per request and response, already redacted (`--debug`). */
   onTrace?: (line: string) => void;
   /** Announced before every rate-limit wait. */
@@ -41,13 +41,13 @@ export interface ClientHooks {
   onRetry?: (info: { attempt: number; delayMs: number; reason: string; method: HttpMethod; url: string }) => void;
 }
 
-export interface ProxySettings {
+interface ProxySettings {
   httpProxy?: string;
   httpsProxy?: string;
   noProxy?: string;
 }
 
-export interface Timeouts {
+interface Timeouts {
   /** TCP/TLS connect. */
   connectMs: number;
   /** From request sent to response headers received. */

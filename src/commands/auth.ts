@@ -5,7 +5,7 @@ import { AuthError, CliError, ExitCode, UsageError } from '../errors.js';
 import { examples } from './common/options.js';
 import { configDirectory, openSettingsStore } from '../settings/store.js';
 
-export interface LoginOptions {
+interface LoginOptions {
   withToken?: boolean;
 }
 

@@ -4,12 +4,12 @@ import type { Context, Runner } from '../context.js';
 import { confirmDeletion } from './common/confirm.js';
 import { parseMigrationId } from './common/options.js';
 
-export interface DeleteArchiveOptions {
+interface DeleteArchiveOptions {
   yes?: boolean;
 }
 
 /** docs/service.md#delete-archive */
-export async function removeArchive(context: Context, id: number, options: DeleteArchiveOptions): Promise<void> {
+async function removeArchive(context: Context, id: number, options: DeleteArchiveOptions): Promise<void> {
   await confirmDeletion(
     context,
     `Delete the archive of migration ${id} from the service? It cannot be downloaded again.`,

@@ -7,7 +7,7 @@ import { parseMigrationId } from './common/options.js';
 import { addWaitOptions, type WaitFlags } from './common/flags.js';
 import { failIfAnyFailed, waitAndReport } from './common/wait.js';
 
-export interface DownloadCommandOptions extends DownloadFlags, WaitFlags {
+interface DownloadCommandOptions extends DownloadFlags, WaitFlags {
   wait?: boolean;
 }
 
@@ -18,7 +18,7 @@ function reportDownload(context: Context, summary: DownloadSummary, toStdout: bo
 }
 
 /** docs/service.md#download-archive: stream a migration's archive to disk, resumably, verified. */
-export async function download(
+async function download(
   context: Context,
   id: number,
   options: DownloadCommandOptions,

@@ -5,7 +5,7 @@ import type { Context, Runner } from '../context.js';
 import { migrationsTable } from '../ui/tables.js';
 import { parsePositiveInt } from './common/options.js';
 
-export interface ListOptions {
+interface ListOptions {
   perPage?: number;
   page?: number;
   all?: boolean;
@@ -14,7 +14,7 @@ export interface ListOptions {
 }
 
 /** docs/service.md#list-migrations: the organization's most recent migrations, one page or all of them. */
-export async function list(context: Context, options: ListOptions): Promise<Migration[]> {
+async function list(context: Context, options: ListOptions): Promise<Migration[]> {
   const client = await context.api();
   const org = context.org();
   const query = {

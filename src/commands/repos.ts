@@ -5,14 +5,14 @@ import type { Context, Runner } from '../context.js';
 import { repositoriesTable } from '../ui/tables.js';
 import { parseMigrationId, parsePositiveInt } from './common/options.js';
 
-export interface ReposOptions {
+interface ReposOptions {
   perPage?: number;
   page?: number;
   all?: boolean;
 }
 
 /** docs/service.md#migration-repositories */
-export async function repos(context: Context, id: number, options: ReposOptions): Promise<Repository[]> {
+async function repos(context: Context, id: number, options: ReposOptions): Promise<Repository[]> {
   const client = await context.api();
   const org = context.org();
   const notice = (message: string) => context.out.warn(message);

@@ -6,7 +6,7 @@ import type { SandboxOptions } from '../sandbox/server.js';
 import { sandboxBanner } from '../ui/sandbox.js';
 import { parseNonNegativeInt, parseNonNegativeNumber, parsePositiveInt } from './common/options.js';
 
-export interface SandboxCommandOptions {
+interface SandboxCommandOptions {
   port?: number;
   storagePort?: number;
   seed?: string;
@@ -16,7 +16,7 @@ export interface SandboxCommandOptions {
 }
 
 /** Runs the emulator in the foreground until Ctrl-C. */
-export async function sandbox(context: Context, options: SandboxCommandOptions): Promise<void> {
+async function sandbox(context: Context, options: SandboxCommandOptions): Promise<void> {
   const { startSandbox } = await import('../sandbox/server.js');
   const { validateSeed } = await import('../sandbox/seed.js');
   const sandboxOptions: SandboxOptions = {

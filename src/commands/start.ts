@@ -14,12 +14,12 @@ import {
 } from './common/flags.js';
 import { failIfAnyFailed, waitAndReport } from './common/wait.js';
 
-export interface StartOptions extends StartFlags, WaitFlags {
+interface StartOptions extends StartFlags, WaitFlags {
   wait?: boolean;
 }
 
 /** docs/service.md#start-migration: start an export; with --wait, also wait for it. */
-export async function start(context: Context, args: string[], options: StartOptions): Promise<Migration> {
+async function start(context: Context, args: string[], options: StartOptions): Promise<Migration> {
   const { repositories, asked } = await collectRepositories(context, args, options);
   const body = await refineInteractively(context, startBody(repositories, options), asked);
   const client = await context.api();

@@ -8,14 +8,14 @@ import { parseMigrationId } from './common/options.js';
 import { failIfAnyFailed, waitAndReport } from './common/wait.js';
 import { addWaitOptions, type WaitFlags } from './common/flags.js';
 
-export interface StatusOptions extends WaitFlags {
+interface StatusOptions extends WaitFlags {
   wait?: boolean;
   allPending?: boolean;
   exclude?: 'repositories';
 }
 
 /** docs/service.md#migration-status: one or several migrations' state, optionally waiting until each is done. */
-export async function status(context: Context, ids: number[], options: StatusOptions): Promise<Migration[]> {
+async function status(context: Context, ids: number[], options: StatusOptions): Promise<Migration[]> {
   const client = await context.api();
   const org = context.org();
   const wanted = [...new Set(ids)];

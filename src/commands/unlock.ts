@@ -10,13 +10,13 @@ import { CliError, ExitCode, NotFoundError, UsageError } from '../errors.js';
 import { unlockMessage } from '../ui/tables.js';
 import { parseMigrationId } from './common/options.js';
 
-export interface UnlockOptions {
+interface UnlockOptions {
   all?: boolean;
   repo?: string;
 }
 
 /** docs/service.md#unlock-repository for one, many or all repositories; carries on past failures and reports each. */
-export async function unlock(
+async function unlock(
   context: Context,
   idArg: number | undefined,
   repos: string[],

@@ -39,8 +39,6 @@ export interface DownloadResult {
   path: string;
   bytes: number;
   sha256?: string;
-  /** How many times a cut stream was picked up again. */
-  resumes: number;
 }
 
 /** Side file that lets a later run resume `<output>.part` only if it is the same archive. */
@@ -201,7 +199,7 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
     // The digest first: the worker reads the part file, which finishing renames.
     const sha256 = await hash?.digest();
     const path = await sink.finish();
-    return { migrationId: id, path, bytes: sink.offset, ...(sha256 ? { sha256 } : {}), resumes };
+    return { migrationId: id, path, bytes: sink.offset, ...(sha256 ? { sha256 } : {}) };
   } catch (error) {
     await hash?.close();
     await sink.abandon();

@@ -5,7 +5,7 @@
 // `installation`, `organization` optional. In `dev`, `name?` makes a common property optional,
 // `name!` required, and `-name` means the payload has none.
 
-export type Presence = 'required' | 'optional';
+type Presence = 'required' | 'optional';
 
 export interface EventSpec {
   name: string;

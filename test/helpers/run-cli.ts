@@ -35,7 +35,7 @@ export interface InProcessOptions extends CliOptions {
  * reset) advances the sandbox's time and returns at once, so an export that takes the sandbox a
  * minute takes the test a few milliseconds, and nothing depends on the machine's load.
  */
-export function followingClock(sandboxClock: SandboxClock): Clock {
+function followingClock(sandboxClock: SandboxClock): Clock {
   return {
     now: () => sandboxClock.now(),
     sleep: (ms, signal) =>
@@ -48,7 +48,7 @@ export function followingClock(sandboxClock: SandboxClock): Clock {
 }
 
 /** The factory of an in-process run: real client and prompter, a clock shared with the sandbox. */
-export function testFactory(sandboxClock: SandboxClock): Factory {
+function testFactory(sandboxClock: SandboxClock): Factory {
   return {
     ...defaultFactory,
     clock: followingClock(sandboxClock),

@@ -27,7 +27,7 @@ export interface WaitFlags {
 }
 
 /** The body flags of docs/service.md#start-migration, one to one. */
-export const BODY_FLAGS = [
+const BODY_FLAGS = [
   ['lock', 'lock_repositories', 'lock the repositories while migrating'],
   ['excludeMetadata', 'exclude_metadata', 'only git source, no metadata'],
   ['excludeGitData', 'exclude_git_data', 'no git data'],

@@ -4,7 +4,7 @@ import { eventsTable } from '../../ui/webhook.js';
 import { CATALOGUE, type EventSpec } from '../../webhook/catalogue.js';
 
 /** The event catalogue of docs/service.md#event-catalogue. */
-export async function events(context: Context): Promise<EventSpec[]> {
+async function events(context: Context): Promise<EventSpec[]> {
   const specs = [...CATALOGUE.values()].sort((a, b) => a.name.localeCompare(b.name));
   context.out.result(specs, (list) => eventsTable(list, context.out.theme));
   return specs;

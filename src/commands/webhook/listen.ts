@@ -7,7 +7,7 @@ import { type ReceivedDelivery, startReceiver } from '../../webhook/receiver.js'
 import { saveDelivery } from '../../webhook/store.js';
 import { parseNonNegativeInt, parsePositiveInt, parseSeconds } from '../common/options.js';
 
-export interface ListenOptions {
+interface ListenOptions {
   port: number;
   host: string;
   path: string;
@@ -21,7 +21,7 @@ export interface ListenOptions {
   dedupe: boolean;
 }
 
-export interface ListenSummary {
+interface ListenSummary {
   received: number;
   verified: number;
   rejected: number;
@@ -52,7 +52,7 @@ async function collectSecrets(context: Context, given: (string | true)[] | undef
 }
 
 /** The verifying receiver: answers fast, saves before answering, prints and forwards after. */
-export async function listen(context: Context, options: ListenOptions): Promise<ListenSummary> {
+async function listen(context: Context, options: ListenOptions): Promise<ListenSummary> {
   const { out } = context;
   const secrets = await collectSecrets(context, options.secret);
   let filters: ReturnType<typeof parseEventFilter> = [];

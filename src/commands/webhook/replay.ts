@@ -4,13 +4,13 @@ import { CliError, ExitCode, UnavailableError, UsageError } from '../../errors.j
 import { signatureHeaders } from '../../webhook/signature.js';
 import { loadDeliveries } from '../../webhook/store.js';
 
-export interface ReplayOptions {
+interface ReplayOptions {
   url: string;
   resign?: boolean;
   secret?: string;
 }
 
-export interface ReplayOutcome {
+interface ReplayOutcome {
   file: string;
   status: number | null;
   ms: number | null;
@@ -18,7 +18,7 @@ export interface ReplayOutcome {
 }
 
 /** Re-sends saved deliveries byte for byte, in their original order; `--resign` signs them anew. */
-export async function replay(context: Context, path: string, options: ReplayOptions): Promise<ReplayOutcome[]> {
+async function replay(context: Context, path: string, options: ReplayOptions): Promise<ReplayOutcome[]> {
   if (options.resign && !options.secret) throw new UsageError('--resign needs --secret, the secret to sign with');
   let saved;
   try {

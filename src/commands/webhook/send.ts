@@ -7,7 +7,7 @@ import { buildDelivery, type ContentKind, MAX_PAYLOAD_BYTES } from '../../webhoo
 import { samplePayload } from '../../webhook/samples.js';
 import { parseSeconds } from '../common/options.js';
 
-export interface SendOptions {
+interface SendOptions {
   url: string;
   event: string;
   action?: string;
@@ -17,7 +17,7 @@ export interface SendOptions {
   timeout?: number;
 }
 
-export interface SendResult {
+interface SendResult {
   delivery: string;
   status: number;
   ms: number;
@@ -25,7 +25,7 @@ export interface SendResult {
 }
 
 /** Sends one delivery exactly as the service would (docs/service.md#delivery-headers). */
-export async function send(context: Context, options: SendOptions): Promise<SendResult> {
+async function send(context: Context, options: SendOptions): Promise<SendResult> {
   if (!eventSpec(options.event)) context.out.warn(`"${options.event}" is not in the event catalogue; sending it anyway`);
   let payload: Buffer | Record<string, unknown>;
   if (options.payload) {
