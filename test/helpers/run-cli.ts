@@ -72,8 +72,12 @@ class Capture extends Writable {
     callback();
   }
 
+  bytes(): Buffer {
+    return Buffer.concat(this.chunks);
+  }
+
   text(): string {
-    return Buffer.concat(this.chunks).toString('utf8');
+    return this.bytes().toString('utf8');
   }
 }
 
@@ -82,14 +86,14 @@ class Capture extends Writable {
  * environment and stdin it is given, stdout and stderr captured, no TTY. When the environment points
  * at a test sandbox, the program's clock is that sandbox's clock.
  */
-export async function runCli(args: string[], options: InProcessOptions = {}): Promise<CliResult> {
+export async function runCli(args: string[], options: InProcessOptions = {}): Promise<CliResult & { stdoutBytes: Buffer }> {
   const env = { ...process.env, ...options.env };
   const sandbox = sandboxAt(env.SVC_BASE_URL);
   const stdout = new Capture(options.onStdout);
   const stderr = new Capture(options.onStderr);
   const stdin = Readable.from(options.stdin ? [Buffer.from(options.stdin)] : []);
   const code = await run(args, { stdin, stdout, stderr, env }, options.signal, testFactory(sandbox?.clock ?? new SandboxClock()));
-  return { code, stdout: stdout.text(), stderr: stderr.text() };
+  return { code, stdout: stdout.text(), stderr: stderr.text(), stdoutBytes: stdout.bytes() };
 }
 
 /** Spawns the built binary the way a user's shell would (no TTY): only for what needs a process. */
