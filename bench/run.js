@@ -7,9 +7,17 @@ import { listingBench } from './listing.js';
 import { pollingBench } from './polling.js';
 import { receiverBench } from './receiver.js';
 import { startupBench } from './startup.js';
+import { verifyBench } from './verify.js';
 
 const only = process.argv[2];
-const suites = { startup: startupBench, download: downloadBench, receiver: receiverBench, listing: listingBench, polling: pollingBench };
+const suites = {
+  startup: startupBench,
+  download: downloadBench,
+  receiver: receiverBench,
+  listing: listingBench,
+  polling: pollingBench,
+  verify: verifyBench,
+};
 const rows = [];
 for (const [name, bench] of Object.entries(suites)) {
   if (only && only !== name) continue;

@@ -7,7 +7,7 @@ _svc_migrate() {
   for word in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
     [[ "$word" == -* ]] && continue
     candidate="${path:+$path }$word"
-    for known in 'start' 'status' 'list' 'repos' 'download' 'delete-archive' 'unlock' 'export' 'webhook' 'webhook listen' 'webhook send' 'webhook replay' 'webhook verify' 'webhook events' 'auth' 'auth login' 'auth status' 'auth logout' 'config' 'config get' 'config set' 'config unset' 'config list' 'config path' 'completion' 'sandbox'; do
+    for known in 'start' 'status' 'list' 'repos' 'download' 'delete-archive' 'unlock' 'export' 'archive' 'archive verify' 'archive inspect' 'webhook' 'webhook listen' 'webhook send' 'webhook replay' 'webhook verify' 'webhook events' 'auth' 'auth login' 'auth status' 'auth logout' 'config' 'config get' 'config set' 'config unset' 'config list' 'config path' 'completion' 'sandbox'; do
       [[ "$known" == "$candidate" ]] && path="$candidate"
     done
   done
@@ -20,7 +20,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W 'start status list repos download delete-archive unlock export webhook auth config completion sandbox -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W 'start status list repos download delete-archive unlock export archive webhook auth config completion sandbox -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'start')
       case "$prev" in
           --repos-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -73,6 +73,7 @@ _svc_migrate() {
     'download')
       case "$prev" in
           -o|--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+          --max-size) COMPREPLY=(); return ;;
           --interval) COMPREPLY=(); return ;;
           --timeout) COMPREPLY=(); return ;;
           --org) COMPREPLY=(); return ;;
@@ -81,7 +82,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '-o --output --force --no-checksum --wait --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '-o --output --force --no-checksum --no-verify --max-size --wait --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'delete-archive')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -106,6 +107,7 @@ _svc_migrate() {
           --repos-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
           --exclude) COMPREPLY=($(compgen -W 'repositories' -- "$cur")); return ;;
           -o|--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+          --max-size) COMPREPLY=(); return ;;
           --interval) COMPREPLY=(); return ;;
           --timeout) COMPREPLY=(); return ;;
           --org) COMPREPLY=(); return ;;
@@ -114,7 +116,35 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--repos-file --lock --exclude-metadata --exclude-git-data --exclude-attachments --exclude-releases --exclude-owner-projects --org-metadata-only --exclude -o --output --force --no-checksum --unlock --delete-archive -y --yes --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '--repos-file --lock --exclude-metadata --exclude-git-data --exclude-attachments --exclude-releases --exclude-owner-projects --org-metadata-only --exclude -o --output --force --no-checksum --no-verify --max-size --unlock --delete-archive -y --yes --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+    'archive')
+      case "$prev" in
+          --org) COMPREPLY=(); return ;;
+          --base-url) COMPREPLY=(); return ;;
+          --token) COMPREPLY=(); return ;;
+          --api-version) COMPREPLY=(); return ;;
+          --max-wait) COMPREPLY=(); return ;;
+      esac
+      COMPREPLY=($(compgen -W 'verify inspect -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+    'archive verify')
+      case "$prev" in
+          --migration) COMPREPLY=(); return ;;
+          --org) COMPREPLY=(); return ;;
+          --base-url) COMPREPLY=(); return ;;
+          --token) COMPREPLY=(); return ;;
+          --api-version) COMPREPLY=(); return ;;
+          --max-wait) COMPREPLY=(); return ;;
+      esac
+      COMPREPLY=($(compgen -W '--migration --no-git-check -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+    'archive inspect')
+      case "$prev" in
+          --org) COMPREPLY=(); return ;;
+          --base-url) COMPREPLY=(); return ;;
+          --token) COMPREPLY=(); return ;;
+          --api-version) COMPREPLY=(); return ;;
+          --max-wait) COMPREPLY=(); return ;;
+      esac
+      COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'webhook')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -135,13 +165,15 @@ _svc_migrate() {
           --forward-timeout) COMPREPLY=(); return ;;
           --save) COMPREPLY=($(compgen -f -- "$cur")); return ;;
           --max-deliveries) COMPREPLY=(); return ;;
+          --forward-queue) COMPREPLY=(); return ;;
+          --max-connections) COMPREPLY=(); return ;;
           --org) COMPREPLY=(); return ;;
           --base-url) COMPREPLY=(); return ;;
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--port --host --path --secret --events --forward-to --forward-timeout --save --max-deliveries --no-dedupe -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '--port --host --path --secret --events --forward-to --forward-timeout --save --max-deliveries --no-dedupe --forward-queue --max-connections -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'webhook send')
       case "$prev" in
           --url) COMPREPLY=(); return ;;

@@ -16,7 +16,7 @@ import { USER_AGENT } from './version.js';
  */
 export interface Factory {
   clock: Clock;
-  prompter(interactive: boolean): Prompter;
+  prompter(interactive: boolean, signal: AbortSignal): Prompter;
   apiClient(options: ClientOptions): Promise<ApiClient>;
   /** `--sandbox`: the emulator started in-process. */
   sandbox(options: SandboxOptions): Promise<Sandbox>;
@@ -24,7 +24,7 @@ export interface Factory {
 
 export const defaultFactory: Factory = {
   clock: systemClock,
-  prompter: (interactive) => new Prompter(interactive),
+  prompter: (interactive, signal) => new Prompter(interactive, signal),
   async apiClient(options) {
     const { ApiClient } = await import('./api/client.js');
     return new ApiClient(options);
@@ -51,6 +51,8 @@ export interface Context {
   /** The organization, or a usage error saying how to give one. */
   org(): string;
   api(): Promise<ApiClient>;
+  /** With --sandbox: repositories of its organization that export cleanly (what a demo exports by default). */
+  sandboxRepositories?: string[];
   /** Registers cleanup that runs when the command ends, whatever the outcome. */
   defer(cleanup: () => Promise<void> | void): void;
   /** Runs the registered cleanups, last first. */
@@ -93,7 +95,8 @@ export async function createContext(
   }
   const cleanups: Array<() => Promise<void> | void> = [];
   let client: Promise<ApiClient> | undefined;
-  if (settings.sandbox) settings = await useSandbox(settings, out, cleanups, factory);
+  let sandboxRepositories: string[] | undefined;
+  if (settings.sandbox) ({ settings, repositories: sandboxRepositories } = await useSandbox(settings, out, cleanups, factory));
 
   const context: Context = {
     settings,
@@ -101,8 +104,9 @@ export async function createContext(
     io,
     signal,
     clock: factory.clock,
-    prompt: factory.prompter(settings.interactive),
+    prompt: factory.prompter(settings.interactive, signal),
     factory,
+    ...(sandboxRepositories ? { sandboxRepositories } : {}),
     org() {
       const org = settings.org.value;
       if (!org) {
@@ -132,16 +136,21 @@ async function useSandbox(
   out: Output,
   cleanups: Array<() => Promise<void> | void>,
   factory: Factory,
-): Promise<Settings> {
+): Promise<{ settings: Settings; repositories: string[] }> {
   const sandbox = await factory.sandbox({ exportSeconds: 2 });
   cleanups.push(() => sandbox.close());
   const org = settings.org.value ?? sandbox.org;
   out.info(`using the in-process sandbox at ${sandbox.baseUrl} (organization ${org})`);
+  const seeded = sandbox.store.organization(org)?.repositories ?? [];
+  const repositories = seeded.filter((repo) => !/fail/i.test(repo.name) && !repo.archived).slice(0, 3).map((repo) => repo.name);
   return {
-    ...settings,
-    baseUrl: { value: sandbox.baseUrl, source: 'sandbox' },
-    token: { value: sandbox.ownerToken, source: 'sandbox' },
-    org: settings.org.value ? settings.org : { value: org, source: 'sandbox' },
+    settings: {
+      ...settings,
+      baseUrl: { value: sandbox.baseUrl, source: 'sandbox' },
+      token: { value: sandbox.ownerToken, source: 'sandbox' },
+      org: settings.org.value ? settings.org : { value: org, source: 'sandbox' },
+    },
+    repositories,
   };
 }
 
@@ -166,6 +175,9 @@ async function buildClient(context: Context, cleanups: Array<() => Promise<void>
     clock: context.clock,
     hooks: {
       onTrace: settings.debug ? (line) => out.trace(line) : undefined,
+      // A refused connection or a 503 is retried for seconds: say so rather than sit silent.
+      onRetry: (retry) =>
+        out.info(`retrying ${retry.method} ${retry.url} in ${(retry.delayMs / 1000).toFixed(1)} s (${retry.reason}; attempt ${retry.attempt})…`),
       onRateLimitWait: (wait) =>
         out.warn(
           `rate limited (${wait.kind}); waiting ${Math.ceil(wait.ms / 1000)} s until ${new Date(wait.until).toLocaleTimeString()} before retrying`,

@@ -9,6 +9,7 @@ export const ExitCode = {
   MigrationFailed: 6,
   Timeout: 7,
   Unavailable: 8,
+  VerificationFailed: 9,
   Interrupted: 130,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
@@ -84,5 +85,12 @@ export class WaitTimeoutError extends CliError {
 export class InterruptedError extends CliError {
   constructor(message = 'interrupted', details: ErrorDetails = {}) {
     super(message, ExitCode.Interrupted, details);
+  }
+}
+
+/** The archive failed verification: its structure, its content or its git objects. */
+export class VerificationError extends CliError {
+  constructor(message: string, details: ErrorDetails = {}) {
+    super(message, ExitCode.VerificationFailed, details);
   }
 }

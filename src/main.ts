@@ -1,10 +1,11 @@
 import { CommanderError } from 'commander';
-import { CliError, ExitCode, InterruptedError } from './errors.js';
 import type { Factory } from './context.js';
+import { CliError, ExitCode, InterruptedError, UsageError } from './errors.js';
 import type { Io } from './io.js';
 import { buildProgram } from './program.js';
 import { tuneRuntime } from './runtime.js';
 import { colorChoice } from './settings/resolve.js';
+import { fromSystemError } from './system-errors.js';
 import { Output } from './ui/output.js';
 
 /** Runs one invocation and returns its exit code; never exits the process itself. */
@@ -14,7 +15,8 @@ export async function run(
   signal: AbortSignal = new AbortController().signal,
   factory?: Factory,
 ): Promise<number> {
-  const program = buildProgram(io, signal, factory);
+  const json = argv.includes('--json');
+  const program = buildProgram(io, signal, { json }, factory);
   if (argv.length === 0) {
     program.outputHelp();
     return ExitCode.Ok;
@@ -25,12 +27,22 @@ export async function run(
   } catch (error) {
     if (error instanceof CommanderError) {
       // Help and version are successes; every other parse failure is a usage error.
-      return error.exitCode === 0 ? ExitCode.Ok : ExitCode.Usage;
+      if (error.exitCode === 0) return ExitCode.Ok;
+      // With --json commander printed nothing (see buildProgram): the error is one JSON line.
+      if (json) errorOutput(argv, io).error(usageFromCommander(error), { debug: false });
+      return ExitCode.Usage;
     }
-    const failure = signal.aborted && !(error instanceof CliError) ? new InterruptedError() : error;
+    // A system error nobody caught (a path, a port) is the user's machine, not a bug.
+    const mapped = fromSystemError(error);
+    const failure = signal.aborted && !(mapped instanceof CliError) ? new InterruptedError() : mapped;
     errorOutput(argv, io).error(failure, { debug: argv.includes('--debug') || Boolean(io.env.SVC_DEBUG) });
     return failure instanceof CliError ? failure.exitCode : ExitCode.Unexpected;
   }
+}
+
+function usageFromCommander(error: CommanderError): UsageError {
+  if (error.code === 'commander.help') return new UsageError('a subcommand is required (run with --help for usage)');
+  return new UsageError(error.message.replace(/^error: /, ''));
 }
 
 /** Errors can happen before settings exist, so the error printer reads the few flags it needs itself. */

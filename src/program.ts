@@ -1,4 +1,5 @@
 import { Command, Option } from 'commander';
+import { register as registerArchive } from './commands/archive.js';
 import { register as registerAuth } from './commands/auth.js';
 import { register as registerCompletion } from './commands/completion.js';
 import { register as registerConfig } from './commands/config.js';
@@ -40,13 +41,14 @@ function secretsOnCommandLine(command: Command): string[] {
   });
 }
 
-export function buildProgram(io: Io, signal: AbortSignal, factory: Factory = defaultFactory): Command {
+export function buildProgram(io: Io, signal: AbortSignal, options: { json?: boolean } = {}, factory: Factory = defaultFactory): Command {
   const program = new Command('svc-migrate');
   // Before any subcommand is added, so they inherit it (commander copies settings on creation).
   program.exitOverride();
   program.configureOutput({
     writeOut: (text) => io.stdout.write(text),
-    writeErr: (text) => io.stderr.write(text),
+    // With --json a usage error is one JSON line, printed by main.ts instead of commander's text.
+    writeErr: (text) => (options.json ? true : io.stderr.write(text)),
   });
   program
     .description('Move an organization\'s repositories out of the service, and receive its webhooks locally.')
@@ -87,6 +89,7 @@ export function buildProgram(io: Io, signal: AbortSignal, factory: Factory = def
     registerDeleteArchive,
     registerUnlock,
     registerExport,
+    registerArchive,
     registerWebhook,
     registerAuth,
     registerConfig,

@@ -224,7 +224,7 @@ export class ApiClient {
       }
       const accepted = (status >= 200 && status < 300) || options.accept?.includes(status);
       if (accepted) {
-        const data = await readJson<T>(response);
+        const data = await readJson<T>(response, `${method} ${printable}`);
         const etag = header(responseHeaders, 'etag');
         if (method === 'GET' && etag && status === 200) {
           this.etags.set(cacheKey, { etag, data, headers: responseHeaders });
@@ -556,8 +556,40 @@ function pickTraceHeaders(headers: Headers): Record<string, string | undefined> 
   return Object.fromEntries(TRACED_RESPONSE_HEADERS.map((name) => [name, header(headers, name)]));
 }
 
-async function readJson<T>(response: Dispatcher.ResponseData): Promise<T> {
-  const text = await response.body.text();
+/** Largest JSON answer read from the API: a page of 100 migrations with their repositories fits many times over. */
+const MAX_JSON_BYTES = 64 << 20;
+/** Error answers are read up to this much; the rest is dropped. */
+const MAX_ERROR_BYTES = 64 << 10;
+
+/**
+ * Reads a body up to `limit` bytes. Past it, the body is destroyed (the connection goes) and
+ * `undefined` is returned: a server streaming without end costs us `limit` bytes, not all memory.
+ */
+async function readBounded(body: Dispatcher.ResponseData['body'], limit: number): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) {
+      body.destroy();
+      return undefined;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size);
+}
+
+async function readJson<T>(response: Dispatcher.ResponseData, where: string): Promise<T> {
+  const declared = Number(header(response.headers, 'content-length'));
+  const bytes = declared > MAX_JSON_BYTES ? undefined : await readBounded(response.body, MAX_JSON_BYTES);
+  if (bytes === undefined) {
+    if (!response.body.destroyed) response.body.destroy();
+    throw new UnavailableError(
+      `the service's answer to ${where} is larger than ${MAX_JSON_BYTES >> 20} MiB; stopped reading it`,
+      { status: response.statusCode, hint: 'check --base-url: the API does not send answers that large' },
+    );
+  }
+  const text = bytes.toString('utf8');
   if (text.length === 0) return undefined as T;
   const type = header(response.headers, 'content-type') ?? '';
   if (!/json/i.test(type)) return text as T;
@@ -569,7 +601,9 @@ async function readJson<T>(response: Dispatcher.ResponseData): Promise<T> {
 }
 
 async function readErrorBody(response: Dispatcher.ResponseData): Promise<ServiceErrorBody> {
-  const text = await response.body.text().catch(() => '');
+  // An error body only explains the status: its first bytes are enough, and an endless one is cut.
+  const bytes = await readBounded(response.body, MAX_ERROR_BYTES).catch(() => undefined);
+  const text = bytes?.toString('utf8') ?? '';
   try {
     const parsed = JSON.parse(text) as unknown;
     return typeof parsed === 'object' && parsed !== null ? (parsed) : {};
@@ -598,6 +632,14 @@ function classifyNetworkError(error: unknown): NetworkFailure {
 function createDispatcher(proxy: ProxySettings | undefined, timeouts: Partial<Timeouts> | undefined): Dispatcher {
   const { connectMs } = { ...DEFAULT_TIMEOUTS, ...timeouts };
   if (proxy && (proxy.httpProxy || proxy.httpsProxy)) {
+    // A proxy variable is the user's environment: a value that is not a URL is theirs to fix.
+    for (const [name, value] of [['HTTP_PROXY', proxy.httpProxy], ['HTTPS_PROXY', proxy.httpsProxy]] as const) {
+      if (value && !URL.canParse(value)) {
+        throw new UsageError(`${name} is not a URL: "${value}"`, {
+          hint: `set it to a URL such as http://proxy.example.com:3128, or unset ${name} (and ${name.toLowerCase()})`,
+        });
+      }
+    }
     const EnvHttpProxyAgent = undici.loadEnvHttpProxyAgent();
     return new EnvHttpProxyAgent({ connect: { timeout: connectMs }, ...proxy });
   }

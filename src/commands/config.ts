@@ -1,4 +1,5 @@
 import { type Command, Argument } from 'commander';
+import { API_VERSION } from '../api/types.js';
 import type { Context, Runner } from '../context.js';
 import { UsageError } from '../errors.js';
 import { examples } from './common/options.js';
@@ -46,7 +47,8 @@ Examples:
     .addArgument(keyArgument())
     .action((key: ConfigKey, _options: unknown, command: Command) =>
       run(command, async (context) => {
-        const value = readStoredSettings(dir(context))[key];
+        // A key with a default prints it, as the program would use it.
+        const value = readStoredSettings(dir(context))[key] ?? (key === 'apiVersion' ? API_VERSION : undefined);
         if (value === undefined) throw new UsageError(`${key} is not set`, { hint: `svc-migrate config set ${key} <value>` });
         context.out.result({ [key]: value }, () => value);
       }),

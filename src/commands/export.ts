@@ -5,7 +5,7 @@ import { UsageError } from '../errors.js';
 import { downloadMessage } from '../ui/tables.js';
 import { createWaitReporter } from '../ui/wait.js';
 import { confirmDeletion } from './common/confirm.js';
-import { addDownloadOptions, type DownloadFlags, downloadSettings } from './common/download.js';
+import { addDownloadOptions, type DownloadFlags, downloadSettings, warnIfUnverified } from './common/download.js';
 import {
   addStartOptions,
   addWaitOptions,
@@ -31,6 +31,13 @@ export async function exportRepositories(
 ): Promise<ExportReport> {
   if (options.output === '-' && options.deleteArchive) {
     throw new UsageError('--delete-archive needs the archive saved to a file, not -o -');
+  }
+  // Unlocking and deleting wait for a verified archive; these combinations could never get one.
+  if ((options.unlock || options.deleteArchive) && (options.output === '-' || options.verify === false)) {
+    throw new UsageError(
+      `${options.unlock ? '--unlock' : '--delete-archive'} needs a verified archive: ${options.output === '-' ? 'save it to a file, not -o -' : 'drop --no-verify'}`,
+      { hint: 'or unlock and delete-archive by hand after `svc-migrate archive verify <file>`' },
+    );
   }
   const { repositories, asked } = await collectRepositories(context, args, options);
   const body = await refineInteractively(context, startBody(repositories, options), asked);
@@ -69,10 +76,13 @@ export async function exportRepositories(
       path: report.download.path,
       bytes: report.download.bytes,
       ...(report.download.sha256 ? { sha256: report.download.sha256 } : {}),
+      verified: report.download.verified,
+      ...(report.download.sha256File ? { sha256_file: report.download.sha256File } : {}),
     },
     unlocked: report.unlocked.map((o) => o.repository),
     archive_deleted: report.archiveDeleted,
   };
+  warnIfUnverified(context, report.download.verified, report.download.path);
   const human = () =>
     `${downloadMessage({ migration_id: report.migration.id, ...summary.archive })}\nexport of migration ${report.migration.id} complete`;
   if (toStdout) out.info(out.json ? JSON.stringify(summary) : human());

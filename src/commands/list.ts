@@ -24,13 +24,25 @@ async function list(context: Context, options: ListOptions): Promise<Migration[]
   };
   const notice = (message: string) => context.out.warn(message);
   let migrations: Migration[] = [];
-  if (options.all) {
+  if (options.state && options.page === undefined) {
+    // A filter searches every page: an older failure must not be missed because it is on page 3.
+    // Without --all it stops once it has a page's worth of matches.
+    const limit = options.all ? Infinity : (options.perPage ?? 30);
+    for await (const page of listAllMigrations(client, org, query, notice)) {
+      migrations.push(...page.filter((m) => m.state === options.state));
+      if (migrations.length >= limit) break;
+    }
+    migrations = migrations.slice(0, limit);
+  } else if (options.all) {
     for await (const page of listAllMigrations(client, org, query, notice)) migrations.push(...page);
   } else {
     migrations = (await listMigrations(client, org, query, notice)).data;
   }
-  if (options.state) migrations = migrations.filter((m) => m.state === options.state);
-  context.out.result(migrations, (data) => migrationsTable(data, context.out.theme, query.excludeRepositories));
+  if (options.state && options.page !== undefined) {
+    migrations = migrations.filter((m) => m.state === options.state);
+    context.out.info(`only page ${options.page} was searched for ${options.state} migrations; drop --page to search them all`);
+  }
+  context.out.result(migrations, (data) => migrationsTable(data, context.out.theme, query.excludeRepositories, context.out.layout));
   return migrations;
 }
 
@@ -41,7 +53,7 @@ export function register(program: Command, run: Runner): void {
     .option('--per-page <n>', 'migrations per page (1-100, default 30)', parsePositiveInt)
     .option('--page <n>', 'page to show (default 1)', parsePositiveInt)
     .option('--all', 'follow Link: rel="next" and list every page')
-    .addOption(new Option('--state <state>', 'only migrations in this state').choices(MIGRATION_STATES))
+    .addOption(new Option('--state <state>', 'only migrations in this state (searches every page)').choices(MIGRATION_STATES))
     .addOption(new Option('--exclude <attr>', 'leave repositories out of the answer (faster)').choices(['repositories']))
     .addHelpText(
       'after',

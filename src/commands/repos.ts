@@ -22,7 +22,7 @@ async function repos(context: Context, id: number, options: ReposOptions): Promi
   } else {
     repositories = (await listMigrationRepositories(client, org, id, options, notice)).data;
   }
-  context.out.result(repositories, (list) => repositoriesTable(list, context.out.theme));
+  context.out.result(repositories, (list) => repositoriesTable(list, context.out.theme, context.out.layout));
   return repositories;
 }
 

@@ -2,9 +2,10 @@ import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { Context, Runner } from '../context.js';
 import { UsageError } from '../errors.js';
+import { fromSystemError, isSystemError } from '../system-errors.js';
 import type { SandboxOptions } from '../sandbox/server.js';
 import { sandboxBanner } from '../ui/sandbox.js';
-import { parseNonNegativeInt, parseNonNegativeNumber, parsePositiveInt } from './common/options.js';
+import { parseNonNegativeInt, parseNonNegativeNumber, parsePort, parsePositiveInt } from './common/options.js';
 
 interface SandboxCommandOptions {
   port?: number;
@@ -28,10 +29,18 @@ async function sandbox(context: Context, options: SandboxCommandOptions): Promis
   if (options.rateLimit) sandboxOptions.rateLimit = { limit: options.rateLimit, windowSeconds: 3600 };
   if (options.seed) {
     let raw: unknown;
+    let text: string;
     try {
-      raw = JSON.parse(await readFile(options.seed, 'utf8'));
+      text = await readFile(options.seed, 'utf8');
     } catch (error) {
-      throw new UsageError(`cannot read the seed file ${options.seed}: ${(error as Error).message}`);
+      throw fromSystemError(error, { action: 'read', path: options.seed, role: '--seed' });
+    }
+    try {
+      raw = JSON.parse(text);
+    } catch (error) {
+      throw new UsageError(`the seed file ${options.seed} is not JSON: ${(error as Error).message}`, {
+        hint: 'see docs/sandbox.md for the seed format',
+      });
     }
     try {
       sandboxOptions.seed = validateSeed(raw, options.seed);
@@ -39,7 +48,13 @@ async function sandbox(context: Context, options: SandboxCommandOptions): Promis
       throw new UsageError((error as Error).message, { hint: 'see docs/sandbox.md for the seed format' });
     }
   }
-  const running = await startSandbox(sandboxOptions);
+  let running: Awaited<ReturnType<typeof startSandbox>>;
+  try {
+    running = await startSandbox(sandboxOptions);
+  } catch (error) {
+    const flag = isSystemError(error) && error.port !== undefined && error.port === options.storagePort ? '--storage-port' : '--port';
+    throw fromSystemError(error, { flag });
+  }
   context.defer(() => running.close());
   context.out.line(
     {
@@ -68,8 +83,8 @@ export function register(program: Command, run: Runner): void {
   program
     .command('sandbox')
     .description('run a local emulator of the service (migrations, archive storage) until Ctrl-C')
-    .option('--port <n>', 'API port on 127.0.0.1 (default: any free port)', parseNonNegativeInt)
-    .option('--storage-port <n>', 'archive storage port on localhost (default: any free port)', parseNonNegativeInt)
+    .option('--port <n>', 'API port on 127.0.0.1 (default: any free port)', parsePort)
+    .option('--storage-port <n>', 'archive storage port on localhost (default: any free port)', parsePort)
     .option('--seed <file>', 'organizations, repositories, users and tokens as JSON (docs/sandbox.md)')
     .option('--export-seconds <s>', 'seconds from start to exported (default 10)', parseNonNegativeNumber)
     .option('--archive-size <bytes>', 'pad every archive with this many bytes (performance tests)', parseNonNegativeInt)

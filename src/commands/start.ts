@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { startMigration } from '../api/migrations.js';
+import { getMigration, startMigration } from '../api/migrations.js';
 import type { Migration } from '../api/types.js';
 import type { Context, Runner } from '../context.js';
 import { migrationSummary, startedMessage } from '../ui/tables.js';
@@ -23,16 +23,25 @@ async function start(context: Context, args: string[], options: StartOptions): P
   const { repositories, asked } = await collectRepositories(context, args, options);
   const body = await refineInteractively(context, startBody(repositories, options), asked);
   const client = await context.api();
+  const { out } = context;
   const migration = await startMigration(client, context.org(), body);
+  // On a terminal stdout says what happened; with -q or in a pipe it carries just the id
+  // (`id=$(svc-migrate start …)`), and the words go to stderr.
+  const forHuman = out.stdoutIsTerminal && !out.quiet;
   if (!options.wait) {
-    context.out.result(migration, (m) => startedMessage(m, context.out.theme));
+    out.result(migration, (m) => (forHuman ? startedMessage(m, out.theme) : String(m.id)));
+    if (!forHuman && !out.json) out.info(startedMessage(migration, out.theme));
+    out.info(`next: svc-migrate status ${migration.id} --wait`);
     return migration;
   }
-  context.out.info(startedMessage(migration, context.out.theme).split('\n')[0] ?? '');
-  const [finished] = await waitAndReport(context, [migration.id], options);
-  context.out.result(finished as Migration, (m) => migrationSummary(m, context.out.theme));
-  failIfAnyFailed([finished as Migration]);
-  return finished as Migration;
+  out.info(startedMessage(migration, out.theme));
+  await waitAndReport(context, [migration.id], options);
+  // The wait polls without repositories; what is printed is the service's whole object.
+  const excluded = options.exclude === 'repositories';
+  const finished = (await getMigration(client, context.org(), migration.id, { excludeRepositories: excluded })).data;
+  out.result(finished, (m) => (forHuman ? migrationSummary(m, out.theme) : String(m.id)));
+  failIfAnyFailed([finished]);
+  return finished;
 }
 
 export function register(program: Command, run: Runner): void {

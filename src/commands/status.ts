@@ -31,7 +31,12 @@ async function status(context: Context, ids: number[], options: StatusOptions): 
 
   let migrations: Migration[];
   if (options.wait) {
-    migrations = await waitAndReport(context, wanted, options);
+    await waitAndReport(context, wanted, options);
+    // The wait polls without repositories; what is printed is the service's whole object.
+    migrations = [];
+    for (const id of wanted) {
+      migrations.push((await getMigration(client, org, id, { excludeRepositories: options.exclude === 'repositories' })).data);
+    }
   } else {
     migrations = [];
     for (const id of wanted) {

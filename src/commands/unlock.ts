@@ -40,18 +40,34 @@ async function unlock(
     names.push(options.repo);
   }
   if (id === undefined) throw new UsageError('give a migration id, or --repo <name> to find it');
-  if (options.all) names = await migrationRepositoryNames(client, org, id);
+  if (options.all && names.length > 0) {
+    throw new UsageError(`--all unlocks every repository of migration ${id}; do not also name ${names.join(', ')}`, {
+      hint: `run \`svc-migrate unlock ${id} --all\`, or name the repositories without --all`,
+    });
+  }
+  if (options.all) {
+    names = await migrationRepositoryNames(client, org, id);
+    if (names.length === 0) {
+      context.out.result([], (list) => unlockMessage(list, context.out.theme));
+      context.out.info(`migration ${id} has no repositories to unlock`);
+      return [];
+    }
+  }
   if (names.length === 0) throw new UsageError('name the repositories to unlock, or pass --all');
 
   const outcomes = await unlockRepositories(client, org, id, names);
   context.out.result(outcomes, (list) => unlockMessage(list, context.out.theme));
   const failed = outcomes.filter((o) => !o.ok);
   if (failed.length > 0) {
+    const notFound = failed.every((o) => o.exitCode === ExitCode.NotFound);
     throw new CliError(
       `${failed.length} of ${outcomes.length} repositories could not be unlocked`,
-      failed[0]?.exitCode ?? ExitCode.Unexpected,
+      failed[0]?.exitCode ?? ExitCode.Unavailable,
       {
-        hint: `retry with \`svc-migrate unlock ${id} ${failed.map((o) => o.repository).join(' ')}\``,
+        // A 404 is a name that is not in this migration (or not locked): retrying cannot help.
+        hint: notFound
+          ? `check the names with \`svc-migrate repos ${id}\`; only repositories of migration ${id} can be unlocked through it`
+          : `retry with \`svc-migrate unlock ${id} ${failed.map((o) => o.repository).join(' ')}\``,
       },
     );
   }

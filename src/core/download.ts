@@ -1,6 +1,7 @@
 import { type EventEmitter, once } from 'node:events';
 import { writeSync } from 'node:fs';
-import { type FileHandle, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { type FileHandle, rename, rm, stat } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type { ApiClient, DownloadResponse } from '../api/client.js';
@@ -8,8 +9,11 @@ import { header } from '../api/headers.js';
 import { getArchiveUrl, getMigration } from '../api/migrations.js';
 import { ARCHIVE_RETENTION_MS, type Migration } from '../api/types.js';
 import type { Clock } from '../clock.js';
+import { ArchiveVerificationError, verifyArchive } from './archive/verify.js';
+import { openOwnFile, readOwnFile, replaceFile } from './exclusive-files.js';
 import { type BackgroundHash, startBackgroundHash } from './hasher.js';
 import { collectorEvery } from '../runtime.js';
+import { fileError } from '../system-errors.js';
 import { CliError, ExitCode, InterruptedError, MigrationFailedError, UnavailableError, UsageError } from '../errors.js';
 
 const WARN_BEFORE_DELETION_MS = 24 * 3_600_000;
@@ -27,6 +31,13 @@ export interface DownloadOptions {
   /** A file path, or a stream (stdout) for `-o -`. */
   target: { path: string; force: boolean } | { stream: NodeJS.WritableStream };
   checksum: boolean;
+  /**
+   * Check the archive before it takes its final name (archive verify); a failure keeps the bytes in
+   * the `.part` file and throws ArchiveVerificationError (exit 9). Ignored for a stream (`-o -`).
+   */
+  verify?: boolean | { onProgress?: (read: number, total: number) => void; signal?: AbortSignal | undefined };
+  /** Largest archive accepted from storage that announces no length (default DEFAULT_MAX_SIZE). */
+  maxSize?: number;
   /** Mid-stream failures survived before giving up. */
   maxResumes?: number;
   clock: Clock;
@@ -39,14 +50,75 @@ export interface DownloadResult {
   path: string;
   bytes: number;
   sha256?: string;
+  /** How many times a cut stream was picked up again. */
+  resumes: number;
+  /** The archive passed `archive verify` before it took its final name. */
+  verified: boolean;
+  /** `<archive>.sha256` (sha256sum format), written beside the archive with the checksum on. */
+  sha256File?: string;
 }
 
 /** Side file that lets a later run resume `<output>.part` only if it is the same archive. */
 interface PartMeta {
   migrationId: number;
   guid: string;
-  etag?: string;
+  /** The first answer's strong ETag, else its Last-Modified: sent as If-Range and compared on every 206. */
+  validator?: string;
+  /** The first answer's length: every 206 must announce the same. */
   total?: number;
+}
+
+/** A length-less archive body is cut off here unless `--max-size` says otherwise. */
+const DEFAULT_MAX_SIZE = 100 * 1024 ** 3;
+
+class ArchiveTooLargeError extends UnavailableError {
+  constructor(maxSize: number) {
+    super(`archive storage sent more than ${maxSize} bytes without announcing a length; nothing was kept`, {
+      hint: 'if the archive really is that large, raise --max-size (bytes, or with a K/M/G/T suffix)',
+    });
+  }
+}
+
+/** What identifies the bytes storage serves: a strong ETag (If-Range takes no weak one), else Last-Modified. */
+function validatorOf(headers: DownloadResponse<unknown>['headers']): string | undefined {
+  const etag = header(headers, 'etag')?.trim();
+  if (etag && !etag.startsWith('W/')) return etag;
+  return header(headers, 'last-modified')?.trim() || undefined;
+}
+
+function parseLength(value: string | undefined): number | undefined {
+  return value !== undefined && /^\d+$/.test(value.trim()) ? Number(value) : undefined;
+}
+
+/**
+ * Why a 206 does not continue the bytes we hold, or undefined when it does: the same file (same
+ * validator), starting at our offset, running to the end of the same total. Storage that ignores
+ * If-Range and answers from another file is caught here, before a byte of it is written.
+ */
+function resumeProblem(
+  contentRange: string | undefined,
+  length: number | undefined,
+  validator: string | undefined,
+  sink: Sink,
+): string | undefined {
+  const meta = sink.meta;
+  if (sink.offset === 0 || !meta?.validator || meta.total === undefined) {
+    return 'storage answered 206 (partial content) to a request for the whole archive';
+  }
+  const range = parseContentRange(contentRange);
+  if (!range) return `storage answered 206 with an unusable Content-Range (${JSON.stringify(contentRange ?? '')})`;
+  if (validator !== meta.validator) {
+    return `the archive on storage changed while resuming (was ${JSON.stringify(meta.validator)}, now ${JSON.stringify(validator ?? null)})`;
+  }
+  if (range.total !== meta.total) return `the archive's size changed from ${meta.total} to ${range.total} bytes`;
+  if (range.start !== sink.offset) return `storage resumed at byte ${range.start}, not at ${sink.offset} as asked`;
+  if (range.end !== range.total - 1 || range.end < range.start) {
+    return `storage answered the range ${range.start}-${range.end} of ${range.total}, not the rest of the archive`;
+  }
+  if (length !== undefined && length !== range.end - range.start + 1) {
+    return `storage announced ${length} bytes for a range of ${range.end - range.start + 1}`;
+  }
+  return undefined;
 }
 
 /** The check before a download: the migration must be exported, and its archive not about to go. */
@@ -104,17 +176,37 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
   try {
     const resumedFrom = await sink.resumeFrom(hash);
     const maxResumes = options.maxResumes ?? 5;
+    const maxSize = options.maxSize ?? DEFAULT_MAX_SIZE;
     let url = await archiveUrl;
     let resumes = 0;
     let strikes = 0;
     let refreshes = 0;
+    let startedOver = false;
     let total: number | undefined = sink.meta?.total;
+
+    /**
+     * Storage answered something that does not continue the bytes we hold: they are dropped and the
+     * archive fetched from zero, once. A second time, storage cannot be trusted and nothing is kept.
+     */
+    const startOver = async (reason: string): Promise<void> => {
+      const held = sink.offset;
+      await sink.restart(hash);
+      total = undefined;
+      if (startedOver) {
+        throw new UnavailableError(`${reason}; already started over once, giving up`, {
+          hint: 'archive storage is answering inconsistently; try again later, and report it to the service if it persists',
+        });
+      }
+      startedOver = true;
+      options.onNotice?.(`${reason}; discarding the ${held} bytes received and starting over from zero`);
+    };
 
     for (;;) {
       const headers: Record<string, string> = {};
-      if (sink.offset > 0 && sink.meta?.etag) {
+      const resuming = sink.offset > 0;
+      if (resuming && sink.meta?.validator) {
         headers.range = `bytes=${sink.offset}-`;
-        headers['if-range'] = sink.meta.etag;
+        headers['if-range'] = sink.meta.validator;
       }
       let response: DownloadResponse<ResponseBody>;
       try {
@@ -140,9 +232,9 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
         url = await getArchiveUrl(client, org, id);
         continue;
       }
-      if (response.status === 416) {
+      if (response.status === 416 && resuming) {
         incoming.discard();
-        await sink.restart(hash);
+        await startOver(`storage refused to continue at byte ${sink.offset} (HTTP 416)`);
         continue;
       }
       if (response.status !== 200 && response.status !== 206) {
@@ -150,28 +242,37 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
         throw new UnavailableError(`archive storage answered HTTP ${response.status}`, { hint: 'try again later' });
       }
 
-      const etag = header(response.headers, 'etag');
+      const validator = validatorOf(response.headers);
+      const length = parseLength(header(response.headers, 'content-length'));
       if (response.status === 206) {
-        const range = parseContentRange(header(response.headers, 'content-range'));
-        if (!range || range.start !== sink.offset) {
-          // Not the bytes we asked for: trust nothing and start over.
+        const problem = resumeProblem(header(response.headers, 'content-range'), length, validator, sink);
+        if (problem) {
           incoming.discard();
-          await sink.restart(hash);
+          await startOver(problem);
           continue;
         }
-        total = range.total;
+        total = sink.meta?.total;
       } else {
-        if (sink.offset > 0) await sink.restart(hash);
-        const length = header(response.headers, 'content-length');
-        total = length === undefined ? undefined : Number(length);
+        // A whole archive where the rest was asked for: If-Range found it changed, or Range was ignored.
+        if (resuming) await startOver('storage sent the whole archive again instead of the rest');
+        total = length;
       }
-      const rangesSupported = header(response.headers, 'accept-ranges') === 'bytes';
-      await sink.saveMeta({ etag: rangesSupported ? etag : undefined, total });
+      const rangesSupported = header(response.headers, 'accept-ranges') === 'bytes' || response.status === 206;
+      // Resuming needs both the validator and the size of what we hold: without either, a cut starts over.
+      const resumable = rangesSupported && validator !== undefined && total !== undefined;
+      await sink.saveMeta(resumable ? { validator, total } : { total });
 
       const before = sink.offset;
       let cut: string | undefined;
+      let overrun: string | undefined;
       try {
         await incoming.readInto((chunk) => {
+          const end = sink.offset + chunk.length;
+          if (total !== undefined && end > total) {
+            overrun = `storage sent more than the ${total} bytes it announced`;
+            throw new Error(overrun);
+          }
+          if (total === undefined && end > maxSize) throw new ArchiveTooLargeError(maxSize);
           const written = sink.write(chunk, hash);
           collectGarbage(chunk.length);
           options.onProgress?.({ received: sink.offset, total, resumedFrom });
@@ -181,7 +282,17 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
           cut = `the archive ended early at ${sink.offset} of ${total} bytes`;
       } catch (error) {
         if (client.aborted) throw new InterruptedError('download interrupted', { hint: resumeHint(sink, id) });
+        if (error instanceof ArchiveTooLargeError) {
+          // Nothing of an archive we refused is worth keeping.
+          await sink.restart(hash);
+          throw error;
+        }
         if (error instanceof CliError) throw error;
+        if (overrun !== undefined) {
+          incoming.discard();
+          await startOver(overrun);
+          continue;
+        }
         cut = `download cut at ${sink.offset} bytes (${(error as Error).message})`;
       }
       if (cut === undefined) break;
@@ -191,20 +302,62 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
       if (strikes > maxResumes) {
         throw new UnavailableError(`${cut}; giving up after ${resumes} tries`, { hint: resumeHint(sink, id) });
       }
-      const restart = !rangesSupported || !etag;
-      options.onNotice?.(`${cut}; ${restart ? 'restarting: storage does not support ranges' : 'resuming'}`);
+      const restart = !resumable;
+      const how = !restart
+        ? 'resuming'
+        : rangesSupported
+          ? 'restarting: storage gave no validator or size to resume against'
+          : 'restarting: storage does not support ranges';
+      options.onNotice?.(`${cut}; ${how}`);
       if (restart) await sink.restart(hash);
       await clock.sleep(backoffMs(strikes));
     }
     // The digest first: the worker reads the part file, which finishing renames.
     const sha256 = await hash?.digest();
+    let verified = false;
+    if (options.verify && sink instanceof FileSink) {
+      const settings = typeof options.verify === 'object' ? options.verify : {};
+      const report = await verifyArchive(sink.partPath, {
+        ...(settings.onProgress ? { onProgress: settings.onProgress } : {}),
+        signal: settings.signal,
+      });
+      if (!report.ok) {
+        // Never resume from these bytes; they stay in the .part for whoever wants to look.
+        await sink.forgetResume();
+        throw new ArchiveVerificationError(report, {
+          hint: `the service still has its copy: nothing was unlocked or deleted; the bytes received are in ${sink.partPath}; run \`svc-migrate download ${id}\` again to fetch it anew`,
+        });
+      }
+      for (const note of report.notes) options.onNotice?.(note);
+      verified = true;
+    }
     const path = await sink.finish();
-    return { migrationId: id, path, bytes: sink.offset, ...(sha256 ? { sha256 } : {}) };
+    const sha256File = sha256 && sink instanceof FileSink ? await writeSha256File(path, sha256) : undefined;
+    return {
+      migrationId: id,
+      path,
+      bytes: sink.offset,
+      ...(sha256 ? { sha256 } : {}),
+      resumes,
+      verified,
+      ...(sha256File ? { sha256File } : {}),
+    };
   } catch (error) {
     await hash?.close();
     await sink.abandon();
     throw error;
   }
+}
+
+/** `<archive>.sha256` in sha256sum format (`sha256sum -c` checks it), written whole or not at all. */
+async function writeSha256File(path: string, sha256: string): Promise<string> {
+  const target = `${path}.sha256`;
+  try {
+    await replaceFile(target, `${sha256}  ${basename(path)}\n`);
+  } catch (error) {
+    throw writeError(target, error as NodeJS.ErrnoException);
+  }
+  return target;
 }
 
 /** A cut stream is usually picked up at once; back off only when it keeps happening. */
@@ -285,7 +438,7 @@ interface Sink {
   meta: PartMeta | undefined;
   resumeFrom(hash: BackgroundHash | undefined): Promise<number>;
   restart(hash: BackgroundHash | undefined): Promise<void>;
-  saveMeta(update: Pick<PartMeta, 'etag' | 'total'>): Promise<void>;
+  saveMeta(update: Pick<PartMeta, 'validator' | 'total'>): Promise<void>;
   /** Persists a chunk and adds to the hash exactly what was persisted; a promise means "wait before the next". */
   write(chunk: Buffer, hash: BackgroundHash | undefined): void | Promise<void>;
   finish(): Promise<string>;
@@ -328,14 +481,21 @@ class FileSink implements Sink {
   async resumeFrom(hash: BackgroundHash | undefined): Promise<number> {
     const meta = await readMeta(this.metaPath);
     const part = await stat(this.partPath).catch(() => undefined);
-    if (meta && part && meta.guid === this.migration.guid && meta.etag) {
+    const usable =
+      meta !== undefined &&
+      meta.guid === this.migration.guid &&
+      typeof meta.validator === 'string' &&
+      typeof meta.total === 'number' &&
+      part !== undefined &&
+      part.size < meta.total;
+    if (usable && part) {
       this.meta = meta;
       this.offset = part.size;
     } else {
       this.meta = undefined;
       this.offset = 0;
     }
-    this.handle = await writable(this.partPath, this.offset > 0 ? 'r+' : 'w');
+    this.handle = await writable(this.partPath, this.offset > 0 ? 'resume' : 'fresh');
     this.flushedTo = this.offset;
     hash?.follow(this.partPath);
     if (this.offset > 0) hash?.advance(this.offset);
@@ -350,9 +510,13 @@ class FileSink implements Sink {
     this.flushedTo = 0;
   }
 
-  async saveMeta(update: Pick<PartMeta, 'etag' | 'total'>): Promise<void> {
+  async saveMeta(update: Pick<PartMeta, 'validator' | 'total'>): Promise<void> {
     this.meta = { migrationId: this.migration.id, guid: this.migration.guid, ...update };
-    await writeFile(this.metaPath, JSON.stringify(this.meta));
+    try {
+      await replaceFile(this.metaPath, JSON.stringify(this.meta));
+    } catch (error) {
+      throw writeError(this.metaPath, error as NodeJS.ErrnoException);
+    }
   }
 
   /**
@@ -412,6 +576,10 @@ class FileSink implements Sink {
     return this.path;
   }
 
+  async forgetResume(): Promise<void> {
+    await rm(this.metaPath, { force: true });
+  }
+
   async abandon(): Promise<void> {
     await this.handle?.close().catch(() => undefined);
     this.handle = undefined;
@@ -445,7 +613,7 @@ class StreamSink implements Sink {
     await hash?.reset();
   }
 
-  async saveMeta(update: Pick<PartMeta, 'etag' | 'total'>): Promise<void> {
+  async saveMeta(update: Pick<PartMeta, 'validator' | 'total'>): Promise<void> {
     this.meta = { migrationId: 0, guid: '', ...update };
   }
 
@@ -462,32 +630,23 @@ class StreamSink implements Sink {
   async abandon(): Promise<void> {}
 }
 
-async function writable(path: string, flags: 'w' | 'r+'): Promise<FileHandle> {
+async function writable(path: string, mode: 'fresh' | 'resume'): Promise<FileHandle> {
   try {
-    return await open(path, flags, 0o644);
+    return await openOwnFile(path, mode);
   } catch (error) {
+    if (error instanceof CliError) throw error;
     throw writeError(path, error as NodeJS.ErrnoException);
   }
 }
 
 function writeError(path: string, error: NodeJS.ErrnoException): CliError {
-  const reason =
-    error.code === 'ENOSPC'
-      ? 'the disk is full'
-      : error.code === 'EACCES' || error.code === 'EPERM'
-        ? 'permission denied'
-        : error.code === 'ENOENT'
-          ? 'the directory does not exist'
-          : error.message;
-  return new CliError(`cannot write ${path}: ${reason}`, ExitCode.Unexpected, {
-    hint: 'free some space or choose another --output; what was downloaded so far is kept for resuming',
-    cause: error,
-  });
+  return fileError(error, { action: 'write', path, after: 'what was downloaded so far is kept for resuming' });
 }
 
 async function readMeta(path: string): Promise<PartMeta | undefined> {
+  const text = await readOwnFile(path);
   try {
-    return JSON.parse(await readFile(path, 'utf8')) as PartMeta;
+    return text === undefined ? undefined : (JSON.parse(text) as PartMeta);
   } catch {
     return undefined;
   }

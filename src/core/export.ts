@@ -2,7 +2,7 @@ import type { ApiClient } from '../api/client.js';
 import { deleteArchive, startMigration } from '../api/migrations.js';
 import type { Migration, StartMigrationBody } from '../api/types.js';
 import type { Clock } from '../clock.js';
-import { CliError, ExitCode, MigrationFailedError } from '../errors.js';
+import { CliError, ExitCode, MigrationFailedError, VerificationError } from '../errors.js';
 import { type DownloadOptions, type DownloadResult, downloadArchive } from './download.js';
 import { type UnlockOutcome, unlockRepositories } from './unlock.js';
 import { type WaitEvent, waitForMigrations } from './wait.js';
@@ -62,6 +62,7 @@ export async function runExport(client: ApiClient, options: ExportOptions): Prom
   done.push(`started migration ${id}`);
   options.onStep?.('start', `started migration ${id} (${migration.state})`);
 
+  let failed = false;
   try {
     const waited = await waitForMigrations(client, {
       org,
@@ -73,15 +74,31 @@ export async function runExport(client: ApiClient, options: ExportOptions): Prom
       onEvent: options.onWaitEvent,
       onNotice: options.onNotice,
     });
-    if (waited.failed.length > 0) {
-      throw new MigrationFailedError(`migration ${id} failed on the service`);
-    }
+    failed = waited.failed.length > 0;
     migration = waited.migrations[0] ?? migration;
   } catch (error) {
     const unlockHint = options.body.lock_repositories
       ? `; unlock the repositories with \`svc-migrate unlock ${id} --all\``
       : '';
     return fail(error, `keep waiting with \`svc-migrate status ${id} --wait\`${unlockHint}`);
+  }
+  if (failed) {
+    // Nothing will ever be downloaded: with --unlock, give the repositories back now.
+    let next = 'start a new export; the service says no more about why it failed';
+    if (options.body.lock_repositories && options.unlock) {
+      const outcomes = await unlockRepositories(client, org, id, repositoryNames(migration, options.body));
+      const stuck = outcomes.filter((o) => !o.ok).map((o) => o.repository);
+      if (stuck.length === 0) {
+        done.push(`unlocked ${outcomes.length} repositories`);
+        options.onStep?.('unlock', `unlocked ${outcomes.map((o) => o.repository).join(', ')}`);
+        next = `the repositories are unlocked; ${next}`;
+      } else {
+        next = `unlock the rest with \`svc-migrate unlock ${id} ${stuck.join(' ')}\`, then ${next}`;
+      }
+    } else if (options.body.lock_repositories) {
+      next = `unlock the repositories with \`svc-migrate unlock ${id} --all\`, then ${next}`;
+    }
+    return fail(new MigrationFailedError(`migration ${id} failed on the service; it has no archive`), next);
   }
   done.push(`migration ${id} exported`);
   options.onStep?.('wait', `migration ${id} exported`);
@@ -90,12 +107,25 @@ export async function runExport(client: ApiClient, options: ExportOptions): Prom
   try {
     download = await downloadArchive(client, { ...options.download, target: target(id), org, id, clock });
   } catch (error) {
+    if (error instanceof VerificationError) {
+      return fail(
+        error,
+        `the service keeps its copy: nothing was unlocked or deleted; fetch it again with \`svc-migrate download ${id}${outputFlag(target(id))} --force\``,
+      );
+    }
     return fail(error, `resume the download with \`svc-migrate download ${id}${outputFlag(target(id))}\``);
+  }
+  // Unlocking and deleting are for an archive known good on disk, never for one merely received.
+  if (!download.verified && (options.unlock || options.deleteArchive)) {
+    return fail(
+      new VerificationError(`the archive of migration ${id} was not verified, so nothing was unlocked or deleted`),
+      `verify it with \`svc-migrate archive verify ${download.path}\`, then unlock and delete-archive by hand`,
+    );
   }
   done.push(`archive saved to ${download.path}`);
   options.onStep?.(
     'download',
-    `${download.path} (${download.bytes} bytes${download.sha256 ? `, sha256 ${download.sha256}` : ''})`,
+    `${download.path} (${download.bytes} bytes${download.sha256 ? `, sha256 ${download.sha256}` : ''}${download.verified ? ', verified' : ''})`,
   );
 
   let unlocked: UnlockOutcome[] = [];
@@ -128,6 +158,12 @@ export async function runExport(client: ApiClient, options: ExportOptions): Prom
     options.onStep?.('delete-archive', `deleted the archive of migration ${id} from the service`);
   }
   return { migration, download, unlocked, archiveDeleted };
+}
+
+/** The names to unlock: the migration's own list, or what the export was started with. */
+function repositoryNames(migration: Migration, body: StartMigrationBody): string[] {
+  const names = (migration.repositories ?? []).map((repo) => repo.name);
+  return names.length > 0 ? names : body.repositories.map((name) => name.slice(name.indexOf('/') + 1));
 }
 
 function outputFlag(target: DownloadOptions['target']): string {

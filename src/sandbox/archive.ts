@@ -1,17 +1,12 @@
-import { execFile, spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { PassThrough, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { promisify } from 'node:util';
 import { createGzip } from 'node:zlib';
 import type { Migration, Owner, Repository } from '../api/types.js';
-import { childEnvironment } from '../settings/environment.js';
+import { commit, gitObject, looseObject, pack, tree } from './git.js';
 import { TarWriter } from './tar.js';
-
-const run = promisify(execFile);
 
 export interface ArchiveInput {
   migration: Migration;
@@ -27,61 +22,119 @@ export interface BuiltArchive {
   sha256: string;
 }
 
-let gitAvailable: boolean | undefined;
-function hasGit(): boolean {
-  gitAvailable ??= spawnSync('git', ['--version'], { stdio: 'ignore' }).status === 0;
-  return gitAvailable;
-}
+/** One member of a bare repository: a file, or a directory git needs even when empty. */
+type RepoMember = { path: string; data: Buffer | string } | { path: string; directory: true };
 
-const GIT_ENV = childEnvironment({
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_AUTHOR_NAME: 'Sandbox',
-  GIT_AUTHOR_EMAIL: 'sandbox@localhost',
-  GIT_COMMITTER_NAME: 'Sandbox',
-  GIT_COMMITTER_EMAIL: 'sandbox@localhost',
-  GIT_AUTHOR_DATE: '2024-01-01T00:00:00Z',
-  GIT_COMMITTER_DATE: '2024-01-01T00:00:00Z',
-});
+/**
+ * A real bare repository of two commits, written without git: loose objects, or one pack with its
+ * index when `packed` (the service's archives hold both kinds, and the check must read both).
+ */
+function bareRepository(repo: Repository, packed: boolean, time: number): RepoMember[] {
+  const readme = gitObject('blob', `# ${repo.name}\n\n${repo.description ?? ''}\n`);
+  const code = gitObject('blob', `// ${repo.full_name}\nexport const name = ${JSON.stringify(repo.name)};\n`);
+  const firstTree = tree([{ name: 'README.md', mode: '100644', id: readme.id }]);
+  const first = commit({ tree: firstTree.id, parents: [], message: 'Initial commit', time });
+  const src = tree([{ name: 'index.js', mode: '100644', id: code.id }]);
+  const secondTree = tree([
+    { name: 'README.md', mode: '100644', id: readme.id },
+    { name: 'src', mode: '40000', id: src.id },
+  ]);
+  const second = commit({ tree: secondTree.id, parents: [first.id], message: 'Add the code', time: time + 60_000 });
+  const objects = [readme, code, firstTree, first, src, secondTree, second];
+  const branch = `refs/heads/${repo.default_branch}`;
+  const tag = 'refs/tags/v1.0.0';
 
-/** A real bare repository with one commit when git is installed; a minimal synthetic layout otherwise. */
-async function bareRepository(cacheDir: string, repo: Repository): Promise<string> {
-  const dest = join(cacheDir, 'git', `${repo.full_name}.git`);
-  if (await stat(dest).catch(() => undefined)) return dest;
-  await mkdir(join(dest, '..'), { recursive: true });
-  if (hasGit()) {
-    const work = await mkdtemp(join(cacheDir, 'work-'));
-    try {
-      const git = (...args: string[]) => run('git', ['-C', work, ...args], { env: GIT_ENV });
-      await git('init', '-q', '-b', repo.default_branch);
-      await writeFile(join(work, 'README.md'), `# ${repo.name}\n\n${repo.description ?? ''}\n`);
-      await git('add', 'README.md');
-      await git('commit', '-q', '-m', 'Initial commit');
-      await run('git', ['clone', '-q', '--bare', work, dest], { env: GIT_ENV });
-    } finally {
-      await rm(work, { recursive: true, force: true });
+  const members: RepoMember[] = [
+    { path: 'HEAD', data: `ref: ${branch}\n` },
+    { path: 'config', data: '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n' },
+    { path: 'description', data: `${repo.full_name}\n` },
+    { path: 'info', directory: true },
+    { path: 'info/exclude', data: '# git ls-files --others --exclude-from=.git/info/exclude\n' },
+    { path: 'objects', directory: true },
+    { path: 'objects/info', directory: true },
+    { path: 'objects/pack', directory: true },
+    { path: 'refs', directory: true },
+    { path: 'refs/heads', directory: true },
+    { path: 'refs/tags', directory: true },
+  ];
+  if (packed) {
+    const built = pack(objects);
+    members.push({ path: built.packPath, data: built.pack }, { path: built.idxPath, data: built.idx });
+    members.push({
+      path: 'packed-refs',
+      data: `# pack-refs with: peeled fully-peeled sorted \n${second.id} ${branch}\n${first.id} ${tag}\n`,
+    });
+  } else {
+    for (const object of objects) {
+      const loose = looseObject(object);
+      members.push({ path: loose.path, data: loose.data });
     }
-    return dest;
+    members.push({ path: branch, data: `${second.id}\n` }, { path: tag, data: `${first.id}\n` });
   }
-  await mkdir(join(dest, 'objects', 'info'), { recursive: true });
-  await mkdir(join(dest, 'refs', 'heads'), { recursive: true });
-  await writeFile(join(dest, 'HEAD'), `ref: refs/heads/${repo.default_branch}\n`);
-  await writeFile(join(dest, 'config'), '[core]\n\trepositoryformatversion = 0\n\tbare = true\n');
-  await writeFile(join(dest, 'description'), `${repo.full_name} (synthetic: git was not installed)\n`);
-  return dest;
+  return members;
 }
 
-async function filesBelow(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries
-    .filter((entry) => entry.isFile())
-    .map((entry) => join(entry.parentPath, entry.name))
-    .sort();
+/** The metadata records of each kind, shaped like the service's: each names its repository by URL. */
+function metadataRecords(input: ArchiveInput, time: string) {
+  const user = input.organization.html_url;
+  const per = <T>(make: (repo: Repository) => T[]) => input.repositories.flatMap((repo) => make(repo));
+  return {
+    users: [{ type: 'user', url: user, login: input.organization.login, created_at: time }],
+    issues: per((repo) =>
+      [1, 2].map((number) => ({
+        type: 'issue',
+        url: `${repo.html_url}/issues/${number}`,
+        repository: repo.html_url,
+        user,
+        title: `Issue ${number} of ${repo.name}`,
+        body: 'Found in the sandbox.',
+        created_at: time,
+      })),
+    ),
+    issue_comments: per((repo) => [
+      {
+        type: 'issue_comment',
+        url: `${repo.html_url}/issues/1#issuecomment-1`,
+        issue: `${repo.html_url}/issues/1`,
+        repository: repo.html_url,
+        user,
+        body: 'Confirmed.',
+        created_at: time,
+      },
+    ]),
+    pull_requests: per((repo) => [
+      {
+        type: 'pull_request',
+        url: `${repo.html_url}/pull/3`,
+        repository: repo.html_url,
+        user,
+        title: 'Add the code',
+        base: { ref: repo.default_branch },
+        created_at: time,
+      },
+    ]),
+    milestones: per((repo) => [
+      { type: 'milestone', url: `${repo.html_url}/milestones/1`, repository: repo.html_url, title: 'v1.0', state: 'open', created_at: time },
+    ]),
+    protected_branches: per((repo) => [
+      {
+        type: 'protected_branch',
+        url: `${repo.html_url}/protected_branches/${repo.default_branch}`,
+        repository: repo.html_url,
+        name: repo.default_branch,
+        created_at: time,
+      },
+    ]),
+    releases: per((repo) => [
+      { type: 'release', url: `${repo.html_url}/releases/v1.0.0`, repository: repo.html_url, tag_name: 'v1.0.0', created_at: time },
+    ]),
+  };
 }
 
 /**
  * Writes a migration archive shaped like the service's (schema.json, repositories_000001.json, …,
- * and the git data of each repository), honouring the exclude flags of docs/service.md#start-migration.
+ * and the git data of each repository, real git objects), honouring the exclude flags
+ * (docs/service.md#start-migration).
  */
 export async function buildArchive(dir: string, input: ArchiveInput): Promise<BuiltArchive> {
   const { migration, repositories } = input;
@@ -107,17 +160,26 @@ export async function buildArchive(dir: string, input: ArchiveInput): Promise<Bu
   await tar.file('organizations_000001.json', json([input.organization]));
   if (!migration.org_metadata_only) {
     if (!migration.exclude_metadata) {
+      const records = metadataRecords(input, migration.created_at);
+      await tar.file('users_000001.json', json(records.users));
       await tar.file('repositories_000001.json', json(repositories));
-      if (!migration.exclude_releases) await tar.file('releases_000001.json', json([]));
+      await tar.file('issues_000001.json', json(records.issues));
+      await tar.file('issue_comments_000001.json', json(records.issue_comments));
+      await tar.file('pull_requests_000001.json', json(records.pull_requests));
+      await tar.file('milestones_000001.json', json(records.milestones));
+      await tar.file('protected_branches_000001.json', json(records.protected_branches));
+      if (!migration.exclude_releases) await tar.file('releases_000001.json', json(records.releases));
       if (!migration.exclude_owner_projects) await tar.file('projects_000001.json', json([]));
       if (!migration.exclude_attachments) await tar.directory('attachments');
     }
     if (!migration.exclude_git_data) {
-      for (const repo of repositories) {
-        const bare = await bareRepository(dir, repo);
+      // Every other repository is packed, so an archive of two or more holds both kinds of storage.
+      for (const [index, repo] of repositories.entries()) {
         const prefix = `repositories/${repo.full_name}.git`;
-        for (const file of await filesBelow(bare)) {
-          await tar.file(`${prefix}/${relative(bare, file)}`, await readFile(file));
+        await tar.directory(prefix);
+        for (const member of bareRepository(repo, index % 2 === 0, mtime)) {
+          if ('directory' in member) await tar.directory(`${prefix}/${member.path}`);
+          else await tar.file(`${prefix}/${member.path}`, member.data);
         }
       }
     }

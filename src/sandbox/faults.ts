@@ -20,6 +20,10 @@ export interface FaultSettings {
   storageForbiddenNext?: number;
   /** The same, but only for requests that resume with Range (a URL that expired mid-download). */
   storageForbiddenOnResume?: number;
+  /** Serve archives with one byte flipped half-way: the download completes, verification must fail. */
+  corruptArchive?: boolean;
+  /** Answer the next N resumes (requests with Range) with a 206 from a different file, ignoring If-Range. */
+  spliceNext?: number;
 }
 
 export class Faults {
@@ -43,6 +47,16 @@ export class Faults {
 
   get noRange(): boolean {
     return Boolean(this.settings.noRange);
+  }
+
+  get corruptArchive(): boolean {
+    return Boolean(this.settings.corruptArchive);
+  }
+
+  takeSplice(): boolean {
+    if (!this.settings.spliceNext) return false;
+    this.settings.spliceNext--;
+    return true;
   }
 
   /** The status to fail this API request with, if a failure is due. */

@@ -104,7 +104,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     record('storage', request, response);
     storage.handle(request, response).catch(() => response.destroy());
   };
-  const storagePort = await listen(createServer(storageHandler), '127.0.0.1', options.storagePort ?? 0, storageServers);
+  const storagePort = await listen(createServer(storageHandler), '127.0.0.1', options.storagePort ?? 0, storageServers).catch(
+    async (error: unknown) => {
+      await rm(dataDir, { recursive: true, force: true });
+      throw error;
+    },
+  );
   // "localhost" may resolve to ::1 first; answer there too so the cross-origin URL always connects.
   await listen(createServer(storageHandler), '::1', storagePort, storageServers).catch(() => undefined);
   const storageOrigin = `http://localhost:${storagePort}`;
@@ -120,7 +125,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       sendJson(response, failure.status, errorBody(failure, request.method ?? 'GET', url.pathname), failure.headers);
     });
   });
-  const apiPort = await listen(apiServer, '127.0.0.1', options.port ?? 0, apiServers);
+  let apiPort: number;
+  try {
+    apiPort = await listen(apiServer, '127.0.0.1', options.port ?? 0, apiServers);
+  } catch (error) {
+    // A busy port: close what already listens, or the process never ends.
+    await Promise.all(storageServers.map(closeServer));
+    await rm(dataDir, { recursive: true, force: true });
+    throw error;
+  }
   const baseUrl = `http://127.0.0.1:${apiPort}`;
   const store = new MigrationStore(seed, clock, { api: baseUrl, web: 'https://sandbox.invalid' }, exportMs);
   const hooks = new HookRegistry(seed.organizations[0]?.id ?? 1, (name) => {

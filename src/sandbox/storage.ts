@@ -53,7 +53,9 @@ export class ArchiveStorage {
     const archive = await this.archives.get(guid)?.();
     if (!archive) return xmlError(response, 404, 'NoSuchKey', 'The specified key does not exist.');
 
-    const etag = `"${archive.sha256}"`;
+    // A buggy storage that answers a resume from another file of the same size, whatever If-Range says.
+    const splice = request.headers.range !== undefined && this.faults.takeSplice();
+    const etag = splice ? `"${archive.sha256.slice(0, 40)}-other"` : `"${archive.sha256}"`;
     const headers: Record<string, string | number> = {
       'content-type': 'application/gzip',
       etag,
@@ -67,7 +69,7 @@ export class ArchiveStorage {
     let status = 200;
     const range = request.headers.range;
     const ifRange = request.headers['if-range'];
-    if (allowRanges && range && (ifRange === undefined || ifRange === etag)) {
+    if (allowRanges && range && (ifRange === undefined || ifRange === etag || splice)) {
       const parsed = /^bytes=(\d*)-(\d*)$/.exec(range.trim());
       const first = parsed?.[1] ? Number(parsed[1]) : undefined;
       const last = parsed?.[2] ? Number(parsed[2]) : undefined;
@@ -92,6 +94,8 @@ export class ArchiveStorage {
       return;
     }
     const stages: NodeJS.ReadWriteStream[] = [];
+    if (splice) stages.push(altered(start));
+    else if (this.faults.corruptArchive) stages.push(altered(start, Math.floor(archive.size / 2)));
     const throttle = this.faults.throttleBytesPerSecond;
     if (throttle) stages.push(throttled(throttle));
     const cutAfter = this.faults.takeCut(start, end);
@@ -123,6 +127,22 @@ function xmlError(response: ServerResponse, status: number, code: string, messag
   response.end(
     `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message></Error>\n`,
   );
+}
+
+/** Flips the bits of every byte, or only of the byte at archive offset `only` (the stream starts at `start`). */
+function altered(start: number, only?: number): Transform {
+  let offset = start;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      const at = offset;
+      offset += chunk.length;
+      if (only !== undefined && (only < at || only >= offset)) return done(null, chunk);
+      const copy = Buffer.from(chunk);
+      if (only !== undefined) copy[only - at] = (copy[only - at] as number) ^ 0xff;
+      else for (let i = 0; i < copy.length; i++) copy[i] = (copy[i] as number) ^ 0xff;
+      done(null, copy);
+    },
+  });
 }
 
 /** Passes at most `bytesPerSecond` through, in 50 ms slices. */

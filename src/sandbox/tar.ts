@@ -8,7 +8,7 @@ function octal(value: number, width: number): string {
   return `${value.toString(8).padStart(width - 1, '0')}\0`;
 }
 
-function tarHeader(name: string, size: number, type: 'file' | 'directory', mtime: number): Buffer {
+function tarHeader(name: string, size: number, type: 'file' | 'directory' | 'symlink', mtime: number, link = ''): Buffer {
   const header = Buffer.alloc(BLOCK);
   let path = name;
   let prefix = '';
@@ -24,7 +24,8 @@ function tarHeader(name: string, size: number, type: 'file' | 'directory', mtime
   header.write(octal(size, 12), 124, 'ascii');
   header.write(octal(Math.floor(mtime / 1000), 12), 136, 'ascii');
   header.write('        ', 148, 'ascii');
-  header.write(type === 'directory' ? '5' : '0', 156, 'ascii');
+  header.write(type === 'directory' ? '5' : type === 'symlink' ? '2' : '0', 156, 'ascii');
+  header.write(link, 157, 100, 'utf8');
   header.write('ustar\0', 257, 'ascii');
   header.write('00', 263, 'ascii');
   header.write('root', 265, 'ascii');
@@ -48,6 +49,11 @@ export class TarWriter {
 
   async directory(name: string): Promise<void> {
     await this.write(tarHeader(name.endsWith('/') ? name : `${name}/`, 0, 'directory', this.mtime));
+  }
+
+  /** A symbolic link (tests of the archive check write hostile ones). */
+  async symlink(name: string, target: string): Promise<void> {
+    await this.write(tarHeader(name, 0, 'symlink', this.mtime, target));
   }
 
   async file(name: string, data: Buffer | string): Promise<void> {

@@ -19,7 +19,7 @@ export interface GlobalFlags {
 }
 
 export type Env = Record<string, string | undefined>;
-type Source = 'flag' | 'env' | 'config' | 'sandbox' | 'default';
+export type Source = 'flag' | 'env' | 'config' | 'sandbox' | 'default';
 
 interface Resolved<T> {
   value: T;

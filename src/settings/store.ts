@@ -1,7 +1,8 @@
 import { chmodSync, lstatSync, mkdirSync, readFileSync, type Stats, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
+import { fileError, isSystemError } from '../system-errors.js';
 
 /** What `auth login` and `config set` keep between runs. */
 export interface StoredSettings {
@@ -111,24 +112,58 @@ export interface SettingsStore {
  * ours alone (checked first), so conf's replace-by-rename keeps the file ours.
  */
 export async function openSettingsStore(dir: string): Promise<SettingsStore> {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const problem = configProblem(dir);
+  const file = join(dir, CONFIG_FILE);
+  // Every failure names the file and says what to do: an unwritable directory is not a bug.
+  const guard = <T>(action: string, path: string, work: () => T): T => {
+    try {
+      return work();
+    } catch (error) {
+      if (isSystemError(error)) throw fileError(error, { action, path, role: 'the settings file; SVC_CONFIG_DIR moves it' });
+      throw error;
+    }
+  };
+  guard('create the directory', dir, () => makeDirectory(dir));
+  const problem = guard('check', dir, () => configProblem(dir));
   if (problem) throw new UsageError(`refusing to store settings: ${problem}`, { hint: configHint(dir) });
   const { default: Conf } = await import('conf');
-  const conf = new Conf<StoredSettings>({
+  const conf = guard('read', file, () => new Conf<StoredSettings>({
     projectName: 'svc-migrate',
     cwd: dir,
     configName: CONFIG_FILE.replace(/\.json$/, ''),
     configFileMode: 0o600,
     accessPropertiesByDotNotation: false,
-  });
+  }));
   return {
     path: conf.path,
     read: () => ({ ...conf.store }),
     set(key, value) {
-      conf.set(key, value);
-      chmodSync(conf.path, 0o600);
+      guard('write', conf.path, () => {
+        conf.set(key, value);
+        chmodSync(conf.path, 0o600);
+      });
     },
-    delete: (key) => conf.delete(key),
+    delete: (key) => guard('write', conf.path, () => conf.delete(key)),
   };
+}
+
+/**
+ * `mkdir -p` with mode 0700, one level at a time: Node's recursive mkdir loops for ever where
+ * the file system refuses new directories with ENOENT (`SVC_CONFIG_DIR=/proc/x`).
+ */
+function makeDirectory(dir: string): void {
+  const missing: string[] = [];
+  let current = resolve(dir);
+  for (;;) {
+    try {
+      if (statSync(current).isDirectory()) break;
+      throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${current}'`), { code: 'ENOTDIR', syscall: 'mkdir', path: current });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    missing.push(current);
+    const parent = dirname(current);
+    if (parent === current) break;
+    current = parent;
+  }
+  for (const path of missing.reverse()) mkdirSync(path, { mode: 0o700 });
 }

@@ -11,17 +11,45 @@ export interface Spinner {
 
 const silent: Spinner = { text() {}, succeed() {}, fail() {}, stop() {} };
 
+/**
+ * A terminal we can draw on: a TTY that reports a width. On 0 columns (`script`, some
+ * `docker exec -t`) ora computes an infinite number of lines to clear and never returns.
+ */
+export function drawable(stream: { isTTY?: boolean; columns?: number }): boolean {
+  return Boolean(stream.isTTY) && Number.isInteger(stream.columns) && (stream.columns as number) > 0;
+}
+
 export async function createSpinner(enabled: boolean, stream: Writable, text: string): Promise<Spinner> {
-  if (!enabled) return silent;
+  if (!enabled || !drawable(stream as { isTTY?: boolean; columns?: number })) return silent;
   const { default: ora } = await import('ora');
   const spinner = ora({ text, stream, discardStdin: false }).start();
+  // A terminal shrunk to 0 columns mid-way: stop drawing at once (the resize event comes before
+  // ora's next frame) and end with plain lines.
+  let live = true;
+  const onResize = () => {
+    if (drawable(stream as { isTTY?: boolean; columns?: number })) return;
+    live = false;
+    spinner.stop();
+    stream.off('resize', onResize);
+  };
+  stream.on('resize', onResize);
+  const end = (symbol: string, final: string, method: 'succeed' | 'fail') => {
+    stream.off('resize', onResize);
+    if (live) spinner[method](final);
+    else stream.write(`${symbol} ${final}\n`);
+    live = false;
+  };
   return {
     text: (next) => {
-      spinner.text = next;
+      if (live) spinner.text = next;
     },
-    succeed: (final) => spinner.succeed(final),
-    fail: (final) => spinner.fail(final),
-    stop: () => spinner.stop(),
+    succeed: (final) => end('✓', final, 'succeed'),
+    fail: (final) => end('✗', final, 'fail'),
+    stop: () => {
+      stream.off('resize', onResize);
+      if (live) spinner.stop();
+      live = false;
+    },
   };
 }
 
@@ -60,7 +88,10 @@ export class ProgressBar {
       if (rate > 0) parts.push(`ETA ${formatDuration(((progress.total - progress.received) / rate) * 1000)}`);
     }
     parts.push(`${formatBytes(rate)}/s`);
-    this.stream.write(`\r\x1b[2K${parts.join('  ')}`);
+    // Never longer than the terminal: a wrapped line is not cleared by the next redraw.
+    const columns = (this.stream as { columns?: number }).columns;
+    const line = parts.join('  ');
+    this.stream.write(`\r\x1b[2K${columns && columns > 1 ? line.slice(0, columns - 1) : line}`);
   }
 
   done(): void {

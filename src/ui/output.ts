@@ -1,10 +1,14 @@
 import type { Writable } from 'node:stream';
 import { Chalk, type ChalkInstance } from 'chalk';
 import { CliError, ExitCode } from '../errors.js';
-import { createSpinner, ProgressBar, type Spinner } from './decorations.js';
+import { createSpinner, drawable, ProgressBar, type Spinner } from './decorations.js';
+import type { TableLayout } from './tables.js';
+import { terminalSafe } from './terminal-safe.js';
 
 export interface Stream extends Pick<Writable, 'write'> {
   isTTY?: boolean;
+  /** A terminal's width; 0 or missing on some pseudo-terminals (`script`, `docker exec -t`). */
+  columns?: number;
 }
 
 export interface OutputOptions {
@@ -36,7 +40,17 @@ export class Output {
     this.stderr = options.stderr;
     const colorful = options.color ?? Boolean(options.stderr.isTTY);
     this.theme = new Chalk({ level: colorful ? 1 : 0 });
-    this.decorated = Boolean(options.stderr.isTTY) && !options.json && !options.quiet;
+    this.decorated = drawable(options.stderr) && !options.json && !options.quiet;
+  }
+
+  /** stdout is a terminal a human reads; off it (pipes, files) tables are plain tab-separated lines. */
+  get stdoutIsTerminal(): boolean {
+    return Boolean(this.stdout.isTTY);
+  }
+
+  /** How tables print: plain tab-separated lines off a terminal, fitted to its width on one. */
+  get layout(): TableLayout {
+    return { plain: !this.stdout.isTTY, width: drawable(this.stdout) ? this.stdout.columns : undefined };
   }
 
   /** A command's result: the object unchanged as JSON, or its human rendering. */
@@ -107,14 +121,17 @@ export class Output {
   /** An error as docs/cli.md prescribes: one line (and a hint) for humans, one JSON object for scripts. */
   error(error: unknown, options: { debug: boolean }): void {
     const known = error instanceof CliError;
-    const message = known ? error.message : `unexpected error: ${(error as Error)?.message ?? String(error)}`;
+    // A message may quote a server (an API error's text): nothing in it may drive the terminal.
+    const message = terminalSafe(known ? error.message : `unexpected error: ${(error as Error)?.message ?? String(error)}`);
+    // An error with nothing to say (Ctrl-C at a prompt) ends quietly for a human.
+    if (known && !message && !this.json) return;
     if (this.json) {
       const code = known ? error.exitCode : ExitCode.Unexpected;
       const status = known ? (error.status ?? null) : null;
-      this.stderr.write(`${JSON.stringify({ error: { code, status, message } })}\n`);
+      this.stderr.write(`${JSON.stringify({ error: { code, status, message: message || 'interrupted' } })}\n`);
     } else {
       this.stderr.write(`${this.theme.red('error:')} ${message}\n`);
-      if (known && error.hint) this.stderr.write(`${this.theme.dim('hint:')} ${error.hint}\n`);
+      if (known && error.hint) this.stderr.write(`${this.theme.dim('hint:')} ${terminalSafe(error.hint)}\n`);
       if (!known)
         this.stderr.write('hint: this is a bug in svc-migrate; please report it with the output of --debug\n');
     }

@@ -1,11 +1,13 @@
-import { UsageError } from '../errors.js';
+import { InterruptedError, UsageError } from '../errors.js';
 
 /** Prompts through @inquirer/prompts (loaded on first use); refuses when prompting is not allowed. */
 export class Prompter {
   private readonly interactive: boolean;
+  private readonly signal: AbortSignal | undefined;
 
-  constructor(interactive: boolean) {
+  constructor(interactive: boolean, signal?: AbortSignal) {
     this.interactive = interactive;
+    this.signal = signal;
   }
 
   private require(what: string, flag: string): void {
@@ -16,28 +18,43 @@ export class Prompter {
     }
   }
 
+  /**
+   * Ctrl-C at a prompt (inquirer's ExitPromptError) or our own abort is an interruption: exit 130
+   * without a message, as a shell user expects.
+   */
+  private async ask<T>(prompt: (context: { signal?: AbortSignal }) => Promise<T>): Promise<T> {
+    try {
+      return await prompt(this.signal ? { signal: this.signal } : {});
+    } catch (error) {
+      const name = (error as Error | undefined)?.name;
+      if (name === 'ExitPromptError' || name === 'AbortPromptError') throw new InterruptedError('');
+      throw error;
+    }
+  }
+
   async input(message: string, what: string, flag: string): Promise<string> {
     this.require(what, flag);
     const { input } = await import('@inquirer/prompts');
-    return input({ message, required: true });
+    return this.ask((context) => input({ message, required: true }, context));
   }
 
-  /** Hidden input (secrets, tokens). */
-  async secret(message: string, flag: string): Promise<string> {
-    this.require('a secret', flag);
+  /** Hidden input (secrets, tokens); `what` names it in the error when there is no terminal. */
+  async secret(message: string, flag: string, what = 'a secret'): Promise<string> {
+    this.require(what, flag);
     const { password } = await import('@inquirer/prompts');
-    return password({ message, mask: true });
+    return this.ask((context) => password({ message, mask: true }, context));
   }
 
   async checkbox<T extends string>(message: string, choices: { value: T; name: string }[]): Promise<T[]> {
     this.require('a choice', 'the flags');
     const { checkbox } = await import('@inquirer/prompts');
-    return checkbox({ message, choices });
+    return this.ask((context) => checkbox({ message, choices }, context));
   }
 
-  async confirm(message: string, what: string, flag: string): Promise<boolean> {
+  /** A yes/no question; No unless `defaultYes` (Enter then means yes). */
+  async confirm(message: string, what: string, flag: string, defaultYes = false): Promise<boolean> {
     this.require(what, flag);
     const { confirm } = await import('@inquirer/prompts');
-    return confirm({ message, default: false });
+    return this.ask((context) => confirm({ message, default: defaultYes }, context));
   }
 }

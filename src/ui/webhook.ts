@@ -1,7 +1,8 @@
 import type { ChalkInstance } from 'chalk';
 import type { EventSpec } from '../webhook/catalogue.js';
 import type { ReceivedDelivery, Rejection } from '../webhook/receiver.js';
-import { renderTable } from './tables.js';
+import { renderTable, type TableLayout } from './tables.js';
+import { terminalSafe as safe } from './terminal-safe.js';
 
 /** What `webhook listen --json` prints for each delivery (one line each). */
 export function deliveryRecord(delivery: ReceivedDelivery) {
@@ -24,28 +25,29 @@ export function deliveryRecord(delivery: ReceivedDelivery) {
   };
 }
 
+/** The human line of a delivery: everything in it that came from the sender is made inert first. */
 export function deliveryLine(delivery: ReceivedDelivery, theme: ChalkInstance, secretCount: number): string {
   const time = delivery.receivedAt.slice(11, 19);
   const what = delivery.ping
-    ? `${theme.bold('ping')} (webhook ${delivery.hookId ?? '?'} created)`
-    : `${theme.bold(delivery.event)}${delivery.action ? `.${delivery.action}` : ''}`;
+    ? `${theme.bold('ping')} (webhook ${safe(delivery.hookId ?? '?')} created)`
+    : `${theme.bold(safe(delivery.event))}${delivery.action ? `.${safe(delivery.action)}` : ''}`;
   const { verification } = delivery;
   const trust = verification.verified
     ? theme.green(`verified ${verification.algorithm}${secretCount > 1 ? ` (secret #${verification.secret})` : ''}`)
     : theme.yellow('unverified');
-  const parts = [time, what, delivery.repository ?? '-', delivery.id, trust];
+  const parts = [time, what, safe(delivery.repository ?? '-'), safe(delivery.id), trust];
   if (delivery.duplicate) parts.push(theme.yellow('duplicate (redelivery)'));
-  if (delivery.warnings.length > 0) parts.push(theme.yellow(`warnings: ${delivery.warnings.join('; ')}`));
+  if (delivery.warnings.length > 0) parts.push(theme.yellow(`warnings: ${safe(delivery.warnings.join('; '))}`));
   return parts.join('  ');
 }
 
 export function rejectionLine(rejection: Rejection): string {
   const what = rejection.event ? ` ${rejection.event}` : '';
   const id = rejection.id ? ` ${rejection.id}` : '';
-  return `rejected ${rejection.status} ${rejection.method} ${rejection.path}${what}${id}: ${rejection.reason}`;
+  return safe(`rejected ${rejection.status} ${rejection.method} ${rejection.path}${what}${id}: ${rejection.reason}`);
 }
 
-export function eventsTable(specs: EventSpec[], theme: ChalkInstance): string {
+export function eventsTable(specs: EventSpec[], theme: ChalkInstance, layout?: TableLayout): string {
   return renderTable(
     ['EVENT', 'PERMISSION', 'AVAILABILITY', 'ACTION', 'REQUIRED'],
     specs.map((spec) => [
@@ -56,5 +58,6 @@ export function eventsTable(specs: EventSpec[], theme: ChalkInstance): string {
       spec.required.join(', '),
     ]),
     theme,
+    layout,
   );
 }

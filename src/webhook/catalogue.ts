@@ -5,6 +5,8 @@
 // `installation`, `organization` optional. In `dev`, `name?` makes a common property optional,
 // `name!` required, and `-name` means the payload has none.
 
+import { PUBLISHED_SHAPES } from './shapes.js';
+
 type Presence = 'required' | 'optional';
 
 export interface EventSpec {
@@ -146,17 +148,109 @@ export function eventSpec(name: string): EventSpec | undefined {
   return CATALOGUE.get(name);
 }
 
+/**
+ * The `action` of the one activity each row describes (docs/service.md#event-catalogue): its
+ * required properties are those of that action. `*`: every action is that activity (a dispatch's
+ * action is whatever the dispatcher chose).
+ */
+const SHOWN_ACTION: ReadonlyMap<string, string> = new Map([
+  ['branch_protection_configuration', 'disabled'],
+  ['branch_protection_rule', 'created'],
+  ['check_run', 'completed'],
+  ['check_suite', 'completed'],
+  ['code_scanning_alert', 'appeared_in_branch'],
+  ['commit_comment', 'created'],
+  ['dependency_alert', 'auto_dismissed'],
+  ['deploy_key', 'created'],
+  ['deployment', 'created'],
+  ['deployment_protection_rule', 'requested'],
+  ['deployment_review', 'approved'],
+  ['deployment_status', 'created'],
+  ['discussion', 'answered'],
+  ['discussion_comment', 'created'],
+  ['service_app_authorization', 'revoked'],
+  ['installation', 'created'],
+  ['installation_repositories', 'added'],
+  ['installation_target', 'renamed'],
+  ['issue_comment', 'created'],
+  ['issues', 'assigned'],
+  ['label', 'created'],
+  ['marketplace_purchase', 'cancelled'],
+  ['member', 'added'],
+  ['membership', 'added'],
+  ['merge_group', 'checks_requested'],
+  ['meta', 'deleted'],
+  ['milestone', 'closed'],
+  ['org_block', 'blocked'],
+  ['organization', 'deleted'],
+  ['package', 'published'],
+  ['personal_access_token_request', 'approved'],
+  ['project_card', 'converted'],
+  ['project', 'closed'],
+  ['project_column', 'created'],
+  ['projects_v2', 'closed'],
+  ['projects_v2_item', 'archived'],
+  ['pull_request', 'assigned'],
+  ['pull_request_review_comment', 'created'],
+  ['pull_request_review', 'dismissed'],
+  ['pull_request_review_thread', 'resolved'],
+  ['registry_package', 'published'],
+  ['release', 'created'],
+  ['repository_advisory', 'published'],
+  ['repository', 'archived'],
+  ['repository_dispatch', '*'],
+  ['repository_ruleset', 'created'],
+  ['repository_vulnerability_alert', 'create'],
+  ['secret_scanning_alert', 'created'],
+  ['secret_scanning_alert_location', 'created'],
+  ['security_advisory', 'published'],
+  ['sponsorship', 'cancelled'],
+  ['star', 'created'],
+  ['team', 'added_to_repository'],
+  ['watch', 'started'],
+  ['workflow_job', 'completed'],
+  ['workflow_run', 'completed'],
+]);
+
+/** Properties of the envelope (docs/service.md#webhook-envelope): rows speak of them for every action. */
+const ENVELOPE = new Set(['action', 'repository', 'sender', 'enterprise', 'installation', 'organization']);
+
+/**
+ * What a payload of `event` with `action` must carry. The row's list holds for the activity it
+ * describes; for another action, only what every published payload of the event carries
+ * (src/webhook/shapes.ts, learned from test/fixtures/webhooks/), or, for an event nobody published,
+ * the envelope's part of the list.
+ */
+export function requiredProperties(spec: EventSpec, action: string | undefined): string[] {
+  const shown = SHOWN_ACTION.get(spec.name);
+  if (spec.action === 'none' || shown === '*' || (action !== undefined && action === shown)) return spec.required;
+  const published = PUBLISHED_SHAPES.get(spec.name);
+  return spec.required.filter((property) => (published ? published.carried.includes(property) : ENVELOPE.has(property)));
+}
+
 /** Warnings for a payload that does not fit the catalogue; the delivery is still accepted (the catalogue may lag). */
-export function catalogueWarnings(event: string, payload: unknown): string[] {
+export function catalogueWarnings(event: string, payload: Record<string, unknown>): string[] {
   const spec = CATALOGUE.get(event);
   if (!spec) return [`unknown event "${event}" (not in the catalogue)`];
-  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return ['the payload is not a JSON object'];
-  const body = payload as Record<string, unknown>;
   const warnings: string[] = [];
-  const missing = spec.required.filter((property) => !(property in body));
-  if (missing.length > 0) warnings.push(`missing required ${missing.join(', ')}`);
-  if (spec.action === 'none' && 'action' in body) warnings.push(`"${event}" carries no action, but this payload has action "${String(body.action)}"`);
+  // Own properties only: a payload's "__proto__" or "constructor" is data, never a lookup.
+  const has = (property: string) => Object.hasOwn(payload, property);
+  const action = has('action') ? payload.action : undefined;
+  if (has('action') && typeof action !== 'string') warnings.push(`"action" is ${describe(action)}, not a string`);
+  const name = typeof action === 'string' ? action : undefined;
+  const missing = requiredProperties(spec, name).filter((property) => !has(property));
+  if (missing.length > 0) warnings.push(`missing required ${missing.join(', ')}${name !== undefined && name === SHOWN_ACTION.get(event) ? ` (of action ${name})` : ''}`);
+  if (spec.action === 'none' && has('action')) warnings.push(`"${event}" carries no action, but this payload has action ${describe(action)}`);
   return warnings;
+}
+
+/** A value from a payload, named without calling anything on it (its "toString" may be data). */
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  return typeof value === 'number' || typeof value === 'boolean' ? String(value) : typeof value;
 }
 
 /** `--events` entries: `event` or `event.action`, each checked against the catalogue. */

@@ -45,7 +45,14 @@ export function buildDelivery(input: DeliveryInput): OutgoingDelivery {
   return { id, headers, body };
 }
 
-export class BodyError extends Error {}
+export class BodyError extends Error {
+  /** 400 for a body that is not a delivery, 413 for a payload over the limit. */
+  readonly status: 400 | 413;
+  constructor(message: string, status: 400 | 413 = 400) {
+    super(message);
+    this.status = status;
+  }
+}
 
 /** The content type a delivery declares, or undefined for anything else (docs/service.md#delivery-headers). */
 export function contentKind(header: string | undefined): ContentKind | undefined {
@@ -55,8 +62,8 @@ export function contentKind(header: string | undefined): ContentKind | undefined
   return undefined;
 }
 
-/** The payload of a JSON body, or of the `payload` field of a form body. Throws BodyError with a reason. */
-export function parsePayload(raw: Buffer, kind: ContentKind): unknown {
+/** The payload object of a JSON body, or of the `payload` field of a form body. Throws BodyError with a reason. */
+export function parsePayload(raw: Buffer, kind: ContentKind): Record<string, unknown> {
   // A native check, then a plain decode: a fatal TextDecoder costs more on every delivery.
   if (!isUtf8(raw)) throw new BodyError('the body is not valid UTF-8');
   let text = raw.toString('utf8');
@@ -64,13 +71,23 @@ export function parsePayload(raw: Buffer, kind: ContentKind): unknown {
   if (kind === 'form') {
     const field = new URLSearchParams(text).get('payload');
     if (field === null) throw new BodyError('form body without a "payload" field');
+    // The limit is the payload's (docs/service.md#limits), not the percent-encoded body's.
+    if (field.length > MAX_PAYLOAD_BYTES || Buffer.byteLength(field) > MAX_PAYLOAD_BYTES) {
+      throw new BodyError(`the decoded payload is over the 25 MB payload limit (${Buffer.byteLength(field)} bytes)`, 413);
+    }
     text = field;
   }
+  let payload: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    payload = JSON.parse(text) as unknown;
   } catch (error) {
     throw new BodyError(`malformed JSON: ${(error as Error).message}`);
   }
+  // A delivery's body is an object (docs/service.md#delivery-headers): null, a string, an array or a number is not one.
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
+    throw new BodyError(`the payload is ${payload === null ? 'null' : Array.isArray(payload) ? 'an array' : `a ${typeof payload}`}, not a JSON object`);
+  }
+  return payload as Record<string, unknown>;
 }
 
 /** Headers of docs/service.md#delivery-headers a real delivery always has; their absence is reported. */

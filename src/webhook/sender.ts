@@ -21,7 +21,15 @@ export function sendableHeaders(rawHeaders: string[]): Record<string, string> {
   return headers;
 }
 
-/** POSTs exact bytes with the given headers; never throws for an HTTP status, only for a failure to talk. */
+/** Characters of an answer shown to the user; bytes read for them (UTF-8 takes up to four for one). */
+const PREVIEW_CHARS = 120;
+const PREVIEW_BYTES = PREVIEW_CHARS * 4;
+
+/**
+ * POSTs exact bytes with the given headers; never throws for an HTTP status, only for a failure to
+ * talk. Of the answer, only what is shown is read: the rest is dropped with the connection, so a
+ * target that answers without end costs nothing.
+ */
 export async function postDelivery(url: string, headers: Record<string, string>, body: Buffer, timeoutMs: number): Promise<PostResult> {
   const started = performance.now();
   const response = await request(new URL(url), {
@@ -32,6 +40,25 @@ export async function postDelivery(url: string, headers: Record<string, string>,
     bodyTimeout: timeoutMs,
     signal: AbortSignal.timeout(timeoutMs),
   });
-  const text = await response.body.text();
-  return { status: response.statusCode, ms: Math.round(performance.now() - started), preview: text.slice(0, 120) };
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let complete = true;
+  try {
+    for await (const chunk of response.body) {
+      const bytes = chunk as Buffer;
+      chunks.push(bytes);
+      size += bytes.length;
+      if (size >= PREVIEW_BYTES) {
+        complete = false;
+        break;
+      }
+    }
+  } catch (error) {
+    // What was read is enough to show; a body cut after the status line is still an answer.
+    if (size === 0) throw error;
+  } finally {
+    if (!complete) response.body.destroy();
+  }
+  const text = Buffer.concat(chunks, size).subarray(0, PREVIEW_BYTES).toString('utf8');
+  return { status: response.statusCode, ms: Math.round(performance.now() - started), preview: text.slice(0, PREVIEW_CHARS) };
 }

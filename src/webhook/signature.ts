@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from 'node:crypto';
 
 // docs/service.md#authentication: X-Hub-Signature-256 = "sha256=" + HMAC-SHA256(secret, raw body) in hex;
 // X-Hub-Signature = "sha1=" + HMAC-SHA1, kept for compatibility.
@@ -44,7 +44,7 @@ export function verifySignature(
   let match = -1;
   // Compare with every secret, without stopping early, so timing says nothing about which matched.
   secrets.forEach((secret, index) => {
-    const expected = createHmac(algorithm, secret).update(body).digest();
+    const expected = createHmac(algorithm, keyOf(secret)).update(body).digest();
     if (timingSafeEqual(expected, given) && match < 0) match = index;
   });
   if (match >= 0) return { valid: true, algorithm, legacy: algorithm === 'sha1', secretIndex: match };
@@ -53,4 +53,16 @@ export function verifySignature(
     reason:
       'signature does not match: the webhook uses a different secret, or the body was altered in transit (a proxy that re-encodes or re-serializes JSON breaks signatures)',
   };
+}
+
+/** A receiver verifies with the same few secrets all day: each is made a key once. */
+const keys = new Map<string, KeyObject>();
+function keyOf(secret: string): KeyObject {
+  let key = keys.get(secret);
+  if (!key) {
+    if (keys.size > 16) keys.clear();
+    key = createSecretKey(Buffer.from(secret, 'utf8'));
+    keys.set(secret, key);
+  }
+  return key;
 }

@@ -1,9 +1,15 @@
-import { mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { createHash, randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { chmod, type FileHandle, mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { MAX_PAYLOAD_BYTES } from './delivery.js';
 import type { ReceivedDelivery } from './receiver.js';
 
-// A saved delivery is one file, `<delivery id>.http`: a comment line with when it arrived and in
-// which order, the request line, the headers as received, a blank line, then the raw body bytes.
+// A saved delivery is one file, `<name>.http` (deliveryFileName): a comment line with when it
+// arrived and in which order, the request line, the headers as received, a blank line, then the
+// raw body bytes. Payloads of private repositories end up there: files are 0600 in a 0700
+// directory, created exclusively (never through a link someone planted), written to a temporary
+// name of their own, flushed to disk, then renamed, so no reader ever sees half a delivery.
 
 export interface SavedDelivery {
   file: string;
@@ -17,24 +23,153 @@ export interface SavedDelivery {
 }
 
 const SEPARATOR = Buffer.from('\r\n\r\n');
+const SAFE_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}$/;
 
-function safeName(id: string): string {
-  return id.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 120) || 'delivery';
+/** A user's mistake about the save directory (not ours, a file, unreadable), with what to do. */
+export class StoreError extends Error {
+  readonly hint: string | undefined;
+  constructor(message: string, hint?: string) {
+    super(message);
+    this.hint = hint;
+  }
 }
 
-/** Writes the delivery atomically (temp file, then rename), so a crash never leaves half a file. */
-export async function saveDelivery(dir: string, delivery: ReceivedDelivery): Promise<string> {
-  await mkdir(dir, { recursive: true });
+/**
+ * The file a delivery id is saved under. A plain id (a GUID, as the service sends) is its own name;
+ * anything else is sanitised, cut, and followed by `~` and 128 bits of its SHA-256, so `a/b`, `a_b`
+ * and two ids equal in their first characters never share a file. `~` never occurs in a plain
+ * name, so the two forms cannot meet either.
+ */
+function deliveryFileName(id: string): string {
+  if (SAFE_ID.test(id)) return `${id}.http`;
+  const readable = id.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\./, '_').slice(0, 80);
+  return `${readable}~${createHash('sha256').update(id).digest('hex').slice(0, 32)}.http`;
+}
+
+export interface DeliveryStore {
+  dir: string;
+  /** True when an existing directory was open to others and was made private. */
+  tightened: boolean;
+  /** Resolves with the file once the delivery and its name are on disk. */
+  save(delivery: ReceivedDelivery): Promise<string>;
+}
+
+/** Prepares `dir` (created 0700; an existing one must be ours and is made 0700) for saving. */
+export async function openStore(dir: string): Promise<DeliveryStore> {
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    throw storeError(dir, error);
+  }
+  const info = await stat(dir).catch((error: unknown) => {
+    throw storeError(dir, error);
+  });
+  if (!info.isDirectory()) throw new StoreError(`--save ${dir} is not a directory`, 'name a directory (it is created if missing)');
+  const uid = process.getuid?.();
+  if (uid !== undefined && info.uid !== uid) {
+    throw new StoreError(
+      `--save ${dir} belongs to user ${info.uid}, not to you (${uid}): saved deliveries hold private payloads`,
+      'use a directory of your own, e.g. --save ~/deliveries',
+    );
+  }
+  let tightened = false;
+  if ((info.mode & 0o077) !== 0) {
+    await chmod(dir, 0o700);
+    tightened = true;
+  }
+  const syncDir = groupCommit(async () => {
+    const handle = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  });
+  return {
+    dir,
+    tightened,
+    async save(delivery) {
+      const name = deliveryFileName(delivery.id);
+      const file = join(dir, name);
+      const temp = join(dir, `.${name}.${randomBytes(8).toString('hex')}.tmp`);
+      let handle: FileHandle | undefined;
+      try {
+        // O_EXCL: a fresh file or nothing; a link or file planted under this name is an error, not a target.
+        handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+        await writeAll(handle, [headBytes(delivery), delivery.rawBody]);
+        await handle.sync();
+        await handle.close();
+        handle = undefined;
+        await rename(temp, file);
+      } catch (error) {
+        await handle?.close().catch(() => {});
+        await unlink(temp).catch(() => {});
+        throw new Error(`could not save ${name} in ${dir}: ${(error as Error).message}`);
+      }
+      // The rename is durable once the directory is: saves that finish together share one flush.
+      await syncDir().catch((error: unknown) => {
+        throw new Error(`could not flush ${dir} after saving ${name}: ${(error as Error).message}`);
+      });
+      return file;
+    },
+  };
+}
+
+function storeError(dir: string, error: unknown): StoreError {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EACCES' || code === 'EPERM') return new StoreError(`cannot create or use --save ${dir}: permission denied`, 'choose a directory you can write to');
+  if (code === 'ENOTDIR' || code === 'EEXIST') return new StoreError(`--save ${dir} is not a directory`, 'name a directory (it is created if missing)');
+  return new StoreError(`cannot create or use --save ${dir}: ${code ?? (error as Error).message}`);
+}
+
+function headBytes(delivery: ReceivedDelivery): Buffer {
   const lines = [
     `# svc-migrate delivery; received ${delivery.receivedAt}; sequence ${delivery.sequence}`,
     `${delivery.method} ${delivery.path} HTTP/1.1`,
   ];
   for (let i = 0; i < delivery.rawHeaders.length; i += 2) lines.push(`${delivery.rawHeaders[i]}: ${delivery.rawHeaders[i + 1]}`);
-  const file = join(dir, `${safeName(delivery.id)}.http`);
-  const temp = `${file}.${process.pid}.tmp`;
-  await writeFile(temp, Buffer.concat([Buffer.from(lines.join('\r\n')), SEPARATOR, delivery.rawBody]));
-  await rename(temp, file);
-  return file;
+  return Buffer.from(`${lines.join('\r\n')}\r\n\r\n`);
+}
+
+async function writeAll(handle: FileHandle, buffers: Buffer[]): Promise<void> {
+  let rest = buffers.filter((buffer) => buffer.length > 0);
+  while (rest.length > 0) {
+    let { bytesWritten } = await handle.writev(rest);
+    const next: Buffer[] = [];
+    for (const buffer of rest) {
+      if (bytesWritten >= buffer.length) bytesWritten -= buffer.length;
+      else {
+        next.push(buffer.subarray(bytesWritten));
+        bytesWritten = 0;
+      }
+    }
+    rest = next;
+  }
+}
+
+/**
+ * Runs `flush` for every caller, sharing runs: a caller joins the next run that starts after it
+ * asked, never one already under way (that one may have started before the caller's rename).
+ */
+function groupCommit(flush: () => Promise<void>): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  let queued: Promise<void> | undefined;
+  const start = (): Promise<void> => {
+    running = flush().finally(() => {
+      running = undefined;
+    });
+    return running;
+  };
+  return () => {
+    if (!running) return start();
+    queued ??= running
+      .catch(() => {})
+      .then(() => {
+        queued = undefined;
+        return start();
+      });
+    return queued;
+  };
 }
 
 export function parseSaved(file: string, data: Buffer): SavedDelivery {
@@ -47,6 +182,7 @@ export function parseSaved(file: string, data: Buffer): SavedDelivery {
   const rawHeaders: string[] = [];
   for (const line of headerLines) {
     const colon = line.indexOf(':');
+    if (colon <= 0) throw new Error(`${file} is not a saved delivery (a header line without a name)`);
     rawHeaders.push(line.slice(0, colon), line.slice(colon + 1).replace(/^ /, ''));
   }
   return {
@@ -60,12 +196,74 @@ export function parseSaved(file: string, data: Buffer): SavedDelivery {
   };
 }
 
-/** One saved delivery, or every `.http` file of a directory in arrival order. */
-export async function loadDeliveries(path: string): Promise<SavedDelivery[]> {
+/**
+ * The largest file replay reads: a form body of the largest payload (three bytes for one when
+ * percent-encoded, docs/service.md#limits) and its headers.
+ */
+const MAX_SAVED_BYTES = MAX_PAYLOAD_BYTES * 3 + 1024 * 1024;
+
+/** A saved delivery found by listSaved: where it is, and its place in arrival order. */
+export interface SavedEntry {
+  file: string;
+  name: string;
+  sequence: number;
+  receivedAt: string;
+}
+
+export interface Unreadable {
+  name: string;
+  reason: string;
+}
+
+/**
+ * The deliveries of a directory (or one file) in arrival order, read from their first line only;
+ * what is not a regular, readable, saved delivery is listed with the reason instead.
+ */
+export async function listSaved(path: string): Promise<{ entries: SavedEntry[]; unreadable: Unreadable[] }> {
   const info = await stat(path);
-  const files = info.isDirectory()
-    ? (await readdir(path)).filter((name) => name.endsWith('.http')).map((name) => join(path, name))
-    : [path];
-  const saved = await Promise.all(files.map(async (file) => parseSaved(basename(file), await readFile(file))));
-  return saved.sort((a, b) => a.receivedAt.localeCompare(b.receivedAt) || a.sequence - b.sequence);
+  const candidates = info.isDirectory()
+    ? (await readdir(path)).filter((name) => name.endsWith('.http')).sort().map((name) => ({ name, file: join(path, name) }))
+    : [{ name: path, file: path }];
+  const entries: SavedEntry[] = [];
+  const unreadable: Unreadable[] = [];
+  for (const candidate of candidates) {
+    try {
+      const head = await readSaved(candidate.file, 4096);
+      const meta = /^# svc-migrate delivery; received (\S+); sequence (\d+)\r\n/.exec(head.toString('utf8'));
+      if (!meta) throw new Error('not a saved delivery (no svc-migrate header)');
+      entries.push({ file: candidate.file, name: candidate.name, receivedAt: meta[1] as string, sequence: Number(meta[2]) });
+    } catch (error) {
+      unreadable.push({ name: candidate.name, reason: (error as Error).message });
+    }
+  }
+  entries.sort((a, b) => a.receivedAt.localeCompare(b.receivedAt) || a.sequence - b.sequence);
+  return { entries, unreadable };
+}
+
+/**
+ * At most `limit` bytes of a regular file (the whole of it when `limit` is undefined, refused
+ * above MAX_SAVED_BYTES). Opened without waiting (a FIFO would block an open for reading) and
+ * without following a final link, then checked on the descriptor itself.
+ */
+export async function readSaved(file: string, limit?: number): Promise<Buffer> {
+  const flags = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
+  const handle = await open(file, flags).catch((error: NodeJS.ErrnoException) => {
+    throw new Error(error.code === 'ELOOP' ? 'a symbolic link, not a file' : (error.code ?? error.message));
+  });
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) throw new Error('not a regular file');
+    if (limit === undefined && info.size > MAX_SAVED_BYTES) throw new Error(`${info.size} bytes, more than any delivery (${MAX_SAVED_BYTES})`);
+    const size = Math.min(info.size, limit ?? info.size);
+    const buffer = Buffer.allocUnsafe(size);
+    let read = 0;
+    while (read < size) {
+      const { bytesRead } = await handle.read(buffer, read, size - read, read);
+      if (bytesRead === 0) break;
+      read += bytesRead;
+    }
+    return buffer.subarray(0, read);
+  } finally {
+    await handle.close();
+  }
 }

@@ -74,7 +74,7 @@ describe('auth', () => {
   it('needs --with-token without a terminal', async () => {
     const result = await runCli(['auth', 'login'], { env: { SVC_CONFIG_DIR: configDir() } });
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/--with-token/);
+    expect(result.stderr).toMatch(/a token is required.*\n.*--with-token/);
   });
 });
 

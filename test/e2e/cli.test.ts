@@ -150,8 +150,9 @@ describe('talking to the service', () => {
   it('renders a table for humans', async () => {
     api = await startScriptedServer(json(200, [migration]));
     const result = await runCli(['list'], { env: envFor(api) });
-    expect(result.stdout).toMatch(/ID.*STATE.*REPOSITORIES.*LOCKED.*CREATED.*UPDATED/);
-    expect(result.stdout).toMatch(/42.*exported.*acme\/widgets.*yes/);
+    // Off a terminal: one plain tab-separated line per migration, no header, no borders.
+    expect(result.stdout).toMatch(/^42\texported\tacme\/widgets\tyes\t\S+\t\S+\n$/);
+    expect(result.stdout).not.toMatch(/[│┌─]/);
   });
 
   it('takes --token over SVC_TOKEN and --api-version over the default', async () => {

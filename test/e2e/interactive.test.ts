@@ -12,7 +12,9 @@ const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status
 /** Runs the CLI on a pseudo-terminal; `steps` wait for a text on screen, then type keys. */
 function onTerminal(args: string[], env: Record<string, string>, steps: [RegExp, string][]) {
   const command = [process.execPath, BIN, ...args].map((part) => `'${part.replaceAll('\'', '\'\\\'\'')}'`).join(' ');
-  const child = spawn('script', ['-qfec', command, '/dev/null'], {
+  // A real terminal's size: `script` without one reports 0 columns, where decorations are off.
+  const sized = `stty cols 120 rows 40; ${command}`;
+  const child = spawn('script', ['-qfec', sized, '/dev/null'], {
     env: { ...process.env, ...env, CI: '', TERM: 'xterm', COLUMNS: '120' },
     stdio: ['pipe', 'pipe', 'pipe'],
   });

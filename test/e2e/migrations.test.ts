@@ -47,11 +47,13 @@ describe('start', () => {
     ]);
   });
 
-  it('prints the id, the state and the next step for humans', async () => {
+  it('prints the id on stdout and the state and the next step on stderr', async () => {
     const { env } = await testSandbox();
     const result = await runCli(['start', 'widgets'], { env });
-    expect(result.stdout).toMatch(/started migration \d+ \(pending\)/);
-    expect(result.stdout).toMatch(/next: svc-migrate status \d+ --wait/);
+    // In a pipe stdout carries just the id; the words go to stderr.
+    expect(result.stdout).toMatch(/^\d+\n$/);
+    expect(result.stderr).toMatch(/started migration \d+ \(pending\)/);
+    expect(result.stderr).toMatch(/next: svc-migrate status \d+ --wait/);
   });
 
   it('rejects bad input before any request', async () => {
@@ -159,8 +161,9 @@ describe('list and repos', () => {
     const pending = await runCli(['list', '--state', 'pending', '--json'], { env });
     expect((JSON.parse(pending.stdout) as Migration[]).map((m) => m.state)).toEqual(['pending']);
     const table = await runCli(['list', '--all'], { env });
-    expect(table.stdout).toMatch(/ID.*STATE.*REPOSITORIES.*LOCKED.*CREATED.*UPDATED/);
-    expect(table.stdout).toMatch(/\(import\)/);
+    expect(table.stdout).toMatch(/^\d+\tpending\tocto-org\/widgets\tno\t/m);
+    expect(table.stdout).toMatch(/\t\(import\)\t/);
+    expect(table.stdout).not.toMatch(/[│┌─]/);
     const badState = await runCli(['list', '--state', 'done'], { env });
     expect(badState.code).toBe(2);
   });
@@ -190,9 +193,16 @@ describe('download', () => {
     const output = join(tempDir(), 'archive.tar.gz');
     const result = await runCli(['download', String(id), '-o', output, '--json'], { env });
     expect(result.code, result.stderr).toBe(0);
-    const summary = JSON.parse(result.stdout) as { path: string; bytes: number; sha256: string; migration_id: number };
+    const summary = JSON.parse(result.stdout) as Record<string, unknown>;
     const bytes = readFileSync(output);
-    expect(summary).toEqual({ migration_id: id, path: output, bytes: bytes.length, sha256: sha256(bytes) });
+    expect(summary).toEqual({
+      migration_id: id,
+      path: output,
+      bytes: bytes.length,
+      sha256: sha256(bytes),
+      verified: true,
+      sha256_file: `${output}.sha256`,
+    });
     const storage = sandbox.requests.filter((r) => r.origin === 'storage');
     expect(storage.length).toBeGreaterThan(0);
     expect(storage.every((r) => r.headers.authorization === undefined)).toBe(true);
@@ -335,6 +345,8 @@ describe('export', () => {
       path: output,
       bytes: readFileSync(output).length,
       sha256: sha256(readFileSync(output)),
+      verified: true,
+      sha256_file: `${output}.sha256`,
     });
     expect(report.unlocked).toEqual(['widgets', 'docs.site']);
     expect(report.archive_deleted).toBe(true);

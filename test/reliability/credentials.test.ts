@@ -1,4 +1,5 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import {
   chmodSync,
   chownSync,
@@ -17,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BIN, runCli, spawnCli } from '../helpers/run-cli.js';
+import { testSandbox } from '../helpers/sandbox.js';
 import { type Handler, json, startScriptedServer, type ScriptedServer } from '../helpers/scripted-server.js';
 
 const TOKEN = 'svc_token_for_credentials_tests_1234';
@@ -31,9 +33,19 @@ function configDir(): string {
   return join(mkdtempSync(join(tmpdir(), 'svc-cred-')), 'config');
 }
 
+/** `auth login` checks the token against the service first: a stub that accepts it. */
+async function login(dir: string) {
+  const api = await startScriptedServer(json(200, []));
+  closers.push(() => api.close());
+  return runCli(['auth', 'login', '--with-token'], {
+    env: { SVC_CONFIG_DIR: dir, SVC_BASE_URL: api.url, SVC_ORG: 'acme' },
+    stdin: `${TOKEN}\n`,
+  });
+}
+
 /** A login that must be refused: the planted file keeps its content and no token is written. */
 async function expectLoginRefused(dir: string, reason: RegExp) {
-  const result = await runCli(['auth', 'login', '--with-token'], { env: { SVC_CONFIG_DIR: dir }, stdin: `${TOKEN}\n` });
+  const result = await login(dir);
   expect(result.code, result.stderr).toBe(2);
   expect(result.stderr).toMatch(reason);
   expect(result.stderr).toMatch(/hint: .*chmod 700/);
@@ -44,7 +56,7 @@ async function expectLoginRefused(dir: string, reason: RegExp) {
 describe('the config directory must be the user\'s own', () => {
   it('creates config.json 0600 in a 0700 directory on login', async () => {
     const dir = configDir();
-    const result = await runCli(['auth', 'login', '--with-token'], { env: { SVC_CONFIG_DIR: dir }, stdin: `${TOKEN}\n` });
+    const result = await login(dir);
     expect(result.code, result.stderr).toBe(0);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     expect(statSync(join(dir, 'config.json')).mode & 0o777).toBe(0o600);
@@ -213,5 +225,62 @@ describe('secrets given as flags', () => {
     const result = await runCli(['--token', 'abc', 'config', 'path'], { env: { SVC_CONFIG_DIR: configDir() } });
     expect(result.code).toBe(0);
     expect(result.stderr).not.toMatch(/visible to other users/);
+  });
+});
+
+describe('files written beside the archive', () => {
+  async function exportTo(out: string, extra: string[] = [], umask?: string) {
+    const { env } = await testSandbox();
+    const args = ['export', 'widgets', '-o', out, '--interval', '0.1', '--json', ...extra];
+    if (umask === undefined) return runCli(args, { env });
+    // The umask a user's shell gives the process; the sandbox answers from this process, so no spawnSync.
+    const child = spawn('sh', ['-c', `umask ${umask}; exec "$0" "$@"`, process.execPath, BIN, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.stdout.resume();
+    const [code] = (await once(child, 'close')) as [number | null];
+    return { code, stdout: '', stderr };
+  }
+
+  it('refuses a leftover .part that is a link, and leaves its target alone', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-files-'));
+    const victim = join(dir, 'victim');
+    writeFileSync(victim, 'precious');
+    const out = join(dir, 'a.tar.gz');
+    symlinkSync(victim, `${out}.part`);
+    const result = await exportTo(out);
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(/a\.tar\.gz\.part is a symbolic link: refusing to write through it/);
+    expect(result.stderr).not.toMatch(/bug/);
+    expect(readFileSync(victim, 'utf8')).toBe('precious');
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('replaces links planted at the final name, .part.json and .sha256 instead of writing through them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-files-'));
+    const out = join(dir, 'a.tar.gz');
+    const victims = ['', '.part.json', '.sha256'].map((suffix) => {
+      const victim = join(dir, `victim${suffix || '.tgz'}`);
+      writeFileSync(victim, 'precious');
+      symlinkSync(victim, `${out}${suffix}`);
+      return victim;
+    });
+    const result = await exportTo(out, ['--force']);
+    expect(result.code, result.stderr).toBe(0);
+    for (const victim of victims) expect(readFileSync(victim, 'utf8'), victim).toBe('precious');
+    for (const suffix of ['', '.sha256']) expect(lstatSync(`${out}${suffix}`).isFile()).toBe(true);
+    expect(existsSync(`${out}.part.json`)).toBe(false);
+  });
+
+  it('creates the archive and its .sha256 with the user\'s umask', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-files-'));
+    const out = join(dir, 'a.tar.gz');
+    const result = await exportTo(out, [], '002');
+    expect(result.code, result.stderr).toBe(0);
+    expect(statSync(out).mode & 0o777).toBe(0o664);
+    expect(statSync(`${out}.sha256`).mode & 0o777).toBe(0o664);
   });
 });

@@ -68,14 +68,18 @@ describe('download under faults', () => {
     const output = join(dir, 'a.tar.gz');
     symlinkSync('/dev/full', `${output}.part`);
     const full = await runCli(['download', String(id), '-o', output], { env });
-    expect(full.code).toBe(1);
-    expect(full.stderr).toMatch(/cannot write .*a\.tar\.gz\.part: the disk is full/);
+    // A full disk is the machine's state, not a bug: exit 2 with the path and a hint.
+    expect(full.code).toBe(2);
+    expect(full.stderr).toMatch(/cannot write .*a\.tar\.gz\.part: no space left on the device/);
+    expect(full.stderr).toMatch(/hint: free some space/);
+    expect(full.stderr).not.toMatch(/bug/);
     expect(existsSync(output)).toBe(false);
     expect(existsSync(`${output}.part`)).toBe(false);
 
     const unwritable = await runCli(['download', String(id), '-o', '/sys/kernel/svc-archive.tar.gz'], { env });
-    expect(unwritable.code).toBe(1);
+    expect(unwritable.code).toBe(2);
     expect(unwritable.stderr).toMatch(/permission denied/);
+    expect(unwritable.stderr).not.toMatch(/free some space|bug/);
   });
 
   // A write-back error is reported to a file descriptor once: the background flush must not swallow it.
@@ -87,8 +91,9 @@ describe('download under faults', () => {
     execFileSync('cc', ['-shared', '-fPIC', '-o', join(dir, 'eio.so'), join(dir, 'eio.c')]);
     const output = join(dir, 'a.tar.gz');
     const result = await spawnCli(['download', String(id), '-o', output], { env: { ...env, LD_PRELOAD: join(dir, 'eio.so') } });
-    expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/cannot write .*a\.tar\.gz\.part: EIO/);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/cannot write .*a\.tar\.gz\.part: an input\/output error/);
+    expect(result.stderr).not.toMatch(/bug/);
     expect(existsSync(output)).toBe(false);
   });
 

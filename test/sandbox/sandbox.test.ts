@@ -483,7 +483,7 @@ describe('sandbox', () => {
     });
 
     it('cuts the archive stream after K bytes, and can serve without ranges', async () => {
-      await withSandbox({ exportSeconds: 1, archivePadBytes: 256 * 1024 }, async (_box, call2) => {
+      await withSandbox({ exportSeconds: 1, archivePadBytes: 512 * 1024 }, async (_box, call2) => {
         const { json } = await call2('POST', '/orgs/octo-org/migrations', {
           body: { repositories: ['octo-org/widgets'] },
         });

@@ -6,6 +6,7 @@ import { normalizeRepositories, parseReposFile, type RepositoryEntry } from '../
 import { UsageError } from '../../errors.js';
 import { parseDuration } from '../../settings/resolve.js';
 import { parseSeconds } from './options.js';
+import { fromSystemError } from '../../system-errors.js';
 
 // Options and helpers that several commands share (start/export, status/download/export).
 
@@ -80,6 +81,13 @@ export async function collectRepositories(
     return { repositories: [], asked: false };
   }
   if (repositories.length > 0) return { repositories, asked: false };
+  // `svc-migrate export --sandbox --yes` (the help's example) works without a terminal: a demo
+  // exports a few of the sandbox's repositories.
+  if (context.sandboxRepositories?.length && !context.settings.interactive) {
+    const demo = normalizeRepositories(context.sandboxRepositories.map((name, index) => ({ name, source: `sandbox ${index + 1}` })), org);
+    context.out.info(`no repositories given; exporting the sandbox's ${demo.join(', ')}`);
+    return { repositories: demo, asked: false };
+  }
   // None given: ask on a terminal (the prompter refuses with a usage error everywhere else).
   const answer = await context.prompt.input(
     'Repositories to export (comma or space separated)',
@@ -110,28 +118,38 @@ export async function refineInteractively(
 ): Promise<StartMigrationBody> {
   if (!asked) return body;
   const chosen = await context.prompt.checkbox(
-    'Options',
+    'Options (space to tick, enter when done)',
     BODY_FLAGS.filter(([key]) => key !== 'orgMetadataOnly').map(([, field, description]) => ({
       value: field,
-      name: `${field} — ${description}`,
+      name: sentence(description),
     })),
   );
   const refined: StartMigrationBody = { ...body };
   for (const field of chosen) refined[field] = true;
-  const ok = await context.prompt.confirm(
-    `Start this export?\n${JSON.stringify(refined, null, 2)}\n`,
-    'a confirmation',
-    'the repositories as arguments',
-  );
-  if (!ok) throw new UsageError('cancelled');
+  context.out.info(exportSummary(refined));
+  // The user has just picked everything: Enter goes ahead.
+  const ok = await context.prompt.confirm('Start this export?', 'a confirmation', 'the repositories as arguments', true);
+  if (!ok) throw new UsageError('cancelled; nothing was started');
   return refined;
+}
+
+const sentence = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1)}`;
+
+/** What is about to be asked of the service, in words. */
+function exportSummary(body: StartMigrationBody): string {
+  const options = BODY_FLAGS.filter(([, field]) => body[field]).map(([, , description]) => description);
+  const count = body.repositories.length;
+  return [
+    `Export of ${count} ${count === 1 ? 'repository' : 'repositories'}: ${body.repositories.join(', ')}`,
+    `Options: ${options.length > 0 ? options.join('; ') : 'none (everything is exported, nothing is locked)'}`,
+  ].join('\n');
 }
 
 async function readReposFile(path: string): Promise<string> {
   try {
     return await readFile(path, 'utf8');
   } catch (error) {
-    throw new UsageError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw fromSystemError(error, { action: 'read', path, role: '--repos-file' });
   }
 }
 

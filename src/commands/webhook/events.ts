@@ -6,7 +6,7 @@ import { CATALOGUE, type EventSpec } from '../../webhook/catalogue.js';
 /** The event catalogue of docs/service.md#event-catalogue. */
 async function events(context: Context): Promise<EventSpec[]> {
   const specs = [...CATALOGUE.values()].sort((a, b) => a.name.localeCompare(b.name));
-  context.out.result(specs, (list) => eventsTable(list, context.out.theme));
+  context.out.result(specs, (list) => eventsTable(list, context.out.theme, context.out.layout));
   return specs;
 }
 

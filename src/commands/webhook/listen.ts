@@ -1,11 +1,13 @@
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import type { Context, Runner } from '../../context.js';
-import { UsageError } from '../../errors.js';
+import { InterruptedError, UsageError } from '../../errors.js';
+import { isSystemError, portError } from '../../system-errors.js';
+import { terminalSafe } from '../../ui/terminal-safe.js';
 import { deliveryLine, deliveryRecord, rejectionLine } from '../../ui/webhook.js';
 import { parseEventFilter } from '../../webhook/catalogue.js';
-import { type ReceivedDelivery, startReceiver } from '../../webhook/receiver.js';
-import { saveDelivery } from '../../webhook/store.js';
-import { parseNonNegativeInt, parsePositiveInt, parseSeconds } from '../common/options.js';
+import { DEFAULT_MAX_CONNECTIONS, type ReceivedDelivery, startReceiver } from '../../webhook/receiver.js';
+import { type DeliveryStore, openStore, StoreError } from '../../webhook/store.js';
+import { parsePort, parsePositiveInt, parseSeconds } from '../common/options.js';
 
 interface ListenOptions {
   port: number;
@@ -19,6 +21,8 @@ interface ListenOptions {
   save?: string;
   maxDeliveries?: number;
   dedupe: boolean;
+  forwardQueue: number;
+  maxConnections: number;
 }
 
 interface ListenSummary {
@@ -28,7 +32,12 @@ interface ListenSummary {
   duplicates: number;
   forwarded: number;
   forward_failed: number;
+  /** Saved and answered, but not forwarded: the target was too far behind. */
+  forward_skipped: number;
 }
+
+/** Bytes of deliveries waiting to be forwarded, at most; --forward-queue bounds their number. */
+const FORWARD_QUEUE_BYTES = 256 * 1024 * 1024;
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
 
@@ -40,10 +49,13 @@ export function forwardUrl(target: string): string {
   return `http://${match[1] ?? 'localhost'}${match[2] ? `:${match[2]}` : ''}${match[3] ?? '/'}`;
 }
 
+/** What commander hands the parser for a bare `--secret`: a NUL, which no argument can contain. */
+const ASK = '\u0000';
+
 async function collectSecrets(context: Context, given: (string | true)[] | undefined): Promise<string[]> {
   const secrets: string[] = [];
   for (const value of given ?? []) {
-    if (value === true) secrets.push(await context.prompt.secret('Webhook secret', '--secret <value> or SVC_WEBHOOK_SECRET'));
+    if (value === true) secrets.push(await context.prompt.secret('Webhook secret', '--secret <value> or SVC_WEBHOOK_SECRET', 'a webhook secret'));
     else secrets.push(value);
   }
   const fromEnv = context.io.env.SVC_WEBHOOK_SECRET;
@@ -54,6 +66,8 @@ async function collectSecrets(context: Context, given: (string | true)[] | undef
 /** The verifying receiver: answers fast, saves before answering, prints and forwards after. */
 async function listen(context: Context, options: ListenOptions): Promise<ListenSummary> {
   const { out } = context;
+  // `--secret "$UNSET"`: an empty key would make anyone's signature "verified".
+  if (options.secret?.includes('')) throw new UsageError('--secret is empty', { hint: 'pass the webhook\'s secret, or leave --secret out to accept unverified deliveries' });
   const secrets = await collectSecrets(context, options.secret);
   let filters: ReturnType<typeof parseEventFilter> = [];
   try {
@@ -64,8 +78,28 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
   const wanted = (delivery: ReceivedDelivery) =>
     filters.length === 0 || filters.some((f) => f.event === delivery.event && (f.action === undefined || f.action === delivery.action));
   const target = options.forwardTo ? forwardUrl(options.forwardTo) : undefined;
-  const summary: ListenSummary = { received: 0, verified: 0, rejected: 0, duplicates: 0, forwarded: 0, forward_failed: 0 };
-  let forwarding: Promise<void> = Promise.resolve();
+  const summary: ListenSummary = {
+    received: 0,
+    verified: 0,
+    rejected: 0,
+    duplicates: 0,
+    forwarded: 0,
+    forward_failed: 0,
+    forward_skipped: 0,
+  };
+  let store: DeliveryStore | undefined;
+  if (options.save) {
+    try {
+      store = await openStore(options.save);
+    } catch (error) {
+      if (error instanceof StoreError) throw new UsageError(error.message, error.hint === undefined ? {} : { hint: error.hint });
+      throw error;
+    }
+    if (store.tightened) out.warn(`${options.save} was open to other users; it is now 0700 (saved deliveries hold private payloads)`);
+  }
+  const forwarder = target ? forwardQueue(context, target, options, summary) : undefined;
+  let lastDropWarning = 0;
+  let dropped = 0;
   let accepted = 0;
   let stop: () => void = () => {};
   const stopped = new Promise<void>((resolve) => {
@@ -78,9 +112,12 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
     path: options.path,
     secrets,
     dedupe: options.dedupe,
+    // Without a secret, a web page could rebind its name to this address and post: only loopback names then.
+    loopbackHostsOnly: secrets.length === 0 && LOOPBACK.test(options.host),
+    maxConnections: options.maxConnections,
     accept(delivery) {
       // Without --save nothing is awaited: the answer goes out in this turn.
-      if (options.save && wanted(delivery) && !delivery.duplicate) return saveDelivery(options.save, delivery);
+      if (store && wanted(delivery) && !delivery.duplicate) return store.save(delivery);
     },
     delivered(deliveries) {
       // A burst of deliveries is printed with one write.
@@ -91,10 +128,8 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
           if (delivery.duplicate) summary.duplicates++;
           if (!wanted(delivery)) continue;
           printDelivery(context, delivery, secrets.length);
-          if (target && !delivery.duplicate) {
-            // In arrival order, one after the other, and never before the service got its answer.
-            forwarding = forwarding.then(() => forward(context, target, delivery, options.forwardTimeout ?? 30, summary));
-          }
+          // In arrival order, one after the other, and never before the service got its answer.
+          if (forwarder && !delivery.duplicate) forwarder.add(delivery);
           accepted++;
           if (options.maxDeliveries !== undefined && accepted >= options.maxDeliveries) stop();
         }
@@ -104,6 +139,19 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
       summary.rejected++;
       out.warn(rejectionLine(rejection));
     },
+    onDrop() {
+      dropped++;
+      // At most one line in ten seconds: a flood of connections must not become a flood of output.
+      if (Date.now() - lastDropWarning < 10_000) return;
+      lastDropWarning = Date.now();
+      out.warn(`${options.maxConnections} connections are open: closed ${dropped} more on arrival (--max-connections)`);
+      dropped = 0;
+    },
+    onFault(error) {
+      out.warn(`could not print or forward a delivery (it was answered and saved): ${terminalSafe((error as Error)?.message ?? String(error))}`);
+    },
+  }).catch((error: unknown) => {
+    throw isSystemError(error) ? portError(error, { port: options.port, host: options.host, flag: '--port' }) : error;
   });
 
   out.essential(`listening on ${receiver.url}${target ? `, forwarding to ${target}` : ''}${options.save ? `, saving to ${options.save}` : ''}`);
@@ -114,23 +162,34 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
     out.info(`verifying X-Hub-Signature-256 with ${secrets.length} secret${secrets.length > 1 ? 's' : ''}`);
   }
 
-  const onAbort = () => stop();
-  context.signal.addEventListener('abort', onAbort, { once: true });
+  let interrupted = false;
+  const onAbort = () => {
+    interrupted = true;
+    stop();
+  };
+  if (context.signal.aborted) onAbort();
+  else context.signal.addEventListener('abort', onAbort, { once: true });
   try {
     await stopped;
   } finally {
     context.signal.removeEventListener('abort', onAbort);
     await receiver.close();
-    await forwarding;
+    await forwarder?.drained();
   }
   out.info(
     `received ${summary.received}, verified ${summary.verified}, rejected ${summary.rejected}, duplicates ${summary.duplicates}` +
-      (target ? `, forwarded ${summary.forwarded}, forward failures ${summary.forward_failed}` : ''),
+      (target ? `, forwarded ${summary.forwarded}, forward failures ${summary.forward_failed}` : '') +
+      (summary.forward_skipped > 0 ? `, not forwarded ${summary.forward_skipped}` : ''),
   );
+  // Ctrl-C ends a receiver as it ends any command: exit 130 (the summary above says what it got).
+  if (interrupted) throw new InterruptedError('');
   return summary;
 }
 
-/** One line per delivery; a payload too deep to serialize is left out rather than lost with the line. */
+/**
+ * One line per delivery, whatever its payload: one too deep to serialize is left out rather than
+ * lost with the line, and a line that cannot be drawn at all is replaced by a plain one.
+ */
 function printDelivery(context: Context, delivery: ReceivedDelivery, secretCount: number): void {
   const { out } = context;
   const human = () => deliveryLine(delivery, out.theme, secretCount);
@@ -139,8 +198,50 @@ function printDelivery(context: Context, delivery: ReceivedDelivery, secretCount
   } catch {
     const record = { ...deliveryRecord(delivery), payload: null };
     record.warnings = [...record.warnings, 'payload too deeply nested to print; it is saved as received'];
-    out.line(record, human);
+    try {
+      out.line(record, human);
+    } catch (error) {
+      out.warn(`delivery ${terminalSafe(delivery.id)} (${terminalSafe(delivery.event)}) was accepted, but cannot be printed: ${terminalSafe((error as Error).message)}`);
+    }
   }
+}
+
+/**
+ * Forwards in arrival order, one at a time, holding at most `--forward-queue` deliveries (and
+ * FORWARD_QUEUE_BYTES): when the target is that far behind, new deliveries are still answered and
+ * saved, but not forwarded, and each one is named on stderr.
+ */
+function forwardQueue(context: Context, target: string, options: ListenOptions, summary: ListenSummary) {
+  const { out } = context;
+  let chain: Promise<void> = Promise.resolve();
+  let waiting = 0;
+  let waitingBytes = 0;
+  let behind = 0;
+  const where = options.save ? `saved in ${options.save}; \`webhook replay\` can send it later` : 'not saved (use --save to keep such deliveries)';
+  return {
+    add(delivery: ReceivedDelivery) {
+      const size = delivery.rawBody.length;
+      if (waiting > 0 && (waiting >= options.forwardQueue || waitingBytes + size > FORWARD_QUEUE_BYTES)) {
+        summary.forward_skipped++;
+        if (behind++ === 0) out.warn(`${target} is far behind: ${waiting} deliveries wait to be forwarded; new ones are answered but not forwarded until it catches up`);
+        out.warn(`  → not forwarded (queue full): ${terminalSafe(delivery.id)}, ${where}`);
+        return;
+      }
+      waiting++;
+      waitingBytes += size;
+      chain = chain
+        .then(() => forward(context, target, delivery, options.forwardTimeout ?? 30, summary))
+        .finally(() => {
+          waiting--;
+          waitingBytes -= size;
+          if (behind > 0 && waiting === 0) {
+            out.info(`${target} caught up; ${behind} deliveries were not forwarded`);
+            behind = 0;
+          }
+        });
+    },
+    drained: () => chain,
+  };
 }
 
 async function forward(context: Context, target: string, delivery: ReceivedDelivery, timeoutSeconds: number, summary: ListenSummary) {
@@ -148,10 +249,12 @@ async function forward(context: Context, target: string, delivery: ReceivedDeliv
   try {
     const result = await postDelivery(target, sendableHeaders(delivery.rawHeaders), delivery.rawBody, timeoutSeconds * 1000);
     summary.forwarded++;
-    context.out.info(`  → ${target} ${result.status} in ${result.ms} ms${result.preview ? `: ${result.preview.replace(/\s+/g, ' ')}` : ''}`);
+    const said = terminalSafe(result.preview.replace(/\s+/g, ' '));
+    context.out.info(`  → ${target} ${result.status} in ${result.ms} ms${said ? `: ${said}` : ''}`);
   } catch (error) {
     summary.forward_failed++;
-    context.out.warn(`  → ${target} failed for ${delivery.id}: ${(error as Error).message}${context.out.json ? '' : ' (the delivery was still answered 2xx)'}`);
+    const reason = terminalSafe((error as Error).message);
+    context.out.warn(`  → ${target} failed for ${terminalSafe(delivery.id)}: ${reason}${context.out.json ? '' : ' (the delivery was still answered 2xx)'}`);
   }
 }
 
@@ -159,16 +262,22 @@ export function register(webhook: Command, run: Runner): void {
   webhook
     .command('listen')
     .description('receive deliveries locally: verify signatures, check them against the catalogue, print, save, forward')
-    .option('--port <n>', 'port (0 picks a free one)', parseNonNegativeInt, 8787)
+    .option('--port <n>', 'port (0 picks a free one)', parsePort, 8787)
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('--path <path>', 'path deliveries are posted to', '/')
-    .option('--secret [secret]', 'webhook secret; repeat for a rotation; no value asks for it (env SVC_WEBHOOK_SECRET)', (value: string | true, previous: (string | true)[] = []) => [...previous, value])
+    .addOption(
+      new Option('--secret [secret]', 'webhook secret; repeat for a rotation; no value asks for it (env SVC_WEBHOOK_SECRET)')
+        .preset(ASK)
+        .argParser((value: string, previous: (string | true)[] = []) => [...previous, value === ASK ? (true as const) : value]),
+    )
     .option('--events <list>', 'only these events or event.action pairs, comma separated')
     .option('--forward-to <url>', 're-post each delivery here (a port or path means localhost)')
     .option('--forward-timeout <seconds>', 'timeout of each forward (default 30)', parseSeconds)
     .option('--save <dir>', 'save each accepted delivery (headers + raw body) before answering')
     .option('--max-deliveries <n>', 'exit 0 after n accepted deliveries', parsePositiveInt)
     .option('--no-dedupe', 'treat redeliveries (same X-Service-Delivery) as new')
+    .option('--forward-queue <n>', 'deliveries waiting to be forwarded, at most; beyond, they are saved but not forwarded', parsePositiveInt, 1000)
+    .option('--max-connections <n>', 'connections open at once; more are closed on arrival', parsePositiveInt, DEFAULT_MAX_CONNECTIONS)
     .addHelpText(
       'after',
       `

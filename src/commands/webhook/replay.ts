@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import type { Context, Runner } from '../../context.js';
 import { CliError, ExitCode, UnavailableError, UsageError } from '../../errors.js';
 import { signatureHeaders } from '../../webhook/signature.js';
-import { loadDeliveries } from '../../webhook/store.js';
+import { terminalSafe } from '../../ui/terminal-safe.js';
+import { listSaved, parseSaved, readSaved } from '../../webhook/store.js';
 
 interface ReplayOptions {
   url: string;
@@ -15,21 +16,35 @@ interface ReplayOutcome {
   status: number | null;
   ms: number | null;
   error?: string;
+  /** Not a delivery that can be sent (a link, a FIFO, too big, malformed): reported and left alone. */
+  skipped?: boolean;
 }
 
-/** Re-sends saved deliveries byte for byte, in their original order; `--resign` signs them anew. */
+/**
+ * Re-sends saved deliveries byte for byte, in their original order, one file in memory at a time;
+ * `--resign` signs them anew. A file that is not a saved delivery is reported and skipped.
+ */
 async function replay(context: Context, path: string, options: ReplayOptions): Promise<ReplayOutcome[]> {
   if (options.resign && !options.secret) throw new UsageError('--resign needs --secret, the secret to sign with');
-  let saved;
+  let listed;
   try {
-    saved = await loadDeliveries(path);
+    listed = await listSaved(path);
   } catch (error) {
-    throw new UsageError(`cannot read deliveries from ${path}: ${(error as Error).message}`);
+    throw new UsageError(`cannot read deliveries from ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
-  if (saved.length === 0) throw new UsageError(`no saved deliveries (*.http) in ${path}`);
+  const { entries, unreadable } = listed;
+  if (entries.length === 0 && unreadable.length === 0) throw new UsageError(`no saved deliveries (*.http) in ${path}`);
   const { postDelivery, sendableHeaders } = await import('../../webhook/sender.js');
-  const outcomes: ReplayOutcome[] = [];
-  for (const delivery of saved) {
+  const skip = (file: string, error: string): ReplayOutcome => ({ file, status: null, ms: null, error, skipped: true });
+  const outcomes = unreadable.map(({ name, reason }) => skip(name, reason));
+  for (const entry of entries) {
+    let delivery;
+    try {
+      delivery = parseSaved(entry.name, await readSaved(entry.file));
+    } catch (error) {
+      outcomes.push(skip(entry.name, (error as Error).message.replace(`${entry.name} is `, '')));
+      continue;
+    }
     let headers = sendableHeaders(delivery.rawHeaders);
     if (options.resign && options.secret) {
       headers = Object.fromEntries(Object.entries(headers).filter(([name]) => !/^x-hub-signature(-256)?$/i.test(name)));
@@ -37,17 +52,27 @@ async function replay(context: Context, path: string, options: ReplayOptions): P
     }
     try {
       const result = await postDelivery(options.url, headers, delivery.body, 30_000);
-      outcomes.push({ file: delivery.file, status: result.status, ms: result.ms });
+      outcomes.push({ file: entry.name, status: result.status, ms: result.ms });
     } catch (error) {
-      outcomes.push({ file: delivery.file, status: null, ms: null, error: (error as Error).message });
+      outcomes.push({ file: entry.name, status: null, ms: null, error: (error as Error).message });
     }
   }
   context.out.result(outcomes, (list) =>
-    list.map((o) => `${o.file}: ${o.status === null ? `failed (${o.error})` : `${o.status} in ${o.ms} ms`}`).join('\n'),
+    list
+      .map((o) => terminalSafe(`${o.file}: ${o.skipped ? `skipped (${o.error})` : o.status === null ? `failed (${o.error})` : `${o.status} in ${o.ms} ms`}`))
+      .join('\n'),
   );
-  const failed = outcomes.filter((o) => o.status === null || o.status < 200 || o.status >= 300);
-  if (failed.some((o) => o.status === null)) throw new UnavailableError(`${failed.length} of ${outcomes.length} deliveries could not be sent`);
-  if (failed.length > 0) throw new CliError(`${failed.length} of ${outcomes.length} deliveries were refused`, ExitCode.Unexpected);
+  const unsent = outcomes.filter((o) => o.status === null && !o.skipped);
+  const refused = outcomes.filter((o) => o.status !== null && (o.status < 200 || o.status >= 300));
+  const skipped = outcomes.filter((o) => o.skipped);
+  const of = `of ${outcomes.length}`;
+  if (unsent.length > 0) throw new UnavailableError(`${unsent.length} ${of} deliveries could not be sent`);
+  if (refused.length > 0) throw new CliError(`${refused.length} ${of} deliveries were refused`, ExitCode.Unexpected);
+  if (skipped.length > 0) {
+    throw new UsageError(`${skipped.length} ${of} files were skipped: not saved deliveries`, {
+      hint: 'replay reads regular *.http files written by `webhook listen --save`',
+    });
+  }
   return outcomes;
 }
 

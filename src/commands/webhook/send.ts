@@ -2,6 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
 import type { Context, Runner } from '../../context.js';
 import { CliError, ExitCode, UnavailableError, UsageError } from '../../errors.js';
+import { terminalSafe } from '../../ui/terminal-safe.js';
+import { fromSystemError } from '../../system-errors.js';
 import { eventSpec } from '../../webhook/catalogue.js';
 import { buildDelivery, type ContentKind, MAX_PAYLOAD_BYTES } from '../../webhook/delivery.js';
 import { samplePayload } from '../../webhook/samples.js';
@@ -24,8 +26,17 @@ interface SendResult {
   response: string;
 }
 
+/** `--url`: a URL, or `host:port[/path]` and a bare port meaning http:// (as `--forward-to` takes them). */
+function deliveryUrl(value: string): string {
+  if (/^https?:\/\//i.test(value)) return value;
+  if (/^\d+$/.test(value)) return `http://127.0.0.1:${value}/`;
+  if (/^(\[[0-9a-f:.]+\]|[\w.-]+):\d+(\/.*)?$/i.test(value)) return `http://${value}${value.includes('/') ? '' : '/'}`;
+  throw new UsageError(`--url takes a URL such as http://127.0.0.1:8787/ (or 127.0.0.1:8787), not "${value}"`);
+}
+
 /** Sends one delivery exactly as the service would (docs/service.md#delivery-headers). */
 async function send(context: Context, options: SendOptions): Promise<SendResult> {
+  const url = deliveryUrl(options.url);
   if (!eventSpec(options.event)) context.out.warn(`"${options.event}" is not in the event catalogue; sending it anyway`);
   let payload: Buffer | Record<string, unknown>;
   if (options.payload) {
@@ -33,7 +44,7 @@ async function send(context: Context, options: SendOptions): Promise<SendResult>
     try {
       raw = await readFile(options.payload);
     } catch (error) {
-      throw new UsageError(`cannot read ${options.payload}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      throw fromSystemError(error, { action: 'read', path: options.payload, role: '--payload' });
     }
     payload = raw;
     if (options.action !== undefined) {
@@ -58,13 +69,13 @@ async function send(context: Context, options: SendOptions): Promise<SendResult>
   const { postDelivery } = await import('../../webhook/sender.js');
   let result;
   try {
-    result = await postDelivery(options.url, delivery.headers, delivery.body, (options.timeout ?? 30) * 1000);
+    result = await postDelivery(url, delivery.headers, delivery.body, (options.timeout ?? 30) * 1000);
   } catch (error) {
-    throw new UnavailableError(`could not deliver to ${options.url}: ${(error as Error).message}`, {
+    throw new UnavailableError(`could not deliver to ${url}: ${(error as Error).message}`, {
       hint: 'is the receiver running? (svc-migrate webhook listen)',
     });
   }
-  const outcome: SendResult = { delivery: delivery.id, status: result.status, ms: result.ms, response: result.preview };
+  const outcome: SendResult = { delivery: delivery.id, status: result.status, ms: result.ms, response: terminalSafe(result.preview) };
   context.out.result(outcome, (r) => `sent ${options.event}${options.action ? `.${options.action}` : ''} ${r.delivery}: ${r.status} in ${r.ms} ms${r.response ? ` ${r.response}` : ''}`);
   if (result.status < 200 || result.status >= 300) {
     throw new CliError(`the receiver answered ${result.status}`, ExitCode.Unexpected, { status: result.status });
@@ -76,7 +87,7 @@ export function register(webhook: Command, run: Runner): void {
   webhook
     .command('send')
     .description('send one delivery as the service would: all headers, a fresh GUID, both signatures')
-    .requiredOption('--url <url>', 'where to post it')
+    .requiredOption('--url <url>', 'where to post it: a URL, host:port or a port on this machine')
     .requiredOption('--event <event>', 'the event name (X-Service-Event)')
     .option('--action <action>', 'set the payload\'s action')
     .option('--payload <file>', 'JSON payload (default: a published example of the event)')

@@ -12,6 +12,9 @@ interface VerifyOptions {
 async function verify(context: Context, options: VerifyOptions): Promise<boolean> {
   const secret = options.secret ?? context.io.env.SVC_WEBHOOK_SECRET;
   if (!secret) throw new UsageError('--secret is required (or SVC_WEBHOOK_SECRET)');
+  if (context.io.stdin.isTTY) {
+    context.out.info('reading the body from stdin: paste it, then press Ctrl-D (or run it as `… < body.json`)');
+  }
   const chunks: Buffer[] = [];
   for await (const chunk of context.io.stdin) chunks.push(Buffer.from(chunk as Buffer));
   const body = Buffer.concat(chunks);

@@ -1,0 +1,81 @@
+import type { Command } from 'commander';
+import type { Context, Runner } from '../context.js';
+import { expectedContent } from '../core/archive/expected.js';
+import { type InspectReport, inspectArchive } from '../core/archive/inspect.js';
+import { ArchiveVerificationError, type VerifyReport, verifyArchive } from '../core/archive/verify.js';
+import { VerificationError } from '../errors.js';
+import { inspectMessage, verifyMessage } from '../ui/archive.js';
+import { examples, parseMigrationId } from './common/options.js';
+
+interface VerifyFlags {
+  migration?: number;
+  gitCheck?: boolean;
+}
+
+/** Checks an archive on disk; prints the report, then fails with exit 9 if anything is wrong. */
+async function verify(context: Context, file: string, flags: VerifyFlags): Promise<VerifyReport> {
+  const expected =
+    flags.migration === undefined ? undefined : await expectedContent(await context.api(), context.org(), flags.migration);
+  const bar = context.out.progress();
+  let report: VerifyReport;
+  try {
+    report = await verifyArchive(file, {
+      gitCheck: flags.gitCheck !== false,
+      ...(expected ? { expected } : {}),
+      signal: context.signal,
+      onProgress: (received, total) => bar.update({ received, total, resumedFrom: 0 }),
+    });
+  } finally {
+    bar.done();
+  }
+  context.out.result(report, (data) => verifyMessage(data, context.out.theme));
+  if (!report.ok) throw new ArchiveVerificationError(report, { hint: 'keep the service\'s copy of the archive; download it again, or report the problems above' });
+  return report;
+}
+
+async function inspect(context: Context, file: string): Promise<InspectReport> {
+  const bar = context.out.progress();
+  let report: InspectReport;
+  try {
+    report = await inspectArchive(file, (received, total) => bar.update({ received, total, resumedFrom: 0 }));
+  } finally {
+    bar.done();
+  }
+  context.out.result(report, (data) => inspectMessage(data, context.out.theme));
+  if (!report.complete) {
+    throw new VerificationError(`${file} could not be read to its end`, { hint: `run \`svc-migrate archive verify ${file}\`` });
+  }
+  return report;
+}
+
+export function register(program: Command, run: Runner): void {
+  const archive = program
+    .command('archive')
+    .description('check or look into a downloaded migration archive (offline)')
+    .addHelpText('after', examples(['svc-migrate archive verify migration-4242.tar.gz', 'svc-migrate archive inspect migration-4242.tar.gz']));
+  archive
+    .command('verify')
+    .description('check an archive end to end: gzip and tar, safe paths, metadata, git objects (exit 9 if it fails)')
+    .argument('<file>', 'the .tar.gz archive')
+    .option('--migration <id>', 'also check that every repository of this migration is in it (asks the service)', parseMigrationId)
+    .option('--no-git-check', 'skip the git object check (git fsck); structure and metadata are still checked')
+    .addHelpText(
+      'after',
+      examples(['svc-migrate archive verify migration-4242.tar.gz', 'svc-migrate archive verify acme.tar.gz --migration 4242 --json']),
+    )
+    .action((file: string, flags: VerifyFlags, cmd: Command) =>
+      run(cmd, async (context) => {
+        await verify(context, file, flags);
+      }),
+    );
+  archive
+    .command('inspect')
+    .description('show what an archive holds: organization, repositories (refs, size) and metadata counts')
+    .argument('<file>', 'the .tar.gz archive')
+    .addHelpText('after', examples(['svc-migrate archive inspect migration-4242.tar.gz', 'svc-migrate archive inspect acme.tar.gz --json | jq .repositories']))
+    .action((file: string, _flags: unknown, cmd: Command) =>
+      run(cmd, async (context) => {
+        await inspect(context, file);
+      }),
+    );
+}

@@ -1,0 +1,263 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { InterruptedError, VerificationError } from '../../errors.js';
+import { type ArchiveProblem, type GitDataScan, scanArchive } from './scan.js';
+import { childEnvironment } from '../../settings/environment.js';
+
+type GitCheck = 'passed' | 'failed' | 'skipped: git is not on PATH' | 'skipped: asked not to' | 'no git data';
+
+interface RepositoryVerdict {
+  name: string;
+  /** The archive holds its git data. */
+  git_data: boolean;
+  /** How its objects are stored: loose files, packs, both, or none. */
+  objects?: 'loose' | 'pack' | 'pack+loose' | 'none';
+  git_check?: 'passed' | 'failed' | 'skipped';
+}
+
+export interface VerifyReport {
+  path: string;
+  ok: boolean;
+  bytes: number;
+  entries: number;
+  metadata_files: number;
+  repositories: RepositoryVerdict[];
+  git_check: GitCheck;
+  /** Present when `<archive>.sha256` lies beside the archive (or a digest was given). */
+  sha256?: { expected: string; actual: string };
+  /** With `--migration`: the migration the archive was compared with. */
+  migration_id?: number;
+  problems: ArchiveProblem[];
+  /** Facts that are not problems (git data excluded, the deep check skipped). */
+  notes: string[];
+}
+
+/** What the service says the archive must hold (`--migration`, or the export that made it). */
+export interface ExpectedContent {
+  migrationId: number;
+  repositories: string[];
+  excludeGitData: boolean;
+  excludeMetadata: boolean;
+}
+
+export interface VerifyOptions {
+  /** Run `git fsck` on the git data when git is installed (default true). */
+  gitCheck?: boolean;
+  expected?: ExpectedContent;
+  /** Compare with this sha256 instead of `<archive>.sha256`. */
+  sha256?: string;
+  onProgress?: (read: number, total: number) => void;
+  /** Ctrl-C: the check stops, its temporary files go, and it throws InterruptedError. */
+  signal?: AbortSignal | undefined;
+}
+
+/** Thrown when an archive failed verification; carries the report so it can be printed first. */
+export class ArchiveVerificationError extends VerificationError {
+  readonly report: VerifyReport;
+  constructor(report: VerifyReport, details: { hint?: string } = {}) {
+    const count = report.problems.length;
+    const first = report.problems[0];
+    super(
+      `${report.path} failed verification: ${count} problem${count === 1 ? '' : 's'}${first ? ` (first: ${describeProblem(first)})` : ''}`,
+      details,
+    );
+    this.report = report;
+  }
+}
+
+/** One line naming the problem; control characters from the archive are shown escaped, never obeyed. */
+export function describeProblem(problem: ArchiveProblem): string {
+  const where = [problem.repository, problem.file].filter(Boolean).join(': ');
+  return escapeControl(where ? `${where}: ${problem.message}` : problem.message);
+}
+
+function escapeControl(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
+const GIT_ENV = {
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_TERMINAL_PROMPT: '0',
+  GIT_OPTIONAL_LOCKS: '0',
+  LC_ALL: 'C',
+};
+
+/** Resolves the git on PATH, or undefined: the deep check needs it, and says so when it is missing. */
+function gitVersion(): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    execFile('git', ['--version'], { env: childEnvironment(GIT_ENV) }, (error, stdout) =>
+      resolve(error ? undefined : stdout.trim()),
+    );
+  });
+}
+
+/** Runs `git fsck --full` on one extracted bare repository: every object's content against its name, loose and packed. */
+function fsck(dir: string, signal: AbortSignal | undefined): Promise<{ ok: boolean; lines: string[] }> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      'git',
+      ['--git-dir', dir, 'fsck', '--full', '--no-dangling', '--no-progress'],
+      { env: childEnvironment({ ...GIT_ENV, HOME: dir }), maxBuffer: 16 << 20, ...(signal ? { signal } : {}) },
+      (error, stdout, stderr) => {
+        if (signal?.aborted) return reject(new InterruptedError('archive check interrupted'));
+        const lines = `${stderr}\n${stdout}`
+          .split('\n')
+          .map((line) => line.trim())
+          .filter((line) => line && !/^(notice|warning: .*unborn|Checking|dangling)/i.test(line));
+        resolve({ ok: !error, lines });
+      },
+    );
+  });
+}
+
+/**
+ * Checks a migration archive end to end (docs/service.md#archive): gzip and tar complete, no member
+ * escaping the archive, metadata JSON that parses, git data for every listed repository, every git
+ * object intact (`git fsck` on a temporary extraction, removed afterwards), and, when the service
+ * was asked, every repository of the migration present.
+ */
+export async function verifyArchive(path: string, options: VerifyOptions = {}): Promise<VerifyReport> {
+  const wantGit = options.gitCheck !== false;
+  const git = wantGit ? await gitVersion() : undefined;
+  const workDir = git ? await mkdtemp(join(tmpdir(), 'svc-migrate-verify-')) : undefined;
+  try {
+    const expectedSha = options.sha256 ?? (await sidecarSha256(path));
+    const scan = await scanArchive(path, {
+      ...(workDir ? { extractTo: workDir } : {}),
+      sha256: expectedSha !== undefined,
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      signal: options.signal,
+    });
+    const problems = [...scan.problems];
+    const notes: string[] = [];
+    const expected = options.expected;
+
+    if (expectedSha !== undefined && scan.sha256 !== undefined && expectedSha !== scan.sha256) {
+      problems.push({ file: `${basename(path)}.sha256`, message: `sha256 is ${scan.sha256}, not ${expectedSha} as recorded` });
+    }
+
+    const withGit = [...scan.gitData.values()];
+    // Without the service's word, an archive with no git data at all is taken as exported without it.
+    const gitExcluded = expected ? expected.excludeGitData : withGit.length === 0;
+    if (scan.complete && gitExcluded && scan.repositories.length > 0) {
+      notes.push('the archive holds no git data (the migration excluded it)');
+    }
+    if (scan.complete && !gitExcluded) {
+      for (const name of scan.repositories) {
+        if (!findGitData(scan.gitData, name)) {
+          problems.push({ repository: name, file: `repositories/${name}.git`, message: 'is listed in the metadata but its git data is missing' });
+        }
+      }
+    }
+    for (const repo of withGit) {
+      if (!repo.hasHead) {
+        problems.push({ repository: repo.repository, file: `${repo.path}/HEAD`, message: 'is missing: the git data is incomplete' });
+      }
+    }
+    if (expected) {
+      for (const name of expected.repositories) {
+        if (!expected.excludeMetadata && !scan.repositories.some((listed) => sameName(listed, name))) {
+          problems.push({ repository: name, message: `belongs to migration ${expected.migrationId} but is not in the archive's metadata` });
+        }
+        const listed = scan.repositories.some((other) => sameName(other, name));
+        if (!expected.excludeGitData && scan.complete && !findGitData(scan.gitData, name) && !listed) {
+          problems.push({ repository: name, file: `repositories/${name}.git`, message: `belongs to migration ${expected.migrationId} but its git data is missing` });
+        }
+      }
+    }
+
+    let gitCheck: GitCheck;
+    const verdicts = new Map<string, RepositoryVerdict['git_check']>();
+    if (withGit.length === 0) gitCheck = 'no git data';
+    else if (!wantGit) gitCheck = 'skipped: asked not to';
+    else if (!git || !workDir) {
+      gitCheck = 'skipped: git is not on PATH';
+      notes.push('git is not on PATH: git objects were NOT checked against their names (install git for the deep check)');
+    } else if (!scan.complete) {
+      // A truncated archive leaves partial git data behind; its fsck errors would only repeat that.
+      gitCheck = 'failed';
+    } else {
+      gitCheck = 'passed';
+      for (const repo of withGit) {
+        if (!repo.extractedTo || !repo.hasHead) {
+          verdicts.set(repo.repository, 'failed');
+          gitCheck = 'failed';
+          continue;
+        }
+        // Tar keeps no empty directory unless told to; git wants refs/ and objects/ to exist.
+        const layout = await Promise.all(
+          ['refs', 'objects'].map((dir) => mkdir(join(repo.extractedTo ?? '', dir), { recursive: true }).then(() => true, () => false)),
+        );
+        if (layout.includes(false)) {
+          // A member took the place of refs/ or objects/: already named by the scan, and git cannot look.
+          verdicts.set(repo.repository, 'failed');
+          gitCheck = 'failed';
+          continue;
+        }
+        if (!existsSync(join(repo.extractedTo, 'config'))) {
+          await writeFile(join(repo.extractedTo, 'config'), '[core]\n\trepositoryformatversion = 0\n\tbare = true\n', { mode: 0o600 });
+        }
+        const result = await fsck(repo.extractedTo, options.signal);
+        verdicts.set(repo.repository, result.ok ? 'passed' : 'failed');
+        if (!result.ok) {
+          gitCheck = 'failed';
+          const shown = result.lines.slice(0, 5).map((line) => line.replaceAll(repo.extractedTo ?? '', repo.path));
+          problems.push({
+            repository: repo.repository,
+            file: repo.path,
+            message: `git fsck found corrupt or missing objects: ${shown.join('; ') || 'no details'}${result.lines.length > 5 ? ` (+${result.lines.length - 5} more)` : ''}`,
+          });
+        }
+      }
+    }
+
+    const names = [...new Set([...scan.repositories, ...withGit.map((repo) => repo.repository)])];
+    const repositories: RepositoryVerdict[] = names.map((name) => {
+      const data = findGitData(scan.gitData, name);
+      const verdict: RepositoryVerdict = { name, git_data: Boolean(data) };
+      if (data) {
+        verdict.objects = data.packs > 0 ? (data.looseObjects > 0 ? 'pack+loose' : 'pack') : data.looseObjects > 0 ? 'loose' : 'none';
+        verdict.git_check = verdicts.get(data.repository) ?? 'skipped';
+      }
+      return verdict;
+    });
+
+    return {
+      path,
+      ok: problems.length === 0,
+      bytes: scan.bytes,
+      entries: scan.entries,
+      metadata_files: scan.metadataFiles.length,
+      repositories,
+      git_check: gitCheck,
+      ...(expectedSha !== undefined && scan.sha256 !== undefined ? { sha256: { expected: expectedSha, actual: scan.sha256 } } : {}),
+      ...(expected ? { migration_id: expected.migrationId } : {}),
+      problems,
+      notes,
+    };
+  } finally {
+    if (workDir) await rm(workDir, { recursive: true, force: true });
+  }
+}
+
+function sameName(a: string, b: string): boolean {
+  return a.toLowerCase() === b.toLowerCase();
+}
+
+function findGitData(data: Map<string, GitDataScan>, name: string): GitDataScan | undefined {
+  const direct = data.get(name);
+  if (direct) return direct;
+  for (const [key, value] of data) if (sameName(key, name)) return value;
+  return undefined;
+}
+
+/** The digest in `<archive>.sha256` (sha256sum format), if that file exists. */
+async function sidecarSha256(path: string): Promise<string | undefined> {
+  const text = await readFile(`${path}.sha256`, 'utf8').catch(() => undefined);
+  const match = /^([0-9a-f]{64})\b/i.exec(text?.trim() ?? '');
+  return match?.[1]?.toLowerCase();
+}

@@ -1,0 +1,81 @@
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { type FileHandle, lstat, open, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { UsageError } from '../errors.js';
+
+// Files the download writes next to the user's archive are never reached through a link someone
+// planted there (docs/reliability.md, "Credentials and files"): new files are created exclusively,
+// existing ones opened without following links, and replaced files are renamed over, which replaces
+// a link instead of writing through it. Modes follow the user's umask.
+
+const NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+
+function plantedLink(path: string): UsageError {
+  return new UsageError(`${path} is a symbolic link: refusing to write through it`, {
+    hint: `remove it (rm ${path}) if you put it there, then run the command again`,
+  });
+}
+
+/** Checks an opened file is a plain file of its own (no device, no hard link to something else). */
+async function ownFile(handle: FileHandle, path: string): Promise<FileHandle> {
+  const stats = await handle.stat();
+  if (stats.isFile() && stats.nlink === 1) return handle;
+  await handle.close();
+  throw new UsageError(`${path} is not a regular file of its own (a device, a FIFO or a hard link): refusing to write to it`, {
+    hint: `remove it (rm ${path}) and run the command again`,
+  });
+}
+
+/**
+ * Opens `path` to write from the start (`fresh`) or to append to what it holds (`resume`), never
+ * through a link: a leftover that is a link is refused. System errors are the caller's to name.
+ */
+export async function openOwnFile(path: string, mode: 'fresh' | 'resume'): Promise<FileHandle> {
+  if (mode === 'fresh') {
+    try {
+      return await open(path, NEW, 0o666);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if ((await lstat(path)).isSymbolicLink()) throw plantedLink(path);
+    }
+  }
+  try {
+    const flags = mode === 'fresh' ? constants.O_WRONLY | constants.O_TRUNC : constants.O_RDWR;
+    return await ownFile(await open(path, flags | constants.O_NOFOLLOW), path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw plantedLink(path);
+    throw error;
+  }
+}
+
+/** Writes `data` to a fresh temporary file beside `path`, then renames it over `path`: whole or not at all. */
+export async function replaceFile(path: string, data: string): Promise<void> {
+  const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  try {
+    const handle = await open(temporary, NEW, 0o666);
+    try {
+      await handle.writeFile(data);
+    } finally {
+      await handle.close();
+    }
+    await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  }
+}
+
+/** Reads a small file we wrote, or undefined when it is missing, unreadable or a link. */
+export async function readOwnFile(path: string): Promise<string | undefined> {
+  try {
+    const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      return await handle.readFile('utf8');
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return undefined;
+  }
+}

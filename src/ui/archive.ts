@@ -1,0 +1,68 @@
+import type { ChalkInstance } from 'chalk';
+import type { InspectReport } from '../core/archive/inspect.js';
+// The one wording of an archive problem, shared by the error core throws and the report drawn here.
+// eslint-disable-next-line no-restricted-imports
+import { describeProblem, type VerifyReport } from '../core/archive/verify.js';
+import { formatBytes } from './format.js';
+import { renderTable } from './tables.js';
+
+/** Text from inside an archive may hold anything: control characters are shown, never obeyed. */
+function printable(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
+export function verifyMessage(report: VerifyReport, theme: ChalkInstance): string {
+  const lines: string[] = [];
+  const repos = report.repositories.length;
+  const summary = `${repos} repositor${repos === 1 ? 'y' : 'ies'}, ${report.metadata_files} metadata files, ${report.entries} members, ${formatBytes(report.bytes)}`;
+  const git =
+    report.git_check === 'passed'
+      ? 'git objects checked with git fsck'
+      : report.git_check === 'failed'
+        ? 'git objects: check FAILED'
+        : `git objects NOT checked (${report.git_check.replace(/^skipped: /, '')})`;
+  if (report.ok) lines.push(`${theme.green('✓')} ${printable(report.path)} is intact: ${summary}; ${git}`);
+  else {
+    const count = report.problems.length;
+    lines.push(`${theme.red('✗')} ${printable(report.path)} failed verification: ${count} problem${count === 1 ? '' : 's'}`);
+    for (const problem of report.problems) lines.push(`  - ${printable(describeProblem(problem))}`);
+  }
+  if (report.sha256 && report.sha256.expected === report.sha256.actual) lines.push(`  sha256 ${report.sha256.actual} matches ${printable(report.path)}.sha256`);
+  if (report.migration_id !== undefined && report.ok) lines.push(`  every repository of migration ${report.migration_id} is in it`);
+  for (const note of report.notes) lines.push(`  ${theme.yellow('note:')} ${printable(note)}`);
+  return lines.join('\n');
+}
+
+export function inspectMessage(report: InspectReport, theme: ChalkInstance): string {
+  const kinds = [...new Set(report.repositories.flatMap((repo) => Object.keys(repo.counts)))].sort();
+  const lines = [
+    `${printable(report.path)}: ${formatBytes(report.bytes)}, organization ${printable(report.organizations.join(', ') || '(none)')}`,
+  ];
+  if (report.repositories.length > 0) {
+    lines.push(
+      renderTable(
+        ['REPOSITORY', 'REFS', 'GIT DATA', ...kinds.map((kind) => kind.toUpperCase().replaceAll('_', ' '))],
+        report.repositories.map((repo) => [
+          printable(repo.name),
+          refsSummary(repo.refs),
+          formatBytes(repo.git_bytes),
+          ...kinds.map((kind) => String(repo.counts[kind] ?? 0)),
+        ]),
+        theme,
+      ),
+    );
+  } else lines.push('no repositories');
+  const files = report.metadata.map((file) => `${printable(file.file)}${file.records === undefined ? '' : ` (${file.records})`}`);
+  if (files.length > 0) lines.push(`metadata: ${files.join(', ')}`);
+  if (!report.complete || report.problems.length > 0) {
+    lines.push(theme.yellow('the archive has problems; run `svc-migrate archive verify` for the full check:'));
+    for (const problem of report.problems) lines.push(`  - ${printable(describeProblem(problem))}`);
+  }
+  return lines.join('\n');
+}
+
+function refsSummary(refs: Record<string, string>): string {
+  const names = Object.keys(refs).map((ref) => printable(ref.replace(/^refs\/(heads|tags)\//, (_m, kind: string) => (kind === 'tags' ? 'tag:' : ''))));
+  if (names.length === 0) return '-';
+  return names.length <= 3 ? names.join(', ') : `${names.slice(0, 3).join(', ')} +${names.length - 3}`;
+}

@@ -1,0 +1,289 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Migration } from '../../src/api/types.js';
+import { BIN, runCli } from '../helpers/run-cli.js';
+import { testSandbox } from '../helpers/sandbox.js';
+import { json, startScriptedServer } from '../helpers/scripted-server.js';
+import { hasScript, onTerminal } from '../helpers/terminal.js';
+
+// The contract kept around the export workflow: tables in pipes, quiet output, hints, auth,
+// unlocking, and the smaller promises of docs/cli.md.
+
+const FAST = ['--interval', '0.1'];
+const tempDir = () => mkdtempSync(join(tmpdir(), 'svc-contract-'));
+const noBug = (text: string) => expect(text).not.toMatch(/bug|unexpected error/i);
+
+async function started(env: Record<string, string>, repos: string[], extra: string[] = []): Promise<Migration> {
+  const result = await runCli(['start', ...repos, '--json', ...extra], { env });
+  expect(result.code, result.stderr).toBe(0);
+  return JSON.parse(result.stdout) as Migration;
+}
+
+describe('tables', () => {
+  it('webhook events in a pipe: plain tab-separated lines, no borders', async () => {
+    const result = await runCli(['webhook', 'events']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).not.toMatch(/[│┌─]/);
+    const first = result.stdout.split('\n')[0] as string;
+    expect(first.split('\t')).toHaveLength(5);
+  });
+
+  it('repos in a pipe: one line per repository, the name first', async () => {
+    const { env } = await testSandbox();
+    const { id } = await started(env, ['widgets', 'docs.site']);
+    const result = await runCli(['repos', String(id)], { env });
+    expect(result.stdout.trim().split('\n').map((line) => line.split('\t')[0])).toEqual([
+      'octo-org/widgets',
+      'octo-org/docs.site',
+    ]);
+  });
+
+  it.skipIf(!hasScript)('on a terminal: a boxed table, and webhook events fits the width', async () => {
+    const { env } = await testSandbox();
+    const list = await onTerminal(['list', '--no-color'], { env, setup: 'stty cols 120 rows 40' });
+    expect(list.screen).toMatch(/ID.*STATE.*REPOSITORIES.*LOCKED.*CREATED.*UPDATED/);
+    expect(list.screen).toMatch(/[│┌]/);
+    for (const columns of [100, 80]) {
+      const events = await onTerminal(['webhook', 'events', '--no-color'], { setup: `stty cols ${columns} rows 40` });
+      expect(events.code).toBe(0);
+      const widths = events.screen.split(/\r?\n/).map((line) => line.length);
+      expect(Math.max(...widths), `at ${columns} columns`).toBeLessThanOrEqual(columns);
+      // Event names are never cut.
+      expect(events.screen).toContain('branch_protection_configuration');
+    }
+  });
+});
+
+describe('list --state', () => {
+  it('finds an older failure beyond the first page', async () => {
+    const { sandbox, env } = await testSandbox();
+    const failed = await started(env, ['will-fail']);
+    const org = sandbox.store.organization('octo-org')!;
+    const stored = sandbox.store.list(org).find((m) => m.id === failed.id)!;
+    stored.createdAt = 0;
+    sandbox.store.bulkExports(org, 40);
+    const firstPage = JSON.parse((await runCli(['list', '--json'], { env })).stdout) as Migration[];
+    expect(firstPage.map((m) => m.id)).not.toContain(failed.id);
+    const result = await runCli(['list', '--state', 'failed', '--json'], { env });
+    expect(result.code, result.stderr).toBe(0);
+    expect((JSON.parse(result.stdout) as Migration[]).map((m) => [m.id, m.state])).toEqual([[failed.id, 'failed']]);
+    const onePage = await runCli(['list', '--state', 'failed', '--page', '1', '--json'], { env });
+    expect(JSON.parse(onePage.stdout)).toEqual([]);
+    expect(onePage.stderr).toMatch(/only page 1 was searched/);
+  });
+});
+
+describe('start and status output', () => {
+  it('start -q prints just the id and no hint; --json the object', async () => {
+    const { env } = await testSandbox();
+    const quiet = await runCli(['start', 'widgets', '-q'], { env });
+    expect(quiet.code).toBe(0);
+    expect(quiet.stdout).toMatch(/^\d+\n$/);
+    expect(quiet.stderr).toBe('');
+    const asJson = await runCli(['start', 'docs.site', '--json'], { env });
+    expect(JSON.parse(asJson.stdout)).toMatchObject({ state: 'pending' });
+    expect(asJson.stdout).not.toMatch(/next:/);
+  });
+
+  it('status --wait --json prints the whole object, repositories included', async () => {
+    const { env } = await testSandbox();
+    const { id } = await started(env, ['widgets']);
+    const result = await runCli(['status', String(id), '--wait', '--json', ...FAST], { env });
+    expect(result.code, result.stderr).toBe(0);
+    const migration = JSON.parse(result.stdout) as Migration;
+    expect(migration.state).toBe('exported');
+    expect(migration.repositories?.map((r) => r.full_name)).toEqual(['octo-org/widgets']);
+    const excluded = await runCli(['status', String(id), '--wait', '--json', '--exclude', 'repositories'], { env });
+    expect(JSON.parse(excluded.stdout)).not.toHaveProperty('repositories');
+  });
+
+  it('start --wait --json prints the whole object too', async () => {
+    const { env } = await testSandbox();
+    const result = await runCli(['start', 'widgets', '--wait', '--json', ...FAST], { env });
+    expect(result.code, result.stderr).toBe(0);
+    expect((JSON.parse(result.stdout) as Migration).repositories).toHaveLength(1);
+  });
+});
+
+describe('auth', () => {
+  const configDir = () => join(tempDir(), 'cfg');
+
+  it('login --org --base-url checks the token and stores all three', async () => {
+    const { sandbox } = await testSandbox();
+    const dir = configDir();
+    const env = { SVC_CONFIG_DIR: dir };
+    const login = await runCli(['auth', 'login', '--with-token', '--org', sandbox.org, '--base-url', sandbox.baseUrl], {
+      env,
+      stdin: `${sandbox.ownerToken}\n`,
+    });
+    expect(login.code, login.stderr).toBe(0);
+    expect(login.stderr).toMatch(/checked \(owner access to octo-org's migrations\)/);
+    expect(sandbox.requests.some((r) => r.url.startsWith('/orgs/octo-org/migrations'))).toBe(true);
+    const stored = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
+    expect(stored).toMatchObject({ org: sandbox.org, baseUrl: sandbox.baseUrl, token: sandbox.ownerToken });
+    const status = await runCli(['auth', 'status', '--json'], { env });
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      logged_in: true,
+      source: 'config',
+      org: { value: sandbox.org, source: 'config' },
+      base_url: { value: sandbox.baseUrl, source: 'config' },
+      check: { result: 'valid' },
+    });
+    expect(status.stdout).not.toContain(sandbox.ownerToken);
+  });
+
+  it('login without a base URL stores nothing and says what is missing', async () => {
+    const dir = configDir();
+    const result = await runCli(['auth', 'login', '--with-token'], { env: { SVC_CONFIG_DIR: dir }, stdin: 'tok\n' });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/no API base URL to check the token against/);
+    expect(existsSync(join(dir, 'config.json'))).toBe(false);
+  });
+
+  it('status says a revoked token is rejected (exit 3) and where each value comes from', async () => {
+    const { sandbox } = await testSandbox();
+    const env = { SVC_CONFIG_DIR: configDir(), SVC_TOKEN: 'svc_sandbox_revoked', SVC_BASE_URL: sandbox.baseUrl };
+    const result = await runCli(['auth', 'status', '--org', sandbox.org], { env });
+    expect(result.code).toBe(3);
+    expect(result.stdout).toMatch(/token .* \(from SVC_TOKEN\)/);
+    expect(result.stdout).toMatch(/base URL .* \(SVC_BASE_URL\)/);
+    expect(result.stdout).toMatch(/org +octo-org \(--org\)/);
+    expect(result.stdout).toMatch(/check .*rejected/);
+    noBug(result.stderr);
+  });
+});
+
+describe('export and unlock', () => {
+  it('export --lock --unlock of a migration that fails releases the locks and says so (exit 6)', async () => {
+    const { sandbox, env } = await testSandbox();
+    const result = await runCli(['export', 'will-fail', 'widgets', '--lock', '--unlock', '-o', join(tempDir(), 'a.tgz'), ...FAST], { env });
+    expect(result.code).toBe(6);
+    expect(result.stderr).toMatch(/failed on the service/);
+    expect(result.stderr).toMatch(/hint: the repositories are unlocked; start a new export/);
+    expect(result.stderr).not.toMatch(/keep waiting/);
+    const [migration] = sandbox.store.list(sandbox.store.organization('octo-org')!).filter((m) => m.kind === 'export');
+    expect([...(migration?.locked ?? [])]).toEqual([]);
+  });
+
+  it('without --unlock the hint says how to unlock', async () => {
+    const { env } = await testSandbox();
+    const result = await runCli(['export', 'will-fail', '--lock', '-o', join(tempDir(), 'a.tgz'), ...FAST], { env });
+    expect(result.code).toBe(6);
+    expect(result.stderr).toMatch(/hint: unlock the repositories with `svc-migrate unlock \d+ --all`, then start a new export/);
+  });
+
+  it('unlock of a repository not in the migration points to `repos`', async () => {
+    const { env } = await testSandbox();
+    const { id } = await started(env, ['widgets'], ['--lock']);
+    const result = await runCli(['unlock', String(id), 'Hello-World'], { env });
+    expect(result.code).toBe(4);
+    expect(result.stderr).toMatch(new RegExp(`check the names with \`svc-migrate repos ${id}\``));
+    expect(result.stderr).not.toMatch(/retry/);
+  });
+
+  it('unlock --all with names is a usage error; --all with nothing to unlock says so', async () => {
+    const { env } = await testSandbox();
+    const { id } = await started(env, ['widgets'], ['--lock']);
+    const both = await runCli(['unlock', String(id), '--all', 'widgets'], { env });
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/--all unlocks every repository .*do not also name widgets/);
+    const none = await runCli(['unlock', '1000', '--all'], { env });
+    expect(none.code, none.stderr).toBe(0);
+    expect(none.stderr).toMatch(/migration 1000 has no repositories to unlock/);
+    expect(none.stderr).not.toMatch(/or pass --all/);
+  });
+});
+
+describe('the help\'s example and interactive start', () => {
+  it('`export --sandbox --yes` works without a terminal', async () => {
+    const output = join(tempDir(), 'demo.tgz');
+    const result = await runCli(['export', '--sandbox', '--yes', '-o', output, ...FAST], { timeoutMs: 30_000 });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/no repositories given; exporting the sandbox's octo-org\/Hello-World/);
+    expect(statSync(output).size).toBeGreaterThan(0);
+  });
+
+  it.skipIf(!hasScript)('start on a terminal asks in words, shows a summary, and Enter confirms', async () => {
+    const { sandbox, env } = await testSandbox({ exportSeconds: 60 });
+    const result = await onTerminal(['start'], {
+      env,
+      setup: 'stty cols 120 rows 40',
+      steps: [
+        [/Repositories to export/, 'widgets\r'],
+        [/Options/, '\r'],
+        [/Start this export\?/, '\r'],
+      ],
+    });
+    expect(result.code, result.screen).toBe(0);
+    expect(result.screen).toMatch(/Lock the repositories while migrating/);
+    expect(result.screen).not.toMatch(/lock_repositories|"repositories"/);
+    expect(result.screen).toMatch(/Export of 1 repository: octo-org\/widgets/);
+    expect(sandbox.store.list(sandbox.store.organization('octo-org')!).filter((m) => m.kind === 'export')).toHaveLength(1);
+  });
+});
+
+describe('smaller promises', () => {
+  it('config get apiVersion prints the default', async () => {
+    const result = await runCli(['config', 'get', 'apiVersion'], { env: { SVC_CONFIG_DIR: join(tempDir(), 'c') } });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('2026-03-10\n');
+  });
+
+  it('webhook send --url host:port posts to http://host:port/', async () => {
+    const receiver = await startScriptedServer(json(200, { ok: true }));
+    const port = new URL(receiver.url).port;
+    const result = await runCli(['webhook', 'send', '--url', `127.0.0.1:${port}`, '--event', 'ping']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(receiver.requests).toHaveLength(1);
+    await receiver.close();
+    const bad = await runCli(['webhook', 'send', '--url', 'not a url', '--event', 'ping']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).not.toMatch(/is the receiver running/);
+  });
+
+  it('a refused or 503 request says it is retrying', async () => {
+    const api = await startScriptedServer(json(503, { message: 'busy' }), json(200, []));
+    const result = await runCli(['list', '--json'], {
+      env: { SVC_BASE_URL: api.url, SVC_TOKEN: 't', SVC_ORG: 'acme' },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/retrying GET .*\/orgs\/acme\/migrations.* in [\d.]+ s \(.*503.*\)…/);
+    await api.close();
+  });
+
+  it('resuming a download says from where', async () => {
+    const { sandbox, env } = await testSandbox({ archivePadBytes: 4 * 1024 * 1024 });
+    const { id } = await started(env, ['widgets'], ['--wait', ...FAST]);
+    sandbox.faults.set({ throttleBytesPerSecond: 2 * 1024 * 1024 });
+    const output = join(tempDir(), 'a.tar.gz');
+    const child = spawn(process.execPath, [BIN, 'download', String(id), '-o', output], { env: { ...process.env, ...env } });
+    const poll = setInterval(() => {
+      if (existsSync(`${output}.part`) && statSync(`${output}.part`).size > 0) {
+        clearInterval(poll);
+        child.kill('SIGINT');
+      }
+    }, 20);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(130);
+    clearTimeout(timer);
+    clearInterval(poll);
+    sandbox.faults.clear();
+    const resumed = await runCli(['download', String(id), '-o', output], { env });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toMatch(/resuming .*a\.tar\.gz from [\d.]+ \w+ \(\d+ bytes\) already in .*a\.tar\.gz\.part/);
+  });
+
+  it.skipIf(!hasScript)('webhook verify on a terminal says it reads the body from stdin', async () => {
+    const result = await onTerminal(['webhook', 'verify', '--secret', 's', '--signature', 'sha256=00'], {
+      setup: 'stty cols 120 rows 40',
+      steps: [[/reading the body from stdin/, '{}\r\x04']],
+    });
+    expect(result.screen).toMatch(/Ctrl-D/);
+    expect(result.code).toBe(1);
+    expect(result.screen).toMatch(/invalid/);
+  });
+});

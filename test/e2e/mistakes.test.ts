@@ -1,0 +1,346 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BIN, type CliResult, runCli } from '../helpers/run-cli.js';
+import { testSandbox } from '../helpers/sandbox.js';
+import { hasScript, onTerminal } from '../helpers/terminal.js';
+
+// Ordinary mistakes and machine states, each through the built binary: the contract's exit code,
+// a message naming the path or port, and never "this is a bug".
+
+const busy: Server[] = [];
+afterEach(async () => {
+  await Promise.all(busy.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
+});
+
+/** A port something else already listens on. */
+async function busyPort(host = '127.0.0.1'): Promise<number> {
+  const server = createServer();
+  busy.push(server);
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  return (server.address() as { port: number }).port;
+}
+
+function expectNoBug(result: { stdout?: string; stderr?: string; screen?: string }): void {
+  const all = `${result.stdout ?? ''}${result.stderr ?? ''}${result.screen ?? ''}`;
+  expect(all).not.toMatch(/bug|unexpected error/i);
+  expect(all).not.toMatch(/TypeError|RangeError|at .*\.js:\d+/);
+}
+
+function expectUsage(result: CliResult, message: RegExp, hint?: RegExp): void {
+  expect(result.code, result.stderr).toBe(2);
+  expect(result.stderr).toMatch(message);
+  if (hint) expect(result.stderr).toMatch(hint);
+  expectNoBug(result);
+}
+
+const root = process.getuid?.() === 0;
+const hasSetpriv = spawnSync('setpriv', ['--version'], { stdio: 'ignore' }).status === 0;
+const canDropPrivileges = !root || hasSetpriv;
+
+/** Runs as an unprivileged user when the tests run as root (root ignores file permissions). */
+function runUnprivileged(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  if (!root) return runCli(args, { env });
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      'setpriv',
+      ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, BIN, ...args],
+      { env: { ...process.env, HOME: tmpdir(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`svc-migrate ${args.join(' ')} did not finish\n${stderr}`));
+    }, 15_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** A directory nobody but root may write to, readable by the unprivileged user. */
+function lockedDirectory(): string {
+  const base = mkdtempSync(join(tmpdir(), 'svc-locked-'));
+  chmodSync(base, 0o755);
+  const dir = join(base, 'locked');
+  mkdirSync(dir, { mode: 0o555 });
+  chmodSync(dir, 0o555);
+  return dir;
+}
+
+describe.skipIf(!hasScript)('on a terminal', () => {
+  it('a 0-column terminal gets plain lines instead of a spinner that never ends', async () => {
+    const { env } = await testSandbox({ exportSeconds: 0.5 });
+    const output = join(mkdtempSync(join(tmpdir(), 'svc-cols-')), 'a.tar.gz');
+    const result = await onTerminal(['export', 'Hello-World', '--yes', '-o', output, '--interval', '0.2'], {
+      env,
+      setup: 'stty cols 0',
+      maxBytes: 64 * 1024,
+    });
+    expect(result.killed, result.screen.slice(0, 2000)).toBeUndefined();
+    expect(result.code, result.screen).toBe(0);
+    expect(result.screen).toMatch(/migration \d+: exporting → exported/);
+    expect(result.screen).not.toContain('\x1b[1A');
+    expect(existsSync(output)).toBe(true);
+    expectNoBug(result);
+  });
+
+  it('status --wait on a 0-column terminal ends', async () => {
+    const { env } = await testSandbox({ exportSeconds: 0.5 });
+    const started = await runCli(['start', 'widgets', '--json'], { env });
+    const id = JSON.parse(started.stdout).id as number;
+    const result = await onTerminal(['status', String(id), '--wait', '--interval', '0.2'], {
+      env,
+      setup: 'stty cols 0',
+      maxBytes: 64 * 1024,
+    });
+    expect(result.killed).toBeUndefined();
+    expect(result.code, result.screen).toBe(0);
+    expect(result.screen).not.toContain('\x1b[1A');
+  });
+
+  it('Ctrl-C at the repository prompt of start exits 130 quietly', async () => {
+    const { sandbox, env } = await testSandbox();
+    const result = await onTerminal(['start'], { env, steps: [[/Repositories to export/, '\x03']] });
+    expect(result.code, result.screen).toBe(130);
+    expectNoBug(result);
+    expect(result.screen).not.toMatch(/error:/);
+    expect(sandbox.requests.filter((r) => r.method === 'POST')).toHaveLength(0);
+  });
+
+  it('Ctrl-C at the confirmation of delete-archive exits 130 and deletes nothing', async () => {
+    const { sandbox, env } = await testSandbox();
+    const result = await onTerminal(['delete-archive', '1000'], { env, steps: [[/Delete the archive/, '\x03']] });
+    expect(result.code, result.screen).toBe(130);
+    expectNoBug(result);
+    expect(sandbox.requests.filter((r) => r.method === 'DELETE')).toHaveLength(0);
+  });
+
+  it('webhook listen --secret with no value asks for it on a terminal', async () => {
+    const result = await onTerminal(['webhook', 'listen', '--port', '0', '--secret', '--max-deliveries', '1'], {
+      steps: [
+        [/Webhook secret/, 's3cret\r'],
+        [/verifying X-Hub-Signature-256 with 1 secret/, '\x03'],
+      ],
+    });
+    expect(result.screen).toMatch(/verifying X-Hub-Signature-256 with 1 secret/);
+    expect(result.code, result.screen).toBe(130);
+    expectNoBug(result);
+  });
+});
+
+describe('ports', () => {
+  it('webhook listen on a busy port names the port and exits 2', async () => {
+    const port = await busyPort();
+    const result = await runCli(['webhook', 'listen', '--port', String(port)]);
+    expectUsage(result, new RegExp(`port ${port} on 127\\.0\\.0\\.1 is already in use`), /choose another --port/);
+  });
+
+  it('webhook listen --port 99999 is a usage error', async () => {
+    expectUsage(await runCli(['webhook', 'listen', '--port', '99999']), /a port is a whole number from 0 to 65535/);
+  });
+
+  it('webhook listen --port 99999 --json prints one JSON error line', async () => {
+    const result = await runCli(['webhook', 'listen', '--port', '99999', '--json']);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0] as string)).toEqual({
+      error: { code: 2, status: null, message: expect.stringMatching(/0 to 65535/) },
+    });
+  });
+
+  it('sandbox on a busy port says so and ends instead of hanging', async () => {
+    const port = await busyPort();
+    expectUsage(await runCli(['sandbox', '--port', String(port)]), new RegExp(`port ${port} .*already in use`), /--port/);
+  });
+
+  it('sandbox on a busy storage port names --storage-port', async () => {
+    const port = await busyPort();
+    expectUsage(
+      await runCli(['sandbox', '--storage-port', String(port)]),
+      new RegExp(`port ${port} .*already in use`),
+      /--storage-port/,
+    );
+  });
+
+  it.skipIf(!canDropPrivileges)('webhook listen on a privileged port without privileges says why', async () => {
+    const result = await runUnprivileged(['webhook', 'listen', '--port', '80']);
+    expectUsage(result, /not allowed to listen on 127\.0\.0\.1:80/, /above 1023/);
+  });
+
+  it('webhook listen --secret with no value and no terminal is a usage error', async () => {
+    expectUsage(
+      await runCli(['webhook', 'listen', '--port', '0', '--secret']),
+      /a webhook secret is required/,
+      /--secret <value> or SVC_WEBHOOK_SECRET/,
+    );
+  });
+
+  it('webhook listen exits 130 on Ctrl-C', async () => {
+    const child = spawn(process.execPath, [BIN, 'webhook', 'listen', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    let sent = false;
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+      // One Ctrl-C (a second one would end the process at once, as it should).
+      if (!sent && /listening on/.test(stderr)) {
+        sent = true;
+        child.kill('SIGINT');
+      }
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    clearTimeout(timer);
+    expect(code, stderr).toBe(130);
+    expect(stderr).toMatch(/received 0/);
+    expectNoBug({ stderr });
+  });
+});
+
+/** A migration of the test's sandbox that is exported and downloadable. */
+async function exportedId(env: Record<string, string>): Promise<string> {
+  const started = await runCli(['start', 'widgets', '--wait', '--interval', '0.1', '--json'], { env });
+  expect(started.code, started.stderr).toBe(0);
+  return String(JSON.parse(started.stdout).id);
+}
+
+describe('files', () => {
+  it('start --repos-file with a missing file names it, without ENOENT', async () => {
+    const { env } = await testSandbox();
+    const result = await runCli(['start', '--repos-file', 'no-such-file.txt'], { env });
+    expectUsage(result, /cannot read no-such-file\.txt \(--repos-file\): no such file/);
+    expect(result.stderr).not.toMatch(/ENOENT/);
+  });
+
+  it('start --repos-file naming a directory says so', async () => {
+    const { env } = await testSandbox();
+    const dir = mkdtempSync(join(tmpdir(), 'svc-repos-dir-'));
+    expectUsage(await runCli(['start', '--repos-file', dir], { env }), new RegExp(`cannot read ${dir} \\(--repos-file\\): ${dir} is a directory`));
+  });
+
+  it('download -o <existing directory> saves migration-<id>.tar.gz inside it', async () => {
+    const { env } = await testSandbox();
+    const dir = mkdtempSync(join(tmpdir(), 'svc-dir-'));
+    const id = await exportedId(env);
+    const result = await runCli(['download', id, '-o', dir, '--force', '--json'], { env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout).path).toBe(join(dir, `migration-${id}.tar.gz`));
+    expect(readdirSync(dir).sort()).toEqual([`migration-${id}.tar.gz`, `migration-${id}.tar.gz.sha256`]);
+    expect(existsSync(`${dir}.part`)).toBe(false);
+  });
+
+  it('download -o into a directory that does not exist says so before downloading', async () => {
+    const { env, sandbox } = await testSandbox();
+    const result = await runCli(['download', await exportedId(env), '-o', '/nonexistent-svc-dir/a.tar.gz'], { env });
+    expectUsage(result, /cannot write \/nonexistent-svc-dir\/a\.tar\.gz\.part: the directory \/nonexistent-svc-dir does not exist/, /mkdir -p/);
+    expect(sandbox.requests.filter((r) => r.origin === 'storage' && r.method === 'GET')).toHaveLength(0);
+  });
+
+  it('download -o /proc/x.tgz does not claim the directory is missing', async () => {
+    const { env } = await testSandbox();
+    const result = await runCli(['download', await exportedId(env), '-o', '/proc/svc-x.tgz'], { env });
+    expectUsage(result, /cannot write \/proc\/svc-x\.tgz\.part: \/proc does not allow creating it/);
+    expect(result.stderr).not.toMatch(/does not exist|free some space/);
+  });
+
+  it.skipIf(!canDropPrivileges)('download into a directory without write permission says permission denied', async () => {
+    const { env } = await testSandbox();
+    const dir = lockedDirectory();
+    const result = await runUnprivileged(['download', await exportedId(env), '-o', join(dir, 'a.tar.gz')], env);
+    expectUsage(result, new RegExp(`cannot write ${dir}/a\\.tar\\.gz\\.part: permission denied`), /check the permissions/);
+    expect(result.stderr).not.toMatch(/free some space/);
+  });
+
+  it.skipIf(!canDropPrivileges)('an unwritable config directory is named, with a hint', async () => {
+    const dir = lockedDirectory();
+    const result = await runUnprivileged(['config', 'set', 'org', 'acme'], { SVC_CONFIG_DIR: join(dir, 'cfg') });
+    expectUsage(result, new RegExp(`cannot create the directory ${dir}/cfg .*permission denied`), /SVC_CONFIG_DIR|ls -ld/);
+  });
+
+  it('SVC_CONFIG_DIR on a file system that refuses directories ends at once', async () => {
+    const result = await runCli(['config', 'set', 'org', 'acme'], { env: { SVC_CONFIG_DIR: '/proc/svc-x' } });
+    expectUsage(result, /cannot create the directory \/proc\/svc-x/);
+  });
+
+  it('SVC_CONFIG_DIR under a regular file is named', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'svc-file-')), 'plain');
+    spawnSync('touch', [file]);
+    const result = await runCli(['auth', 'logout'], { env: { SVC_CONFIG_DIR: join(file, 'cfg') } });
+    expectUsage(result, /cannot create the directory .*plain\/cfg.*not a directory/);
+  });
+});
+
+describe('environment and arguments', () => {
+  it('a proxy variable that is not a URL is named', async () => {
+    const { env } = await testSandbox();
+    const result = await runCli(['list'], { env: { ...env, HTTPS_PROXY: 'notaurl', HTTP_PROXY: '' } });
+    expectUsage(result, /HTTPS_PROXY is not a URL: "notaurl"/, /unset HTTPS_PROXY/);
+  });
+
+  it('-o with an empty name is refused before the export starts', async () => {
+    const { sandbox, env } = await testSandbox();
+    expectUsage(await runCli(['export', 'widgets', '-o', ''], { env }), /-o\/--output is empty/);
+    expect(sandbox.requests.filter((r) => r.method === 'POST')).toHaveLength(0);
+  });
+
+  it('webhook send --payload with a missing file names it', async () => {
+    expectUsage(
+      await runCli(['webhook', 'send', '--url', '127.0.0.1:9', '--event', 'push', '--payload', 'no-such.json']),
+      /cannot read no-such\.json \(--payload\): no such file/,
+    );
+  });
+});
+
+describe('usage errors with --json', () => {
+  for (const args of [
+    ['status', 'abc', '--json'],
+    ['list', '--json', '--per-page', 'abc'],
+    ['download', '--json'],
+    ['list', '--json', '--no-such-flag'],
+  ]) {
+    it(`${args.join(' ')}: one JSON line on stderr, nothing on stdout`, async () => {
+      const result = await runCli(args);
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe('');
+      const lines = result.stderr.trim().split('\n');
+      expect(lines, result.stderr).toHaveLength(1);
+      const parsed = JSON.parse(lines[0] as string);
+      expect(parsed.error.code).toBe(2);
+      expect(parsed.error.message).not.toMatch(/^error:/);
+    });
+  }
+});
+
+describe.skipIf(!hasScript)('a terminal shrunk to 0 columns mid-way', () => {
+  it('stops the spinner and ends with plain lines', async () => {
+    const { env } = await testSandbox({ exportSeconds: 5 });
+    const started = await runCli(['start', 'widgets', '--json'], { env });
+    const id = JSON.parse(started.stdout).id as number;
+    let shrunk = false;
+    const result = await onTerminal(['status', String(id), '--wait', '--interval', '0.2'], {
+      env,
+      setup: 'stty cols 120 rows 40',
+      maxBytes: 256 * 1024,
+      onScreen: (screen, pid) => {
+        if (shrunk || !/waiting for migration/.test(screen)) return;
+        shrunk = true;
+        // The CLI's terminal, as the kernel sees it; resizing it sends SIGWINCH to the CLI.
+        const tty = spawnSync('ps', ['--ppid', String(pid), '-o', 'tty='], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
+        spawnSync('stty', ['-F', `/dev/${tty}`, 'cols', '0']);
+      },
+    });
+    expect(shrunk).toBe(true);
+    expect(result.killed, result.screen.slice(-500)).toBeUndefined();
+    expect(result.code, result.screen.slice(-500)).toBe(0);
+    expect(result.screen).toMatch(/migration \d+ exported after/);
+  });
+});

@@ -1,0 +1,597 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import {
+  chownSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
+import { request } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { buildDelivery } from '../../src/webhook/delivery.js';
+import { sign } from '../../src/webhook/signature.js';
+import { parseSaved } from '../../src/webhook/store.js';
+import { listen, post } from '../helpers/listener.js';
+import { BIN, runCli } from '../helpers/run-cli.js';
+import { startScriptedServer } from '../helpers/scripted-server.js';
+
+// `webhook listen` (and send, replay) against real payloads and hostile senders, forward targets
+// and save directories, each through the built binary on loopback.
+
+const SECRET = 'defence-secret';
+const FIXTURES = new URL('../fixtures/', import.meta.url).pathname;
+const ESC = '\u001b';
+const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
+const tempDir = (prefix: string) => mkdtempSync(join(tmpdir(), prefix));
+
+/** Resolves once `check` holds; output of a child reaches us on pipes of its own, in no fixed order. */
+function waitUntil(check: () => boolean): Promise<void> {
+  return new Promise((resolve) => {
+    const poll = () => (check() ? resolve() : setTimeout(poll, 10));
+    poll();
+  });
+}
+
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+});
+
+/** `webhook listen` as a person at a terminal would read it: human lines, no --json. */
+async function listenHuman(args: string[]) {
+  const child = spawn(process.execPath, [BIN, 'webhook', 'listen', '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, SVC_WEBHOOK_SECRET: '' },
+  });
+  children.push(child);
+  let stdout = '';
+  let stderr = '';
+  const watchers: (() => void)[] = [];
+  const notify = () => watchers.forEach((watch) => watch());
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+    notify();
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+    notify();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const until = (test: () => boolean) =>
+    new Promise<void>((resolve, reject) => {
+      const watch = () => test() && resolve();
+      watchers.push(watch);
+      void exited.then(() => (test() ? resolve() : reject(new Error(`listen exited: ${stderr}`))));
+      watch();
+    });
+  await until(() => /listening on http/.test(stderr));
+  const url = /listening on (http:\/\/\S+?)(,|\s|$)/.exec(stderr)?.[1] as string;
+  return {
+    url,
+    pid: child.pid as number,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    lines: () => stdout.split('\n').filter(Boolean),
+    until,
+    exited,
+  };
+}
+
+/** A signed delivery of exact body bytes. */
+function signed(event: string, body: string | Buffer, extra: Record<string, string> = {}, contentType: 'json' | 'form' = 'json') {
+  const bytes = Buffer.from(body);
+  const base = buildDelivery({ event, payload: Buffer.from('{}'), contentType, secret: SECRET });
+  const headers: Record<string, string> = {
+    ...base.headers,
+    'content-length': String(bytes.length),
+    'x-hub-signature-256': sign(bytes, SECRET),
+    'x-hub-signature': sign(bytes, SECRET, 'sha1'),
+    ...extra,
+  };
+  return { id: headers['x-service-delivery'] as string, headers, body: bytes };
+}
+
+function fixtureFiles(): { event: string; file: string }[] {
+  const root = join(FIXTURES, 'webhooks');
+  return readdirSync(root, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .flatMap((entry) => readdirSync(join(root, entry.name)).map((file) => ({ event: entry.name, file: join(root, entry.name, file) })));
+}
+
+describe('right about real payloads', () => {
+  it('no published payload, as JSON or as a form, raises a "required" warning; a genuinely incomplete one still does', async () => {
+    const fixtures = fixtureFiles();
+    expect(fixtures.length).toBe(134);
+    const forms = readdirSync(join(FIXTURES, 'webhooks-form'), { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.form'));
+    expect(forms.length).toBe(5);
+    const listener = await listen(['--secret', SECRET]);
+    for (const { event, file } of fixtures) {
+      for (const contentType of ['json', 'form'] as const) {
+        const delivery = buildDelivery({ event, payload: readFileSync(file), contentType, secret: SECRET });
+        expect((await post(listener.url, delivery.headers, delivery.body)).status, file).toBe(200);
+      }
+    }
+    for (const name of forms) {
+      const body = readFileSync(join(FIXTURES, 'webhooks-form', name));
+      const delivery = signed(name.split('/')[0] as string, body, { 'content-type': 'application/x-www-form-urlencoded' }, 'form');
+      expect((await post(listener.url, delivery.headers, delivery.body)).status, name).toBe(200);
+    }
+    // The check is not switched off: the shown activity of a row keeps all its required
+    // properties, and another action keeps those every published payload of the event carries.
+    const pr = JSON.parse(readFileSync(join(FIXTURES, 'webhooks/pull_request/assigned.json'), 'utf8')) as Record<string, unknown>;
+    const { assignee: _assignee, ...unassigned } = pr;
+    const { number: _number, ...numberless }: Record<string, unknown> = { ...pr, action: 'opened' };
+    for (const payload of [unassigned, numberless]) {
+      const delivery = buildDelivery({ event: 'pull_request', payload, contentType: 'json', secret: SECRET });
+      expect((await post(listener.url, delivery.headers, delivery.body)).status).toBe(200);
+    }
+    const total = fixtures.length * 2 + forms.length + 2;
+    await listener.waitFor(total);
+    const required = listener.lines.filter((line) => line.warnings.some((w: string) => /required/.test(w)));
+    expect(required.map((line) => [line.event, line.action, line.warnings])).toEqual([
+      ['pull_request', 'assigned', ['missing required assignee (of action assigned)']],
+      ['pull_request', 'opened', ['missing required number']],
+    ]);
+    await listener.stop();
+  }, 60_000);
+
+  it.each([
+    ['null', 'null'],
+    ['a string', '"text"'],
+    ['an array', '[]'],
+    ['a number', '42'],
+  ])('answers 400 to a signed payload that is %s, as JSON and as a form', async (_name, json) => {
+    const listener = await listen(['--secret', SECRET]);
+    const asJson = signed('push', json);
+    const asForm = signed('push', `payload=${encodeURIComponent(json)}`, { 'content-type': 'application/x-www-form-urlencoded' }, 'form');
+    for (const delivery of [asJson, asForm]) {
+      const answer = await post(listener.url, delivery.headers, delivery.body);
+      expect(answer.status).toBe(400);
+      expect(JSON.parse(answer.body).error).toMatch(/not a JSON object/);
+    }
+    await listener.stop();
+    expect(listener.lines).toEqual([]);
+    expect(listener.stderr()).toMatch(/received 0, verified 0, rejected 2/);
+  });
+});
+
+describe('unsafe input, answered safely', () => {
+  it('refuses an empty --secret as a usage error (exit 2) instead of verifying with an empty key', async () => {
+    const result = await runCli(['webhook', 'listen', '--port', '0', '--secret', ''], { env: { SVC_WEBHOOK_SECRET: '' }, timeoutMs: 10_000 });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--secret is empty/);
+    expect(result.stderr).not.toMatch(/listening|verifying/);
+    const rotation = await runCli(['webhook', 'listen', '--port', '0', '--secret', 'good', '--secret', ''], { env: { SVC_WEBHOOK_SECRET: '' }, timeoutMs: 10_000 });
+    expect(rotation.code).toBe(2);
+  });
+
+  it('marks a delivery seen only once saved: a redelivery after a failed save is saved; the 500 tells the sender no path or pid', async () => {
+    const dir = tempDir('svc-seen-');
+    const listener = await listen(['--save', dir]);
+    const delivery = buildDelivery({ event: 'watch', payload: { action: 'started', repository: {}, sender: {} }, contentType: 'json' });
+    // The directory disappears under the receiver, replaced by a file: the save fails.
+    rmSync(dir, { recursive: true });
+    writeFileSync(dir, 'not a directory');
+    const failed = await post(listener.url, delivery.headers, delivery.body);
+    expect(failed.status).toBe(500);
+    expect(JSON.parse(failed.body)).toEqual({ error: expect.any(String), delivery: delivery.id });
+    expect(failed.body).not.toContain(dir);
+    expect(failed.body).not.toContain(String(listener.pid));
+    expect(failed.body).not.toMatch(/ENOTDIR|\/tmp/);
+    // The detail is ours, on stderr.
+    await waitUntil(() => new RegExp(`rejected 500 .*${delivery.id}.*could not save .*ENOTDIR`).test(listener.stderr()));
+    rmSync(dir);
+    mkdirSync(dir, { mode: 0o700 });
+    const again = await post(listener.url, delivery.headers, delivery.body);
+    expect(again.status).toBe(200);
+    expect(JSON.parse(again.body)).toMatchObject({ duplicate: false });
+    expect(readdirSync(dir)).toEqual([`${delivery.id}.http`]);
+    const third = await post(listener.url, delivery.headers, delivery.body);
+    expect(JSON.parse(third.body)).toMatchObject({ duplicate: true });
+    await listener.waitFor(2);
+    expect(listener.lines.map((l) => l.duplicate)).toEqual([false, true]);
+    // A redelivery arriving while the first copy is being saved waits for it: one saved, one duplicate.
+    const pairs = Array.from({ length: 10 }, (_, n) => buildDelivery({ event: 'watch', payload: { action: 'started', n }, contentType: 'json' }));
+    const answers = await Promise.all(pairs.flatMap((d) => [post(listener.url, d.headers, d.body), post(listener.url, d.headers, d.body)]));
+    expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
+    for (const d of pairs) {
+      const flags = answers.map((a) => JSON.parse(a.body)).filter((a) => a.delivery === d.id).map((a) => a.duplicate);
+      expect(flags.sort()).toEqual([false, true]);
+    }
+    expect(readdirSync(dir)).toHaveLength(11);
+    await listener.stop();
+  });
+
+  it('saves concurrent deliveries of one id, and ids that sanitise alike, whole and apart', async () => {
+    const dir = tempDir('svc-names-');
+    const listener = await listen(['--save', dir, '--no-dedupe']);
+    const long = 'x'.repeat(120);
+    const ids = ['a/b', 'a_b', 'a:b', `${long}1`, `${long}2`, '..', '.hidden'];
+    const sent = new Map<string, Buffer>();
+    await Promise.all(
+      ids.map(async (id, n) => {
+        const delivery = buildDelivery({ event: 'star', payload: { action: 'created', n, pad: 'p'.repeat(100_000) }, contentType: 'json', id });
+        sent.set(id, delivery.body);
+        expect((await post(listener.url, delivery.headers, delivery.body)).status).toBe(200);
+      }),
+    );
+    const files = readdirSync(dir);
+    expect(files).toHaveLength(ids.length);
+    for (const name of files) {
+      const saved = parseSaved(name, readFileSync(join(dir, name)));
+      const id = saved.rawHeaders[saved.rawHeaders.findIndex((h) => h.toLowerCase() === 'x-service-delivery') + 1] as string;
+      expect(saved.body.equals(sent.get(id) as Buffer), name).toBe(true);
+    }
+    // Ten rounds of twenty concurrent deliveries under one id: the file is always one of them, whole.
+    for (let round = 0; round < 10; round++) {
+      const bodies = await Promise.all(
+        Array.from({ length: 20 }, async (_, n) => {
+          const delivery = buildDelivery({ event: 'star', payload: { action: 'created', round, n, pad: String(n).repeat(200_000) }, contentType: 'json', id: 'same-id' });
+          expect((await post(listener.url, delivery.headers, delivery.body)).status).toBe(200);
+          return delivery.body;
+        }),
+      );
+      const saved = parseSaved('same-id.http', readFileSync(join(dir, 'same-id.http')));
+      expect(bodies.some((body) => body.equals(saved.body)), `round ${round}`).toBe(true);
+    }
+    expect(readdirSync(dir).filter((name) => !name.endsWith('.http'))).toEqual([]);
+    await listener.stop();
+  }, 60_000);
+
+  it('keeps saved deliveries private (0600 in 0700) and never writes through a planted link', async () => {
+    const parent = tempDir('svc-private-');
+    const created = join(parent, 'new', 'deliveries');
+    const delivery = buildDelivery({ event: 'watch', payload: { action: 'started' }, contentType: 'json' });
+    const first = await listen(['--save', created, '--max-deliveries', '1']);
+    expect((await post(first.url, delivery.headers, delivery.body)).status).toBe(200);
+    await first.exited;
+    expect(statSync(created).mode & 0o777).toBe(0o700);
+    expect(statSync(join(parent, 'new')).mode & 0o777).toBe(0o700);
+    expect(statSync(join(created, `${delivery.id}.http`)).mode & 0o777).toBe(0o600);
+
+    // Links where a delivery would be written: its final name and the temporary name a pid-based scheme would pick.
+    const dir = join(parent, 'planted');
+    mkdirSync(dir, { mode: 0o700 });
+    const victim = join(parent, 'victim');
+    writeFileSync(victim, 'untouched');
+    const listener = await listen(['--save', dir, '--max-deliveries', '1']);
+    symlinkSync(victim, join(dir, `${delivery.id}.http`));
+    symlinkSync(victim, join(dir, `${delivery.id}.http.${listener.pid}.tmp`));
+    expect((await post(listener.url, delivery.headers, delivery.body)).status).toBe(200);
+    await listener.exited;
+    expect(readFileSync(victim, 'utf8')).toBe('untouched');
+    const saved = lstatSync(join(dir, `${delivery.id}.http`));
+    expect(saved.isFile()).toBe(true);
+    expect(saved.mode & 0o777).toBe(0o600);
+
+    // An existing directory open to others is made private, and says so.
+    const open = tempDir('svc-open-');
+    execFileSync('chmod', ['0777', open]);
+    const second = await listen(['--save', open, '--max-deliveries', '1']);
+    expect(second.stderr()).toMatch(/was open to other users; it is now 0700/);
+    expect(statSync(open).mode & 0o777).toBe(0o700);
+    expect((await post(second.url, delivery.headers, delivery.body)).status).toBe(200);
+    await second.exited;
+    expect(statSync(join(open, `${delivery.id}.http`)).mode & 0o777).toBe(0o600);
+  });
+
+  it.skipIf(process.getuid?.() !== 0)('refuses a save directory that belongs to another user (exit 2)', async () => {
+    const dir = tempDir('svc-theirs-');
+    chownSync(dir, 65534, 65534);
+    const result = await runCli(['webhook', 'listen', '--port', '0', '--save', dir], { timeoutMs: 10_000 });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/belongs to user 65534, not to you/);
+  });
+});
+
+/** A forward target that answers 200 and then a body without end, until the client goes away. */
+async function endlessTarget() {
+  let closed = 0;
+  let sent = 0;
+  const server = await startScriptedServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'text/plain' });
+    const chunk = Buffer.alloc(64 * 1024, `${ESC}]0;title${'\u0007'}endless `);
+    const pump = () => {
+      while (!response.destroyed && response.write(chunk)) sent += chunk.length;
+    };
+    response.on('drain', pump);
+    response.socket?.once('close', () => closed++);
+    pump();
+  });
+  return { server, closed: () => closed, sent: () => sent };
+}
+
+describe('bounded reads and a bounded forward queue', () => {
+  it('reads only what it shows of an endless forward answer, and prints it inert', async () => {
+    const target = await endlessTarget();
+    try {
+      const listener = await listenHuman(['--forward-to', `${target.server.port}/in`, '--forward-timeout', '300']);
+      const delivery = buildDelivery({ event: 'watch', payload: { action: 'started' }, contentType: 'json' });
+      expect((await post(listener.url, delivery.headers, delivery.body)).status).toBe(200);
+      await listener.until(() => /→ http:\/\/localhost:\d+\/in 200 in \d+ ms: /.test(listener.stderr()));
+      await waitUntil(() => target.closed() > 0);
+      expect(rssMb(listener.pid)).toBeLessThan(200);
+      expect(listener.stderr()).not.toContain(ESC);
+      expect(listener.stderr()).toMatch(/\ufffd\]0;title\ufffdendless/);
+    } finally {
+      await target.server.close();
+    }
+  });
+
+  it('`webhook send` shows the start of an endless answer and stops reading', async () => {
+    const target = await endlessTarget();
+    try {
+      const result = await runCli(['webhook', 'send', '--url', `${target.server.url}/`, '--event', 'watch', '--action', 'started'], { timeoutMs: 10_000 });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toMatch(/sent watch\.started \S+: 200 in \d+ ms .*endless/);
+      expect(result.stdout).not.toContain(ESC);
+      expect(result.stdout.length).toBeLessThan(400);
+    } finally {
+      await target.server.close();
+    }
+  });
+
+  it('holds at most --forward-queue deliveries for a target far behind, and keeps answering and saving every one', async () => {
+    const held: (() => void)[] = [];
+    const target = await startScriptedServer((_request, response) => {
+      held.push(() => response.writeHead(204).end());
+    });
+    const dir = tempDir('svc-queue-');
+    try {
+      const listener = await listen(['--save', dir, '--forward-to', `${target.port}/`, '--forward-queue', '2', '--forward-timeout', '300']);
+      const deliveries = Array.from({ length: 6 }, (_, n) => buildDelivery({ event: 'star', payload: { action: 'created', n }, contentType: 'json' }));
+      for (const delivery of deliveries) expect((await post(listener.url, delivery.headers, delivery.body)).status).toBe(200);
+      await listener.waitFor(6);
+      await waitUntil(() => listener.stderr().includes(`queue full): ${deliveries[5]?.id}`));
+      expect(readdirSync(dir)).toHaveLength(6);
+      // One is being forwarded, one waits: the other four are named as not forwarded.
+      for (const delivery of deliveries.slice(2)) expect(listener.stderr()).toContain(`not forwarded (queue full): ${delivery.id}, saved in ${dir}`);
+      expect(listener.stderr()).toMatch(/is far behind: 2 deliveries wait to be forwarded/);
+      for (const delivery of deliveries.slice(0, 2)) expect(listener.stderr()).not.toContain(`queue full): ${delivery.id}`);
+      while (target.requests.length < 2 || held.length > 0) {
+        const next = held.shift();
+        if (next) next();
+        else await waitUntil(() => held.length > 0);
+      }
+      expect(target.requests.map((r) => JSON.parse(r.body).n)).toEqual([0, 1]);
+      await listener.stop();
+      expect(listener.stderr()).toMatch(/caught up; 4 deliveries were not forwarded/);
+      expect(listener.stderr()).toMatch(/forwarded 2, forward failures 0, not forwarded 4/);
+    } finally {
+      await target.close();
+    }
+  });
+});
+
+describe('nothing in a payload drives the terminal or the receiver', () => {
+  it('replaces control characters from deliveries in the printed lines', async () => {
+    const listener = await listenHuman(['--secret', SECRET]);
+    const evil = `${ESC}]0;pwned${'\u0007'}${ESC}[2J`;
+    const payload = { action: `deploy${evil}`, branch: 'main', client_payload: null, installation: {}, repository: { full_name: `octo/${evil}x` }, sender: {} };
+    const delivery = buildDelivery({ event: 'repository_dispatch', payload, contentType: 'json', secret: SECRET });
+    expect((await post(listener.url, delivery.headers, delivery.body)).status).toBe(200);
+    // node:http refuses C0 controls in headers, but a byte from 0x80 arrives as a C1 control (0x9b is CSI).
+    const raw = Buffer.concat([
+      Buffer.from('POST / HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: 2\r\n', 'latin1'),
+      Buffer.from('x-service-event: push\x9b31m\r\nx-service-delivery: id\x9b2J\r\n\r\n{}', 'latin1'),
+    ]);
+    const answered = await new Promise<string>((resolve) => {
+      let text = '';
+      const socket = connect(Number(new URL(listener.url).port), '127.0.0.1', () => socket.end(raw));
+      socket.setEncoding('latin1').on('data', (chunk: string) => (text += chunk));
+      socket.on('close', () => resolve(text));
+    });
+    expect(answered).toMatch(/^HTTP\/1\.1 (401|404)/);
+    await listener.until(() => listener.lines().length === 1 && /rejected 40[14]/.test(listener.stderr()));
+    expect(listener.stdout()).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    expect(listener.stderr()).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    expect(listener.lines()[0]).toContain('repository_dispatch.deploy\ufffd]0;pwned\ufffd\ufffd[2J');
+    expect(listener.lines()[0]).toContain('octo/\ufffd]0;pwned');
+  });
+
+  it('replaces control characters in an API error message', async () => {
+    const api = await startScriptedServer((_request, response) => {
+      response.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ message: `no${ESC}]0;pwned${'\u0007'}\nhint: run rm -rf ~` }));
+    });
+    try {
+      const result = await runCli(['list', '--org', 'acme'], { env: { SVC_BASE_URL: api.url, SVC_TOKEN: 'svc_test_token' } });
+      expect(result.code).toBe(3);
+      expect(result.stderr).toMatch(/forbidden: no\ufffd\]0;pwned\ufffd\ufffdhint: run rm -rf ~/);
+      expect(result.stderr).not.toContain(ESC);
+      expect(result.stderr.split('\n').filter((line) => line.startsWith('hint: run rm'))).toEqual([]);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('answers 2xx and prints one line for every crafted payload, whatever its values', async () => {
+    const crafted: [string, string][] = [
+      ['issues', '{"action":"opened","issue":{},"sender":{},"repository":{"full_name":{"toString":1,"valueOf":1}}}'],
+      ['push', '{"action":{"toString":1,"valueOf":1},"ref":"refs/heads/main"}'],
+      ['push', '{"action":["a"],"repository":{"full_name":["x"]}}'],
+      ['issues', '{"action":{"toString":1},"repository":null}'],
+      ['issues', '{"action":1e999,"repository":"octo/widgets","sender":[]}'],
+      ['constructor', '{"action":"x"}'],
+      ['__proto__', '{"__proto__":{"action":"y"},"constructor":{"prototype":1}}'],
+      ['toString', '{"repository":{"full_name":"octo/w","__proto__":{"full_name":{}}}}'],
+      ['hasOwnProperty', '{"hasOwnProperty":1,"action":"z"}'],
+    ];
+    for (const json of [false, true]) {
+      const listener = json ? await listen(['--secret', SECRET]) : await listenHuman(['--secret', SECRET]);
+      for (const [event, body] of crafted) {
+        const delivery = signed(event, body);
+        const answer = await post(listener.url, delivery.headers, delivery.body);
+        expect(answer.status, `${event} ${body}`).toBe(200);
+      }
+      if ('waitFor' in listener) {
+        await listener.waitFor(crafted.length);
+        expect(listener.lines.map((l) => l.event)).toEqual(crafted.map(([event]) => event));
+        expect(listener.lines[0]?.repository).toBeNull();
+        expect(listener.lines[1]?.warnings).toContain('"push" carries no action, but this payload has action an object');
+        await listener.stop();
+        expect(listener.stderr()).not.toMatch(/could not print|cannot be printed|unexpected/);
+      } else {
+        await listener.until(() => listener.lines().length >= crafted.length);
+        expect(listener.lines()).toHaveLength(crafted.length);
+        expect(listener.stderr()).not.toMatch(/could not print|cannot be printed|unexpected|rejected/);
+      }
+    }
+  });
+});
+
+/** Opens a connection and completes one keep-alive request on it: the server has surely counted it. */
+function openConnection(port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write('GET / HTTP/1.1\r\nhost: localhost\r\n\r\n'));
+    socket.once('data', (chunk) => (/^HTTP\/1\.1 405/.test(chunk.toString()) ? resolve(socket) : reject(new Error(chunk.toString()))));
+    socket.once('error', reject);
+  });
+}
+
+describe('bounded per connection and in connections', () => {
+  it('answers 413 to a form whose decoded payload is over 25 MB, though its body is under the form limit', async () => {
+    const listener = await listen(['--secret', SECRET]);
+    const payload = `{"action":"created","pad":"${'x'.repeat(26 * 1024 * 1024)}"}`;
+    const delivery = signed('star', `payload=${payload}`, { 'content-type': 'application/x-www-form-urlencoded' }, 'form');
+    const answer = await post(listener.url, delivery.headers, delivery.body).catch((error: NodeJS.ErrnoException) => ({ status: -1, body: error.code ?? '' }));
+    expect(answer.status).toBe(413);
+    expect(JSON.parse(answer.body).error).toMatch(/decoded payload is over the 25 MB/);
+    await listener.stop();
+    expect(listener.lines).toEqual([]);
+  });
+
+  it('holds at most 250 MiB of bodies over all connections: beyond, 503 (or the connection dropped), and it serves again after', async () => {
+    const listener = await listen(['--secret', SECRET]);
+    const port = Number(new URL(listener.url).port);
+    // Five form bodies of 74 MiB (the form limit is 75 MB), each held one byte short of its end
+    // until all of them have been sent: 370 MiB at once, more than can be held.
+    const size = 74 * 1024 * 1024;
+    const part = Buffer.alloc(size - 1, 0x61);
+    const sockets = Array.from({ length: 5 }, () => {
+      const socket = connect(port, '127.0.0.1');
+      socket.on('error', () => {});
+      let answer = '';
+      socket.setEncoding('latin1').on('data', (chunk: string) => {
+        answer += chunk;
+        // A request answered is done with: 401 would keep the connection open.
+        if (answer.includes('\r\n\r\n')) socket.end();
+      });
+      const closed = new Promise<string>((resolve) => socket.on('close', () => resolve(answer)));
+      const sent = new Promise<void>((resolve) => {
+        socket.on('connect', () => {
+          socket.write(`POST / HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/x-www-form-urlencoded\r\ncontent-length: ${size}\r\n\r\n`);
+          socket.write(part, () => resolve());
+        });
+        socket.on('close', () => resolve());
+      });
+      return { socket, sent, closed };
+    });
+    await Promise.all(sockets.map(({ sent }) => sent));
+    for (const { socket } of sockets) if (!socket.destroyed) socket.write('a');
+    const statuses = (await Promise.all(sockets.map(({ closed }) => closed))).map((answer) => /^HTTP\/1\.1 (\d+)/.exec(answer)?.[1] ?? 'dropped');
+    // Bodies held to their end are unsigned: 401. At least one was refused for memory.
+    expect(statuses.filter((status) => status === '401').length, statuses.join()).toBeLessThan(5);
+    expect(statuses.every((status) => ['401', '503', 'dropped'].includes(status)), statuses.join()).toBe(true);
+    expect(rssMb(listener.pid)).toBeLessThan(700);
+    // Everything was given back: a delivery is served again.
+    const delivery = buildDelivery({ event: 'watch', payload: { action: 'started' }, contentType: 'json', secret: SECRET });
+    expect((await post(listener.url, delivery.headers, delivery.body)).status).toBe(200);
+    await listener.stop();
+    expect(listener.stderr()).toMatch(/rejected 503 POST \/: the receiver holds as many bodies as it can at once/);
+  }, 60_000);
+
+  it('closes connections beyond --max-connections on arrival, and says so', async () => {
+    const listener = await listen(['--max-connections', '2']);
+    const port = Number(new URL(listener.url).port);
+    const first = await openConnection(port);
+    const second = await openConnection(port);
+    const third = await new Promise<string>((resolve) => {
+      let answer = '';
+      const socket = connect(port, '127.0.0.1', () => socket.write('GET / HTTP/1.1\r\nhost: localhost\r\n\r\n'));
+      socket.on('data', (chunk) => (answer += chunk.toString()));
+      socket.on('error', () => {});
+      socket.on('close', () => resolve(answer));
+    });
+    expect(third).toBe('');
+    first.destroy();
+    second.destroy();
+    await waitUntil(() => /2 connections are open: closed 1 more on arrival \(--max-connections\)/.test(listener.stderr()));
+    await listener.stop();
+  });
+});
+
+describe('replay trusts no file', () => {
+  it('skips FIFOs, links, oversized and malformed files, one at a time, sends the rest, and exits 2', async () => {
+    const first = tempDir('svc-replay-');
+    const source = await listen(['--save', first, '--max-deliveries', '2']);
+    const good = [0, 1].map((n) => buildDelivery({ event: 'star', payload: { action: 'created', n }, contentType: 'json' }));
+    for (const delivery of good) expect((await post(source.url, delivery.headers, delivery.body)).status).toBe(200);
+    await source.exited;
+    execFileSync('mkfifo', [join(first, 'fifo.http')]);
+    symlinkSync('/dev/zero', join(first, 'zero.http'));
+    symlinkSync(join(first, `${good[0]?.id}.http`), join(first, 'link.http'));
+    writeFileSync(join(first, 'broken.http'), '# svc-migrate delivery; received 2020-01-01T00:00:00.000Z; sequence 1\r\nnot a request line');
+    writeFileSync(join(first, 'huge.http'), '# svc-migrate delivery; received 2020-01-01T00:00:00.000Z; sequence 2\r\n');
+    truncateSync(join(first, 'huge.http'), 200 * 1024 * 1024);
+    const target = await listen(['--max-deliveries', '2']);
+    const result = await runCli(['webhook', 'replay', first, '--url', target.url, '--json'], { timeoutMs: 15_000 });
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(/5 of 7 files were skipped/);
+    const outcomes = JSON.parse(result.stdout) as { file: string; status: number | null; skipped?: boolean; error?: string }[];
+    const byFile = Object.fromEntries(outcomes.map((o) => [o.file, o]));
+    expect(byFile['fifo.http']).toMatchObject({ skipped: true, error: 'not a regular file' });
+    expect(byFile['zero.http']).toMatchObject({ skipped: true, error: 'a symbolic link, not a file' });
+    expect(byFile['link.http']).toMatchObject({ skipped: true, error: 'a symbolic link, not a file' });
+    expect(byFile['broken.http']).toMatchObject({ skipped: true, error: expect.stringMatching(/not a saved delivery/) });
+    expect(byFile['huge.http']).toMatchObject({ skipped: true, error: expect.stringMatching(/more than any delivery/) });
+    for (const delivery of good) expect(byFile[`${delivery.id}.http`]).toMatchObject({ status: 200 });
+    expect(await target.exited).toBe(0);
+    expect(target.lines.map((l) => l.delivery)).toEqual(good.map((d) => d.id));
+    expect(existsSync(join(first, 'fifo.http'))).toBe(true);
+  }, 30_000);
+});
+
+describe('DNS rebinding', () => {
+  const hostPost = (url: string, host: string, body: Buffer, headers: Record<string, string>) =>
+    new Promise<number>((resolve, reject) => {
+      const req = request(url, { method: 'POST', headers: { ...headers, host } }, (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+
+  it('without a secret, serves only loopback Host names unless --host says otherwise', async () => {
+    const delivery = buildDelivery({ event: 'watch', payload: { action: 'started' }, contentType: 'json' });
+    const listener = await listen([]);
+    const port = new URL(listener.url).port;
+    for (const host of ['attacker.example', `attacker.example:${port}`, `127.0.0.1.nip.io:${port}`, `localhost.attacker.example:${port}`]) {
+      expect(await hostPost(listener.url, host, delivery.body, delivery.headers), host).toBe(403);
+    }
+    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, 'LOCALHOST', `[::1]:${port}`]) {
+      expect(await hostPost(listener.url, host, delivery.body, { ...delivery.headers, 'x-service-delivery': host }), host).toBe(200);
+    }
+    await listener.stop();
+    expect(listener.stderr()).toMatch(/rejected 403 POST \/ .*Host "attacker\.example" is not this machine/);
+
+    // With a secret, the signature is the defence; beyond loopback, the user chose the exposure.
+    const withSecret = await listen(['--secret', SECRET, '--max-deliveries', '1']);
+    const signedDelivery = buildDelivery({ event: 'watch', payload: { action: 'started' }, contentType: 'json', secret: SECRET });
+    expect(await hostPost(withSecret.url, 'hooks.example.com', signedDelivery.body, signedDelivery.headers)).toBe(200);
+    const wide = await listen(['--host', '0.0.0.0', '--max-deliveries', '1']);
+    expect(await hostPost(`http://127.0.0.1:${new URL(wide.url).port}/`, 'my-laptop.lan', delivery.body, delivery.headers)).toBe(200);
+    expect(await withSecret.exited).toBe(0);
+    expect(await wide.exited).toBe(0);
+  });
+});
