@@ -486,7 +486,7 @@ export function errorForStatus(input: StatusErrorInput): CliError {
           : 'the service may be having trouble; try again in a few minutes',
     });
   }
-  return new CliError(`unexpected HTTP ${status}${said ? `: ${said}` : ''} (${where})`, ExitCode.Unexpected, details);
+  return new CliError(`unexpected HTTP ${status}${said ? `: ${said}` : ''} (${where})`, ExitCode.Unavailable, details);
 }
 
 function validationMessages(body: ServiceErrorBody): string[] {

@@ -54,6 +54,8 @@ export interface DownloadResult {
   resumes: number;
   /** The archive passed `archive verify` before it took its final name. */
   verified: boolean;
+  /** The check included every git object (git was on PATH, or the archive holds no git data). */
+  gitObjectsChecked: boolean;
   /** `<archive>.sha256` (sha256sum format), written beside the archive with the checksum on. */
   sha256File?: string;
 }
@@ -315,6 +317,7 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
     // The digest first: the worker reads the part file, which finishing renames.
     const sha256 = await hash?.digest();
     let verified = false;
+    let gitObjectsChecked = false;
     if (options.verify && sink instanceof FileSink) {
       const settings = typeof options.verify === 'object' ? options.verify : {};
       const report = await verifyArchive(sink.partPath, {
@@ -330,6 +333,7 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
       }
       for (const note of report.notes) options.onNotice?.(note);
       verified = true;
+      gitObjectsChecked = report.git_check === 'passed' || report.git_check === 'no git data';
     }
     const path = await sink.finish();
     const sha256File = sha256 && sink instanceof FileSink ? await writeSha256File(path, sha256) : undefined;
@@ -340,6 +344,7 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
       ...(sha256 ? { sha256 } : {}),
       resumes,
       verified,
+      gitObjectsChecked,
       ...(sha256File ? { sha256File } : {}),
     };
   } catch (error) {

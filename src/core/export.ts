@@ -130,9 +130,7 @@ export async function runExport(client: ApiClient, options: ExportOptions): Prom
 
   let unlocked: UnlockOutcome[] = [];
   if (options.unlock) {
-    const names = (migration.repositories ?? []).map((repo) => repo.name);
-    const fromStart = options.body.repositories.map((name) => name.slice(name.indexOf('/') + 1));
-    unlocked = await unlockRepositories(client, org, id, names.length > 0 ? names : fromStart);
+    unlocked = await unlockRepositories(client, org, id, repositoryNames(migration, options.body));
     const failed = unlocked.filter((o) => !o.ok);
     if (failed.length > 0) {
       return fail(
@@ -149,6 +147,15 @@ export async function runExport(client: ApiClient, options: ExportOptions): Prom
 
   let archiveDeleted = false;
   if (options.deleteArchive) {
+    // The service's copy may be the only other one: it goes only once every git object was checked.
+    if (!download.gitObjectsChecked) {
+      return fail(
+        new VerificationError(
+          `the git objects of ${download.path} were not checked (git is not on PATH), so the service's copy of migration ${id} was kept`,
+        ),
+        `install git, run \`svc-migrate archive verify ${download.path}\`, then \`svc-migrate delete-archive ${id} --yes\``,
+      );
+    }
     try {
       await deleteArchive(client, org, id);
     } catch (error) {

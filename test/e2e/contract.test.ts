@@ -287,3 +287,28 @@ describe('smaller promises', () => {
     expect(result.screen).toMatch(/invalid/);
   });
 });
+
+describe('exit 1 is for our bugs only', () => {
+  it('a status the service should never send is a server error (exit 8), not a bug', async () => {
+    const api = await startScriptedServer(json(418, { message: 'I am a teapot' }));
+    try {
+      const result = await runCli(['list'], { env: { SVC_BASE_URL: api.url, SVC_TOKEN: 't', SVC_ORG: 'acme' } });
+      expect(result.code, result.stderr).toBe(8);
+      expect(result.stderr).toMatch(/unexpected HTTP 418: I am a teapot/);
+      noBug(result.stderr.replace('unexpected HTTP', ''));
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('archive verify with a temporary directory it cannot use names it (exit 2)', async () => {
+    const { env } = await testSandbox();
+    const out = join(tempDir(), 'a.tar.gz');
+    const exported = await runCli(['export', 'widgets', '-o', out, ...FAST], { env });
+    expect(exported.code, exported.stderr).toBe(0);
+    const result = await runCli(['archive', 'verify', out], { env: { TMPDIR: '/proc/svc-migrate-none' } });
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(/\/proc/);
+    noBug(result.stderr);
+  });
+});

@@ -210,6 +210,7 @@ describe('webhook listen', () => {
     }
     expect(await listener.exited).toBe(0);
     expect(listener.lines.map((l) => l.action)).toEqual(['opened']);
+    expect(listener.stderr()).toMatch(/received 2, .*left out by --events 1/);
   });
 
   it('warns when listening beyond loopback without a secret', async () => {

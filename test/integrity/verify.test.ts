@@ -312,6 +312,19 @@ describe('verification is part of the job', () => {
     expect(existsSync(output)).toBe(false);
   });
 
+  it('export keeps the service\'s archive when git is missing: its objects were not checked', async () => {
+    const { sandbox, env } = await testSandbox({ exportSeconds: 0.2 });
+    const output = join(tempDir(), 'a.tar.gz');
+    const result = await runCli(['export', 'widgets', '--lock', '--unlock', '--delete-archive', '--yes', '-o', output, ...FAST], {
+      env: { ...env, PATH: '/nonexistent' },
+    });
+    expect(result.code, result.stderr).toBe(9);
+    expect(result.stderr).toMatch(/were not checked \(git is not on PATH\), so the service's copy of migration \d+ was kept/);
+    expect(result.stderr).toMatch(/hint: .*install git/);
+    expect(sandbox.requests.filter((r) => r.method === 'DELETE' && r.url.endsWith('/archive'))).toEqual([]);
+    expect(existsSync(output)).toBe(true);
+  });
+
   it('export refuses --unlock or --delete-archive with --no-verify or -o -', async () => {
     const { env } = await testSandbox();
     const noVerify = await runCli(['export', 'widgets', '--unlock', '--no-verify', ...FAST], { env });

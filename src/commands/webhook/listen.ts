@@ -34,6 +34,8 @@ interface ListenSummary {
   forward_failed: number;
   /** Saved and answered, but not forwarded: the target was too far behind. */
   forward_skipped: number;
+  /** Answered (and saved), but neither shown nor forwarded: `--events` left them out. */
+  filtered: number;
 }
 
 /** Bytes of deliveries waiting to be forwarded, at most; --forward-queue bounds their number. */
@@ -86,6 +88,7 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
     forwarded: 0,
     forward_failed: 0,
     forward_skipped: 0,
+    filtered: 0,
   };
   let store: DeliveryStore | undefined;
   if (options.save) {
@@ -126,7 +129,10 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
           summary.received++;
           if (delivery.verification.verified) summary.verified++;
           if (delivery.duplicate) summary.duplicates++;
-          if (!wanted(delivery)) continue;
+          if (!wanted(delivery)) {
+            summary.filtered++;
+            continue;
+          }
           printDelivery(context, delivery, secrets.length);
           // In arrival order, one after the other, and never before the service got its answer.
           if (forwarder && !delivery.duplicate) forwarder.add(delivery);
@@ -179,7 +185,8 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
   out.info(
     `received ${summary.received}, verified ${summary.verified}, rejected ${summary.rejected}, duplicates ${summary.duplicates}` +
       (target ? `, forwarded ${summary.forwarded}, forward failures ${summary.forward_failed}` : '') +
-      (summary.forward_skipped > 0 ? `, not forwarded ${summary.forward_skipped}` : ''),
+      (summary.forward_skipped > 0 ? `, not forwarded ${summary.forward_skipped}` : '') +
+      (summary.filtered > 0 ? `, left out by --events ${summary.filtered}` : ''),
   );
   // Ctrl-C ends a receiver as it ends any command: exit 130 (the summary above says what it got).
   if (interrupted) throw new InterruptedError('');

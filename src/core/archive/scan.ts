@@ -1,3 +1,4 @@
+import { fileError } from '../../system-errors.js';
 import { createHash, type Hash } from 'node:crypto';
 import { closeSync, createReadStream, mkdirSync, openSync, writeSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
@@ -5,7 +6,7 @@ import { dirname, join, posix } from 'node:path';
 import { Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import { CliError, ExitCode, InterruptedError, UsageError } from '../../errors.js';
+import { CliError, InterruptedError, UsageError } from '../../errors.js';
 import { collectorEvery } from '../../runtime.js';
 import { type EntryHandler, type TarEntry, TarFormatError, TarReader } from './tar-reader.js';
 
@@ -385,13 +386,13 @@ function readError(path: string, error: NodeJS.ErrnoException): CliError {
     return new UsageError(`cannot read ${path}: permission denied`, { hint: 'check the file\'s permissions' });
   }
   if (error.code === 'EISDIR') return new UsageError(`${path} is a directory`, { hint: 'pass the path of a .tar.gz archive' });
-  return new CliError(`cannot read ${path}: ${error.message}`, ExitCode.Unexpected, { cause: error });
+  return fileError(error, { action: 'read', path });
 }
 
 function extractError(path: string, error: NodeJS.ErrnoException): CliError {
-  const reason = error.code === 'ENOSPC' ? 'the disk is full' : error.message;
-  return new CliError(`cannot extract git data for checking to ${path}: ${reason}`, ExitCode.Unexpected, {
-    hint: 'free space in the temporary directory (TMPDIR), or skip the deep check with --no-git-check',
-    cause: error,
+  return fileError(error, {
+    action: 'extract git data for checking to',
+    path,
+    after: 'TMPDIR moves the temporary directory; --no-git-check skips the deep check',
   });
 }
