@@ -315,8 +315,10 @@ describe('verification is part of the job', () => {
   it('export keeps the service\'s archive when git is missing: its objects were not checked', async () => {
     const { sandbox, env } = await testSandbox({ exportSeconds: 0.2 });
     const output = join(tempDir(), 'a.tar.gz');
-    const result = await runCli(['export', 'widgets', '--lock', '--unlock', '--delete-archive', '--yes', '-o', output, ...FAST], {
+    // Spawned: the git it looks for is found on the PATH of the process.
+    const result = await spawnCli(['export', 'widgets', '--lock', '--unlock', '--delete-archive', '--yes', '-o', output, ...FAST], {
       env: { ...env, PATH: '/nonexistent' },
+      timeoutMs: 60_000,
     });
     expect(result.code, result.stderr).toBe(9);
     expect(result.stderr).toMatch(/were not checked \(git is not on PATH\), so the service's copy of migration \d+ was kept/);

@@ -175,7 +175,8 @@ describe('receiver under bad input', () => {
   it('loses and duplicates nothing under 10,000 deliveries from 50 connections', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-load-'));
     const total = 10_000;
-    const listener = await listen(['--secret', SECRET, '--save', dir, '--quiet', '--max-deliveries', String(total)]);
+    // Spawned: 50 connections' worth of clients and the receiver would otherwise share one thread.
+    const listener = await listen(['--secret', SECRET, '--save', dir, '--quiet', '--max-deliveries', String(total)], { spawn: true });
     const pool = new Pool(new URL(listener.url).origin, { connections: 50, pipelining: 1 });
     const ids = new Set<string>();
     let next = 0;
