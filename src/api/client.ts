@@ -1,18 +1,12 @@
 import type { Writable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { type Clock, systemClock } from '../clock.js';
-import {
-  AuthError,
-  CliError,
-  ExitCode,
-  InterruptedError,
-  NotFoundError,
-  UnavailableError,
-  UsageError,
-  ValidationError,
-} from '../errors.js';
+import type { CliError } from '../errors.js';
+import { InterruptedError, UnavailableError, UsageError } from '../errors.js';
 import { DEFAULT_RETRY, fullJitterDelay, type RetryPolicy } from './backoff.js';
 import { type Headers, header } from './headers.js';
+import { errorForStatus } from './http-errors.js';
+import { type RateLimitWait, rateLimitWait } from './rate-limit.js';
 import { type Links, parseLinkHeader } from './paginate.js';
 import { redactHeader, redactUrl, scrub } from './redact.js';
 import { request, stream, undici } from './undici.js';
@@ -21,16 +15,6 @@ import { checkCredentials } from './transport-policy.js';
 import { API_MEDIA_TYPE, API_VERSION, type ServiceErrorBody } from './types.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'DELETE';
-
-/** A wait the client is about to make because the service asked it to slow down. */
-export interface RateLimitWait {
-  kind: 'primary' | 'secondary';
-  /** Epoch ms when the wait ends. */
-  until: number;
-  ms: number;
-  method: HttpMethod;
-  url: string;
-}
 
 interface ClientHooks {
   /** One line per request and response, already redacted (`--debug`). */
@@ -414,132 +398,6 @@ export class ApiClient {
       secrets: [this.options.token],
     });
   }
-}
-
-export interface StatusErrorInput {
-  status: number;
-  method: HttpMethod;
-  url: string;
-  body: ServiceErrorBody;
-  notFound?: RequestOptions['notFound'];
-  tokenPresent: boolean;
-  secrets?: (string | undefined)[];
-}
-
-/** The one table from an HTTP failure to the error the user sees (and so to its exit code). */
-export function errorForStatus(input: StatusErrorInput): CliError {
-  const { status, method, url, body } = input;
-  const said = scrub(body.message?.trim() ?? '', input.secrets ?? []);
-  const where = `${method} ${url}`;
-  const details = { status };
-  if (status === 401) {
-    if (/bad credentials/i.test(said)) {
-      return new AuthError(
-        'the token was rejected (Bad Credentials): it has been revoked, has expired or is mistyped',
-        {
-          ...details,
-          hint: 'create a new classic token as an organization owner, then run `svc-migrate auth login` or set SVC_TOKEN',
-        },
-      );
-    }
-    return new AuthError(
-      input.tokenPresent
-        ? `the service did not accept the token (401${said ? `: ${said}` : ''})`
-        : 'no token: the migration endpoints need one',
-      { ...details, hint: 'run `svc-migrate auth login`, set SVC_TOKEN or pass --token' },
-    );
-  }
-  if (status === 403) {
-    return new AuthError(`forbidden${said ? `: ${said}` : ''} (${where})`, {
-      ...details,
-      hint: 'migration endpoints need a classic token of an organization owner; fine-grained, app user and installation tokens are rejected',
-    });
-  }
-  if (status === 404 || status === 410) {
-    return new NotFoundError(input.notFound?.message ?? `not found: ${where}`, {
-      ...details,
-      hint: input.notFound?.hint ?? 'check the organization and id; migrations are visible to organization owners only',
-    });
-  }
-  if (status === 422) {
-    const messages = validationMessages(body);
-    const summary = messages.length > 0 ? messages.join('; ') : said || 'validation failed';
-    return new ValidationError(`the service rejected the request: ${summary}`, messages, {
-      ...details,
-      hint: /spam|too many|abuse/i.test(summary)
-        ? 'wait a few minutes before starting another migration'
-        : 'correct the values named above and run the command again',
-    });
-  }
-  if (status === 400) {
-    return new UsageError(`the service rejected the request as malformed${said ? `: ${said}` : ''} (${where})`, {
-      ...details,
-      hint: 'check --api-version and the values you passed',
-    });
-  }
-  if (status === 408 || status >= 500) {
-    return new UnavailableError(`the service failed with HTTP ${status}${said ? `: ${said}` : ''} (${where})`, {
-      ...details,
-      hint:
-        method === 'POST'
-          ? 'the migration may have started anyway: run `svc-migrate list` before starting another one'
-          : 'the service may be having trouble; try again in a few minutes',
-    });
-  }
-  return new CliError(`unexpected HTTP ${status}${said ? `: ${said}` : ''} (${where})`, ExitCode.Unavailable, details);
-}
-
-function validationMessages(body: ServiceErrorBody): string[] {
-  const out: string[] = [];
-  for (const item of body.errors ?? []) {
-    if (typeof item === 'string') {
-      out.push(item);
-      continue;
-    }
-    // An entry of an array field is named by `index` (and `value`): `repositories[0] (x/y): invalid_value`.
-    const field = item.field && item.index !== undefined ? `${item.field}[${item.index}]` : item.field;
-    const value = typeof item.value === 'string' ? ` (${item.value})` : '';
-    if (item.message) out.push(field ? `${field}: ${item.message}` : item.message);
-    else if (field) out.push(`${field}${value}: ${item.code ?? 'invalid'}`);
-  }
-  if (out.length === 0 && body.message && body.message !== 'Validation Failed') out.push(body.message);
-  // What the service names (values included) reaches the terminal: no control characters.
-  return out.map((line) => String(line).replace(/[\u0000-\u001f\u007f-\u009f]/g, '\ufffd'));
-}
-
-/** Whether an error answer asks us to slow down, and for how long (429, or 403 with rate-limit signs). */
-export function rateLimitWait(
-  status: number,
-  headers: Headers,
-  body: ServiceErrorBody,
-  now: number,
-  secondaryDefaultMs: number,
-): Omit<RateLimitWait, 'method' | 'url'> | undefined {
-  const retryAfter = header(headers, 'retry-after');
-  const remaining = header(headers, 'x-ratelimit-remaining');
-  const reset = header(headers, 'x-ratelimit-reset');
-  const mentionsLimit = /rate limit/i.test(body.message ?? '');
-  const limited =
-    status === 429 || (status === 403 && (retryAfter !== undefined || remaining === '0' || mentionsLimit));
-  if (!limited) return undefined;
-
-  if (retryAfter !== undefined) {
-    const ms = parseRetryAfter(retryAfter, now);
-    if (ms !== undefined) return { kind: 'secondary', ms, until: now + ms };
-  }
-  if (remaining === '0' && reset !== undefined && /^\d+$/.test(reset)) {
-    // Primary limit: the window resets at a known second; one more second absorbs clock skew.
-    const until = Number(reset) * 1000 + 1000;
-    const ms = Math.max(1000, until - now);
-    return { kind: 'primary', ms, until: now + ms };
-  }
-  return { kind: 'secondary', ms: secondaryDefaultMs, until: now + secondaryDefaultMs };
-}
-
-function parseRetryAfter(value: string, now: number): number | undefined {
-  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
 const TRACED_RESPONSE_HEADERS = [

@@ -2,7 +2,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect, createServer as createNetServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiClient, type ClientOptions, type RateLimitWait } from '../../src/api/client.js';
+import { ApiClient, type ClientOptions } from '../../src/api/client.js';
+import type { RateLimitWait } from '../../src/api/rate-limit.js';
 import {
   getArchiveUrl,
   getMigration,

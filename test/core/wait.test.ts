@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiClient, type RateLimitWait } from '../../src/api/client.js';
+import { ApiClient } from '../../src/api/client.js';
+import type { RateLimitWait } from '../../src/api/rate-limit.js';
 import { startMigration } from '../../src/api/migrations.js';
 import type { Clock } from '../../src/clock.js';
 import { defaultPollIntervalMs, waitForMigrations } from '../../src/core/wait.js';

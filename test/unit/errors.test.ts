@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { errorForStatus, rateLimitWait } from '../../src/api/client.js';
+import { errorForStatus } from '../../src/api/http-errors.js';
+import { rateLimitWait } from '../../src/api/rate-limit.js';
 import { ExitCode } from '../../src/errors.js';
 
 const base = { method: 'GET' as const, url: 'https://api.example.com/orgs/acme/migrations/7', tokenPresent: true };
