@@ -1,7 +1,6 @@
 import { basename } from 'node:path';
-import { Writable } from 'node:stream';
-import { finished } from 'node:stream/promises';
 import type { ApiClient, DownloadResponse } from '../api/client.js';
+import { ResponseBody } from '../api/response-body.js';
 import { header } from '../api/headers.js';
 import { getArchiveUrl, getMigration } from '../api/migrations.js';
 import { ARCHIVE_RETENTION_MS, type Migration } from '../api/types.js';
@@ -375,50 +374,3 @@ function parseContentRange(
 const GARBAGE_STEP = 4 << 20;
 /** A cut after at least this much new data is progress, not a strike. */
 const PROGRESS_BYTES = 1 << 20;
-
-/**
- * Where the HTTP client writes a download's body as it parses it. The first chunk waits until the
- * caller has judged the status and hands over a consumer; from then on each chunk goes straight to
- * it, so when the connection is cut, every byte received has already been written.
- */
-class ResponseBody extends Writable {
-  private consumer: ((chunk: Buffer) => void | Promise<void>) | undefined;
-  private waiting: { chunk: Buffer; done: (error?: Error | null) => void } | undefined;
-
-  constructor() {
-    super();
-    // A failure is reported by readInto; a body nobody reads may fail unheard.
-    this.on('error', () => {});
-  }
-
-  override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
-    if (this.consumer) this.consume(chunk, done);
-    else this.waiting = { chunk, done };
-  }
-
-  /** Drops an answer we will not read; the abort it causes is expected. */
-  discard(): void {
-    this.destroy();
-  }
-
-  /** Hands every chunk to `consumer`, in order; resolves when the body ended, rejects if it failed. */
-  async readInto(consumer: (chunk: Buffer) => void | Promise<void>): Promise<void> {
-    this.consumer = consumer;
-    const waiting = this.waiting;
-    this.waiting = undefined;
-    if (waiting) this.consume(waiting.chunk, waiting.done);
-    await finished(this);
-  }
-
-  private consume(chunk: Buffer, done: (error?: Error | null) => void): void {
-    let pending: void | Promise<void>;
-    try {
-      pending = this.consumer?.(chunk);
-    } catch (error) {
-      done(error as Error);
-      return;
-    }
-    if (pending) pending.then(() => done(), done);
-    else done();
-  }
-}
