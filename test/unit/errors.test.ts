@@ -16,7 +16,7 @@ describe('errorForStatus maps every HTTP failure to one exit code', () => {
     [422, { message: 'Validation Failed' }, ExitCode.Validation],
     [500, {}, ExitCode.Unavailable],
     [503, {}, ExitCode.Unavailable],
-    [418, {}, ExitCode.Unexpected],
+    [418, {}, ExitCode.Unavailable],
   ])('HTTP %i → exit %#', (status, body, exitCode) => {
     expect(errorForStatus({ ...base, status, body }).exitCode).toBe(exitCode);
   });
