@@ -9,6 +9,9 @@ const home = mkdtempSync(join(tmpdir(), 'svc-migrate-test-home-'));
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Most files wait on sockets, child processes and the disk, not the CPU: on two cores vitest's
+    // default (one worker) leaves the machine idle half the time.
+    maxWorkers: 3,
     testTimeout: 20_000,
     hookTimeout: 20_000,
     env: {

@@ -4,7 +4,9 @@
 // cost about 40 ms of every run (docs/benchmarks.md). What is loaded only where used (undici's
 // parts, ora, inquirer, conf, cli-table3) stays in node_modules; the sandbox and the API client stay
 // in files of their own (dist/cli-sandbox.js, dist/cli-chunk-*.js) loaded on first use, as before.
-// The rest of dist/ (tsc's output) is what the benchmarks and scripts import.
+// dist/cli-version.js answers a lone --version (bin/svc-migrate.js). Each file has a source map back
+// to src/ (through tsc's maps), which bin/svc-migrate.js turns on for --debug. Only these cli* files
+// are published; the rest of dist/ (tsc's output) is what the benchmarks and scripts import.
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,11 +25,13 @@ const { metafile } = await build({
     { in: 'dist/main.js', out: 'cli' },
     // The sandbox as one file of its own, loaded only by the commands that use it.
     { in: 'dist/sandbox/server.js', out: 'cli-sandbox' },
+    { in: 'dist/version.js', out: 'cli-version' },
   ],
   outdir: 'dist',
   chunkNames: 'cli-chunk-[hash]',
   bundle: true,
   splitting: true,
+  sourcemap: true,
   format: 'esm',
   platform: 'node',
   target: 'node20.18',

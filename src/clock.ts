@@ -9,10 +9,10 @@ export const systemClock: Clock = {
   now: () => Date.now(),
   sleep: (ms, signal) =>
     new Promise((resolve, reject) => {
-      if (signal?.aborted) return reject(signal.reason);
+      if (signal?.aborted) return reject(signal.reason as Error);
       const onAbort = () => {
         clearTimeout(timer);
-        reject(signal?.reason);
+        reject(signal?.reason as Error);
       };
       const timer = setTimeout(() => {
         signal?.removeEventListener('abort', onAbort);

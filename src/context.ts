@@ -1,4 +1,5 @@
-import type { ApiClient } from './api/client.js';
+import type { Command } from 'commander';
+import type { ApiClient, ClientOptions } from './api/client.js';
 import { type Clock, systemClock } from './clock.js';
 import { UsageError } from './errors.js';
 import type { Io } from './io.js';
@@ -6,7 +7,36 @@ import { type GlobalFlags, resolveSettings, type Settings } from './settings/res
 import { configDirectory, readStoredSettings } from './settings/store.js';
 import { Output } from './ui/output.js';
 import { Prompter } from './ui/prompt.js';
+import type { Sandbox, SandboxOptions } from './sandbox/server.js';
 import { USER_AGENT } from './version.js';
+
+/**
+ * What a command's dependencies are made from, injected from the top (as the GitHub CLI's Factory):
+ * the process entry point uses the real ones, the in-process test harness swaps in a movable clock.
+ */
+export interface Factory {
+  clock: Clock;
+  prompter(interactive: boolean, signal: AbortSignal): Prompter;
+  apiClient(options: ClientOptions): Promise<ApiClient>;
+  /** `--sandbox`: the emulator started in-process. */
+  sandbox(options: SandboxOptions): Promise<Sandbox>;
+}
+
+export const defaultFactory: Factory = {
+  clock: systemClock,
+  prompter: (interactive, signal) => new Prompter(interactive, signal),
+  async apiClient(options) {
+    const { ApiClient } = await import('./api/client.js');
+    return new ApiClient(options);
+  },
+  async sandbox(options) {
+    const { startSandbox } = await import('./sandbox/server.js');
+    return startSandbox(options);
+  },
+};
+
+/** Runs a command body with a freshly built Context and always disposes it. */
+export type Runner = (command: Command, body: (context: Context) => Promise<void>) => Promise<void>;
 
 /** What every command gets: resolved settings, the output service and a lazily built API client. */
 export interface Context {
@@ -17,6 +47,7 @@ export interface Context {
   signal: AbortSignal;
   clock: Clock;
   prompt: Prompter;
+  factory: Factory;
   /** The organization, or a usage error saying how to give one. */
   org(): string;
   api(): Promise<ApiClient>;
@@ -42,6 +73,7 @@ export async function createContext(
   io: Io,
   signal: AbortSignal,
   secretFlags: readonly string[] = [],
+  factory: Factory = defaultFactory,
 ): Promise<Context> {
   let ignored: string | undefined;
   const stored = readStoredSettings(configDirectory(io.env), (reason, hint) => {
@@ -64,15 +96,16 @@ export async function createContext(
   const cleanups: Array<() => Promise<void> | void> = [];
   let client: Promise<ApiClient> | undefined;
   let sandboxRepositories: string[] | undefined;
-  if (settings.sandbox) ({ settings, repositories: sandboxRepositories } = await useSandbox(settings, out, cleanups));
+  if (settings.sandbox) ({ settings, repositories: sandboxRepositories } = await useSandbox(settings, out, cleanups, factory));
 
   const context: Context = {
     settings,
     out,
     io,
     signal,
-    clock: systemClock,
-    prompt: new Prompter(settings.interactive, signal),
+    clock: factory.clock,
+    prompt: factory.prompter(settings.interactive, signal),
+    factory,
     ...(sandboxRepositories ? { sandboxRepositories } : {}),
     org() {
       const org = settings.org.value;
@@ -102,9 +135,9 @@ async function useSandbox(
   settings: Settings,
   out: Output,
   cleanups: Array<() => Promise<void> | void>,
+  factory: Factory,
 ): Promise<{ settings: Settings; repositories: string[] }> {
-  const { startSandbox } = await import('./sandbox/server.js');
-  const sandbox = await startSandbox({ exportSeconds: 2 });
+  const sandbox = await factory.sandbox({ exportSeconds: 2 });
   cleanups.push(() => sandbox.close());
   const org = settings.org.value ?? sandbox.org;
   out.info(`using the in-process sandbox at ${sandbox.baseUrl} (organization ${org})`);
@@ -129,9 +162,8 @@ async function buildClient(context: Context, cleanups: Array<() => Promise<void>
       hint: 'pass --base-url <url>, set SVC_BASE_URL, run `svc-migrate config set baseUrl <url>`, or try --sandbox',
     });
   }
-  const { ApiClient } = await import('./api/client.js');
   const { isClearTextRemote } = await import('./api/transport-policy.js');
-  const client = new ApiClient({
+  const client = await context.factory.apiClient({
     baseUrl,
     token: settings.token.value,
     apiVersion: settings.apiVersion.value,
@@ -140,6 +172,7 @@ async function buildClient(context: Context, cleanups: Array<() => Promise<void>
     maxRateLimitWaitMs: settings.maxRateLimitWaitMs,
     insecure: settings.insecure,
     signal: context.signal,
+    clock: context.clock,
     hooks: {
       onTrace: settings.debug ? (line) => out.trace(line) : undefined,
       // A refused connection or a 503 is retried for seconds: say so rather than sit silent.

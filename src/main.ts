@@ -1,4 +1,5 @@
 import { CommanderError } from 'commander';
+import type { Factory } from './context.js';
 import { CliError, ExitCode, InterruptedError, UsageError } from './errors.js';
 import type { Io } from './io.js';
 import { buildProgram } from './program.js';
@@ -8,9 +9,14 @@ import { fromSystemError } from './system-errors.js';
 import { Output } from './ui/output.js';
 
 /** Runs one invocation and returns its exit code; never exits the process itself. */
-export async function run(argv: string[], io: Io, signal: AbortSignal = new AbortController().signal): Promise<number> {
+export async function run(
+  argv: string[],
+  io: Io,
+  signal: AbortSignal = new AbortController().signal,
+  factory?: Factory,
+): Promise<number> {
   const json = argv.includes('--json');
-  const program = buildProgram(io, signal, { json });
+  const program = buildProgram(io, signal, { json }, factory);
   if (argv.length === 0) {
     program.outputHelp();
     return ExitCode.Ok;

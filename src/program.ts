@@ -13,13 +13,10 @@ import { register as registerStart } from './commands/start.js';
 import { register as registerStatus } from './commands/status.js';
 import { register as registerUnlock } from './commands/unlock.js';
 import { register as registerWebhook } from './commands/webhook/index.js';
-import { type Context, createContext } from './context.js';
+import { createContext, defaultFactory, type Factory, type Runner } from './context.js';
 import type { Io } from './io.js';
 import type { GlobalFlags } from './settings/resolve.js';
 import { VERSION } from './version.js';
-
-/** Runs a command body with a freshly built Context and always disposes it. */
-export type Runner = (command: Command, body: (context: Context) => Promise<void>) => Promise<void>;
 
 const WORKFLOW = `
 Typical workflow:
@@ -44,7 +41,7 @@ function secretsOnCommandLine(command: Command): string[] {
   });
 }
 
-export function buildProgram(io: Io, signal: AbortSignal, options: { json?: boolean } = {}): Command {
+export function buildProgram(io: Io, signal: AbortSignal, options: { json?: boolean } = {}, factory: Factory = defaultFactory): Command {
   const program = new Command('svc-migrate');
   // Before any subcommand is added, so they inherit it (commander copies settings on creation).
   program.exitOverride();
@@ -75,7 +72,7 @@ export function buildProgram(io: Io, signal: AbortSignal, options: { json?: bool
     .addHelpText('after', WORKFLOW);
 
   const run: Runner = async (command, body) => {
-    const context = await createContext(command.optsWithGlobals<GlobalFlags>(), io, signal, secretsOnCommandLine(command));
+    const context = await createContext(command.optsWithGlobals<GlobalFlags>(), io, signal, secretsOnCommandLine(command), factory);
     try {
       await body(context);
     } finally {

@@ -1,18 +1,13 @@
 import type { Writable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { type Clock, systemClock } from '../clock.js';
-import {
-  AuthError,
-  CliError,
-  ExitCode,
-  InterruptedError,
-  NotFoundError,
-  UnavailableError,
-  UsageError,
-  ValidationError,
-} from '../errors.js';
+import type { CliError } from '../errors.js';
+import { InterruptedError, UnavailableError, UsageError } from '../errors.js';
 import { DEFAULT_RETRY, fullJitterDelay, type RetryPolicy } from './backoff.js';
 import { type Headers, header } from './headers.js';
+import { readErrorBody, readJson } from './bodies.js';
+import { errorForStatus } from './http-errors.js';
+import { type RateLimitWait, rateLimitWait } from './rate-limit.js';
 import { type Links, parseLinkHeader } from './paginate.js';
 import { redactHeader, redactUrl, scrub } from './redact.js';
 import { request, stream, undici } from './undici.js';
@@ -22,32 +17,22 @@ import { API_MEDIA_TYPE, API_VERSION, type ServiceErrorBody } from './types.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'DELETE';
 
-/** A wait the client is about to make because the service asked it to slow down. */
-export interface RateLimitWait {
-  kind: 'primary' | 'secondary';
-  /** Epoch ms when the wait ends. */
-  until: number;
-  ms: number;
-  method: HttpMethod;
-  url: string;
-}
-
-export interface ClientHooks {
+interface ClientHooks {
   /** One line per request and response, already redacted (`--debug`). */
-  onTrace?(line: string): void;
+  onTrace?: (line: string) => void;
   /** Announced before every rate-limit wait. */
-  onRateLimitWait?(wait: RateLimitWait): void;
+  onRateLimitWait?: (wait: RateLimitWait) => void;
   /** Announced before every retry of a failed request. */
-  onRetry?(info: { attempt: number; delayMs: number; reason: string; method: HttpMethod; url: string }): void;
+  onRetry?: (info: { attempt: number; delayMs: number; reason: string; method: HttpMethod; url: string }) => void;
 }
 
-export interface ProxySettings {
+interface ProxySettings {
   httpProxy?: string;
   httpsProxy?: string;
   noProxy?: string;
 }
 
-export interface Timeouts {
+interface Timeouts {
   /** TCP/TLS connect. */
   connectMs: number;
   /** From request sent to response headers received. */
@@ -211,7 +196,7 @@ export class ApiClient {
       }
 
       const { statusCode: status } = response;
-      const responseHeaders = response.headers as Headers;
+      const responseHeaders = response.headers;
       this.trace(
         `← ${status} ${method} ${printable} (${this.clock.now() - started} ms)`,
         pickTraceHeaders(responseHeaders),
@@ -299,7 +284,7 @@ export class ApiClient {
       const options = { method: 'GET' as const, headers: sent, dispatcher: this.dispatcher, signal: this.options.signal, ...this.requestTimeouts() };
       stream(url, options, ({ statusCode, headers: raw }) => {
         answered = true;
-        const responseHeaders = raw as Headers;
+        const responseHeaders = raw;
         this.trace(`← ${statusCode} GET ${printable}`, {
           'content-length': header(responseHeaders, 'content-length'),
           'content-range': header(responseHeaders, 'content-range'),
@@ -365,7 +350,7 @@ export class ApiClient {
     if (this.options.signal?.aborted) throw new InterruptedError();
   }
 
-  private trace(line: string, headers?: Record<string, unknown>): void {
+  private trace(line: string, headers?: Record<string, string | number | string[] | undefined>): void {
     const onTrace = this.options.hooks?.onTrace;
     if (!onTrace) return;
     const parts = [line];
@@ -416,132 +401,6 @@ export class ApiClient {
   }
 }
 
-export interface StatusErrorInput {
-  status: number;
-  method: HttpMethod;
-  url: string;
-  body: ServiceErrorBody;
-  notFound?: RequestOptions['notFound'];
-  tokenPresent: boolean;
-  secrets?: (string | undefined)[];
-}
-
-/** The one table from an HTTP failure to the error the user sees (and so to its exit code). */
-export function errorForStatus(input: StatusErrorInput): CliError {
-  const { status, method, url, body } = input;
-  const said = scrub(body.message?.trim() ?? '', input.secrets ?? []);
-  const where = `${method} ${url}`;
-  const details = { status };
-  if (status === 401) {
-    if (/bad credentials/i.test(said)) {
-      return new AuthError(
-        'the token was rejected (Bad Credentials): it has been revoked, has expired or is mistyped',
-        {
-          ...details,
-          hint: 'create a new classic token as an organization owner, then run `svc-migrate auth login` or set SVC_TOKEN',
-        },
-      );
-    }
-    return new AuthError(
-      input.tokenPresent
-        ? `the service did not accept the token (401${said ? `: ${said}` : ''})`
-        : 'no token: the migration endpoints need one',
-      { ...details, hint: 'run `svc-migrate auth login`, set SVC_TOKEN or pass --token' },
-    );
-  }
-  if (status === 403) {
-    return new AuthError(`forbidden${said ? `: ${said}` : ''} (${where})`, {
-      ...details,
-      hint: 'migration endpoints need a classic token of an organization owner; fine-grained, app user and installation tokens are rejected',
-    });
-  }
-  if (status === 404 || status === 410) {
-    return new NotFoundError(input.notFound?.message ?? `not found: ${where}`, {
-      ...details,
-      hint: input.notFound?.hint ?? 'check the organization and id; migrations are visible to organization owners only',
-    });
-  }
-  if (status === 422) {
-    const messages = validationMessages(body);
-    const summary = messages.length > 0 ? messages.join('; ') : said || 'validation failed';
-    return new ValidationError(`the service rejected the request: ${summary}`, messages, {
-      ...details,
-      hint: /spam|too many|abuse/i.test(summary)
-        ? 'wait a few minutes before starting another migration'
-        : 'correct the values named above and run the command again',
-    });
-  }
-  if (status === 400) {
-    return new UsageError(`the service rejected the request as malformed${said ? `: ${said}` : ''} (${where})`, {
-      ...details,
-      hint: 'check --api-version and the values you passed',
-    });
-  }
-  if (status === 408 || status >= 500) {
-    return new UnavailableError(`the service failed with HTTP ${status}${said ? `: ${said}` : ''} (${where})`, {
-      ...details,
-      hint:
-        method === 'POST'
-          ? 'the migration may have started anyway: run `svc-migrate list` before starting another one'
-          : 'the service may be having trouble; try again in a few minutes',
-    });
-  }
-  return new CliError(`unexpected HTTP ${status}${said ? `: ${said}` : ''} (${where})`, ExitCode.Unavailable, details);
-}
-
-function validationMessages(body: ServiceErrorBody): string[] {
-  const out: string[] = [];
-  for (const item of body.errors ?? []) {
-    if (typeof item === 'string') {
-      out.push(item);
-      continue;
-    }
-    // An entry of an array field is named by `index` (and `value`): `repositories[0] (x/y): invalid_value`.
-    const field = item.field && item.index !== undefined ? `${item.field}[${item.index}]` : item.field;
-    const value = typeof item.value === 'string' ? ` (${item.value})` : '';
-    if (item.message) out.push(field ? `${field}: ${item.message}` : item.message);
-    else if (field) out.push(`${field}${value}: ${item.code ?? 'invalid'}`);
-  }
-  if (out.length === 0 && body.message && body.message !== 'Validation Failed') out.push(body.message);
-  // What the service names (values included) reaches the terminal: no control characters.
-  return out.map((line) => String(line).replace(/[\u0000-\u001f\u007f-\u009f]/g, '\ufffd'));
-}
-
-/** Whether an error answer asks us to slow down, and for how long (429, or 403 with rate-limit signs). */
-export function rateLimitWait(
-  status: number,
-  headers: Headers,
-  body: ServiceErrorBody,
-  now: number,
-  secondaryDefaultMs: number,
-): Omit<RateLimitWait, 'method' | 'url'> | undefined {
-  const retryAfter = header(headers, 'retry-after');
-  const remaining = header(headers, 'x-ratelimit-remaining');
-  const reset = header(headers, 'x-ratelimit-reset');
-  const mentionsLimit = /rate limit/i.test(body.message ?? '');
-  const limited =
-    status === 429 || (status === 403 && (retryAfter !== undefined || remaining === '0' || mentionsLimit));
-  if (!limited) return undefined;
-
-  if (retryAfter !== undefined) {
-    const ms = parseRetryAfter(retryAfter, now);
-    if (ms !== undefined) return { kind: 'secondary', ms, until: now + ms };
-  }
-  if (remaining === '0' && reset !== undefined && /^\d+$/.test(reset)) {
-    // Primary limit: the window resets at a known second; one more second absorbs clock skew.
-    const until = Number(reset) * 1000 + 1000;
-    const ms = Math.max(1000, until - now);
-    return { kind: 'primary', ms, until: now + ms };
-  }
-  return { kind: 'secondary', ms: secondaryDefaultMs, until: now + secondaryDefaultMs };
-}
-
-function parseRetryAfter(value: string, now: number): number | undefined {
-  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
-
 const TRACED_RESPONSE_HEADERS = [
   'location',
   'etag',
@@ -554,62 +413,6 @@ const TRACED_RESPONSE_HEADERS = [
 
 function pickTraceHeaders(headers: Headers): Record<string, string | undefined> {
   return Object.fromEntries(TRACED_RESPONSE_HEADERS.map((name) => [name, header(headers, name)]));
-}
-
-/** Largest JSON answer read from the API: a page of 100 migrations with their repositories fits many times over. */
-export const MAX_JSON_BYTES = 64 << 20;
-/** Error answers are read up to this much; the rest is dropped. */
-export const MAX_ERROR_BYTES = 64 << 10;
-
-/**
- * Reads a body up to `limit` bytes. Past it, the body is destroyed (the connection goes) and
- * `undefined` is returned: a server streaming without end costs us `limit` bytes, not all memory.
- */
-async function readBounded(body: Dispatcher.ResponseData['body'], limit: number): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
-      body.destroy();
-      return undefined;
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks, size);
-}
-
-async function readJson<T>(response: Dispatcher.ResponseData, where: string): Promise<T> {
-  const declared = Number(header(response.headers as Headers, 'content-length'));
-  const bytes = declared > MAX_JSON_BYTES ? undefined : await readBounded(response.body, MAX_JSON_BYTES);
-  if (bytes === undefined) {
-    if (!response.body.destroyed) response.body.destroy();
-    throw new UnavailableError(
-      `the service's answer to ${where} is larger than ${MAX_JSON_BYTES >> 20} MiB; stopped reading it`,
-      { status: response.statusCode, hint: 'check --base-url: the API does not send answers that large' },
-    );
-  }
-  const text = bytes.toString('utf8');
-  if (text.length === 0) return undefined as T;
-  const type = header(response.headers as Headers, 'content-type') ?? '';
-  if (!/json/i.test(type)) return text as T;
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    throw new UnavailableError(`the service answered HTTP ${response.statusCode} with malformed JSON`);
-  }
-}
-
-async function readErrorBody(response: Dispatcher.ResponseData): Promise<ServiceErrorBody> {
-  // An error body only explains the status: its first bytes are enough, and an endless one is cut.
-  const bytes = await readBounded(response.body, MAX_ERROR_BYTES).catch(() => undefined);
-  const text = bytes?.toString('utf8') ?? '';
-  try {
-    const parsed = JSON.parse(text) as unknown;
-    return typeof parsed === 'object' && parsed !== null ? (parsed as ServiceErrorBody) : {};
-  } catch {
-    return text ? { message: text.slice(0, 200) } : {};
-  }
 }
 
 function classifyNetworkError(error: unknown): NetworkFailure {

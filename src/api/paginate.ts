@@ -1,4 +1,4 @@
-export type LinkRel = 'next' | 'prev' | 'first' | 'last';
+type LinkRel = 'next' | 'prev' | 'first' | 'last';
 export type Links = Partial<Record<LinkRel, string>>;
 
 /** Parses an RFC 8288 `Link` header such as `<https://x/?page=2>; rel="next", <…>; rel="last"`. */

@@ -1,7 +1,7 @@
 // Redaction happens where traces and errors are built, so no later printer can leak a credential.
 
 const SENSITIVE_QUERY_KEY = /sig|signature|token|credential|secret|key|auth|password|policy/i;
-export const REDACTED = '[REDACTED]';
+const REDACTED = '[REDACTED]';
 
 /** A URL with the values of credential-like query parameters and any userinfo replaced. */
 export function redactUrl(raw: string): string {

@@ -70,9 +70,9 @@ export const REPOSITORY_URL_FIELDS = [
   'hooks_url',
   'svn_url',
 ] as const;
-export type RepositoryUrls = Record<(typeof REPOSITORY_URL_FIELDS)[number], string>;
+type RepositoryUrls = Record<(typeof REPOSITORY_URL_FIELDS)[number], string>;
 
-export interface SecurityFeatureStatus {
+interface SecurityFeatureStatus {
   status: string;
 }
 

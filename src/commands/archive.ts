@@ -1,20 +1,19 @@
 import type { Command } from 'commander';
-import type { Context } from '../context.js';
+import type { Context, Runner } from '../context.js';
 import { expectedContent } from '../core/archive/expected.js';
 import { type InspectReport, inspectArchive } from '../core/archive/inspect.js';
 import { ArchiveVerificationError, type VerifyReport, verifyArchive } from '../core/archive/verify.js';
 import { VerificationError } from '../errors.js';
-import type { Runner } from '../program.js';
 import { inspectMessage, verifyMessage } from '../ui/archive.js';
-import { examples, parseMigrationId } from './options.js';
+import { examples, parseMigrationId } from './common/options.js';
 
-export interface VerifyFlags {
+interface VerifyFlags {
   migration?: number;
   gitCheck?: boolean;
 }
 
 /** Checks an archive on disk; prints the report, then fails with exit 9 if anything is wrong. */
-export async function verify(context: Context, file: string, flags: VerifyFlags): Promise<VerifyReport> {
+async function verify(context: Context, file: string, flags: VerifyFlags): Promise<VerifyReport> {
   const expected =
     flags.migration === undefined ? undefined : await expectedContent(await context.api(), context.org(), flags.migration);
   const bar = context.out.progress();
@@ -34,7 +33,7 @@ export async function verify(context: Context, file: string, flags: VerifyFlags)
   return report;
 }
 
-export async function inspect(context: Context, file: string): Promise<InspectReport> {
+async function inspect(context: Context, file: string): Promise<InspectReport> {
   const bar = context.out.progress();
   let report: InspectReport;
   try {

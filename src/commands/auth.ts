@@ -1,13 +1,12 @@
 import type { Command } from 'commander';
 import { listMigrations } from '../api/migrations.js';
-import type { Context } from '../context.js';
+import type { Context, Runner } from '../context.js';
 import { AuthError, CliError, ExitCode, UsageError } from '../errors.js';
-import type { Runner } from '../program.js';
-import { examples } from './options.js';
+import { examples } from './common/options.js';
 import type { Source } from '../settings/resolve.js';
 import { configDirectory, openSettingsStore } from '../settings/store.js';
 
-export interface LoginOptions {
+interface LoginOptions {
   withToken?: boolean;
 }
 
@@ -27,7 +26,7 @@ async function readToken(context: Context, withToken: boolean | undefined): Prom
   ).trim();
 }
 
-export interface TokenCheck {
+interface TokenCheck {
   /** valid: owner access; not-owner: the token works but sees no migrations of the org; skipped: nothing to check against. */
   result: 'valid' | 'not-owner' | 'skipped';
   message: string;
@@ -40,9 +39,8 @@ async function checkToken(context: Context, token: string): Promise<TokenCheck> 
     const missing = [baseUrl.value ? '' : 'base URL', org.value ? '' : 'organization'].filter(Boolean).join(' and ');
     return { result: 'skipped', message: `not checked: no ${missing}` };
   }
-  const { ApiClient } = await import('../api/client.js');
   const { USER_AGENT } = await import('../version.js');
-  const client = new ApiClient({
+  const client = await context.factory.apiClient({
     baseUrl: baseUrl.value,
     token,
     apiVersion: context.settings.apiVersion.value,
@@ -50,6 +48,7 @@ async function checkToken(context: Context, token: string): Promise<TokenCheck> 
     insecure: context.settings.insecure,
     retry: { tries: 2 },
     signal: context.signal,
+    clock: context.clock,
   });
   try {
     await listMigrations(client, org.value, { perPage: 1, excludeRepositories: true });

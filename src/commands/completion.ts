@@ -1,11 +1,11 @@
 import { Argument, type Command } from 'commander';
-import type { Runner } from '../program.js';
+import type { Runner } from '../context.js';
 
 // Completion scripts are generated from the commander program itself, so they never drift from it;
 // completions/ holds the same output, checked by a test.
 
-export const SHELLS = ['bash', 'zsh', 'fish'] as const;
-export type Shell = (typeof SHELLS)[number];
+const SHELLS = ['bash', 'zsh', 'fish'] as const;
+type Shell = (typeof SHELLS)[number];
 
 interface Node {
   /** Command path below the program, e.g. `webhook listen`; empty for the program. */
@@ -33,7 +33,7 @@ function collect(command: Command, path: string[] = [], inherited: Node['options
     description: command.description(),
     subcommands: children.map((child) => child.name()),
     options,
-    argumentValues: (command.registeredArguments[0] as Argument | undefined)?.argChoices ?? [],
+    argumentValues: (command.registeredArguments[0])?.argChoices ?? [],
   };
   // Global options of the program apply to every subcommand.
   const passDown = path.length === 0 ? own : inherited;
@@ -137,7 +137,7 @@ function fish(nodes: Node[]): string {
   return `${lines.join('\n')}\n`;
 }
 
-export function completionScript(program: Command, shell: Shell): string {
+function completionScript(program: Command, shell: Shell): string {
   const nodes = collect(program);
   return shell === 'bash' ? bash(nodes) : shell === 'zsh' ? zsh(nodes) : fish(nodes);
 }

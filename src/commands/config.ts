@@ -1,9 +1,8 @@
 import { type Command, Argument } from 'commander';
 import { API_VERSION } from '../api/types.js';
-import type { Context } from '../context.js';
+import type { Context, Runner } from '../context.js';
 import { UsageError } from '../errors.js';
-import type { Runner } from '../program.js';
-import { examples } from './options.js';
+import { examples } from './common/options.js';
 import { CONFIG_KEYS, type ConfigKey, configDirectory, openSettingsStore, readStoredSettings } from '../settings/store.js';
 
 const keyArgument = () => new Argument('<key>', 'org, baseUrl or apiVersion').choices(CONFIG_KEYS);

@@ -1,23 +1,15 @@
 import type { Command } from 'commander';
 import { deleteArchive } from '../api/migrations.js';
-import type { Context } from '../context.js';
-import { UsageError } from '../errors.js';
-import type { Runner } from '../program.js';
-import { parseMigrationId } from './options.js';
+import type { Context, Runner } from '../context.js';
+import { confirmDeletion } from './common/confirm.js';
+import { parseMigrationId } from './common/options.js';
 
-export interface DeleteArchiveOptions {
+interface DeleteArchiveOptions {
   yes?: boolean;
 }
 
-/** Asks on a TTY; elsewhere `--yes` is the only way to say yes. */
-export async function confirmDeletion(context: Context, question: string, yes: boolean | undefined): Promise<void> {
-  if (yes) return;
-  const ok = await context.prompt.confirm(question, 'confirmation', '--yes');
-  if (!ok) throw new UsageError('cancelled; nothing was deleted');
-}
-
 /** docs/service.md#delete-archive */
-export async function removeArchive(context: Context, id: number, options: DeleteArchiveOptions): Promise<void> {
+async function removeArchive(context: Context, id: number, options: DeleteArchiveOptions): Promise<void> {
   await confirmDeletion(
     context,
     `Delete the archive of migration ${id} from the service? It cannot be downloaded again.`,

@@ -1,108 +1,14 @@
-import { statSync } from 'node:fs';
-import { join, sep } from 'node:path';
 import type { Command } from 'commander';
-import type { Context } from '../context.js';
-import {
-  type DownloadOptions as CoreDownloadOptions,
-  type DownloadProgress,
-  downloadArchive,
-} from '../core/download.js';
-import { UsageError } from '../errors.js';
-import type { Runner } from '../program.js';
-import { formatBytes } from '../ui/format.js';
+import type { Context, Runner } from '../context.js';
+import { downloadArchive } from '../core/download.js';
 import { type DownloadSummary, downloadMessage } from '../ui/tables.js';
-import { parseByteSize, parseMigrationId } from './options.js';
-import { addWaitOptions, type WaitFlags } from './shared.js';
-import { failIfAnyFailed, waitAndReport } from './status.js';
+import { addDownloadOptions, type DownloadFlags, downloadSettings, warnIfUnverified } from './common/download.js';
+import { parseMigrationId } from './common/options.js';
+import { addWaitOptions, type WaitFlags } from './common/flags.js';
+import { failIfAnyFailed, waitAndReport } from './common/wait.js';
 
-export interface DownloadFlags {
-  output?: string;
-  force?: boolean;
-  checksum?: boolean;
-  maxSize?: number;
-  verify?: boolean;
-}
-
-export interface DownloadCommandOptions extends DownloadFlags, WaitFlags {
+interface DownloadCommandOptions extends DownloadFlags, WaitFlags {
   wait?: boolean;
-}
-
-export function addDownloadOptions(command: Command): Command {
-  return command
-    .option('-o, --output <file>', 'where to save the archive (default migration-<id>.tar.gz; a directory holds that name); - for stdout')
-    .option('--force', 'overwrite an existing file')
-    .option('--no-checksum', 'skip the sha256 (a little faster)')
-    .option('--no-verify', 'UNSAFE: skip checking the archive after the download (see `archive verify`)')
-    .option('--max-size <bytes>', 'largest archive accepted when storage announces no length (default 100G)', parseByteSize);
-}
-
-/**
- * Where the archive of migration `id` goes: `-o <file>` as given; `-o <existing directory>` (or a
- * path ending in /) holds `migration-<id>.tar.gz`, as `wget -P` and `gh release download -D` do.
- */
-export function outputPath(output: string | undefined, id: number): string {
-  const name = `migration-${id}.tar.gz`;
-  if (output === undefined) return name;
-  if (output.endsWith('/') || output.endsWith(sep)) return join(output, name);
-  try {
-    if (statSync(output).isDirectory()) return join(output, name);
-  } catch {
-    // Not there (yet): a file name. Any other problem is reported when it is written.
-  }
-  return output;
-}
-
-/** The download part of the options, and how its progress is shown. */
-export function downloadSettings(context: Context, flags: DownloadFlags) {
-  // Checked before anything starts on the service.
-  if (flags.output === '') throw new UsageError('-o/--output is empty', { hint: 'name a file or a directory, or - for stdout' });
-  const toStdout = flags.output === '-';
-  const bar = context.out.progress();
-  let verifyBar: ReturnType<typeof context.out.progress> | undefined;
-  let path: string | undefined;
-  let told = false;
-  const settings = {
-    target: (id: number): CoreDownloadOptions['target'] => {
-      if (toStdout) return { stream: context.io.stdout as NodeJS.WritableStream };
-      path = outputPath(flags.output, id);
-      return { path, force: Boolean(flags.force) };
-    },
-    checksum: flags.checksum !== false,
-    ...(flags.maxSize === undefined ? {} : { maxSize: flags.maxSize }),
-    verify:
-      flags.verify === false
-        ? false
-        : {
-            signal: context.signal,
-            onProgress: (received: number, total: number) => {
-              if (!verifyBar) {
-                bar.done();
-                verifyBar = context.out.progress();
-              }
-              verifyBar.update({ received, total, resumedFrom: 0 });
-            },
-          },
-    onProgress: (progress: DownloadProgress) => {
-      if (!told && progress.resumedFrom > 0) {
-        context.out.info(`resuming ${path ?? 'the download'} from ${formatBytes(progress.resumedFrom)} (${progress.resumedFrom} bytes) already in ${path}.part`);
-      }
-      told = true;
-      bar.update(progress);
-    },
-    onNotice: (message: string) => context.out.warn(message),
-  };
-  const bars = { done: () => (verifyBar ?? bar).done() };
-  return { settings, bar: bars, toStdout };
-}
-
-/** An archive nobody checked must not pass for a safe one. */
-export function warnIfUnverified(context: Context, verified: boolean, path: string): void {
-  if (verified) return;
-  context.out.warn(
-    path === '-'
-      ? 'the archive written to stdout was not verified; save it and run `svc-migrate archive verify <file>`'
-      : `${path} was NOT verified (--no-verify); run \`svc-migrate archive verify ${path}\` before relying on it`,
-  );
 }
 
 /** Publishes a finished download: on stdout, unless stdout carried the archive itself. */
@@ -112,7 +18,7 @@ function reportDownload(context: Context, summary: DownloadSummary, toStdout: bo
 }
 
 /** docs/service.md#download-archive: stream a migration's archive to disk, resumably, verified. */
-export async function download(
+async function download(
   context: Context,
   id: number,
   options: DownloadCommandOptions,

@@ -1,14 +1,13 @@
 import type { Command } from 'commander';
-import type { Context } from '../context.js';
+import type { Context, Runner } from '../context.js';
 import { type ExportReport, runExport } from '../core/export.js';
 import { UsageError } from '../errors.js';
-import type { Runner } from '../program.js';
 import { downloadMessage } from '../ui/tables.js';
-import { exportOrganization, type OrgExportFlags } from './org-export.js';
-import { parsePositiveInt } from './options.js';
+import { exportOrganization, type OrgExportFlags } from './common/org-export.js';
+import { parsePositiveInt } from './common/options.js';
 import { createWaitReporter } from '../ui/wait.js';
-import { confirmDeletion } from './delete-archive.js';
-import { addDownloadOptions, type DownloadFlags, downloadSettings, warnIfUnverified } from './download.js';
+import { confirmDeletion } from './common/confirm.js';
+import { addDownloadOptions, type DownloadFlags, downloadSettings, warnIfUnverified } from './common/download.js';
 import {
   addStartOptions,
   addWaitOptions,
@@ -18,7 +17,7 @@ import {
   startBody,
   type WaitFlags,
   waitSettings,
-} from './shared.js';
+} from './common/flags.js';
 
 export interface ExportOptions extends StartFlags, DownloadFlags, WaitFlags {
   unlock?: boolean;

@@ -1,12 +1,11 @@
 import { type Command, Option } from 'commander';
 import { listAllMigrations, listMigrations } from '../api/migrations.js';
 import { MIGRATION_STATES, type Migration, type MigrationState } from '../api/types.js';
-import type { Context } from '../context.js';
-import type { Runner } from '../program.js';
+import type { Context, Runner } from '../context.js';
 import { migrationsTable } from '../ui/tables.js';
-import { parsePositiveInt } from './options.js';
+import { parsePositiveInt } from './common/options.js';
 
-export interface ListOptions {
+interface ListOptions {
   perPage?: number;
   page?: number;
   all?: boolean;
@@ -15,7 +14,7 @@ export interface ListOptions {
 }
 
 /** docs/service.md#list-migrations: the organization's most recent migrations, one page or all of them. */
-export async function list(context: Context, options: ListOptions): Promise<Migration[]> {
+async function list(context: Context, options: ListOptions): Promise<Migration[]> {
   const client = await context.api();
   const org = context.org();
   const query = {

@@ -1,19 +1,18 @@
 import type { Command } from 'commander';
 import { listAllMigrationRepositories, listMigrationRepositories } from '../api/migrations.js';
 import type { Repository } from '../api/types.js';
-import type { Context } from '../context.js';
-import type { Runner } from '../program.js';
+import type { Context, Runner } from '../context.js';
 import { repositoriesTable } from '../ui/tables.js';
-import { parseMigrationId, parsePositiveInt } from './options.js';
+import { parseMigrationId, parsePositiveInt } from './common/options.js';
 
-export interface ReposOptions {
+interface ReposOptions {
   perPage?: number;
   page?: number;
   all?: boolean;
 }
 
 /** docs/service.md#migration-repositories */
-export async function repos(context: Context, id: number, options: ReposOptions): Promise<Repository[]> {
+async function repos(context: Context, id: number, options: ReposOptions): Promise<Repository[]> {
   const client = await context.api();
   const org = context.org();
   const notice = (message: string) => context.out.warn(message);

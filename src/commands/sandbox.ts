@@ -1,14 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import type { Context } from '../context.js';
+import type { Context, Runner } from '../context.js';
 import { UsageError } from '../errors.js';
 import { fromSystemError, isSystemError } from '../system-errors.js';
-import type { Runner } from '../program.js';
 import type { SandboxOptions } from '../sandbox/server.js';
 import { sandboxBanner } from '../ui/sandbox.js';
-import { parseNonNegativeInt, parseNonNegativeNumber, parsePort, parsePositiveInt } from './options.js';
+import { parseNonNegativeInt, parseNonNegativeNumber, parsePort, parsePositiveInt } from './common/options.js';
 
-export interface SandboxCommandOptions {
+interface SandboxCommandOptions {
   port?: number;
   storagePort?: number;
   seed?: string;
@@ -20,7 +19,7 @@ export interface SandboxCommandOptions {
 }
 
 /** Runs the emulator in the foreground until Ctrl-C. */
-export async function sandbox(context: Context, options: SandboxCommandOptions): Promise<void> {
+async function sandbox(context: Context, options: SandboxCommandOptions): Promise<void> {
   const { startSandbox } = await import('../sandbox/server.js');
   const { validateSeed } = await import('../sandbox/seed.js');
   const sandboxOptions: SandboxOptions = {

@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { getMigration, startMigration } from '../api/migrations.js';
 import type { Migration } from '../api/types.js';
-import type { Context } from '../context.js';
-import type { Runner } from '../program.js';
+import type { Context, Runner } from '../context.js';
 import { migrationSummary, startedMessage } from '../ui/tables.js';
 import {
   addStartOptions,
@@ -12,15 +11,15 @@ import {
   type StartFlags,
   startBody,
   type WaitFlags,
-} from './shared.js';
-import { failIfAnyFailed, waitAndReport } from './status.js';
+} from './common/flags.js';
+import { failIfAnyFailed, waitAndReport } from './common/wait.js';
 
-export interface StartOptions extends StartFlags, WaitFlags {
+interface StartOptions extends StartFlags, WaitFlags {
   wait?: boolean;
 }
 
 /** docs/service.md#start-migration: start an export; with --wait, also wait for it. */
-export async function start(context: Context, args: string[], options: StartOptions): Promise<Migration> {
+async function start(context: Context, args: string[], options: StartOptions): Promise<Migration> {
   const { repositories, asked } = await collectRepositories(context, args, options);
   const body = await refineInteractively(context, startBody(repositories, options), asked);
   const client = await context.api();

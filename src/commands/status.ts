@@ -1,53 +1,21 @@
 import { type Command, Option } from 'commander';
 import { getMigration, listAllMigrations } from '../api/migrations.js';
 import type { Migration } from '../api/types.js';
-import type { Context } from '../context.js';
-import { waitForMigrations } from '../core/wait.js';
-import { MigrationFailedError, UsageError } from '../errors.js';
-import type { Runner } from '../program.js';
+import type { Context, Runner } from '../context.js';
+import { UsageError } from '../errors.js';
 import { migrationSummary } from '../ui/tables.js';
-import { createWaitReporter } from '../ui/wait.js';
-import { parseMigrationId } from './options.js';
-import { addWaitOptions, type WaitFlags, waitSettings } from './shared.js';
+import { parseMigrationId } from './common/options.js';
+import { failIfAnyFailed, waitAndReport } from './common/wait.js';
+import { addWaitOptions, type WaitFlags } from './common/flags.js';
 
-export interface StatusOptions extends WaitFlags {
+interface StatusOptions extends WaitFlags {
   wait?: boolean;
   allPending?: boolean;
   exclude?: 'repositories';
 }
 
-/** Waits for migrations to finish and returns them; reports each as it finishes. */
-export async function waitAndReport(context: Context, ids: number[], flags: WaitFlags): Promise<Migration[]> {
-  const client = await context.api();
-  const reporter = await createWaitReporter(context.out, ids);
-  try {
-    const result = await waitForMigrations(client, {
-      org: context.org(),
-      ids,
-      ...waitSettings(flags),
-      clock: context.clock,
-      signal: context.signal,
-      onEvent: (event) => reporter.onEvent(event),
-      onNotice: (message) => reporter.onNotice(message),
-    });
-    return ids.map((id) => result.migrations.find((m) => m.id === id) as Migration);
-  } finally {
-    reporter.stop();
-  }
-}
-
-/** Ends with exit 6 when any of them failed (after their objects were printed). */
-export function failIfAnyFailed(migrations: Migration[]): void {
-  const failed = migrations.filter((m) => m.state === 'failed').map((m) => m.id);
-  if (failed.length > 0) {
-    throw new MigrationFailedError(`migration ${failed.join(', ')} failed`, {
-      hint: 'start a new export; the service says no more about why',
-    });
-  }
-}
-
 /** docs/service.md#migration-status: one or several migrations' state, optionally waiting until each is done. */
-export async function status(context: Context, ids: number[], options: StatusOptions): Promise<Migration[]> {
+async function status(context: Context, ids: number[], options: StatusOptions): Promise<Migration[]> {
   const client = await context.api();
   const org = context.org();
   const wanted = [...new Set(ids)];

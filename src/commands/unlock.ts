@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Context } from '../context.js';
+import type { Context, Runner } from '../context.js';
 import {
   findLockingMigration,
   migrationRepositoryNames,
@@ -7,17 +7,16 @@ import {
   unlockRepositories,
 } from '../core/unlock.js';
 import { CliError, ExitCode, NotFoundError, UsageError } from '../errors.js';
-import type { Runner } from '../program.js';
 import { unlockMessage } from '../ui/tables.js';
-import { parseMigrationId } from './options.js';
+import { parseMigrationId } from './common/options.js';
 
-export interface UnlockOptions {
+interface UnlockOptions {
   all?: boolean;
   repo?: string;
 }
 
 /** docs/service.md#unlock-repository for one, many or all repositories; carries on past failures and reports each. */
-export async function unlock(
+async function unlock(
   context: Context,
   idArg: number | undefined,
   repos: string[],

@@ -14,7 +14,7 @@ export interface UnlockOutcome {
  * `org/repo` or `repo` → the `repo_name` path parameter of docs/service.md#unlock-repository. Only the organization's own
  * prefix is dropped; anything else stays whole (and is percent-encoded), so `../x` names no path.
  */
-export function repoName(name: string, org: string): string {
+function repoName(name: string, org: string): string {
   const prefix = `${org.toLowerCase()}/`;
   return name.toLowerCase().startsWith(prefix) ? name.slice(prefix.length) : name;
 }
@@ -32,7 +32,6 @@ export async function unlockRepositories(
   org: string,
   id: number,
   names: string[],
-  onOutcome?: (outcome: UnlockOutcome) => void,
 ): Promise<UnlockOutcome[]> {
   const outcomes: UnlockOutcome[] = [];
   for (const name of names) {
@@ -46,7 +45,6 @@ export async function unlockRepositories(
       outcome = { repository, ok: false, error: error.message, exitCode: error.exitCode };
     }
     outcomes.push(outcome);
-    onOutcome?.(outcome);
   }
   return outcomes;
 }

@@ -26,9 +26,9 @@ export interface WaitOptions {
   random?: () => number;
   signal?: AbortSignal | undefined;
   /** Every state seen for the first time, and every finish. */
-  onEvent?(event: WaitEvent): void;
+  onEvent?: (event: WaitEvent) => void;
   /** Transient trouble and budget waits, for the user to know why nothing moves. */
-  onNotice?(message: string): void;
+  onNotice?: (message: string) => void;
 }
 
 export interface WaitResult {
@@ -96,6 +96,8 @@ export async function waitForMigrations(client: ApiClient, options: WaitOptions)
     try {
       response = await getMigration(client, options.org, next.id, { excludeRepositories: true });
     } catch (error) {
+      // Ctrl-C lands as often during a request as during a sleep: either way the user is told how to resume.
+      if (options.signal?.aborted) throw new InterruptedError('stopped waiting', { hint: resumeHint });
       if (!(error instanceof UnavailableError)) throw error;
       // Transient trouble never ends a wait: the export goes on without us.
       options.onNotice?.(`could not check migration ${next.id} (${error.message}); trying again`);

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { API_VERSION } from '../api/types.js';
-import type { FaultSettings, Faults } from './faults.js';
+import type { Faults } from './faults.js';
 import { HttpFailure, notFound, readBody, sendJson } from './http.js';
 import type { SeedData } from './seed.js';
 import type { RecordedSandboxRequest } from './server.js';
@@ -39,7 +39,7 @@ export async function handleAdmin(parts: AdminParts, request: IncomingMessage, r
       clock.advance(Number(body.advanceSeconds ?? 0) * 1000);
       return sendJson(response, 200, { now: new Date(clock.now()).toISOString() });
     case 'POST /_sandbox/faults':
-      faults.set(body as FaultSettings);
+      faults.set(body);
       return sendJson(response, 200, faults.snapshot());
     case 'DELETE /_sandbox/faults':
       faults.clear();
@@ -67,7 +67,7 @@ export async function handleAdmin(parts: AdminParts, request: IncomingMessage, r
       return sendJson(response, 200, await refusing(() => hooks.emit(body as unknown as EmitRequest)));
     }
     case 'POST /_sandbox/migrations': {
-      const org = store.organization(String(body.org ?? seed.organizations[0]?.login));
+      const org = store.organization(String((body.org as string | undefined) ?? seed.organizations[0]?.login));
       if (!org) throw notFound();
       store.bulkExports(org, Number(body.count ?? 1));
       return sendJson(response, 201, { org: org.login, total: store.list(org).length });

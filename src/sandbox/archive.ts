@@ -23,13 +23,13 @@ export interface BuiltArchive {
 }
 
 /** One member of a bare repository: a file, or a directory git needs even when empty. */
-export type RepoMember = { path: string; data: Buffer | string } | { path: string; directory: true };
+type RepoMember = { path: string; data: Buffer | string } | { path: string; directory: true };
 
 /**
  * A real bare repository of two commits, written without git: loose objects, or one pack with its
  * index when `packed` (the service's archives hold both kinds, and the check must read both).
  */
-export function bareRepository(repo: Repository, packed: boolean, time: number): RepoMember[] {
+function bareRepository(repo: Repository, packed: boolean, time: number): RepoMember[] {
   const readme = gitObject('blob', `# ${repo.name}\n\n${repo.description ?? ''}\n`);
   const code = gitObject('blob', `// ${repo.full_name}\nexport const name = ${JSON.stringify(repo.name)};\n`);
   const firstTree = tree([{ name: 'README.md', mode: '100644', id: readme.id }]);

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { API_VERSION, type Owner, type Repository, SIMPLE_REPOSITORY_FIELDS, type SimpleRepository } from '../api/types.js';
 
 /** The kinds of credential docs/service.md#authentication names; only `classic` may use the migration endpoints. */
-export type TokenKind = 'classic' | 'fine-grained' | 'app-user' | 'installation';
+type TokenKind = 'classic' | 'fine-grained' | 'app-user' | 'installation';
 
 export interface SeedToken {
   token: string;

@@ -54,6 +54,8 @@ export interface SandboxOptions {
   faults?: FaultSettings;
   /** How many requests `requests` (and `GET /_sandbox/requests`) keep, newest last (default 1000). */
   requestLogLimit?: number;
+  /** The clock it runs on; tests share one with the client so its waits move the sandbox's time. */
+  clock?: SandboxClock;
 }
 
 export interface RecordedSandboxRequest {
@@ -91,7 +93,7 @@ const SUPPORTED_VERSIONS = [API_VERSION];
 /** Starts the emulator of docs/service.md on loopback: an API origin and an archive storage origin. */
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const seed = withRepositories(options.seed ?? DEFAULT_SEED, options.repositories ?? 0);
-  const clock = new SandboxClock();
+  const clock = options.clock ?? new SandboxClock();
   const faults = new Faults();
   if (options.faults) faults.set(options.faults);
   const requests: RecordedSandboxRequest[] = [];

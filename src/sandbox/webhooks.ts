@@ -18,7 +18,7 @@ export type HookTarget = 'repository' | 'organization' | 'app' | 'enterprise' | 
  * the `hook.type` of its ping. The header values are not published; these are GitHub's
  * (docs/sandbox.md#where-the-sandbox-decides).
  */
-export const HOOK_TARGETS: Record<HookTarget, { availability: string; header: string; type: string }> = {
+const HOOK_TARGETS: Record<HookTarget, { availability: string; header: string; type: string }> = {
   repository: { availability: 'Rep', header: 'repository', type: 'Repository' },
   organization: { availability: 'Org', header: 'organization', type: 'Organization' },
   app: { availability: 'App', header: 'integration', type: 'App' },
@@ -31,7 +31,7 @@ export const HOOK_TARGETS: Record<HookTarget, { availability: string; header: st
 const FIXED_TARGET_ID = 1;
 
 /** docs/service.md#delivery-rules: a body above 25 MB (read as 25,000,000 bytes) is not delivered. */
-export const DELIVERY_CAP_BYTES = 25_000_000;
+const DELIVERY_CAP_BYTES = 25_000_000;
 
 /** Sent to every app whether subscribed or not (docs/service.md#delivery-rules). */
 const APP_ALWAYS = new Set(['installation', 'installation_repositories', 'service_app_authorization']);

@@ -21,7 +21,7 @@ export interface GlobalFlags {
 export type Env = Record<string, string | undefined>;
 export type Source = 'flag' | 'env' | 'config' | 'sandbox' | 'default';
 
-export interface Resolved<T> {
+interface Resolved<T> {
   value: T;
   source: Source;
 }

@@ -31,7 +31,7 @@ export function configDirectory(env: Record<string, string | undefined>, platfor
  * store there, or plant a base URL that sends our token to them. A link in place of the file is
  * refused too, since writing through it would land in someone else's file.
  */
-export function configProblem(dir: string, uid: number | undefined = process.getuid?.()): string | undefined {
+function configProblem(dir: string, uid: number | undefined = process.getuid?.()): string | undefined {
   if (uid === undefined) return undefined; // Windows: ownership is a matter of ACLs, not modes.
   const file = join(dir, CONFIG_FILE);
   const directory = statIfExists(() => statSync(dir));
@@ -94,7 +94,7 @@ export function readStoredSettings(dir: string, onIgnored?: (reason: string, hin
   }
   try {
     const parsed = JSON.parse(text) as unknown;
-    return typeof parsed === 'object' && parsed !== null ? (parsed as StoredSettings) : {};
+    return typeof parsed === 'object' && parsed !== null ? (parsed) : {};
   } catch {
     return {};
   }

@@ -1,11 +1,13 @@
 import type { ChalkInstance } from 'chalk';
 import type { InspectReport } from '../core/archive/inspect.js';
+// The one wording of an archive problem, shared by the error core throws and the report drawn here.
+// eslint-disable-next-line no-restricted-imports
 import { describeProblem, type VerifyReport } from '../core/archive/verify.js';
 import { formatBytes } from './format.js';
 import { renderTable } from './tables.js';
 
 /** Text from inside an archive may hold anything: control characters are shown, never obeyed. */
-export function printable(text: string): string {
+function printable(text: string): string {
   return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 

@@ -1,5 +1,4 @@
 import type { ChalkInstance } from 'chalk';
-import type { MigrationState } from '../api/types.js';
 
 /** `2026-03-10T12:00:00+02:00` → `2026-03-10 10:00Z`: short, sortable, unambiguous. */
 export function formatTime(iso: string | undefined): string {
@@ -9,7 +8,7 @@ export function formatTime(iso: string | undefined): string {
   return `${date.toISOString().slice(0, 16).replace('T', ' ')}Z`;
 }
 
-export function formatState(state: MigrationState | string, theme: ChalkInstance): string {
+export function formatState(state: string, theme: ChalkInstance): string {
   switch (state) {
     case 'exported':
       return theme.green(state);

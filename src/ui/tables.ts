@@ -36,7 +36,7 @@ export function renderTable(head: string[], rows: string[][], theme: ChalkInstan
 }
 
 /** Wraps a cell between words; a word longer than the line is broken. Short cells keep their colour. */
-export function wrapText(text: string, width: number): string {
+function wrapText(text: string, width: number): string {
   const plain = stripVTControlCharacters(text);
   if (width < 1 || plain.length <= width) return text;
   const lines: string[] = [];
@@ -63,7 +63,7 @@ export function wrapText(text: string, width: number): string {
  * cap and wrap between words. Words stay whole where they can (the first column, the table's key,
  * always does); undefined when the table fits as it is.
  */
-export function fitColumns(rows: string[][], width: number): number[] | undefined {
+function fitColumns(rows: string[][], width: number): number[] | undefined {
   const count = Math.max(...rows.map((row) => row.length));
   const cells = (column: number) => rows.map((row) => stripVTControlCharacters(row[column] ?? ''));
   const natural = Array.from({ length: count }, (_, column) => Math.max(...cells(column).map((cell) => cell.length)) + 2);

@@ -7,7 +7,7 @@
 
 import { PUBLISHED_SHAPES } from './shapes.js';
 
-export type Presence = 'required' | 'optional';
+type Presence = 'required' | 'optional';
 
 export interface EventSpec {
   name: string;

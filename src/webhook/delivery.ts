@@ -17,7 +17,7 @@ export interface OutgoingDelivery {
 export interface DeliveryInput {
   event: string;
   /** The JSON body as bytes (kept exactly) or as a value to serialize. */
-  payload: Buffer | unknown;
+  payload: unknown;
   contentType: ContentKind;
   secret?: string | undefined;
   hookId?: string;

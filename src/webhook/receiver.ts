@@ -12,7 +12,7 @@ const BODY_LIMITS: Record<ContentKind, number> = { json: MAX_PAYLOAD_BYTES, form
  * Bytes of bodies held at once, over every connection: beyond it a request is answered 503
  * (try again) rather than the process growing without bound. Ten of the largest JSON payloads.
  */
-export const MAX_HELD_BYTES = 10 * MAX_PAYLOAD_BYTES;
+const MAX_HELD_BYTES = 10 * MAX_PAYLOAD_BYTES;
 
 /** Connections open at once; more are closed as they arrive (docs/cli.md, `--max-connections`). */
 export const DEFAULT_MAX_CONNECTIONS = 128;

@@ -22,7 +22,7 @@ export function sendableHeaders(rawHeaders: string[]): Record<string, string> {
 }
 
 /** Characters of an answer shown to the user; bytes read for them (UTF-8 takes up to four for one). */
-export const PREVIEW_CHARS = 120;
+const PREVIEW_CHARS = 120;
 const PREVIEW_BYTES = PREVIEW_CHARS * 4;
 
 /**

@@ -40,7 +40,7 @@ export class StoreError extends Error {
  * and two ids equal in their first characters never share a file. `~` never occurs in a plain
  * name, so the two forms cannot meet either.
  */
-export function deliveryFileName(id: string): string {
+function deliveryFileName(id: string): string {
   if (SAFE_ID.test(id)) return `${id}.http`;
   const readable = id.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\./, '_').slice(0, 80);
   return `${readable}~${createHash('sha256').update(id).digest('hex').slice(0, 32)}.http`;
@@ -200,7 +200,7 @@ export function parseSaved(file: string, data: Buffer): SavedDelivery {
  * The largest file replay reads: a form body of the largest payload (three bytes for one when
  * percent-encoded, docs/service.md#limits) and its headers.
  */
-export const MAX_SAVED_BYTES = MAX_PAYLOAD_BYTES * 3 + 1024 * 1024;
+const MAX_SAVED_BYTES = MAX_PAYLOAD_BYTES * 3 + 1024 * 1024;
 
 /** A saved delivery found by listSaved: where it is, and its place in arrival order. */
 export interface SavedEntry {

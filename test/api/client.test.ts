@@ -2,7 +2,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect, createServer as createNetServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiClient, type ClientOptions, type RateLimitWait } from '../../src/api/client.js';
+import { ApiClient, type ClientOptions } from '../../src/api/client.js';
+import type { RateLimitWait } from '../../src/api/rate-limit.js';
 import {
   getArchiveUrl,
   getMigration,
@@ -179,7 +180,9 @@ describe('rate limits', () => {
   });
 
   it('treats 403 with x-ratelimit-remaining: 0 as a rate limit, not an auth error', async () => {
-    const reset = Math.floor(Date.now() / 1000) + 20;
+    // The client's clock, not the machine's: the wait it computes is exact.
+    const now = Date.UTC(2026, 0, 1, 12, 0, 0, 250);
+    const reset = Math.floor(now / 1000) + 20;
     const api = await server(
       json(
         403,
@@ -188,12 +191,10 @@ describe('rate limits', () => {
       ),
       json(200, migration),
     );
-    const clock = recordingClock();
+    const clock = { ...recordingClock(), now: () => now };
     await getMigration(client(api.url, { clock }), 'acme', 7);
-    expect(clock.sleeps).toHaveLength(1);
-    const slept = clock.sleeps[0] ?? 0;
-    expect(Date.now() + slept).toBeGreaterThanOrEqual(reset * 1000 + 1000 - 50);
-    expect(slept).toBeLessThanOrEqual(22_000);
+    // Until the reset second, plus one second for clock skew.
+    expect(clock.sleeps).toEqual([reset * 1000 + 1000 - now]);
   });
 
   it('doubles secondary waits that come with no retry-after', async () => {

@@ -32,7 +32,7 @@ function recordingAgent(): { agent: Dispatcher; reads: number[] } {
     connect: (options, callback) =>
       connect(options, (error, socket) => {
         if (socket) {
-          const push = socket.push.bind(socket) as Socket['push'];
+          const push: Socket['push'] = socket.push.bind(socket);
           socket.push = (chunk: Buffer | null) => {
             if (chunk) reads.push(chunk.length);
             return push(chunk);

@@ -1,9 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiClient, type RateLimitWait } from '../../src/api/client.js';
+import { ApiClient } from '../../src/api/client.js';
+import type { RateLimitWait } from '../../src/api/rate-limit.js';
 import { startMigration } from '../../src/api/migrations.js';
 import type { Clock } from '../../src/clock.js';
 import { defaultPollIntervalMs, waitForMigrations } from '../../src/core/wait.js';
+import { InterruptedError } from '../../src/errors.js';
 import { type Sandbox, type SandboxOptions, startSandbox } from '../../src/sandbox/server.js';
+import { startScriptedServer } from '../helpers/scripted-server.js';
 
 // Waits run on the sandbox's clock: every sleep moves it forward, so ten minutes pass in milliseconds
 // and the requests the sandbox records show exactly how often we polled.
@@ -91,5 +94,21 @@ describe('waitForMigrations', () => {
     expect(defaultPollIntervalMs(59_999, () => 0.5)).toBe(5_000);
     expect(defaultPollIntervalMs(60_000, () => 0)).toBe(30_000);
     expect(defaultPollIntervalMs(600_000, () => 0.999)).toBeLessThan(60_000);
+  });
+
+  it('says how to resume when Ctrl-C lands during a request, not only during a sleep', async () => {
+    const controller = new AbortController();
+    // The service receives the poll, the user presses Ctrl-C, and the answer never comes.
+    const api = await startScriptedServer(() => controller.abort(new InterruptedError()));
+    const client = new ApiClient({ baseUrl: `http://127.0.0.1:${api.port}`, token: 't', userAgent: 'test', signal: controller.signal });
+    try {
+      const clock: Clock = { now: () => 0, sleep: async () => {} };
+      const waiting = waitForMigrations(client, { org: 'octo-org', ids: [7], clock, signal: controller.signal });
+      await expect(waiting).rejects.toBeInstanceOf(InterruptedError);
+      await expect(waiting).rejects.toMatchObject({ hint: expect.stringContaining('svc-migrate status 7 --wait') });
+    } finally {
+      await client.close();
+      await api.close();
+    }
   });
 });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Migration } from '../../src/api/types.js';
-import { BIN, runCli } from '../helpers/run-cli.js';
+import { BIN, runCli, spawnCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
 import { json, startScriptedServer } from '../helpers/scripted-server.js';
 import { hasScript, onTerminal } from '../helpers/terminal.js';
@@ -306,7 +306,8 @@ describe('exit 1 is for our bugs only', () => {
     const out = join(tempDir(), 'a.tar.gz');
     const exported = await runCli(['export', 'widgets', '-o', out, ...FAST], { env });
     expect(exported.code, exported.stderr).toBe(0);
-    const result = await runCli(['archive', 'verify', out], { env: { TMPDIR: '/proc/svc-migrate-none' } });
+    // Spawned: node reads TMPDIR from its own process's environment.
+    const result = await spawnCli(['archive', 'verify', out], { env: { TMPDIR: '/proc/svc-migrate-none' } });
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toMatch(/\/proc/);
     noBug(result.stderr);

@@ -219,13 +219,9 @@ describe('download', () => {
     expect(readFileSync(output, 'utf8')).toBe('precious');
     expect((await runCli(['download', String(id), '-o', output, '--force'], { env })).code).toBe(0);
 
-    const child = spawn(process.execPath, [BIN, 'download', String(id), '-o', '-'], {
-      env: { ...process.env, ...env },
-    });
-    const chunks: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
-    await new Promise((resolve) => child.on('close', resolve));
-    expect(sha256(Buffer.concat(chunks))).toBe(sha256(readFileSync(output)));
+    const streamed = await runCli(['download', String(id), '-o', '-'], { env });
+    expect(streamed.code, streamed.stderr).toBe(0);
+    expect(sha256(streamed.stdoutBytes)).toBe(sha256(readFileSync(output)));
   });
 
   it('resumes a cut stream with Range and ends byte-identical', async () => {

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -14,11 +14,17 @@ describe('the published package', () => {
     const { stdout } = await exec('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', out], { cwd: root });
     const [packed] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
     const files = packed!.files.map((f) => f.path);
-    expect(files).toEqual(expect.arrayContaining(['bin/svc-migrate.js', 'dist/main.js', 'completions/svc-migrate.bash', 'README.md', 'package.json']));
+    expect(files).toEqual(expect.arrayContaining(['bin/svc-migrate.js', 'dist/cli.js', 'completions/svc-migrate.bash', 'README.md', 'package.json']));
+    // What runs: the bundle, its sandbox, its --version entry and its chunks, each with its source
+    // map; none of the modules tsc emits beside them (the benchmarks' business).
+    const dist = files.filter((f) => f.startsWith('dist/'));
+    expect(dist.filter((f) => !/^dist\/cli(-[\w-]+)?\.js(\.map)?$/.test(f))).toEqual([]);
+    expect(dist).toEqual(expect.arrayContaining(['dist/cli.js', 'dist/cli.js.map', 'dist/cli-sandbox.js', 'dist/cli-version.js']));
+    for (const code of dist.filter((f) => f.endsWith('.js'))) expect(dist).toContain(`${code}.map`);
     expect(files).toContain('samples/webhook-payloads.json');
     // The help and README point users at these pages; the developers' docs stay in the repository.
     expect(files.filter((f) => f.startsWith('docs/')).sort()).toEqual(['docs/cli.md', 'docs/sandbox.md', 'docs/service.md']);
-    expect(files.filter((f) => /^(src|test|bench|scripts)\/|\.map$|tsconfig|eslint/.test(f))).toEqual([]);
+    expect(files.filter((f) => /^(src|test|bench|scripts)\/|tsconfig|eslint|knip/.test(f))).toEqual([]);
 
     const prefix = mkdtempSync(join(tmpdir(), 'svc-prefix-'));
     await exec('npm', ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--omit=dev', join(out, packed!.filename)]);
@@ -27,5 +33,12 @@ describe('the published package', () => {
     expect((await exec(bin, ['--help'])).stdout).toMatch(/Typical workflow/);
     expect((await exec(bin, ['completion', 'bash'])).stdout).toMatch(/complete -o default -F _svc_migrate svc-migrate/);
     expect((await exec(bin, ['webhook', 'events', '--json'])).stdout).toContain('"workflow_run"');
+    // --debug stack traces resolve through the map to the TypeScript sources (carried in the map).
+    const map = JSON.parse(readFileSync(join(prefix, 'node_modules', 'svc-migrate', 'dist', 'cli.js.map'), 'utf8')) as {
+      sources: string[];
+      sourcesContent: string[];
+    };
+    expect(map.sources).toContain('../src/main.ts');
+    expect(map.sourcesContent[map.sources.indexOf('../src/main.ts')]).toContain('export async function run(');
   }, 120_000);
 });

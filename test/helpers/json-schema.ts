@@ -26,7 +26,7 @@ export function schemaProblems(schema: Schema, value: unknown, path = '$'): stri
     const object = value as Record<string, unknown>;
     for (const key of schema.required ?? []) if (!(key in object)) problems.push(`${path}: missing ${key}`);
     for (const [key, child] of Object.entries(schema.properties ?? {})) {
-      if (key in object && child) problems.push(...schemaProblems(child as Schema, object[key], `${path}.${key}`));
+      if (key in object && child) problems.push(...schemaProblems(child, object[key], `${path}.${key}`));
     }
   }
   if (Array.isArray(value) && schema.items) {

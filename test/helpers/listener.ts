@@ -2,11 +2,14 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { createInterface } from 'node:readline';
 import { afterEach } from 'vitest';
-import { BIN } from './run-cli.js';
+import { InterruptedError } from '../../src/errors.js';
+import { BIN, runCli } from './run-cli.js';
 
 const children: ChildProcess[] = [];
+const inProcess: AbortController[] = [];
 afterEach(() => {
   for (const child of children.splice(0)) child.kill('SIGKILL');
+  for (const controller of inProcess.splice(0)) controller.abort(new InterruptedError());
 });
 
 export interface Listener {
@@ -20,8 +23,64 @@ export interface Listener {
   stop(): Promise<number | null>;
 }
 
-/** Starts `webhook listen --json --port 0 …` and collects its NDJSON lines. */
-export async function listen(args: string[]): Promise<Listener> {
+/**
+ * Starts `webhook listen --json --port 0 …` in-process and collects its NDJSON lines; `stop()` is
+ * Ctrl-C. `{ spawn: true }` runs the built binary instead, for what needs a process of its own.
+ */
+export async function listen(args: string[], options: { spawn?: boolean } = {}): Promise<Listener> {
+  if (options.spawn) return spawnListener(args);
+  const controller = new AbortController();
+  inProcess.push(controller);
+  const lines: Record<string, any>[] = [];
+  const waiters: { count: number; resolve: () => void }[] = [];
+  let stdout = '';
+  let stderr = '';
+  let announce: (url: string) => void = () => {};
+  const announced = new Promise<string>((resolve) => {
+    announce = resolve;
+  });
+  const exited = runCli(['webhook', 'listen', '--port', '0', '--json', ...args], {
+    env: { SVC_WEBHOOK_SECRET: '' },
+    signal: controller.signal,
+    onStdout: (text) => {
+      stdout += text;
+      let end: number;
+      while ((end = stdout.indexOf('\n')) >= 0) {
+        const line = stdout.slice(0, end);
+        stdout = stdout.slice(end + 1);
+        if (line) lines.push(JSON.parse(line));
+      }
+      for (const waiter of waiters.filter((w) => lines.length >= w.count)) waiter.resolve();
+    },
+    onStderr: (text) => {
+      stderr += text;
+      const match = /listening on (http:\/\/\S+?)(,|\s|$)/.exec(stderr);
+      if (match?.[1]) announce(match[1]);
+    },
+  }).then((result) => result.code);
+  const url = await Promise.race([
+    announced,
+    exited.then((code) => Promise.reject(new Error(`listen exited ${code}: ${stderr}`))),
+  ]);
+  return {
+    url,
+    pid: process.pid,
+    lines,
+    stderr: () => stderr,
+    exited,
+    waitFor: (count) =>
+      new Promise((resolve) => {
+        if (lines.length >= count) resolve();
+        else waiters.push({ count, resolve });
+      }),
+    stop: () => {
+      controller.abort(new InterruptedError());
+      return exited;
+    },
+  };
+}
+
+async function spawnListener(args: string[]): Promise<Listener> {
   const child = spawn(process.execPath, [BIN, 'webhook', 'listen', '--port', '0', '--json', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, SVC_WEBHOOK_SECRET: '' },

@@ -1,5 +1,12 @@
 import { spawn } from 'node:child_process';
+import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import type { Clock } from '../../src/clock.js';
+import { defaultFactory, type Factory } from '../../src/context.js';
+import { run } from '../../src/main.js';
+import { startSandbox } from '../../src/sandbox/server.js';
+import { SandboxClock } from '../../src/sandbox/state.js';
+import { sandboxAt } from './sandbox.js';
 
 export const BIN = fileURLToPath(new URL('../../bin/svc-migrate.js', import.meta.url));
 
@@ -12,12 +19,85 @@ export interface CliResult {
 export interface CliOptions {
   env?: Record<string, string | undefined>;
   stdin?: string;
-  nodeArgs?: string[];
   timeoutMs?: number;
 }
 
-/** Spawns the built binary the way a user's shell would (no TTY), and collects what it printed. */
-export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
+export interface InProcessOptions extends CliOptions {
+  /** Aborting it is Ctrl-C. */
+  signal?: AbortSignal;
+  /** Called with each piece the program writes, to await a message instead of sleeping. */
+  onStdout?: (text: string) => void;
+  onStderr?: (text: string) => void;
+}
+
+/**
+ * A program clock that moves the sandbox's clock: every wait (poll interval, backoff, rate-limit
+ * reset) advances the sandbox's time and returns at once, so an export that takes the sandbox a
+ * minute takes the test a few milliseconds, and nothing depends on the machine's load.
+ */
+function followingClock(sandboxClock: SandboxClock): Clock {
+  return {
+    now: () => sandboxClock.now(),
+    sleep: (ms, signal) =>
+      new Promise((resolve, reject) => {
+        if (signal?.aborted) return reject(signal.reason as Error);
+        sandboxClock.advance(ms);
+        setImmediate(resolve);
+      }),
+  };
+}
+
+/** The factory of an in-process run: real client and prompter, a clock shared with the sandbox. */
+function testFactory(sandboxClock: SandboxClock): Factory {
+  return {
+    ...defaultFactory,
+    clock: followingClock(sandboxClock),
+    sandbox: (options) => startSandbox({ ...options, clock: sandboxClock }),
+  };
+}
+
+class Capture extends Writable {
+  readonly chunks: Buffer[] = [];
+  isTTY = false;
+  private readonly onText?: (text: string) => void;
+  constructor(onText?: (text: string) => void) {
+    super();
+    this.onText = onText;
+  }
+
+  override _write(chunk: Buffer | string, encoding: BufferEncoding, callback: () => void): void {
+    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk, encoding);
+    this.chunks.push(buffer);
+    this.onText?.(buffer.toString('utf8'));
+    callback();
+  }
+
+  bytes(): Buffer {
+    return Buffer.concat(this.chunks);
+  }
+
+  text(): string {
+    return this.bytes().toString('utf8');
+  }
+}
+
+/**
+ * Runs the program in-process from `src` (what a user would see, without spawning the build): the
+ * environment and stdin it is given, stdout and stderr captured, no TTY. When the environment points
+ * at a test sandbox, the program's clock is that sandbox's clock.
+ */
+export async function runCli(args: string[], options: InProcessOptions = {}): Promise<CliResult & { stdoutBytes: Buffer }> {
+  const env = { ...process.env, ...options.env };
+  const sandbox = sandboxAt(env.SVC_BASE_URL);
+  const stdout = new Capture(options.onStdout);
+  const stderr = new Capture(options.onStderr);
+  const stdin = Readable.from(options.stdin ? [Buffer.from(options.stdin)] : []);
+  const code = await run(args, { stdin, stdout, stderr, env }, options.signal, testFactory(sandbox?.clock ?? new SandboxClock()));
+  return { code, stdout: stdout.text(), stderr: stderr.text(), stdoutBytes: stdout.bytes() };
+}
+
+/** Spawns the built binary the way a user's shell would (no TTY): only for what needs a process. */
+export function spawnCli(args: string[], options: CliOptions & { nodeArgs?: string[] } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...(options.nodeArgs ?? []), BIN, ...args], {
       env: { ...process.env, ...options.env },

@@ -14,3 +14,8 @@ export async function testSandbox(options: SandboxOptions = {}) {
   const env = { SVC_BASE_URL: sandbox.baseUrl, SVC_TOKEN: sandbox.ownerToken, SVC_ORG: sandbox.org };
   return { sandbox, env };
 }
+
+/** The running test sandbox at this base URL, so an in-process run can share its clock. */
+export function sandboxAt(baseUrl: string | undefined): Sandbox | undefined {
+  return running.find((sandbox) => sandbox.baseUrl === baseUrl);
+}

@@ -17,7 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BIN, runCli } from '../helpers/run-cli.js';
+import { BIN, runCli, spawnCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
 import { type Handler, json, startScriptedServer, type ScriptedServer } from '../helpers/scripted-server.js';
 
@@ -164,7 +164,8 @@ describe('the archive location the service sends', () => {
     closers.push(() => new Promise((resolve) => api.close(() => resolve())));
     const base = `https://127.0.0.1:${(api.address() as AddressInfo).port}`;
     const out = join(dir, 'a.tar.gz');
-    const result = await runCli(['download', '1', '-o', out], {
+    // NODE_EXTRA_CA_CERTS is read when a process starts.
+    const result = await spawnCli(['download', '1', '-o', out], {
       env: { SVC_BASE_URL: base, SVC_TOKEN: TOKEN, SVC_ORG: 'acme', NODE_EXTRA_CA_CERTS: cert },
     });
     expect(result.code, result.stderr).toBe(8);

@@ -1,12 +1,12 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Migration } from '../../src/api/types.js';
-import { BIN, runCli } from '../helpers/run-cli.js';
+import { BIN, runCli, spawnCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
 
 // Faults on the migration side, injected by the sandbox; every test is bounded and loopback only.
@@ -14,6 +14,11 @@ import { testSandbox } from '../helpers/sandbox.js';
 const FAST = ['--interval', '0.1'];
 const tempDir = () => mkdtempSync(join(tmpdir(), 'svc-rel-'));
 const hasCompiler = spawnSync('cc', ['--version']).status === 0;
+const canMountTmpfs = (() => {
+  const probe = mkdtempSync(join(tmpdir(), 'svc-tmpfs-probe-'));
+  if (spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', probe]).status !== 0) return false;
+  return spawnSync('umount', [probe]).status === 0;
+})();
 const sha256 = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
 
 async function exportedArchive(padBytes: number, options: Parameters<typeof testSandbox>[0] = {}) {
@@ -62,20 +67,28 @@ describe('download under faults', () => {
     expect(sandbox.requests.filter((r) => r.origin === 'storage').map((r) => r.status)).toEqual([200, 403, 206]);
   });
 
-  it('says the disk is full, leaves nothing under the final name, and keeps no bogus .part', async () => {
-    const { env, id } = await exportedArchive(0);
+  // A full disk for real: a 256 KiB tmpfs (root only; elsewhere skipped). A link to /dev/full would
+  // be refused before any byte is written: the download never writes through a planted link.
+  it.skipIf(!canMountTmpfs)('says the disk is full, leaves nothing under the final name, and keeps no bogus .part', async () => {
+    const { env, id } = await exportedArchive(1024 * 1024);
     const dir = tempDir();
-    const output = join(dir, 'a.tar.gz');
-    symlinkSync('/dev/full', `${output}.part`);
-    const full = await runCli(['download', String(id), '-o', output], { env });
-    // A full disk is the machine's state, not a bug: exit 2 with the path and a hint.
-    expect(full.code).toBe(2);
-    expect(full.stderr).toMatch(/cannot write .*a\.tar\.gz\.part: no space left on the device/);
-    expect(full.stderr).toMatch(/hint: free some space/);
-    expect(full.stderr).not.toMatch(/bug/);
-    expect(existsSync(output)).toBe(false);
-    expect(existsSync(`${output}.part`)).toBe(false);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256k', 'tmpfs', dir]);
+    try {
+      const output = join(dir, 'a.tar.gz');
+      const full = await runCli(['download', String(id), '-o', output], { env });
+      // A full disk is the machine's state, not a bug: exit 2 with the path and a hint.
+      expect(full.code, full.stderr).toBe(2);
+      expect(full.stderr).toMatch(/cannot write .*a\.tar\.gz\.part: no space left on the device/);
+      expect(full.stderr).toMatch(/hint: free some space/);
+      expect(full.stderr).not.toMatch(/bug/);
+      expect(existsSync(output)).toBe(false);
+    } finally {
+      execFileSync('umount', ['-l', dir]);
+    }
+  });
 
+  it('says permission denied for an output it cannot create, not "free some space"', async () => {
+    const { env, id } = await exportedArchive(0);
     const unwritable = await runCli(['download', String(id), '-o', '/sys/kernel/svc-archive.tar.gz'], { env });
     expect(unwritable.code).toBe(2);
     expect(unwritable.stderr).toMatch(/permission denied/);
@@ -83,13 +96,14 @@ describe('download under faults', () => {
   });
 
   // A write-back error is reported to a file descriptor once: the background flush must not swallow it.
+  // Spawned: LD_PRELOAD acts when a process starts.
   it.skipIf(!hasCompiler)('fails when writing back to disk fails mid-way, with nothing under the final name', async () => {
     const { env, id } = await exportedArchive(40 * 1024 * 1024);
     const dir = tempDir();
     writeFileSync(join(dir, 'eio.c'), '#include <errno.h>\nint fdatasync(int fd) { (void)fd; errno = EIO; return -1; }\n');
     execFileSync('cc', ['-shared', '-fPIC', '-o', join(dir, 'eio.so'), join(dir, 'eio.c')]);
     const output = join(dir, 'a.tar.gz');
-    const result = await runCli(['download', String(id), '-o', output], { env: { ...env, LD_PRELOAD: join(dir, 'eio.so') } });
+    const result = await spawnCli(['download', String(id), '-o', output], { env: { ...env, LD_PRELOAD: join(dir, 'eio.so') } });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/cannot write .*a\.tar\.gz\.part: an input\/output error/);
     expect(result.stderr).not.toMatch(/bug/);

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { mkdtempSync } from 'node:fs';
@@ -12,9 +12,9 @@ import { sign } from '../../src/webhook/signature.js';
 import { listen } from '../helpers/listener.js';
 
 // Bad input against `webhook listen --secret --save`: a fuzz run with a fixed seed and a load run.
+// The receiver's memory under load is measured in bench/receiver.js, where figures belong.
 
 const SECRET = 'fuzz-secret';
-const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
 
 type Case = {
   kind: string;
@@ -168,7 +168,6 @@ describe('receiver under bad input', () => {
     });
     const valid = new Set(cases.filter((c) => c.expect === 'ok').map((c) => c.id));
     expect(readdirSync(dir).sort()).toEqual([...valid].map((id) => `${id}.http`).sort());
-    expect(rssMb(listener.pid)).toBeLessThan(300);
     expect(await listener.stop()).toBe(130);
     expect(listener.stderr()).not.toMatch(/unexpected error|TypeError|RangeError/);
   }, 120_000);
@@ -176,7 +175,8 @@ describe('receiver under bad input', () => {
   it('loses and duplicates nothing under 10,000 deliveries from 50 connections', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-load-'));
     const total = 10_000;
-    const listener = await listen(['--secret', SECRET, '--save', dir, '--quiet', '--max-deliveries', String(total)]);
+    // Spawned: 50 connections' worth of clients and the receiver would otherwise share one thread.
+    const listener = await listen(['--secret', SECRET, '--save', dir, '--quiet', '--max-deliveries', String(total)], { spawn: true });
     const pool = new Pool(new URL(listener.url).origin, { connections: 50, pipelining: 1 });
     const ids = new Set<string>();
     let next = 0;

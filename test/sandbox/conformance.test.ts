@@ -527,7 +527,7 @@ describe('the sandbox delivers webhooks as the service does', () => {
     const app = await hookOn({ target: 'app' });
     for (const action of ['created', 'completed', 'rerequested', 'requested_action']) await admin(sandbox, '/_sandbox/emit', { event: 'check_run', action });
     for (const action of ['completed', 'requested', 'rerequested']) await admin(sandbox, '/_sandbox/emit', { event: 'check_suite', action });
-    const seen = (target: typeof org) => target.deliveries.slice(1).map((d) => `${d.headers['x-service-event']}.${JSON.parse(d.body.toString()).action}`);
+    const seen = (target: typeof org) => target.deliveries.slice(1).map((d) => `${String(d.headers['x-service-event'])}.${JSON.parse(d.body.toString()).action}`);
     expect(seen(org)).toEqual(['check_run.created', 'check_run.completed', 'check_suite.completed']);
     expect(seen(app)).toHaveLength(7);
     expect(JSON.parse(app.deliveries[4]!.body.toString())).toEqual(fixture('webhooks/check_run/requested_action.json'));

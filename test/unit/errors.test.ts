@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { errorForStatus, rateLimitWait } from '../../src/api/client.js';
+import { errorForStatus } from '../../src/api/http-errors.js';
+import { rateLimitWait } from '../../src/api/rate-limit.js';
 import { ExitCode } from '../../src/errors.js';
 
 const base = { method: 'GET' as const, url: 'https://api.example.com/orgs/acme/migrations/7', tokenPresent: true };
@@ -15,7 +16,7 @@ describe('errorForStatus maps every HTTP failure to one exit code', () => {
     [422, { message: 'Validation Failed' }, ExitCode.Validation],
     [500, {}, ExitCode.Unavailable],
     [503, {}, ExitCode.Unavailable],
-    [418, {}, ExitCode.Unexpected],
+    [418, {}, ExitCode.Unavailable],
   ])('HTTP %i → exit %#', (status, body, exitCode) => {
     expect(errorForStatus({ ...base, status, body }).exitCode).toBe(exitCode);
   });

@@ -1,11 +1,10 @@
 import type { Command } from 'commander';
-import type { Context } from '../../context.js';
-import type { Runner } from '../../program.js';
+import type { Context, Runner } from '../../context.js';
 import { eventsTable } from '../../ui/webhook.js';
 import { CATALOGUE, type EventSpec } from '../../webhook/catalogue.js';
 
 /** The event catalogue of docs/service.md#event-catalogue. */
-export async function events(context: Context): Promise<EventSpec[]> {
+async function events(context: Context): Promise<EventSpec[]> {
   const specs = [...CATALOGUE.values()].sort((a, b) => a.name.localeCompare(b.name));
   context.out.result(specs, (list) => eventsTable(list, context.out.theme, context.out.layout));
   return specs;

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Runner } from '../../program.js';
+import type { Runner } from '../../context.js';
 import { register as registerEvents } from './events.js';
 import { register as registerListen } from './listen.js';
 import { register as registerReplay } from './replay.js';

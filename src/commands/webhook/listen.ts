@@ -1,16 +1,15 @@
 import { type Command, Option } from 'commander';
-import type { Context } from '../../context.js';
+import type { Context, Runner } from '../../context.js';
 import { InterruptedError, UsageError } from '../../errors.js';
 import { isSystemError, portError } from '../../system-errors.js';
-import type { Runner } from '../../program.js';
 import { terminalSafe } from '../../ui/terminal-safe.js';
 import { deliveryLine, deliveryRecord, rejectionLine } from '../../ui/webhook.js';
 import { parseEventFilter } from '../../webhook/catalogue.js';
 import { DEFAULT_MAX_CONNECTIONS, type ReceivedDelivery, startReceiver } from '../../webhook/receiver.js';
 import { type DeliveryStore, openStore, StoreError } from '../../webhook/store.js';
-import { parsePort, parsePositiveInt, parseSeconds } from '../options.js';
+import { parsePort, parsePositiveInt, parseSeconds } from '../common/options.js';
 
-export interface ListenOptions {
+interface ListenOptions {
   port: number;
   host: string;
   path: string;
@@ -26,7 +25,7 @@ export interface ListenOptions {
   maxConnections: number;
 }
 
-export interface ListenSummary {
+interface ListenSummary {
   received: number;
   verified: number;
   rejected: number;
@@ -67,7 +66,7 @@ async function collectSecrets(context: Context, given: (string | true)[] | undef
 }
 
 /** The verifying receiver: answers fast, saves before answering, prints and forwards after. */
-export async function listen(context: Context, options: ListenOptions): Promise<ListenSummary> {
+async function listen(context: Context, options: ListenOptions): Promise<ListenSummary> {
   const { out } = context;
   // `--secret "$UNSET"`: an empty key would make anyone's signature "verified".
   if (options.secret?.includes('')) throw new UsageError('--secret is empty', { hint: 'pass the webhook\'s secret, or leave --secret out to accept unverified deliveries' });

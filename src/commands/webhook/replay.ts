@@ -1,18 +1,17 @@
 import type { Command } from 'commander';
-import type { Context } from '../../context.js';
+import type { Context, Runner } from '../../context.js';
 import { CliError, ExitCode, UnavailableError, UsageError } from '../../errors.js';
-import type { Runner } from '../../program.js';
 import { signatureHeaders } from '../../webhook/signature.js';
 import { terminalSafe } from '../../ui/terminal-safe.js';
 import { listSaved, parseSaved, readSaved } from '../../webhook/store.js';
 
-export interface ReplayOptions {
+interface ReplayOptions {
   url: string;
   resign?: boolean;
   secret?: string;
 }
 
-export interface ReplayOutcome {
+interface ReplayOutcome {
   file: string;
   status: number | null;
   ms: number | null;
@@ -25,7 +24,7 @@ export interface ReplayOutcome {
  * Re-sends saved deliveries byte for byte, in their original order, one file in memory at a time;
  * `--resign` signs them anew. A file that is not a saved delivery is reported and skipped.
  */
-export async function replay(context: Context, path: string, options: ReplayOptions): Promise<ReplayOutcome[]> {
+async function replay(context: Context, path: string, options: ReplayOptions): Promise<ReplayOutcome[]> {
   if (options.resign && !options.secret) throw new UsageError('--resign needs --secret, the secret to sign with');
   let listed;
   try {

@@ -1,16 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
-import type { Context } from '../../context.js';
+import type { Context, Runner } from '../../context.js';
 import { CliError, ExitCode, UnavailableError, UsageError } from '../../errors.js';
-import type { Runner } from '../../program.js';
 import { terminalSafe } from '../../ui/terminal-safe.js';
 import { fromSystemError } from '../../system-errors.js';
 import { eventSpec } from '../../webhook/catalogue.js';
 import { buildDelivery, type ContentKind, MAX_PAYLOAD_BYTES } from '../../webhook/delivery.js';
 import { samplePayload } from '../../webhook/samples.js';
-import { parseSeconds } from '../options.js';
+import { parseSeconds } from '../common/options.js';
 
-export interface SendOptions {
+interface SendOptions {
   url: string;
   event: string;
   action?: string;
@@ -20,7 +19,7 @@ export interface SendOptions {
   timeout?: number;
 }
 
-export interface SendResult {
+interface SendResult {
   delivery: string;
   status: number;
   ms: number;
@@ -28,7 +27,7 @@ export interface SendResult {
 }
 
 /** `--url`: a URL, or `host:port[/path]` and a bare port meaning http:// (as `--forward-to` takes them). */
-export function deliveryUrl(value: string): string {
+function deliveryUrl(value: string): string {
   if (/^https?:\/\//i.test(value)) return value;
   if (/^\d+$/.test(value)) return `http://127.0.0.1:${value}/`;
   if (/^(\[[0-9a-f:.]+\]|[\w.-]+):\d+(\/.*)?$/i.test(value)) return `http://${value}${value.includes('/') ? '' : '/'}`;
@@ -36,7 +35,7 @@ export function deliveryUrl(value: string): string {
 }
 
 /** Sends one delivery exactly as the service would (docs/service.md#delivery-headers). */
-export async function send(context: Context, options: SendOptions): Promise<SendResult> {
+async function send(context: Context, options: SendOptions): Promise<SendResult> {
   const url = deliveryUrl(options.url);
   if (!eventSpec(options.event)) context.out.warn(`"${options.event}" is not in the event catalogue; sending it anyway`);
   let payload: Buffer | Record<string, unknown>;

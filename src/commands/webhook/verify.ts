@@ -1,16 +1,15 @@
 import type { Command } from 'commander';
-import type { Context } from '../../context.js';
+import type { Context, Runner } from '../../context.js';
 import { CliError, ExitCode, UsageError } from '../../errors.js';
-import type { Runner } from '../../program.js';
 import { verifySignature } from '../../webhook/signature.js';
 
-export interface VerifyOptions {
+interface VerifyOptions {
   secret?: string;
   signature: string;
 }
 
 /** Offline check of a signature header value against a body on stdin: exit 0 valid, 1 invalid. */
-export async function verify(context: Context, options: VerifyOptions): Promise<boolean> {
+async function verify(context: Context, options: VerifyOptions): Promise<boolean> {
   const secret = options.secret ?? context.io.env.SVC_WEBHOOK_SECRET;
   if (!secret) throw new UsageError('--secret is required (or SVC_WEBHOOK_SECRET)');
   if (context.io.stdin.isTTY) {

@@ -1,6 +1,6 @@
 import { type ArchiveProblem, scanArchive } from './scan.js';
 
-export interface InspectedRepository {
+interface InspectedRepository {
   name: string;
   /** Ref name → object id, from the repository's git data. */
   refs: Record<string, string>;

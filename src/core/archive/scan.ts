@@ -33,7 +33,7 @@ export interface GitDataScan {
   extractedTo?: string;
 }
 
-export interface MetadataFileScan {
+interface MetadataFileScan {
   file: string;
   /** `issues` for `issues_000001.json`. */
   kind: string;
@@ -349,7 +349,7 @@ function lastSegment(value: unknown): string | undefined {
 }
 
 /** Why a member may not be extracted as it is: an absolute path, `..`, or a link leading outside. */
-export function unsafePath(name: string, entry: Pick<TarEntry, 'type' | 'linkName'>): string | undefined {
+function unsafePath(name: string, entry: Pick<TarEntry, 'type' | 'linkName'>): string | undefined {
   const escapes = (path: string) => path.startsWith('/') || /^[A-Za-z]:[\\/]/.test(path) || path.startsWith('\\');
   const hasDotDot = (path: string) => path.split(/[\\/]/).includes('..');
   if (escapes(name)) return 'has an absolute path';

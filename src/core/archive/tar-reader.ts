@@ -4,7 +4,7 @@
 
 const BLOCK = 512;
 
-export type EntryType = 'file' | 'directory' | 'symlink' | 'hardlink' | 'special' | 'other';
+type EntryType = 'file' | 'directory' | 'symlink' | 'hardlink' | 'special' | 'other';
 
 export interface TarEntry {
   name: string;

@@ -5,10 +5,11 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { InterruptedError, VerificationError } from '../../errors.js';
 import { type ArchiveProblem, type GitDataScan, scanArchive } from './scan.js';
+import { childEnvironment } from '../../settings/environment.js';
 
-export type GitCheck = 'passed' | 'failed' | 'skipped: git is not on PATH' | 'skipped: asked not to' | 'no git data';
+type GitCheck = 'passed' | 'failed' | 'skipped: git is not on PATH' | 'skipped: asked not to' | 'no git data';
 
-export interface RepositoryVerdict {
+interface RepositoryVerdict {
   name: string;
   /** The archive holds its git data. */
   git_data: boolean;
@@ -48,7 +49,7 @@ export interface VerifyOptions {
   expected?: ExpectedContent;
   /** Compare with this sha256 instead of `<archive>.sha256`. */
   sha256?: string;
-  onProgress?(read: number, total: number): void;
+  onProgress?: (read: number, total: number) => void;
   /** Ctrl-C: the check stops, its temporary files go, and it throws InterruptedError. */
   signal?: AbortSignal | undefined;
 }
@@ -88,7 +89,7 @@ const GIT_ENV = {
 /** Resolves the git on PATH, or undefined: the deep check needs it, and says so when it is missing. */
 function gitVersion(): Promise<string | undefined> {
   return new Promise((resolve) => {
-    execFile('git', ['--version'], { env: { ...process.env, ...GIT_ENV } }, (error, stdout) =>
+    execFile('git', ['--version'], { env: childEnvironment(GIT_ENV) }, (error, stdout) =>
       resolve(error ? undefined : stdout.trim()),
     );
   });
@@ -100,7 +101,7 @@ function fsck(dir: string, signal: AbortSignal | undefined): Promise<{ ok: boole
     execFile(
       'git',
       ['--git-dir', dir, 'fsck', '--full', '--no-dangling', '--no-progress'],
-      { env: { ...process.env, ...GIT_ENV, HOME: dir }, maxBuffer: 16 << 20, ...(signal ? { signal } : {}) },
+      { env: childEnvironment({ ...GIT_ENV, HOME: dir }), maxBuffer: 16 << 20, ...(signal ? { signal } : {}) },
       (error, stdout, stderr) => {
         if (signal?.aborted) return reject(new InterruptedError('archive check interrupted'));
         const lines = `${stderr}\n${stdout}`

@@ -1,12 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
-import type { StartMigrationBody } from '../api/types.js';
-import type { Context } from '../context.js';
-import { normalizeRepositories, parseReposFile, type RepositoryEntry } from '../core/repo-list.js';
-import { UsageError } from '../errors.js';
-import { parseDuration } from '../settings/resolve.js';
+import type { StartMigrationBody } from '../../api/types.js';
+import type { Context } from '../../context.js';
+import { normalizeRepositories, parseReposFile, type RepositoryEntry } from '../../core/repo-list.js';
+import { UsageError } from '../../errors.js';
+import { parseDuration } from '../../settings/resolve.js';
 import { parseSeconds } from './options.js';
-import { fromSystemError } from '../system-errors.js';
+import { fromSystemError } from '../../system-errors.js';
 
 // Options and helpers that several commands share (start/export, status/download/export).
 
@@ -28,7 +28,7 @@ export interface WaitFlags {
 }
 
 /** The body flags of docs/service.md#start-migration, one to one. */
-export const BODY_FLAGS = [
+const BODY_FLAGS = [
   ['lock', 'lock_repositories', 'lock the repositories while migrating'],
   ['excludeMetadata', 'exclude_metadata', 'only git source, no metadata'],
   ['excludeGitData', 'exclude_git_data', 'no git data'],
@@ -136,7 +136,7 @@ export async function refineInteractively(
 const sentence = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1)}`;
 
 /** What is about to be asked of the service, in words. */
-export function exportSummary(body: StartMigrationBody): string {
+function exportSummary(body: StartMigrationBody): string {
   const options = BODY_FLAGS.filter(([, field]) => body[field]).map(([, , description]) => description);
   const count = body.repositories.length;
   return [

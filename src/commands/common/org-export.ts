@@ -1,13 +1,17 @@
 import { resolve } from 'node:path';
 import type { Writable } from 'node:stream';
-import type { Context } from '../context.js';
-import { fingerprintOf } from '../core/org-export/journal.js';
-import { DEFAULT_BATCH_SIZE, DEFAULT_PARALLEL, type OrgExportResult, runOrgExport } from '../core/org-export/run.js';
-import { CliError, UsageError } from '../errors.js';
-import { createOrgExportReporter, orgExportTable } from '../ui/org-export.js';
-import { confirmDeletion } from './delete-archive.js';
-import type { ExportOptions } from './export.js';
-import { collectRepositories, startBody, waitSettings } from './shared.js';
+import type { Context } from '../../context.js';
+import { fingerprintOf } from '../../core/org-export/journal.js';
+import { DEFAULT_BATCH_SIZE, DEFAULT_PARALLEL, type OrgExportResult, runOrgExport } from '../../core/org-export/run.js';
+import { CliError, UsageError } from '../../errors.js';
+import { createOrgExportReporter, orgExportTable } from '../../ui/org-export.js';
+import { confirmDeletion } from './confirm.js';
+import type { DownloadFlags } from './download.js';
+import { collectRepositories, type StartFlags, startBody, type WaitFlags, waitSettings } from './flags.js';
+
+type ExportOptions = StartFlags &
+  DownloadFlags &
+  WaitFlags & { unlock?: boolean; deleteArchive?: boolean; yes?: boolean };
 
 export interface OrgExportFlags {
   outputDir?: string;

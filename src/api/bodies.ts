@@ -1,0 +1,62 @@
+import type { Dispatcher } from 'undici';
+import { UnavailableError } from '../errors.js';
+import { header } from './headers.js';
+import type { ServiceErrorBody } from './types.js';
+
+// Every answer read from the service has a bound (a hostile or broken server cannot fill memory).
+
+/** Largest JSON answer read from the API: a page of 100 migrations with their repositories fits many times over. */
+const MAX_JSON_BYTES = 64 << 20;
+/** Error answers are read up to this much; the rest is dropped. */
+const MAX_ERROR_BYTES = 64 << 10;
+
+/**
+ * Reads a body up to `limit` bytes. Past it, the body is destroyed (the connection goes) and
+ * `undefined` is returned: a server streaming without end costs us `limit` bytes, not all memory.
+ */
+async function readBounded(body: Dispatcher.ResponseData['body'], limit: number): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) {
+      body.destroy();
+      return undefined;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size);
+}
+
+export async function readJson<T>(response: Dispatcher.ResponseData, where: string): Promise<T> {
+  const declared = Number(header(response.headers, 'content-length'));
+  const bytes = declared > MAX_JSON_BYTES ? undefined : await readBounded(response.body, MAX_JSON_BYTES);
+  if (bytes === undefined) {
+    if (!response.body.destroyed) response.body.destroy();
+    throw new UnavailableError(
+      `the service's answer to ${where} is larger than ${MAX_JSON_BYTES >> 20} MiB; stopped reading it`,
+      { status: response.statusCode, hint: 'check --base-url: the API does not send answers that large' },
+    );
+  }
+  const text = bytes.toString('utf8');
+  if (text.length === 0) return undefined as T;
+  const type = header(response.headers, 'content-type') ?? '';
+  if (!/json/i.test(type)) return text as T;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw new UnavailableError(`the service answered HTTP ${response.statusCode} with malformed JSON`);
+  }
+}
+
+export async function readErrorBody(response: Dispatcher.ResponseData): Promise<ServiceErrorBody> {
+  // An error body only explains the status: its first bytes are enough, and an endless one is cut.
+  const bytes = await readBounded(response.body, MAX_ERROR_BYTES).catch(() => undefined);
+  const text = bytes?.toString('utf8') ?? '';
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    return typeof parsed === 'object' && parsed !== null ? (parsed) : {};
+  } catch {
+    return text ? { message: text.slice(0, 200) } : {};
+  }
+}

@@ -1,0 +1,36 @@
+import type { Migration } from '../../api/types.js';
+import type { Context } from '../../context.js';
+import { waitForMigrations } from '../../core/wait.js';
+import { MigrationFailedError } from '../../errors.js';
+import { createWaitReporter } from '../../ui/wait.js';
+import { type WaitFlags, waitSettings } from './flags.js';
+
+/** Waits for migrations to finish and returns them; reports each as it finishes. */
+export async function waitAndReport(context: Context, ids: number[], flags: WaitFlags): Promise<Migration[]> {
+  const client = await context.api();
+  const reporter = await createWaitReporter(context.out, ids);
+  try {
+    const result = await waitForMigrations(client, {
+      org: context.org(),
+      ids,
+      ...waitSettings(flags),
+      clock: context.clock,
+      signal: context.signal,
+      onEvent: (event) => reporter.onEvent(event),
+      onNotice: (message) => reporter.onNotice(message),
+    });
+    return ids.map((id) => result.migrations.find((m) => m.id === id) as Migration);
+  } finally {
+    reporter.stop();
+  }
+}
+
+/** Ends with exit 6 when any of them failed (after their objects were printed). */
+export function failIfAnyFailed(migrations: Migration[]): void {
+  const failed = migrations.filter((m) => m.state === 'failed').map((m) => m.id);
+  if (failed.length > 0) {
+    throw new MigrationFailedError(`migration ${failed.join(', ')} failed`, {
+      hint: 'start a new export; the service says no more about why',
+    });
+  }
+}

@@ -1,0 +1,41 @@
+import { ESLint } from 'eslint';
+import tseslint from 'typescript-eslint';
+import { describe, expect, it } from 'vitest';
+
+// The layering of docs/architecture.md is enforced by eslint.config.js: each case is a line that
+// must fail lint in one place (and would pass in the place that owns it).
+const eslint = new ESLint({ cwd: new URL('../..', import.meta.url).pathname, overrideConfig: tseslint.configs.disableTypeChecked });
+
+async function problems(file: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(`${code}\n`, { filePath: file });
+  return (result?.messages ?? []).map((m) => `${m.ruleId}: ${m.message}`);
+}
+
+describe('layering the lint enforces', () => {
+  it.each([
+    ['src/commands/list.ts', 'import chalk from \'chalk\';\nexport const c = chalk;', /decoration lives in src\/ui/],
+    ['src/core/wait.ts', 'import ora from \'ora\';\nexport const o = ora;', /decoration lives in src\/ui/],
+    ['src/commands/list.ts', 'import { input } from \'@inquirer/prompts\';\nexport const i = input;', /decoration lives in src\/ui/],
+    ['src/core/export.ts', 'export function stop(): void {\n  process.exit(1);\n}', /only src\/main.ts ends the process/],
+    ['src/commands/send.ts', 'export const token = process.env.SVC_TOKEN;', /environment is read in src\/settings/],
+    ['src/commands/download.ts', 'import { status } from \'./status.js\';\nexport const s = status;', /no command imports another/],
+    ['src/commands/webhook/replay.ts', 'import { send } from \'./send.js\';\nexport const s = send;', /no command imports another/],
+    ['src/commands/webhook/replay.ts', 'import { list } from \'../list.js\';\nexport const s = list;', /no command imports another/],
+    ['src/commands/list.ts', 'import type { Runner } from \'../program.js\';\nexport type R = Runner;', /nothing imports the program/],
+    ['src/ui/tables.ts', 'import { list } from \'../commands/list.js\';\nexport const l = list;', /ui\/ imports neither commands/],
+    ['src/ui/wait.ts', 'import { waitForMigrations } from \'../core/wait.js\';\nexport const w = waitForMigrations;', /type imports only/],
+    ['src/api/client.ts', 'import { runExport } from \'../core/export.js\';\nexport const r = runExport;', /src\/api\/ imports only/],
+  ])('%s: %s', async (file, code, rule) => {
+    expect((await problems(file, code)).join('\n')).toMatch(rule);
+  });
+
+  it.each([
+    ['src/ui/tables.ts', 'import chalk from \'chalk\';\nexport const c = chalk;'],
+    ['src/main.ts', 'export function stop(): void {\n  process.exit(1);\n}'],
+    ['src/settings/resolve.ts', 'export const token = process.env.SVC_TOKEN;'],
+    ['src/commands/list.ts', 'import { parsePositiveInt } from \'./common/options.js\';\nexport const p = parsePositiveInt;'],
+    ['src/ui/wait.ts', 'import type { WaitEvent } from \'../core/wait.js\';\nexport type W = WaitEvent;'],
+  ])('%s may: %s', async (file, code) => {
+    expect(await problems(file, code)).toEqual([]);
+  });
+});
