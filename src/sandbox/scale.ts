@@ -1,7 +1,7 @@
 import type { SeedData } from './seed.js';
 
 /** `repo-0001` … : wide enough that names sort in order up to 9,999, and beyond still unique. */
-export function scaleRepositoryName(index: number): string {
+function scaleRepositoryName(index: number): string {
   return `repo-${String(index).padStart(4, '0')}`;
 }
 

@@ -4,14 +4,14 @@ import type { BatchRecord } from '../core/org-export/journal.js';
 import type { OrgExportEvent, OrgExportResult } from '../core/org-export/run.js';
 import { formatBytes, formatDuration } from './format.js';
 import type { Output } from './output.js';
-import { renderTable } from './tables.js';
+import { renderTable, type TableLayout } from './tables.js';
 
 /** Below this width live lines would wrap and break the redraw; plain lines are used instead. */
 const MIN_LIVE_COLUMNS = 40;
 const REDRAW_MS = 100;
 
 /** Text from the service or the disk reaches the terminal as text, never as control sequences. */
-export function clean(text: string): string {
+function clean(text: string): string {
   return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
 }
 
@@ -214,8 +214,11 @@ function fit(line: string, width: number): string {
   return line.length > width ? `${line.slice(0, width - 1)}…` : line;
 }
 
-/** The final table: one row per batch, its state, archive size and verification result. */
-export function orgExportTable(result: OrgExportResult, theme: ChalkInstance): string {
+/**
+ * The final table: one row per batch, its state, archive size and verification result. Off a
+ * terminal it is plain tab-separated rows only; the closing line is then the caller's to print apart.
+ */
+export function orgExportTable(result: OrgExportResult, theme: ChalkInstance, layout: TableLayout): string {
   const rows = result.batches.map((batch: BatchRecord) => [
     String(batch.index),
     String(batch.repositories.length),
@@ -225,11 +228,15 @@ export function orgExportTable(result: OrgExportResult, theme: ChalkInstance): s
     batch.archive ? (batch.archive.verified ? 'verified' : theme.yellow('NOT verified')) : '-',
     batch.error ? clean(batch.error.message) : '',
   ]);
-  const table = renderTable(['batch', 'repos', 'migration', 'state', 'size', 'archive', 'problem'], rows, theme);
+  const table = renderTable(['batch', 'repos', 'migration', 'state', 'size', 'archive', 'problem'], rows, theme, layout);
+  return layout.plain ? table : `${table}\n${orgExportFooter(result)}`;
+}
+
+/** How many repositories are safe, and where to look when some are not. */
+export function orgExportFooter(result: OrgExportResult): string {
   const failed = result.batches.filter((b) => b.error || b.state !== 'done').map((b) => b.index);
-  const footer =
-    failed.length === 0
-      ? `${result.verifiedRepositories}/${result.repositories} repositories in verified archives`
-      : `${result.verifiedRepositories}/${result.repositories} repositories in verified archives; look at batch ${failed.join(', ')} in ${clean(result.journalPath)}, then run the same command again`;
-  return `${table}\n${footer}`;
+  const count = `${result.verifiedRepositories}/${result.repositories} repositories in verified archives`;
+  return failed.length === 0
+    ? count
+    : `${count}; look at batch ${failed.join(', ')} in ${clean(result.journalPath)}, then run the same command again`;
 }

@@ -235,7 +235,13 @@ describe('export --output-dir (a whole organization)', () => {
     );
     expect(result.code, result.stderr).toBe(6);
     expect(result.stderr).toMatch(/batch 2/);
-    expect(result.stdout).toMatch(/2\/4 repositories in verified archives; look at batch 2/);
+    // Off a terminal: plain tab-separated rows on stdout, the closing line on stderr.
+    expect(result.stdout).not.toMatch(/[│┌─]/);
+    expect(result.stdout.trim().split('\n').map((row) => row.split('\t').slice(0, 4))).toEqual([
+      ['1', '2', expect.any(String), 'done'],
+      ['2', '2', expect.stringMatching(/^\d+, \d+$/), 'failed'],
+    ]);
+    expect(result.stderr).toMatch(/2\/4 repositories in verified archives; look at batch 2/);
     expect(starts(sandbox)).toHaveLength(3);
     const journal = readJournal(join(dir, 'out')) as Journal;
     expect(journal.batches[1]).toMatchObject({ state: 'failed', error: { exitCode: 6 } });

@@ -4,7 +4,7 @@ import type { Context } from '../../context.js';
 import { fingerprintOf } from '../../core/org-export/journal.js';
 import { DEFAULT_BATCH_SIZE, DEFAULT_PARALLEL, type OrgExportResult, runOrgExport } from '../../core/org-export/run.js';
 import { CliError, UsageError } from '../../errors.js';
-import { createOrgExportReporter, orgExportTable } from '../../ui/org-export.js';
+import { createOrgExportReporter, orgExportFooter, orgExportTable } from '../../ui/org-export.js';
 import { confirmDeletion } from './confirm.js';
 import type { DownloadFlags } from './download.js';
 import { collectRepositories, type StartFlags, startBody, type WaitFlags, waitSettings } from './flags.js';
@@ -111,7 +111,9 @@ export async function exportOrganization(
     })),
     poll_requests: result.pollRequests,
   };
-  context.out.line(summary, () => orgExportTable(result, context.out.theme));
+  const { layout } = context.out;
+  context.out.line(summary, () => orgExportTable(result, context.out.theme, layout));
+  if (layout.plain && !context.out.json) context.out.info(orgExportFooter(result));
   if (result.exitCode !== 0) {
     const failed = result.batches.filter((b) => b.error || b.state !== 'done').map((b) => b.index);
     throw new CliError(
