@@ -1,7 +1,7 @@
 import { AuthError, UnavailableError, UsageError } from '../errors.js';
 
 /** Hosts whose traffic never leaves the machine: plain HTTP to them exposes nothing. */
-function isLoopbackHost(hostname: string): boolean {
+export function isLoopbackHost(hostname: string): boolean {
   const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
   return host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
 }

@@ -1,6 +1,7 @@
 import { type Command, Option } from 'commander';
 import type { Context, Runner } from '../../context.js';
 import { InterruptedError, UsageError } from '../../errors.js';
+import { isLoopbackHost } from '../../api/transport-policy.js';
 import { isSystemError, portError } from '../../system-errors.js';
 import { terminalSafe } from '../../ui/terminal-safe.js';
 import { deliveryLine, deliveryRecord, rejectionLine } from '../../ui/webhook.js';
@@ -40,8 +41,6 @@ interface ListenSummary {
 
 /** Bytes of deliveries waiting to be forwarded, at most; --forward-queue bounds their number. */
 const FORWARD_QUEUE_BYTES = 256 * 1024 * 1024;
-
-const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
 
 /** `3000`, `:3000/hooks`, `/hooks` or `localhost:3000/x` mean this machine; full URLs stay as they are. */
 export function forwardUrl(target: string): string {
@@ -116,7 +115,7 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
     secrets,
     dedupe: options.dedupe,
     // Without a secret, a web page could rebind its name to this address and post: only loopback names then.
-    loopbackHostsOnly: secrets.length === 0 && LOOPBACK.test(options.host),
+    loopbackHostsOnly: secrets.length === 0 && isLoopbackHost(options.host),
     maxConnections: options.maxConnections,
     accept(delivery) {
       // Without --save nothing is awaited: the answer goes out in this turn.
@@ -163,7 +162,7 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
   out.essential(`listening on ${receiver.url}${target ? `, forwarding to ${target}` : ''}${options.save ? `, saving to ${options.save}` : ''}`);
   if (secrets.length === 0) {
     out.warn('no secret: every delivery is accepted and marked unverified (pass --secret or set SVC_WEBHOOK_SECRET)');
-    if (!LOOPBACK.test(options.host)) out.warn(`listening on ${options.host}, beyond loopback, without a secret: anyone who can reach it can post`);
+    if (!isLoopbackHost(options.host)) out.warn(`listening on ${options.host}, beyond loopback, without a secret: anyone who can reach it can post`);
   } else {
     out.info(`verifying X-Hub-Signature-256 with ${secrets.length} secret${secrets.length > 1 ? 's' : ''}`);
   }
