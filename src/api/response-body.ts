@@ -1,6 +1,9 @@
 import { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 
+/** Twice the largest socket read (connector.ts): writes that are consumed at once never push back. */
+const BODY_HIGH_WATER_MARK = 1 << 20;
+
 /**
  * Where the HTTP client writes a download's body as it parses it. The first chunk waits until the
  * caller has judged the status and hands over a consumer; from then on each chunk goes straight to
@@ -11,7 +14,9 @@ export class ResponseBody extends Writable {
   private waiting: { chunk: Buffer; done: (error?: Error | null) => void } | undefined;
 
   constructor() {
-    super();
+    // A write that returns false pauses undici's parser until 'drain', a turn of the event loop per
+    // chunk; with the default 16 KiB mark every socket read (up to 512 KiB, connector.ts) did that.
+    super({ highWaterMark: BODY_HIGH_WATER_MARK });
     // A failure is reported by readInto; a body nobody reads may fail unheard.
     this.on('error', () => {});
   }
