@@ -1,9 +1,9 @@
 import { CommanderError } from 'commander';
+import { tuneRuntime } from './api/tuning.js';
 import type { Factory } from './context.js';
 import { CliError, ExitCode, InterruptedError, UsageError } from './errors.js';
 import type { Io } from './io.js';
 import { buildProgram } from './program.js';
-import { tuneRuntime } from './runtime.js';
 import { colorChoice } from './settings/resolve.js';
 import { fromSystemError } from './system-errors.js';
 import { Output } from './ui/output.js';

@@ -3,6 +3,7 @@ import type { Dispatcher } from 'undici';
 import { type Clock, systemClock } from '../clock.js';
 import type { CliError } from '../errors.js';
 import { InterruptedError, UnavailableError, UsageError } from '../errors.js';
+import { type DownloadResponse, openDownload } from './archive-download.js';
 import { DEFAULT_RETRY, fullJitterDelay, type RetryPolicy } from './backoff.js';
 import { type Headers, header } from './headers.js';
 import { readErrorBody, readJson } from './bodies.js';
@@ -10,8 +11,9 @@ import { errorForStatus } from './http-errors.js';
 import { type RateLimitWait, rateLimitWait } from './rate-limit.js';
 import { type Links, parseLinkHeader } from './paginate.js';
 import { redactHeader, redactUrl, scrub } from './redact.js';
-import { request, stream, undici } from './undici.js';
-import { createConnector } from './connector.js';
+import { createDispatcher, type ProxySettings, requestTimeouts, type Timeouts } from './dispatcher.js';
+import { classifyNetworkError, networkError } from './network-errors.js';
+import { request } from './undici.js';
 import { checkCredentials } from './transport-policy.js';
 import { API_MEDIA_TYPE, API_VERSION, type ServiceErrorBody } from './types.js';
 
@@ -25,24 +27,6 @@ interface ClientHooks {
   /** Announced before every retry of a failed request. */
   onRetry?: (info: { attempt: number; delayMs: number; reason: string; method: HttpMethod; url: string }) => void;
 }
-
-interface ProxySettings {
-  httpProxy?: string;
-  httpsProxy?: string;
-  noProxy?: string;
-}
-
-interface Timeouts {
-  /** TCP/TLS connect. */
-  connectMs: number;
-  /** From request sent to response headers received. */
-  headersMs: number;
-  /** Longest silence between two body chunks (not a cap on the whole body). */
-  bodyIdleMs: number;
-}
-
-// Generous on purpose: a slow but healthy answer must not hit a cliff; a dead peer must not hang forever.
-const DEFAULT_TIMEOUTS: Timeouts = { connectMs: 15_000, headersMs: 60_000, bodyIdleMs: 60_000 };
 
 export interface ClientOptions {
   baseUrl: string;
@@ -86,12 +70,6 @@ export interface ApiResponse<T> {
   notModified: boolean;
 }
 
-export interface DownloadResponse<B> {
-  status: number;
-  headers: Headers;
-  body: B;
-}
-
 const DEFAULT_MAX_RATE_LIMIT_WAIT_MS = 5 * 60_000;
 const MAX_RATE_LIMIT_WAITS = 4;
 const SECONDARY_DEFAULT_WAIT_MS = 60_000;
@@ -101,8 +79,6 @@ interface CachedResponse {
   data: unknown;
   headers: Headers;
 }
-
-type NetworkFailure = { kind: 'refused' | 'dns' | 'timeout' | 'reset' | 'other'; code: string; message: string };
 
 /**
  * The one HTTP client of the program: required headers, timeouts, retries, rate-limit waits,
@@ -192,7 +168,7 @@ export class ApiClient {
           await this.backoff(retries++, `${failure.code}`, method, printable);
           continue;
         }
-        throw this.networkError(method, url, failure);
+        throw networkError(method, url, failure, this.retry.tries);
       }
 
       const { statusCode: status } = response;
@@ -268,46 +244,12 @@ export class ApiClient {
     return Boolean(this.options.signal?.aborted);
   }
 
-  /**
-   * Opens a download from archive storage (docs/service.md#download-archive). Never sends the API token, not even to the
-   * API's own origin: storage URLs carry their own signature. Not retried here: the caller resumes.
-   * The body is written into `createBody()` as it arrives (undici's stream API), so every byte
-   * received is handed over even when the connection is cut right after.
-   */
+  /** Opens a download from archive storage with this client's connections (archive-download.ts). */
   openDownload<B extends Writable>(url: URL, headers: Record<string, string>, createBody: () => B): Promise<DownloadResponse<B>> {
-    this.throwIfAborted();
-    const printable = redactUrl(url.toString());
-    const sent = { 'user-agent': this.options.userAgent, ...headers };
-    this.trace(`→ GET ${printable}`, sent);
-    return new Promise((resolve, reject) => {
-      let answered = false;
-      const options = { method: 'GET' as const, headers: sent, dispatcher: this.dispatcher, signal: this.options.signal, ...this.requestTimeouts() };
-      stream(url, options, ({ statusCode, headers: raw }) => {
-        answered = true;
-        const responseHeaders = raw;
-        this.trace(`← ${statusCode} GET ${printable}`, {
-          'content-length': header(responseHeaders, 'content-length'),
-          'content-range': header(responseHeaders, 'content-range'),
-          'accept-ranges': header(responseHeaders, 'accept-ranges'),
-          etag: header(responseHeaders, 'etag'),
-        });
-        const body = createBody();
-        resolve({ status: statusCode, headers: responseHeaders, body });
-        return body;
-      }).catch((error: unknown) => {
-        // Once answered, a failure reaches the caller through the body (undici destroys it).
-        if (answered) return;
-        if (this.options.signal?.aborted) return reject(new InterruptedError());
-        const failure = classifyNetworkError(error);
-        this.trace(`✗ GET ${printable} ${failure.code}: ${failure.message}`);
-        reject(
-          new UnavailableError(`the archive download failed: ${failure.code} ${failure.message}`, {
-            hint: 'run the same command again to resume',
-            cause: failure,
-          }),
-        );
-      });
-    });
+    const { signal, userAgent } = this.options;
+    const trace = (line: string, headers?: Record<string, string | undefined>) => this.trace(line, headers);
+    const connection = { dispatcher: this.dispatcher, userAgent, signal, timeouts: this.requestTimeouts(), trace };
+    return openDownload(connection, url, headers, createBody);
   }
 
   async close(): Promise<void> {
@@ -326,8 +268,7 @@ export class ApiClient {
   }
 
   private requestTimeouts(): { headersTimeout: number; bodyTimeout: number } {
-    const timeouts = { ...DEFAULT_TIMEOUTS, ...this.options.timeouts };
-    return { headersTimeout: timeouts.headersMs, bodyTimeout: timeouts.bodyIdleMs };
+    return requestTimeouts(this.options.timeouts);
   }
 
   private async backoff(retry: number, reason: string, method: HttpMethod, url: string): Promise<void> {
@@ -361,27 +302,6 @@ export class ApiClient {
     onTrace(scrub(parts.join('\n'), [this.options.token]));
   }
 
-  private networkError(method: HttpMethod, url: URL, failure: NetworkFailure): CliError {
-    const where = `${method} ${redactUrl(url.toString())}`;
-    if (method === 'POST' && failure.kind !== 'refused' && failure.kind !== 'dns') {
-      return new UnavailableError(
-        `the answer to ${where} was lost (${failure.code}); the migration may have started anyway`,
-        {
-          hint: 'run `svc-migrate list` to see whether it exists before starting another one',
-          cause: failure,
-        },
-      );
-    }
-    if (failure.kind === 'dns') {
-      return new UnavailableError(`cannot resolve the host of ${url.origin} (${failure.code})`, {
-        hint: 'check --base-url / SVC_BASE_URL and your network or proxy settings',
-      });
-    }
-    return new UnavailableError(`${where} failed after ${this.retry.tries} tries: ${failure.code} ${failure.message}`, {
-      hint: 'check your network, proxy settings and --base-url, then try again',
-    });
-  }
-
   private httpError(
     method: HttpMethod,
     url: URL,
@@ -413,40 +333,6 @@ const TRACED_RESPONSE_HEADERS = [
 
 function pickTraceHeaders(headers: Headers): Record<string, string | undefined> {
   return Object.fromEntries(TRACED_RESPONSE_HEADERS.map((name) => [name, header(headers, name)]));
-}
-
-function classifyNetworkError(error: unknown): NetworkFailure {
-  const err = error as { code?: string; message?: string; cause?: { code?: string }; errors?: { code?: string }[] };
-  const code = err.code ?? err.cause?.code ?? err.errors?.[0]?.code ?? 'ERR_NETWORK';
-  const message = err.message ?? String(error);
-  const kind: NetworkFailure['kind'] =
-    code === 'ECONNREFUSED'
-      ? 'refused'
-      : code === 'ENOTFOUND' || code === 'EAI_AGAIN'
-        ? 'dns'
-        : /TIMEOUT/i.test(code)
-          ? 'timeout'
-          : code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE'
-            ? 'reset'
-            : 'other';
-  return { kind, code, message };
-}
-
-function createDispatcher(proxy: ProxySettings | undefined, timeouts: Partial<Timeouts> | undefined): Dispatcher {
-  const { connectMs } = { ...DEFAULT_TIMEOUTS, ...timeouts };
-  if (proxy && (proxy.httpProxy || proxy.httpsProxy)) {
-    // A proxy variable is the user's environment: a value that is not a URL is theirs to fix.
-    for (const [name, value] of [['HTTP_PROXY', proxy.httpProxy], ['HTTPS_PROXY', proxy.httpsProxy]] as const) {
-      if (value && !URL.canParse(value)) {
-        throw new UsageError(`${name} is not a URL: "${value}"`, {
-          hint: `set it to a URL such as http://proxy.example.com:3128, or unset ${name} (and ${name.toLowerCase()})`,
-        });
-      }
-    }
-    const EnvHttpProxyAgent = undici.loadEnvHttpProxyAgent();
-    return new EnvHttpProxyAgent({ connect: { timeout: connectMs }, ...proxy });
-  }
-  return new undici.Agent({ connect: createConnector(connectMs) });
 }
 
 function parseBaseUrl(raw: string): URL {

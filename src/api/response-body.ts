@@ -1,8 +1,6 @@
 import { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-
-/** Twice the largest socket read (connector.ts): writes that are consumed at once never push back. */
-const BODY_HIGH_WATER_MARK = 1 << 20;
+import { BODY_HIGH_WATER_MARK } from './tuning.js';
 
 /**
  * Where the HTTP client writes a download's body as it parses it. The first chunk waits until the
@@ -14,8 +12,6 @@ export class ResponseBody extends Writable {
   private waiting: { chunk: Buffer; done: (error?: Error | null) => void } | undefined;
 
   constructor() {
-    // A write that returns false pauses undici's parser until 'drain', a turn of the event loop per
-    // chunk; with the default 16 KiB mark every socket read (up to 512 KiB, connector.ts) did that.
     super({ highWaterMark: BODY_HIGH_WATER_MARK });
     // A failure is reported by readInto; a body nobody reads may fail unheard.
     this.on('error', () => {});

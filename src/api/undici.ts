@@ -1,39 +1,8 @@
-import { createRequire } from 'node:module';
 import type * as Undici from 'undici';
+import { undiciParts } from './tuning.js';
 
-/**
- * The parts of undici svc-migrate uses, loaded on their own. undici's index also loads fetch,
- * WebSocket, EventSource, caching and mocking, which no command here needs: 90–100 ms of start-up
- * for every command that talks HTTP, where these parts take 35–40 ms (docs/benchmarks.md). Should a
- * later undici move these files, the whole package is loaded instead: slower, never broken.
- */
-export interface UndiciParts {
-  Agent: typeof Undici.Agent;
-  buildConnector: typeof Undici.buildConnector;
-  /** Only loaded when a proxy is configured. */
-  loadEnvHttpProxyAgent(): typeof Undici.EnvHttpProxyAgent;
-}
-
-type Require = (id: string) => unknown;
-
-export function loadUndiciParts(load: Require): UndiciParts {
-  try {
-    // What undici's index does besides loading everything: request, stream, connect… become methods
-    // of every dispatcher (its proxy agent relies on `connect`).
-    const Dispatcher = load('undici/lib/dispatcher/dispatcher.js') as typeof Undici.Dispatcher;
-    Object.assign(Dispatcher.prototype, load('undici/lib/api/index.js'));
-    return {
-      Agent: load('undici/lib/dispatcher/agent.js') as typeof Undici.Agent,
-      buildConnector: load('undici/lib/core/connect.js') as typeof Undici.buildConnector,
-      loadEnvHttpProxyAgent: () => load('undici/lib/dispatcher/env-http-proxy-agent.js') as typeof Undici.EnvHttpProxyAgent,
-    };
-  } catch {
-    const whole = load('undici') as typeof Undici;
-    return { Agent: whole.Agent, buildConnector: whole.buildConnector, loadEnvHttpProxyAgent: () => whole.EnvHttpProxyAgent };
-  }
-}
-
-export const undici = loadUndiciParts(createRequire(import.meta.url));
+/** The parts of undici svc-migrate uses, loaded as this module is (tuning.ts says why in parts). */
+export const undici = undiciParts();
 
 let sharedAgent: Undici.Agent | undefined;
 

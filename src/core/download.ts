@@ -1,15 +1,16 @@
 import { basename } from 'node:path';
-import type { ApiClient, DownloadResponse } from '../api/client.js';
+import type { DownloadResponse } from '../api/archive-download.js';
+import type { ApiClient } from '../api/client.js';
 import { ResponseBody } from '../api/response-body.js';
 import { header } from '../api/headers.js';
 import { getArchiveUrl, getMigration } from '../api/migrations.js';
+import { collectorForChunks } from '../api/tuning.js';
 import { ARCHIVE_RETENTION_MS, type Migration } from '../api/types.js';
 import type { Clock } from '../clock.js';
 import { ArchiveVerificationError, verifyArchive } from './archive/verify.js';
 import { replaceFile } from './exclusive-files.js';
 import { FileSink, type Sink, StreamSink, writeError } from './download-sinks.js';
 import { startBackgroundHash } from './hasher.js';
-import { collectorEvery } from '../runtime.js';
 import { CliError, ExitCode, InterruptedError, MigrationFailedError, UnavailableError } from '../errors.js';
 
 const WARN_BEFORE_DELETION_MS = 24 * 3_600_000;
@@ -160,7 +161,7 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
       ? await FileSink.open(options.target.path, options.target.force, migration)
       : new StreamSink(options.target.stream);
   const hash = options.checksum ? startBackgroundHash() : undefined;
-  const collectGarbage = collectorEvery(GARBAGE_STEP);
+  const collectGarbage = collectorForChunks();
   try {
     const resumedFrom = await sink.resumeFrom(hash);
     const maxResumes = options.maxResumes ?? 5;
@@ -370,7 +371,5 @@ function parseContentRange(
   return { start: Number(match[1]), end: Number(match[2]), total: Number(match[3]) };
 }
 
-/** A download's received buffers are collected every this many bytes (see runtime.ts). */
-const GARBAGE_STEP = 4 << 20;
 /** A cut after at least this much new data is progress, not a strike. */
 const PROGRESS_BYTES = 1 << 20;

@@ -5,8 +5,8 @@ import { Writable } from 'node:stream';
 import type * as Undici from 'undici';
 import type { Dispatcher } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createConnector } from '../../src/api/connector.js';
-import { loadUndiciParts, request, stream, undici } from '../../src/api/undici.js';
+import { createConnector, loadUndiciParts } from '../../src/api/tuning.js';
+import { request, stream, undici } from '../../src/api/undici.js';
 import { type ScriptedServer, startScriptedServer } from '../helpers/scripted-server.js';
 
 const require = createRequire(import.meta.url);

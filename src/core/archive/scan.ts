@@ -7,7 +7,7 @@ import { Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { CliError, InterruptedError, UsageError } from '../../errors.js';
-import { collectorEvery } from '../../runtime.js';
+import { collectorForChunks } from '../../api/tuning.js';
 import { type EntryHandler, type TarEntry, TarFormatError, TarReader } from './tar-reader.js';
 
 /** One thing wrong with an archive, named as precisely as the archive allows. */
@@ -239,8 +239,8 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
   const hash: Hash | undefined = options.sha256 ? createHash('sha256') : undefined;
   let read = 0;
   // As in a download: buffers read and inflated wait for a collection, which would otherwise let
-  // a 1 GiB check hold tens of MB of them (see runtime.ts).
-  const collectGarbage = collectorEvery(4 << 20);
+  // a 1 GiB check hold tens of MB of them (api/tuning.ts).
+  const collectGarbage = collectorForChunks();
   const count = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       read += chunk.length;
