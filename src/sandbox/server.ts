@@ -3,26 +3,16 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { API_VERSION } from '../api/types.js';
-import { buildArchive } from './archive.js';
 import { type FaultSettings, Faults } from './faults.js';
-import {
-  closeServer,
-  decodeSegment,
-  errorBody,
-  excludes,
-  HttpFailure,
-  listen,
-  notFound,
-  readBody,
-  paginate,
-  sendJson as sendJsonBody,
-} from './http.js';
+import { closeServer, decodeSegment, errorBody, HttpFailure, listen, notFound, sendJson } from './http.js';
 import { type RateLimitSettings, RateLimiter } from './ratelimit.js';
-import { BOOLEAN_FIELDS, validateStart } from './start.js';
-import { type AdminParts, handleAdmin } from './admin.js';
+import { handleAdmin } from './routes/admin.js';
+import { dispatch } from './routes/dispatches.js';
+import { handleMigrations } from './routes/migrations.js';
+import type { ApiParts } from './routes/parts.js';
 import { withRepositories } from './scale.js';
-import { DEFAULT_SEED, listedRepository, ownerObject, type SeedData, type SeedOrganization, type SeedToken } from './seed.js';
-import { defaultBody, MigrationStore, SandboxClock, type StoredMigration } from './state.js';
+import { DEFAULT_SEED, type SeedData, type SeedOrganization, type SeedToken } from './seed.js';
+import { MigrationStore, SandboxClock } from './state.js';
 import { ArchiveStorage } from './storage.js';
 import { HookRegistry } from './webhooks.js';
 
@@ -100,7 +90,6 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const dataDir = await mkdtemp(join(tmpdir(), 'svc-migrate-sandbox-'));
   const storage = new ArchiveStorage(clock, faults, (options.archiveUrlTtlSeconds ?? 300) * 1000);
   const exportMs = (options.exportSeconds ?? 2) * 1000;
-  const spam = options.spamLimit ?? { starts: 10, windowSeconds: 60 };
   const limiter = new RateLimiter(options.rateLimit, clock);
   const requestLogLimit = options.requestLogLimit ?? 1000;
 
@@ -151,7 +140,23 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const org = seed.organizations[0];
     return org && store.repositoriesOf(org).find((repo) => repo.name.toLowerCase() === name.toLowerCase());
   });
-  const admin: AdminParts = { seed, clock, faults, store, hooks, requests, baseUrl, storageOrigin };
+  const parts: ApiParts = {
+    seed,
+    clock,
+    faults,
+    store,
+    hooks,
+    requests,
+    baseUrl,
+    storageOrigin,
+    options,
+    storage,
+    dataDir,
+    send: (response, status, body, headers = {}, conditional) => {
+      const onNotModified = () => conditional && refund(conditional, response);
+      sendJson(response, status, body, headers, conditional && { request: conditional, onNotModified });
+    },
+  };
 
   function record(origin: 'api' | 'storage', request: IncomingMessage, response: ServerResponse): void {
     const entry: RecordedSandboxRequest = {
@@ -174,7 +179,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 
   async function handleApi(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', baseUrl);
-    if (url.pathname.startsWith('/_sandbox')) return handleAdmin(admin, request, response, url);
+    if (url.pathname.startsWith('/_sandbox')) return handleAdmin(parts, request, response, url);
     if (faults.takeDrop(url.pathname)) {
       response.socket?.destroy();
       return;
@@ -207,57 +212,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 
     // Split before decoding so an encoded "/" stays inside its segment (`..%2Fx` is one repo name).
     const segments = url.pathname.split('/').slice(1).map(decodeSegment);
-    const [root, orgName, collection, idText, sub, repoName, tail] = segments;
+    const [root, orgName, collection, ...rest] = segments;
     if (root === 'repos' && segments.length === 4 && segments[3] === 'dispatches' && request.method === 'POST') {
-      return dispatch(request, response, token, orgName ?? '', collection ?? '');
+      return dispatch(parts, request, response, token, orgName ?? '', collection ?? '');
     }
     if (root !== 'orgs' || !orgName || collection !== 'migrations') throw notFound();
     requireClassic(token);
     const org = authorize(token, orgName);
-    // HEAD is a GET without the body (node:http leaves the body out).
-    const method = request.method === 'HEAD' ? 'GET' : (request.method ?? 'GET');
-
-    if (idText === undefined) {
-      if (method === 'GET') return listMigrations(request, response, url, org, version);
-      if (method === 'POST') return startMigration(request, response, url, org, version);
-      throw notFound();
-    }
-    if (!/^\d+$/.test(idText)) throw notFound();
-    const migration = store.find(org, Number(idText));
-    if (!migration) throw notFound();
-
-    if (sub === undefined && method === 'GET') {
-      const view = store.view(migration, { excludeRepositories: excludes(url).includes('repositories'), version });
-      const unfinished = view.state === 'pending' || view.state === 'exporting';
-      const pace: Record<string, string> =
-        unfinished && options.pollIntervalSeconds ? { 'x-poll-interval': String(options.pollIntervalSeconds) } : {};
-      return sendJson(response, 200, view, pace, request);
-    }
-    if (sub === 'archive' && segments.length === 5) {
-      if (!store.archiveAvailable(migration)) throw notFound();
-      if (method === 'GET') {
-        response.writeHead(302, { location: storage.signedUrl(storageOrigin, migration.guid) }).end();
-        return;
-      }
-      if (method === 'DELETE') {
-        migration.archiveDeletedAt = clock.now();
-        response.writeHead(204).end();
-        return;
-      }
-    }
-    if (sub === 'repos' && repoName && tail === 'lock' && segments.length === 7 && method === 'DELETE') {
-      const lower = repoName.toLowerCase();
-      // docs/service.md#repository-locks: unlocking a repository that belongs to the migration answers 204.
-      if (!migration.repositories.some((repo) => repo.name.toLowerCase() === lower)) throw notFound();
-      migration.locked.delete(lower);
-      response.writeHead(204).end();
-      return;
-    }
-    if (sub === 'repositories' && segments.length === 5 && method === 'GET') {
-      const { items, links } = paginate(url, migration.repositories);
-      return sendJson(response, 200, items.map((repo) => listedRepository(repo, version)), links, request);
-    }
-    throw notFound();
+    return handleMigrations(parts, { request, response, url, org, version }, rest);
   }
 
   function authenticate(request: IncomingMessage): SeedToken {
@@ -294,103 +256,6 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     response.setHeader('x-ratelimit-used', left.used);
   }
 
-  function listMigrations(
-    request: IncomingMessage,
-    response: ServerResponse,
-    url: URL,
-    org: SeedOrganization,
-    version: string | undefined,
-  ): void {
-    const excludeRepositories = excludes(url).includes('repositories');
-    const { items, links } = paginate(url, store.list(org));
-    const views = items.map((migration) => store.view(migration, { excludeRepositories, version }));
-    sendJson(response, 200, views, links, request);
-  }
-
-  async function startMigration(
-    request: IncomingMessage,
-    response: ServerResponse,
-    url: URL,
-    org: SeedOrganization,
-    version: string | undefined,
-  ): Promise<void> {
-    const raw = await readBody(request);
-    let body: Record<string, unknown>;
-    try {
-      body = JSON.parse(raw) as Record<string, unknown>;
-    } catch {
-      throw new HttpFailure(400, { message: 'Problems parsing JSON' });
-    }
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw new HttpFailure(400, { message: 'Problems parsing JSON: the body must be an object' });
-    }
-    const { repositories, errors } = validateStart(body, org, store);
-    if (errors.length > 0) throw new HttpFailure(422, { message: 'Validation Failed', errors });
-    if (store.recentStarts(org, spam.windowSeconds * 1000) >= spam.starts) {
-      throw new HttpFailure(422, {
-        message: 'Validation Failed',
-        errors: [
-          {
-            resource: 'Migration',
-            code: 'custom',
-            message: 'This endpoint has been spammed: too many migrations started recently',
-          },
-        ],
-      });
-    }
-    const flags = defaultBody(repositories.map((repo) => repo.full_name));
-    for (const field of BOOLEAN_FIELDS) if (body[field] === true) flags[field] = true;
-    const migration = store.start(org, flags, flags.org_metadata_only ? [] : repositories);
-    prepareArchive(migration);
-    if (faults.takeLostStartAnswer()) {
-      response.socket?.destroy();
-      return;
-    }
-    const view = store.view(migration, {
-      excludeRepositories: Array.isArray(body.exclude) && body.exclude.includes('repositories'),
-      version,
-      asStarted: true,
-    });
-    sendJson(response, 201, view, { location: `${baseUrl}${url.pathname}/${migration.id}` });
-  }
-
-  function prepareArchive(migration: StoredMigration): void {
-    let built: ReturnType<typeof buildArchive> | undefined;
-    const build = () => {
-      built ??= buildArchive(dataDir, {
-        migration: store.view(migration),
-        organization: store.view(migration).owner,
-        repositories: migration.repositories,
-        padBytes: options.archivePadBytes ?? 0,
-      });
-      return built;
-    };
-    storage.register(migration.guid, async () => (store.archiveAvailable(migration) ? build() : undefined));
-  }
-
-  /** docs/service.md#repository-dispatch: POST /repos/{owner}/{repo}/dispatches emits repository_dispatch. */
-  async function dispatch(request: IncomingMessage, response: ServerResponse, token: SeedToken, owner: string, name: string) {
-    const org = store.organization(owner);
-    const repository = org && store.repositoriesOf(org).find((repo) => repo.name.toLowerCase() === name.toLowerCase());
-    if (!org || !repository || ![...org.owners, ...org.members].includes(token.user)) throw notFound();
-    let body: { event_type?: unknown; client_payload?: unknown };
-    try {
-      body = JSON.parse((await readBody(request)) || '{}') as typeof body;
-    } catch {
-      throw new HttpFailure(400, { message: 'Problems parsing JSON' });
-    }
-    if (typeof body.event_type !== 'string' || body.event_type.length === 0 || body.event_type.length > 100) {
-      throw new HttpFailure(422, {
-        message: 'Validation Failed',
-        errors: [{ resource: 'Dispatch', field: 'event_type', code: 'invalid', message: 'event_type must be a string of 1 to 100 characters' }],
-      });
-    }
-    const user = seed.users.find((u) => u.login === token.user) ?? { login: token.user, id: 0 };
-    const sender = ownerObject(user.login, user.id, 'User', { api: baseUrl, web: 'https://sandbox.invalid' });
-    await hooks.dispatch(repository, sender as unknown as Record<string, unknown>, body.event_type, body.client_payload);
-    response.writeHead(204).end();
-  }
-
   const ownerToken =
     seed.tokens.find(
       (token) => token.kind === 'classic' && !token.revoked && seed.organizations[0]?.owners.includes(token.user),
@@ -412,15 +277,4 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       await rm(dataDir, { recursive: true, force: true });
     },
   };
-
-  function sendJson(
-    response: ServerResponse,
-    status: number,
-    body: unknown,
-    headers: Record<string, string> = {},
-    conditional?: IncomingMessage,
-  ): void {
-    const onNotModified = () => conditional && refund(conditional, response);
-    sendJsonBody(response, status, body, headers, conditional && { request: conditional, onNotModified });
-  }
 }

@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { API_VERSION } from '../api/types.js';
-import type { Faults } from './faults.js';
-import { HttpFailure, notFound, readBody, sendJson } from './http.js';
-import type { SeedData } from './seed.js';
-import type { RecordedSandboxRequest } from './server.js';
-import type { MigrationStore, SandboxClock } from './state.js';
-import { EmitError, type EmitRequest, type HookRegistry, type HookTarget } from './webhooks.js';
+import { API_VERSION } from '../../api/types.js';
+import type { Faults } from '../faults.js';
+import { HttpFailure, notFound, readBody, sendJson } from '../http.js';
+import type { SeedData } from '../seed.js';
+import type { RecordedSandboxRequest } from '../server.js';
+import type { MigrationStore, SandboxClock } from '../state.js';
+import { EmitError, type EmitRequest, type HookRegistry, type HookTarget } from '../webhooks.js';
 
 /** What the admin calls (`/_sandbox/…`, docs/sandbox.md) reach into. */
 export interface AdminParts {

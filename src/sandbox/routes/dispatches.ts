@@ -1,0 +1,35 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { HttpFailure, notFound, readBody } from '../http.js';
+import { ownerObject, type SeedToken } from '../seed.js';
+import type { ApiParts } from './parts.js';
+
+/** docs/service.md#repository-dispatch: POST /repos/{owner}/{repo}/dispatches emits repository_dispatch. */
+export async function dispatch(
+  parts: ApiParts,
+  request: IncomingMessage,
+  response: ServerResponse,
+  token: SeedToken,
+  owner: string,
+  name: string,
+): Promise<void> {
+  const { store, seed, hooks, baseUrl } = parts;
+  const org = store.organization(owner);
+  const repository = org && store.repositoriesOf(org).find((repo) => repo.name.toLowerCase() === name.toLowerCase());
+  if (!org || !repository || ![...org.owners, ...org.members].includes(token.user)) throw notFound();
+  let body: { event_type?: unknown; client_payload?: unknown };
+  try {
+    body = JSON.parse((await readBody(request)) || '{}') as typeof body;
+  } catch {
+    throw new HttpFailure(400, { message: 'Problems parsing JSON' });
+  }
+  if (typeof body.event_type !== 'string' || body.event_type.length === 0 || body.event_type.length > 100) {
+    throw new HttpFailure(422, {
+      message: 'Validation Failed',
+      errors: [{ resource: 'Dispatch', field: 'event_type', code: 'invalid', message: 'event_type must be a string of 1 to 100 characters' }],
+    });
+  }
+  const user = seed.users.find((u) => u.login === token.user) ?? { login: token.user, id: 0 };
+  const sender = ownerObject(user.login, user.id, 'User', { api: baseUrl, web: 'https://sandbox.invalid' });
+  await hooks.dispatch(repository, sender as unknown as Record<string, unknown>, body.event_type, body.client_payload);
+  response.writeHead(204).end();
+}
