@@ -1,8 +1,4 @@
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { access, open, readFile, rename, rm, stat } from 'node:fs/promises';
-import { basename, join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
+import { join } from 'node:path';
 import type { ApiClient } from '../../api/client.js';
 import { deleteArchive, listAllMigrations, startMigration } from '../../api/migrations.js';
 import type { Migration, StartMigrationBody } from '../../api/types.js';
@@ -17,9 +13,6 @@ import {
   UsageError,
   ValidationError,
 } from '../../errors.js';
-import { verifyArchive } from '../archive/verify.js';
-import { replaceFile } from '../exclusive-files.js';
-import { type DownloadProgress, downloadArchive } from '../download.js';
 import { unlockRepositories } from '../unlock.js';
 import {
   type BatchRecord,
@@ -31,7 +24,9 @@ import {
   readJournal,
   writeJournal,
 } from './journal.js';
+import { fetchBatchArchive } from './archive.js';
 import { MigrationPoller } from './poller.js';
+import { Slots } from './slots.js';
 
 export const DEFAULT_BATCH_SIZE = 50;
 export const DEFAULT_PARALLEL = 4;
@@ -231,7 +226,7 @@ export async function runOrgExport(client: ApiClient, options: OrgExportOptions)
           break;
         }
         case 'exported':
-          await downloadBatch(batch, id as number);
+          await fetchBatchArchive(client, { ...options, emit }, batch, id as number);
           await step(
             batch,
             'downloaded',
@@ -272,52 +267,6 @@ export async function runOrgExport(client: ApiClient, options: OrgExportOptions)
           return;
       }
     }
-  };
-
-  const downloadBatch = async (batch: BatchRecord, id: number): Promise<void> => {
-    const path = join(dir, `migration-${id}.tar.gz`);
-    // A run stopped after the last byte arrived: the whole archive is in the .part, fetching it
-    // again would redo a finished download. It is checked, then renamed into place.
-    if (await completePart(path, id)) {
-      const report = await verifyArchive(`${path}.part`, { signal: options.signal });
-      if (report.ok) {
-        const part = await open(`${path}.part`, 'r');
-        try {
-          await part.sync();
-        } finally {
-          await part.close();
-        }
-        await rename(`${path}.part`, path);
-        await rm(`${path}.part.json`, { force: true });
-      }
-    }
-    if (await exists(path)) {
-      // Renamed into place by a run that stopped before writing down that it had.
-      const report = await verifyArchive(path, { signal: options.signal });
-      if (report.ok || !options.verify) {
-        const sha256 = await sha256File(path);
-        await replaceFile(`${path}.sha256`, `${sha256}  ${basename(path)}\n`);
-        batch.archive = { path, bytes: report.bytes, sha256, verified: report.ok };
-        return;
-      }
-    }
-    const result = await downloadArchive(client, {
-      org,
-      id,
-      target: { path, force: true },
-      checksum: options.checksum,
-      verify: options.verify ? { signal: options.signal } : false,
-      clock,
-      onProgress: (progress: DownloadProgress) =>
-        emit({ type: 'download', batch: batch.index, migrationId: id, received: progress.received, total: progress.total }),
-      onNotice: (message) => emit({ type: 'notice', message: `batch ${batch.index}: ${message}` }),
-    });
-    batch.archive = {
-      path: result.path,
-      bytes: result.bytes,
-      ...(result.sha256 ? { sha256: result.sha256 } : {}),
-      verified: result.verified,
-    };
   };
 
   // At most `parallel` migrations on the service (start to exported) and at most `parallel` archives
@@ -378,28 +327,6 @@ export async function runOrgExport(client: ApiClient, options: OrgExportOptions)
 
 const ON_DISK_STATES: ReadonlySet<BatchState> = new Set(['exported', 'downloaded', 'unlocked', 'done', 'failed']);
 
-/** A counting semaphore, first come first served, so batches start in the order of the plan. */
-class Slots {
-  private free: number;
-  private readonly waiting: (() => void)[] = [];
-
-  constructor(size: number) {
-    this.free = size;
-  }
-
-  async run(work: () => Promise<void>): Promise<void> {
-    if (this.free > 0) this.free--;
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
-    try {
-      await work();
-    } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.free++;
-    }
-  }
-}
-
 /** A migration this batch started but whose answer never came: same repositories, created after the start was sent. */
 async function findStarted(
   client: ApiClient,
@@ -433,30 +360,4 @@ function worse(a: number, b: number): number {
             ? 10
             : code;
   return rank(b) > rank(a) ? b : a;
-}
-
-/** Whether `<path>.part` holds every byte its side file says storage announced for migration `id`. */
-async function completePart(path: string, id: number): Promise<boolean> {
-  try {
-    const meta = JSON.parse(await readFile(`${path}.part.json`, 'utf8')) as { migrationId?: number; total?: number };
-    const part = await stat(`${path}.part`);
-    return meta.migrationId === id && typeof meta.total === 'number' && part.isFile() && part.size === meta.total;
-  } catch {
-    return false;
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function sha256File(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  await pipeline(createReadStream(path), hash);
-  return hash.digest('hex');
 }
