@@ -31,7 +31,7 @@ interface Route {
 
 type CollectionHandler = (parts: ApiParts, call: MigrationCall) => void | Promise<void>;
 
-/** docs/service.md#endpoints; every other method or path is a 404, as the service answers it. */
+/** The table of docs/service.md#endpoints; the sandbox answers any other method or path with a 404. */
 const COLLECTION: Partial<Record<string, CollectionHandler>> = { GET: listMigrations, POST: startMigration };
 const ROUTES: Route[] = [
   { method: 'GET', path: [], handle: showMigration },
