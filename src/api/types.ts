@@ -70,7 +70,13 @@ export const REPOSITORY_URL_FIELDS = [
   'hooks_url',
   'svn_url',
 ] as const;
-type RepositoryUrls = Record<(typeof REPOSITORY_URL_FIELDS)[number], string>;
+type RepositoryUrlField = (typeof REPOSITORY_URL_FIELDS)[number];
+type RepositoryUrls = Record<RepositoryUrlField, string>;
+
+/** The URLs to clone from, which the simple-repository shape (SIMPLE_REPOSITORY_FIELDS) leaves out. */
+const CLONE_URL_FIELDS = ['git_url', 'ssh_url', 'clone_url', 'mirror_url', 'svn_url'] as const satisfies readonly RepositoryUrlField[];
+type CloneUrlField = (typeof CLONE_URL_FIELDS)[number];
+const isCloneUrl = (field: RepositoryUrlField): field is CloneUrlField => (CLONE_URL_FIELDS as readonly string[]).includes(field);
 
 interface SecurityFeatureStatus {
   status: string;
@@ -141,8 +147,8 @@ export interface Repository extends RepositoryUrls {
 
 /**
  * The fields a migration's `repositories` items keep under API version 2026-03-10
- * (docs/service.md#versioning): the simple-repository shape, 46 fields. Older versions embed the
- * full repository object, which has all of these.
+ * (docs/service.md#versioning): the simple-repository shape, 46 fields, in the service's order (every
+ * URL but the clone URLs). Older versions embed the full repository object, which has all of these.
  */
 export const SIMPLE_REPOSITORY_FIELDS = [
   'id',
@@ -153,44 +159,7 @@ export const SIMPLE_REPOSITORY_FIELDS = [
   'private',
   'description',
   'fork',
-  'url',
-  'html_url',
-  'archive_url',
-  'assignees_url',
-  'blobs_url',
-  'branches_url',
-  'collaborators_url',
-  'comments_url',
-  'commits_url',
-  'compare_url',
-  'contents_url',
-  'contributors_url',
-  'deployments_url',
-  'downloads_url',
-  'events_url',
-  'forks_url',
-  'git_commits_url',
-  'git_refs_url',
-  'git_tags_url',
-  'issue_comment_url',
-  'issue_events_url',
-  'issues_url',
-  'keys_url',
-  'labels_url',
-  'languages_url',
-  'merges_url',
-  'milestones_url',
-  'notifications_url',
-  'pulls_url',
-  'releases_url',
-  'stargazers_url',
-  'statuses_url',
-  'subscribers_url',
-  'subscription_url',
-  'tags_url',
-  'teams_url',
-  'trees_url',
-  'hooks_url',
+  ...REPOSITORY_URL_FIELDS.filter((field): field is Exclude<RepositoryUrlField, CloneUrlField> => !isCloneUrl(field)),
 ] as const;
 export type SimpleRepository = Pick<Repository, (typeof SIMPLE_REPOSITORY_FIELDS)[number]>;
 

@@ -21,7 +21,7 @@ interface SandboxCommandOptions {
 /** Runs the emulator in the foreground until Ctrl-C. */
 async function sandbox(context: Context, options: SandboxCommandOptions): Promise<void> {
   const { startSandbox } = await import('../sandbox/server.js');
-  const { validateSeed } = await import('../sandbox/seed.js');
+  const { describeToken, validateSeed } = await import('../sandbox/seed.js');
   const sandboxOptions: SandboxOptions = {
     port: options.port ?? 0,
     storagePort: options.storagePort ?? 0,
@@ -66,13 +66,7 @@ async function sandbox(context: Context, options: SandboxCommandOptions): Promis
       storageOrigin: running.storageOrigin,
       org: running.org,
       token: running.ownerToken,
-      tokens: running.tokens.map(({ token, kind, user, revoked, label }) => ({
-        token,
-        kind,
-        user,
-        revoked: Boolean(revoked),
-        label,
-      })),
+      tokens: running.tokens.map(describeToken),
     },
     (info) => sandboxBanner(info, context.out.theme),
   );

@@ -14,6 +14,11 @@ export interface SeedToken {
   label: string;
 }
 
+/** A token as `svc-migrate sandbox` and `GET /_sandbox` show it. */
+export function describeToken({ token, kind, user, revoked, label }: SeedToken) {
+  return { token, kind, user, revoked: Boolean(revoked), label };
+}
+
 export interface SeedRepository {
   name: string;
   description?: string | null;

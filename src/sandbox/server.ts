@@ -140,23 +140,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const org = seed.organizations[0];
     return org && store.repositoriesOf(org).find((repo) => repo.name.toLowerCase() === name.toLowerCase());
   });
-  const parts: ApiParts = {
-    seed,
-    clock,
-    faults,
-    store,
-    hooks,
-    requests,
-    baseUrl,
-    storageOrigin,
-    options,
-    storage,
-    dataDir,
-    send: (response, status, body, headers = {}, conditional) => {
-      const onNotModified = () => conditional && refund(conditional, response);
-      sendJson(response, status, body, headers, conditional && { request: conditional, onNotModified });
-    },
+  const send: ApiParts['send'] = (response, status, body, headers = {}, conditional) => {
+    const onNotModified = () => conditional && refund(conditional, response);
+    sendJson(response, status, body, headers, conditional && { request: conditional, onNotModified });
   };
+  const parts: ApiParts = { seed, clock, faults, store, hooks, requests, baseUrl, storageOrigin, options, storage, dataDir, send };
 
   function record(origin: 'api' | 'storage', request: IncomingMessage, response: ServerResponse): void {
     const entry: RecordedSandboxRequest = {

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { API_VERSION } from '../../api/types.js';
 import type { Faults } from '../faults.js';
 import { HttpFailure, notFound, readBody, sendJson } from '../http.js';
-import type { SeedData } from '../seed.js';
+import { describeToken, type SeedData } from '../seed.js';
 import type { RecordedSandboxRequest } from '../server.js';
 import type { MigrationStore, SandboxClock } from '../state.js';
 import { EmitError, type EmitRequest, type HookRegistry, type HookTarget } from '../webhooks.js';
@@ -83,13 +83,7 @@ function describe({ baseUrl, storageOrigin, seed }: AdminParts) {
     storageOrigin,
     org: seed.organizations[0]?.login,
     apiVersion: API_VERSION,
-    tokens: seed.tokens.map(({ token, kind, user, revoked, label }) => ({
-      token,
-      kind,
-      user,
-      revoked: Boolean(revoked),
-      label,
-    })),
+    tokens: seed.tokens.map(describeToken),
   };
 }
 
