@@ -3,7 +3,7 @@ import { listAllMigrations, listMigrations } from '../api/migrations.js';
 import { MIGRATION_STATES, type Migration, type MigrationState } from '../api/types.js';
 import type { Context, Runner } from '../context.js';
 import { migrationsTable } from '../ui/tables.js';
-import { parsePositiveInt } from './common/options.js';
+import { addPagingOptions } from './common/flags.js';
 
 interface ListOptions {
   perPage?: number;
@@ -47,12 +47,8 @@ async function list(context: Context, options: ListOptions): Promise<Migration[]
 }
 
 export function register(program: Command, run: Runner): void {
-  program
-    .command('list')
-    .description('list the organization\'s migrations, newest first')
-    .option('--per-page <n>', 'migrations per page (1-100, default 30)', parsePositiveInt)
-    .option('--page <n>', 'page to show (default 1)', parsePositiveInt)
-    .option('--all', 'follow Link: rel="next" and list every page')
+  const command = program.command('list').description('list the organization\'s migrations, newest first');
+  addPagingOptions(command, 'migrations')
     .addOption(new Option('--state <state>', 'only migrations in this state (searches every page)').choices(MIGRATION_STATES))
     .addOption(new Option('--exclude <attr>', 'leave repositories out of the answer (faster)').choices(['repositories']))
     .addHelpText(

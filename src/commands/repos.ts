@@ -3,7 +3,8 @@ import { listAllMigrationRepositories, listMigrationRepositories } from '../api/
 import type { Repository } from '../api/types.js';
 import type { Context, Runner } from '../context.js';
 import { repositoriesTable } from '../ui/tables.js';
-import { parseMigrationId, parsePositiveInt } from './common/options.js';
+import { addPagingOptions } from './common/flags.js';
+import { parseMigrationId } from './common/options.js';
 
 interface ReposOptions {
   perPage?: number;
@@ -27,13 +28,11 @@ async function repos(context: Context, id: number, options: ReposOptions): Promi
 }
 
 export function register(program: Command, run: Runner): void {
-  program
+  const command = program
     .command('repos')
     .description('list the repositories of a migration')
-    .argument('<migration-id>', 'the migration id', parseMigrationId)
-    .option('--per-page <n>', 'repositories per page (1-100, default 30)', parsePositiveInt)
-    .option('--page <n>', 'page to show (default 1)', parsePositiveInt)
-    .option('--all', 'follow Link: rel="next" and list every page')
+    .argument('<migration-id>', 'the migration id', parseMigrationId);
+  addPagingOptions(command, 'repositories')
     .addHelpText(
       'after',
       `

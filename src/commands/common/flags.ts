@@ -5,10 +5,10 @@ import type { Context } from '../../context.js';
 import { normalizeRepositories, parseReposFile, type RepositoryEntry } from '../../core/repo-list.js';
 import { UsageError } from '../../errors.js';
 import { parseDuration } from '../../settings/resolve.js';
-import { parseSeconds } from './options.js';
+import { parsePositiveInt, parseSeconds } from './options.js';
 import { fromSystemError } from '../../system-errors.js';
 
-// Options and helpers that several commands share (start/export, status/download/export).
+// Options and helpers that several commands share (start/export, status/download/export, list/repos).
 
 export interface StartFlags {
   reposFile?: string;
@@ -44,6 +44,14 @@ export function addStartOptions(command: Command): Command {
   command.option('--repos-file <file>', 'repositories, one per line (# comments); - reads stdin');
   for (const [key, , description] of BODY_FLAGS) command.option(flagName(key), description);
   return command.addOption(new Option('--exclude <attr>', 'leave repositories out of the answer').choices(['repositories']));
+}
+
+/** The paging flags of a list endpoint (docs/service.md#limits); `what` names the items listed. */
+export function addPagingOptions(command: Command, what: string): Command {
+  return command
+    .option('--per-page <n>', `${what} per page (1-100, default 30)`, parsePositiveInt)
+    .option('--page <n>', 'page to show (default 1)', parsePositiveInt)
+    .option('--all', 'follow Link: rel="next" and list every page');
 }
 
 export function addWaitOptions(command: Command): Command {
