@@ -161,6 +161,7 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
       ? await FileSink.open(options.target.path, options.target.force, migration)
       : new StreamSink(options.target.stream);
   const hash = options.checksum ? startBackgroundHash() : undefined;
+  // Received buffers are freed as the download goes, not tens of MB later (api/tuning.ts).
   const collectGarbage = collectorForChunks();
   try {
     const resumedFrom = await sink.resumeFrom(hash);
