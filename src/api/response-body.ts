@@ -12,7 +12,7 @@ export class ResponseBody extends Writable {
   private waiting: { chunk: Buffer; done: (error?: Error | null) => void } | undefined;
 
   constructor() {
-    // Larger than any socket read, so undici's parser never waits on us (api/tuning.ts).
+    // Twice the largest socket read: a chunk consumed at once never pauses undici's parser (api/tuning.ts).
     super({ highWaterMark: BODY_HIGH_WATER_MARK });
     // A failure is reported by readInto; a body nobody reads may fail unheard.
     this.on('error', () => {});
