@@ -130,11 +130,13 @@ export async function receiverBench() {
     ours: [[BIN, 'webhook', 'listen', '--port', '0', '--secret', SECRET], 'stderr', delivery.headers],
     octokit: [[fileURLToPath(new URL('./octokit-receiver.js', import.meta.url)), SECRET], 'stdout', githubHeaders],
     floor: [[fileURLToPath(new URL('./floor-receiver.js', import.meta.url))], 'stdout', delivery.headers],
+    // The least any receiver that verifies and parses each delivery must do, on node:http.
+    floorChecked: [[fileURLToPath(new URL('./floor-receiver.js', import.meta.url)), SECRET], 'stdout', delivery.headers],
     // Each delivery written, fsync'd and renamed, the directory fsync'd, before its 200.
     save: [[BIN, 'webhook', 'listen', '--port', '0', '--secret', SECRET, '--save', saveDir], 'stderr', delivery.headers],
   };
   const only = process.env.BENCH_RECEIVERS?.split(',');
-  const results = { ours: [], octokit: [], floor: [], save: [] };
+  const results = { ours: [], octokit: [], floor: [], floorChecked: [], save: [] };
   // Interleaved, so a slow spell of the machine does not fall on one receiver only.
   for (let i = 0; i < RUNS; i++) {
     for (const [name, [args, readAddress, headers]] of Object.entries(receivers)) {
@@ -152,6 +154,7 @@ export async function receiverBench() {
   }
   const perRound = (name) => results[name].map((r, i) => (results.octokit[i] ? (r.requests.average / results.octokit[i].requests.average).toFixed(2) : '-'));
   if (results.ours.length) process.stderr.write(`receiver ours/octokit per round: ${perRound('ours').join(' ')}\n`);
+  if (results.floorChecked.length) process.stderr.write(`receiver floorChecked/octokit per round: ${perRound('floorChecked').join(' ')}\n`);
   if (results.save.length) process.stderr.write(`receiver save/octokit per round: ${perRound('save').join(' ')}\n`);
   if (only) return [];
   const rate = (name) => median(results[name].map((result) => result.requests.average));
@@ -182,6 +185,15 @@ export async function receiverBench() {
       baseline: rate('floor'),
       baselineName: 'node:http reading the body and answering, nothing verified',
       target: undefined,
+      unit: 'req/s',
+    },
+    {
+      name: 'node:http with an HMAC check and JSON.parse per delivery (the least a verifying receiver does), requests/s',
+      ours: rate('floorChecked'),
+      baseline: rate('octokit'),
+      baselineName: '@octokit/webhooks createNodeMiddleware',
+      target: undefined,
+      higherIsBetter: true,
       unit: 'req/s',
     },
     {

@@ -1,6 +1,5 @@
 import { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { BODY_HIGH_WATER_MARK } from './tuning.js';
 
 /**
  * Where the HTTP client writes a download's body as it parses it. The first chunk waits until the
@@ -12,8 +11,10 @@ export class ResponseBody extends Writable {
   private waiting: { chunk: Buffer; done: (error?: Error | null) => void } | undefined;
 
   constructor() {
-    // Twice the largest socket read: a chunk consumed at once never pauses undici's parser (api/tuning.ts).
-    super({ highWaterMark: BODY_HIGH_WATER_MARK });
+    // The default high-water mark on purpose: each write pushes back, so undici stops parsing until
+    // the chunk is consumed and nothing waits in this stream's buffer, where a cut connection would
+    // drop it unwritten (a 1 MiB mark saved little and lost those bytes; docs/benchmarks.md).
+    super();
     // A failure is reported by readInto; a body nobody reads may fail unheard.
     this.on('error', () => {});
   }

@@ -133,15 +133,6 @@ function primeAllocator(): void {
   Buffer.allocUnsafeSlow(16 << 20);
 }
 
-// The body's high-water mark (docs/benchmarks.md).
-
-/**
- * The high-water mark of a download's body (response-body.ts): twice the largest socket read. A
- * write that returns false pauses undici's parser until 'drain', a turn of the event loop per chunk;
- * with the default 16 KiB mark every socket read did that. Writes consumed at once never push back.
- */
-export const BODY_HIGH_WATER_MARK = 1 << 20;
-
 // Young-generation collections (docs/benchmarks.md, "Memory").
 
 /** Received (or read) bytes between two collections. */
