@@ -35,6 +35,10 @@ async function sandboxArchive() {
   return { ...box, output, id: migration.id };
 }
 
+let shared: Promise<string> | undefined;
+/** One sandbox archive for the tests that only read it (each tampers with a copy of its own). */
+const goodArchive = () => (shared ??= sandboxArchive().then(({ output }) => output));
+
 function readMembers(file: string): Member[] {
   const members: Member[] = [];
   const reader = new TarReader((entry) => {
@@ -71,7 +75,7 @@ const verify = (file: string, extra: string[] = [], env: Record<string, string> 
 
 describe('archive verify', () => {
   it('passes the sandbox\'s archive, reading packed and loose git objects with git fsck', async () => {
-    const { output } = await sandboxArchive();
+    const output = await goodArchive();
     const result = await verify(output);
     expect(result.code, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout);
@@ -86,7 +90,7 @@ describe('archive verify', () => {
   });
 
   it('fails a truncated archive with exit 9', async () => {
-    const { output } = await sandboxArchive();
+    const output = await goodArchive();
     const bytes = readFileSync(output);
     const cut = join(tempDir(), 'cut.tar.gz');
     writeFileSync(cut, bytes.subarray(0, Math.floor(bytes.length / 2)));
@@ -97,7 +101,7 @@ describe('archive verify', () => {
   });
 
   it('names the repository whose loose git object was altered', async () => {
-    const { output } = await sandboxArchive();
+    const output = await goodArchive();
     const members = readMembers(output);
     const blob = members.find((m) => /^repositories\/octo-org\/Hello-World\.git\/objects\/[0-9a-f]{2}\//.test(m.name) && inflateSync(m.data).toString().startsWith('blob'))!;
     // Same name, different content: only a check of content against name can see it.
@@ -113,7 +117,7 @@ describe('archive verify', () => {
   });
 
   it('names the repository whose pack was altered', async () => {
-    const { output } = await sandboxArchive();
+    const output = await goodArchive();
     const members = readMembers(output);
     const packFile = members.find((m) => m.name.startsWith('repositories/octo-org/docs.site.git/objects/pack/') && m.name.endsWith('.pack'))!;
     packFile.data[40] = (packFile.data[40] as number) ^ 0xff;
@@ -123,7 +127,7 @@ describe('archive verify', () => {
   });
 
   it('fails when a repository listed in the metadata has no git data', async () => {
-    const { output } = await sandboxArchive();
+    const output = await goodArchive();
     const members = readMembers(output).filter((m) => !m.name.startsWith('repositories/octo-org/widgets.git'));
     const result = await verify(await writeArchive(members, join(tempDir(), 'missing.tar.gz')));
     expect(result.code).toBe(9);
@@ -133,7 +137,7 @@ describe('archive verify', () => {
   });
 
   it('fails members escaping with .. or an absolute path, and symlinks pointing outside', async () => {
-    const { output } = await sandboxArchive();
+    const output = await goodArchive();
     const members = readMembers(output);
     members.push(
       { name: 'attachments/../../evil.sh', type: 'file', data: Buffer.from('#!/bin/sh\n') },
@@ -151,7 +155,7 @@ describe('archive verify', () => {
   });
 
   it('names members that clash (a file where a directory must be) instead of failing as a bug', async () => {
-    const { output } = await sandboxArchive();
+    const output = await goodArchive();
     const members = readMembers(output).map((m) =>
       m.name === 'repositories/octo-org/widgets.git/objects/' ? { ...m, name: 'repositories/octo-org/widgets.git/objects', type: 'file' as const } : m,
     );
@@ -163,7 +167,7 @@ describe('archive verify', () => {
   });
 
   it('fails metadata that does not parse, and a human report names it', async () => {
-    const { output } = await sandboxArchive();
+    const output = await goodArchive();
     const members = readMembers(output);
     members.find((m) => m.name === 'issues_000001.json')!.data = Buffer.from('[{"title": "cut here');
     const file = await writeArchive(members, join(tempDir(), 'json.tar.gz'));
@@ -175,7 +179,7 @@ describe('archive verify', () => {
 
   // Spawned: the git it looks for is found on the PATH of the process.
   it('says plainly that the git check was skipped when git is not on PATH', async () => {
-    const { output } = await sandboxArchive();
+    const output = await goodArchive();
     const result = await spawnCli(['archive', 'verify', output, '--json'], { env: { PATH: '/nonexistent' }, timeoutMs: 60_000 });
     expect(result.code, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout);
@@ -231,7 +235,7 @@ describe('archive verify', () => {
 
 describe('archive inspect', () => {
   it('lists the organization, repositories with refs and size, and metadata counts', async () => {
-    const { output } = await sandboxArchive();
+    const output = await goodArchive();
     const result = await runCli(['archive', 'inspect', output, '--json']);
     expect(result.code, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout);
@@ -249,7 +253,7 @@ describe('archive inspect', () => {
 
 describe('verification is part of the job', () => {
   it('download writes <archive>.sha256 in sha256sum format and reports the check', async () => {
-    const { output } = await sandboxArchive();
+    const output = await goodArchive();
     const digest = createHash('sha256').update(readFileSync(output)).digest('hex');
     expect(readFileSync(`${output}.sha256`, 'utf8')).toBe(`${digest}  good.tar.gz\n`);
   });
