@@ -31,10 +31,21 @@ export default defineConfig({
     // default (one worker) leaves the machine idle half the time.
     maxWorkers: 3,
     projects: [
-      // Pure modules: no servers, children or environment changes. One module graph per worker
-      // instead of a fresh fork and imports for each file halves what these files cost.
+      // One module graph per worker instead of a fresh fork and imports for each file: that alone
+      // halves what the unit files cost.
       { test: { ...shared, name: 'unit', include: ['test/unit/**/*.test.ts'], isolate: false } },
-      { test: { ...shared, name: 'behaviour', include: ['test/**/*.test.ts'], exclude: ['test/unit/**'] } },
+      // The rest shares modules too; what a test starts (sandboxes, listeners) ends after it
+      // (test/helpers/cleanup.ts), and each file's own servers and children in its own hooks.
+      {
+        test: {
+          ...shared,
+          name: 'behaviour',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/unit/**'],
+          isolate: false,
+          setupFiles: ['test/helpers/cleanup.ts'],
+        },
+      },
     ],
   },
 });
