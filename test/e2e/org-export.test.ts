@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { verifyArchive } from '../../src/core/archive/verify.js';
 import type { Journal } from '../../src/core/org-export/journal.js';
 import type { Sandbox } from '../../src/sandbox/server.js';
@@ -114,7 +114,8 @@ describe('export --output-dir (a whole organization)', () => {
     snapshot();
     const resumesBefore = sandbox.requests.filter((r) => r.origin === 'storage' && r.headers.range).length;
 
-    // 4. Then to the end.
+    // 4. Then to the end, in-process on the sandbox's clock; the throttle only made room for the kills.
+    sandbox.faults.set({ throttleBytesPerSecond: undefined });
     const result = await runCli(args, { env, timeoutMs: 120_000 });
     expect(result.code, result.stderr).toBe(0);
     await nothingReleasedEarly(sandbox, out);
@@ -300,8 +301,11 @@ describe('export --output-dir (a whole organization)', () => {
         server.once('exit', () => reject(new Error('the sandbox exited')));
       });
       writeFileSync(join(dir, 'repos.txt'), `${names(1000).join('\n')}\n`);
-      // git is kept off PATH: the deep `git fsck` of 1,000 repositories is archive verify's own test's business.
-      const env = { SVC_BASE_URL: info.baseUrl, SVC_TOKEN: info.token, SVC_ORG: info.org, PATH: '/nonexistent' };
+      // git is kept off PATH: the deep `git fsck` of 1,000 repositories (a thousand child processes)
+      // is archive verify's own test's business. In-process, git is looked up on this process's
+      // PATH, not on the environment the program is given.
+      vi.stubEnv('PATH', '/nonexistent');
+      const env = { SVC_BASE_URL: info.baseUrl, SVC_TOKEN: info.token, SVC_ORG: info.org };
       const result = await runCli(
         ['export', '--repos-file', join(dir, 'repos.txt'), '--output-dir', join(dir, 'out'), '--batch-size', '100',
           '--parallel', '4', '--interval', '0.2', '--json'],
@@ -312,6 +316,7 @@ describe('export --output-dir (a whole organization)', () => {
       expect(summary.verified_repositories).toBe(1000);
       expect(readdirSync(join(dir, 'out')).filter((f) => f.endsWith('.tar.gz'))).toHaveLength(10);
     } finally {
+      vi.unstubAllEnvs();
       server.kill('SIGINT');
     }
   }, 300_000);

@@ -27,7 +27,8 @@ describe('the published package', () => {
     expect(files.filter((f) => /^(src|test|bench|scripts)\/|tsconfig|eslint|knip/.test(f))).toEqual([]);
 
     const prefix = mkdtempSync(join(tmpdir(), 'svc-prefix-'));
-    await exec('npm', ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--omit=dev', join(out, packed!.filename)]);
+    // From the local cache where it holds the dependencies (npm ci filled it): the registry is asked only for what it lacks.
+    await exec('npm', ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--omit=dev', '--prefer-offline', join(out, packed!.filename)]);
     const bin = join(prefix, 'node_modules', '.bin', 'svc-migrate');
     expect((await exec(bin, ['--version'])).stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
     expect((await exec(bin, ['--help'])).stdout).toMatch(/Typical workflow/);

@@ -42,7 +42,7 @@ describe('svc-migrate sandbox, as the service', () => {
   });
 
   it('start answers pending; an unknown repository and an unknown organization each get a message that fits', async () => {
-    const info = await sandboxProcess(['--export-seconds', '0']);
+    const info = await sandboxProcess(['--export-seconds', '0', '--export-seconds-per-repo', '0']);
     const env = { SVC_BASE_URL: info.baseUrl, SVC_TOKEN: info.token, SVC_ORG: info.org };
     const started = await runCli(['start', 'Hello-World', '--json'], { env });
     expect(started.code, started.stderr).toBe(0);

@@ -1,16 +1,17 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { createInterface } from 'node:readline';
-import { afterEach } from 'vitest';
 import { InterruptedError } from '../../src/errors.js';
 import { BIN, runCli } from './run-cli.js';
 
 const children: ChildProcess[] = [];
 const inProcess: AbortController[] = [];
-afterEach(() => {
+
+/** Ends every listener a test left running (after each test: test/helpers/cleanup.ts). */
+export function stopListeners(): void {
   for (const child of children.splice(0)) child.kill('SIGKILL');
   for (const controller of inProcess.splice(0)) controller.abort(new InterruptedError());
-});
+}
 
 export interface Listener {
   url: string;

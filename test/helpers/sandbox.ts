@@ -1,11 +1,11 @@
-import { afterEach } from 'vitest';
 import { type Sandbox, type SandboxOptions, startSandbox } from '../../src/sandbox/server.js';
 
 const running: Sandbox[] = [];
 
-afterEach(async () => {
+/** Closes every test sandbox (after each test: test/helpers/cleanup.ts). */
+export async function closeTestSandboxes(): Promise<void> {
   await Promise.all(running.splice(0).map((sandbox) => sandbox.close()));
-});
+}
 
 /** A sandbox for one test (closed after it) and the environment that points the CLI at it. */
 export async function testSandbox(options: SandboxOptions = {}) {

@@ -39,8 +39,9 @@ async function exportedArchive(padBytes: number, options: Parameters<typeof test
 }
 
 describe('download under faults', () => {
-  it('survives a 64 MiB archive cut at 5 random offsets, ending with the sandbox sha256', async () => {
-    const { sandbox, env, id, size, etag } = await exportedArchive(64 * 1024 * 1024);
+  it('survives a 16 MiB archive cut at 5 random offsets, ending with the sandbox sha256', async () => {
+    // Many times the download's buffers: a cut lands wherever it may, bytes in flight included.
+    const { sandbox, env, id, size, etag } = await exportedArchive(16 * 1024 * 1024);
     const offsets = fc.sample(fc.integer({ min: 1, max: size - 1 }), { numRuns: 5, seed: 20261122 }).sort((a, b) => a - b);
     sandbox.faults.set({ cutAtOffsets: [...offsets] });
     const output = join(tempDir(), 'big.tar.gz');

@@ -1,0 +1,10 @@
+import { afterEach } from 'vitest';
+import { stopListeners } from './listener.js';
+import { closeTestSandboxes } from './sandbox.js';
+
+// A setup file, run for every test file: the helpers' modules are shared by the files of a worker
+// (vitest.config.ts), so hooks registered where they are defined would serve only the first file.
+afterEach(async () => {
+  stopListeners();
+  await closeTestSandboxes();
+});
