@@ -86,13 +86,20 @@ const GIT_ENV = {
   LC_ALL: 'C',
 };
 
+/** What `git --version` said, by PATH: an org export checks hundreds of archives with the same git. */
+const gitVersions = new Map<string | undefined, Promise<string | undefined>>();
+
 /** Resolves the git on PATH, or undefined: the deep check needs it, and says so when it is missing. */
 function gitVersion(): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    execFile('git', ['--version'], { env: childEnvironment(GIT_ENV) }, (error, stdout) =>
-      resolve(error ? undefined : stdout.trim()),
-    );
-  });
+  const env = childEnvironment(GIT_ENV);
+  let version = gitVersions.get(env.PATH);
+  if (!version) {
+    version = new Promise((resolve) => {
+      execFile('git', ['--version'], { env }, (error, stdout) => resolve(error ? undefined : stdout.trim()));
+    });
+    gitVersions.set(env.PATH, version);
+  }
+  return version;
 }
 
 /** Runs `git fsck --full` on one extracted bare repository: every object's content against its name, loose and packed. */
