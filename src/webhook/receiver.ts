@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { DELIVERY_HEADERS } from '../api/types.js';
 import { catalogueWarnings } from './catalogue.js';
 import { BodyError, type ContentKind, contentKind, headerWarnings, MAX_PAYLOAD_BYTES, parsePayload } from './delivery.js';
+import { rememberedIds } from './remembered-ids.js';
 import { verifySignature } from './signature.js';
 
 /** docs/service.md#limits caps payloads at 25 MB; a form body percent-encodes that JSON, up to three bytes for one. */
@@ -100,13 +101,9 @@ const LOOPBACK_HOST = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d{1,5})?$/
 /** The verifying webhook receiver: a node:http server that yields deliveries and rejections, and never prints. */
 export async function startReceiver(options: ReceiverOptions): Promise<Receiver> {
   const clock = millisecondClock();
-  const seen = new Set<string>();
+  const seen = rememberedIds(REMEMBERED_IDS);
   /** Deliveries being saved, by id: a redelivery arriving meanwhile waits to learn whether it is one. */
   const saving = new Map<string, Promise<unknown>>();
-  const remember = (id: string) => {
-    seen.add(id);
-    if (seen.size > REMEMBERED_IDS) seen.delete(seen.values().next().value as string);
-  };
   const held = { bytes: 0 };
   let sequence = 0;
   // Accepted deliveries are answered together at the end of the event loop's turn (setImmediate),
@@ -242,7 +239,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
         if (saving.get(id) === saved) saving.delete(id);
       }
     }
-    if (options.dedupe && !duplicate) remember(id);
+    if (options.dedupe && !duplicate) seen.add(id);
     if (answering.push({ response, delivery }) === 1) setImmediate(answerAll);
   }
 

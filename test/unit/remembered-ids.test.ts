@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { rememberedIds } from '../../src/webhook/remembered-ids.js';
+
+describe('the delivery ids a receiver remembers', () => {
+  it('knows what it was told', () => {
+    const ids = rememberedIds(3);
+    ids.add('a');
+    expect(ids.has('a')).toBe(true);
+    expect(ids.has('b')).toBe(false);
+  });
+
+  it('forgets the oldest first once full, and only it', () => {
+    const ids = rememberedIds(3);
+    for (const id of ['a', 'b', 'c', 'd']) ids.add(id);
+    expect(['a', 'b', 'c', 'd'].map((id) => ids.has(id))).toEqual([false, true, true, true]);
+    ids.add('e');
+    expect(['b', 'c', 'd', 'e'].map((id) => ids.has(id))).toEqual([false, true, true, true]);
+  });
+
+  it('an id told twice takes one place: it does not push out another', () => {
+    const ids = rememberedIds(2);
+    ids.add('a');
+    ids.add('a');
+    ids.add('b');
+    expect([ids.has('a'), ids.has('b')]).toEqual([true, true]);
+  });
+
+  it('keeps the newest of many more ids than it holds', () => {
+    const ids = rememberedIds(1000);
+    for (let n = 0; n < 250_000; n++) ids.add(`id-${n}`);
+    expect(ids.has('id-248999')).toBe(false);
+    expect(ids.has('id-249000')).toBe(true);
+    expect(ids.has('id-249999')).toBe(true);
+  });
+});
