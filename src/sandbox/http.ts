@@ -116,7 +116,21 @@ export function decodeSegment(segment: string): string {
 
 const MAX_BODY = 1 << 20;
 
-export async function readBody(request: IncomingMessage): Promise<string> {
+/**
+ * The request's body parsed as JSON, or a 400 "Problems parsing JSON". An empty body is `emptyAs`
+ * when given (the admin API and dispatches take none as `{}`), otherwise malformed.
+ */
+export async function readJson(request: IncomingMessage, emptyAs?: unknown): Promise<unknown> {
+  const text = await readBody(request);
+  if (text === '' && emptyAs !== undefined) return emptyAs;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new HttpFailure(400, { message: 'Problems parsing JSON' });
+  }
+}
+
+async function readBody(request: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {

@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Repository } from '../api/types.js';
 import { eventSpec } from '../webhook/catalogue.js';
-import { buildDelivery, type ContentKind } from '../webhook/delivery.js';
+import { buildDelivery, type ContentKind, DELIVERY_CAP_BYTES } from '../webhook/delivery.js';
 import { examplePayload } from '../webhook/samples.js';
 
 // Outgoing deliveries of the sandbox (docs/service.md#webhook-delivery): hooks created by an admin
@@ -29,9 +29,6 @@ const HOOK_TARGETS: Record<HookTarget, { availability: string; header: string; t
 
 /** The ids the sandbox gives the app, enterprise, marketplace listing and sponsors listing it pretends to have. */
 const FIXED_TARGET_ID = 1;
-
-/** docs/service.md#delivery-rules: a body above 25 MB (read as 25,000,000 bytes) is not delivered. */
-const DELIVERY_CAP_BYTES = 25_000_000;
 
 /** Sent to every app whether subscribed or not (docs/service.md#delivery-rules). */
 const APP_ALWAYS = new Set(['installation', 'installation_repositories', 'service_app_authorization']);

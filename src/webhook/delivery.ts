@@ -3,8 +3,14 @@ import { randomUUID } from 'node:crypto';
 import { DELIVERY_HEADERS, HOOKSHOT_USER_AGENT_PREFIX } from '../api/types.js';
 import { signatureHeaders } from './signature.js';
 
-/** docs/service.md#limits: payloads above 25 MB are never delivered. */
+/**
+ * docs/service.md#limits: payloads above 25 MB are never delivered. What a receiver accepts reads
+ * "25 MB" generously (MiB); what the sandbox sends reads it strictly (DELIVERY_CAP_BYTES).
+ */
 export const MAX_PAYLOAD_BYTES = 25 * 1024 * 1024;
+
+/** docs/service.md#delivery-rules: a body above 25 MB (read as 25,000,000 bytes) is not delivered. */
+export const DELIVERY_CAP_BYTES = 25_000_000;
 
 export type ContentKind = 'json' | 'form';
 

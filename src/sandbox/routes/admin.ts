@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { API_VERSION } from '../../api/types.js';
 import type { Faults } from '../faults.js';
-import { HttpFailure, notFound, readBody, sendJson } from '../http.js';
+import { HttpFailure, notFound, readJson, sendJson } from '../http.js';
 import { describeToken, type SeedData } from '../seed.js';
 import type { RecordedSandboxRequest } from '../server.js';
 import type { MigrationStore, SandboxClock } from '../state.js';
@@ -22,14 +22,7 @@ export interface AdminParts {
 export async function handleAdmin(parts: AdminParts, request: IncomingMessage, response: ServerResponse, url: URL): Promise<void> {
   const { seed, clock, faults, store, hooks, requests } = parts;
   const method = request.method ?? 'GET';
-  let body: Record<string, unknown> = {};
-  if (method === 'POST') {
-    try {
-      body = JSON.parse((await readBody(request)) || '{}') as Record<string, unknown>;
-    } catch {
-      throw new HttpFailure(400, { message: 'Problems parsing JSON' });
-    }
-  }
+  const body = (method === 'POST' ? await readJson(request, {}) : {}) as Record<string, unknown>;
   switch (`${method} ${url.pathname}`) {
     case 'GET /_sandbox':
       return sendJson(response, 200, describe(parts));

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { HttpFailure, notFound, readBody } from '../http.js';
+import { HttpFailure, notFound, readJson } from '../http.js';
 import { ownerObject, type SeedToken } from '../seed.js';
 import type { ApiParts } from './parts.js';
 
@@ -16,12 +16,7 @@ export async function dispatch(
   const org = store.organization(owner);
   const repository = org && store.repositoriesOf(org).find((repo) => repo.name.toLowerCase() === name.toLowerCase());
   if (!org || !repository || ![...org.owners, ...org.members].includes(token.user)) throw notFound();
-  let body: { event_type?: unknown; client_payload?: unknown };
-  try {
-    body = JSON.parse((await readBody(request)) || '{}') as typeof body;
-  } catch {
-    throw new HttpFailure(400, { message: 'Problems parsing JSON' });
-  }
+  const body = (await readJson(request, {})) as { event_type?: unknown; client_payload?: unknown };
   if (typeof body.event_type !== 'string' || body.event_type.length === 0 || body.event_type.length > 100) {
     throw new HttpFailure(422, {
       message: 'Validation Failed',

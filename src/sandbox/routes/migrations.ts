@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { buildArchive } from '../archive.js';
-import { excludes, HttpFailure, notFound, paginate, readBody } from '../http.js';
+import { excludes, HttpFailure, notFound, paginate, readJson } from '../http.js';
 import { listedRepository, type SeedOrganization } from '../seed.js';
 import { BOOLEAN_FIELDS, validateStart } from '../start.js';
 import { defaultBody, type StoredMigration } from '../state.js';
@@ -76,13 +76,7 @@ function listMigrations({ store, send }: ApiParts, { request, response, url, org
 async function startMigration(parts: ApiParts, { request, response, url, org, version }: MigrationCall): Promise<void> {
   const { store, faults, options, baseUrl } = parts;
   const spam = options.spamLimit ?? { starts: 10, windowSeconds: 60 };
-  const raw = await readBody(request);
-  let body: Record<string, unknown>;
-  try {
-    body = JSON.parse(raw) as Record<string, unknown>;
-  } catch {
-    throw new HttpFailure(400, { message: 'Problems parsing JSON' });
-  }
+  const body = (await readJson(request)) as Record<string, unknown>;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new HttpFailure(400, { message: 'Problems parsing JSON: the body must be an object' });
   }
