@@ -138,7 +138,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   );
   const hooks = new HookRegistry(seed.organizations[0]?.id ?? 1, (name) => {
     const org = seed.organizations[0];
-    return org && store.repositoriesOf(org).find((repo) => repo.name.toLowerCase() === name.toLowerCase());
+    return org && store.repository(org, name);
   });
   const send: ApiParts['send'] = (response, status, body, headers = {}, conditional) => {
     const onNotModified = () => conditional && refund(conditional, response);

@@ -18,7 +18,6 @@ export function validateStart(body: Record<string, unknown>, org: SeedOrganizati
   const errors: FieldError[] = [];
   const error = (field: string, code: string, message: string, item?: { index: number; value: unknown }) =>
     errors.push({ resource: 'Migration', field, code, message, ...item });
-  const known = store.repositoriesOf(org);
   const repositories: Repository[] = [];
   const names = body.repositories;
   if (names === undefined) error('repositories', 'missing_field', 'repositories is required');
@@ -33,7 +32,7 @@ export function validateStart(body: Record<string, unknown>, org: SeedOrganizati
         error('repositories', 'invalid', `${JSON.stringify(name)} is not shaped "owner/repo"`, { index, value: name });
         continue;
       }
-      const repo = known.find((candidate) => candidate.full_name.toLowerCase() === name.toLowerCase());
+      const repo = store.repository(org, name, true);
       if (!repo) {
         error('repositories', 'invalid_value', `${name} is not a repository of ${org.login}`, { index, value: name });
       } else if (!repositories.includes(repo)) repositories.push(repo);

@@ -49,6 +49,12 @@ const FAILING_REPOSITORY = /fail/i;
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, '+00:00');
 
 /** The migrations of every organization, and the state machine of docs/service.md#migration-states driven by the clock. */
+interface RepositoryIndex {
+  list: Repository[];
+  byName: Map<string, Repository>;
+  byFullName: Map<string, Repository>;
+}
+
 export class MigrationStore {
   private readonly migrations: StoredMigration[] = [];
   private nextId = 1000;
@@ -76,8 +82,30 @@ export class MigrationStore {
     return this.seed.organizations.find((org) => org.login.toLowerCase() === lower);
   }
 
-  repositoriesOf(org: SeedOrganization): Repository[] {
-    return org.repositories.map((repo) => repositoryObject(org, repo, this.bases));
+  /** Built once per organization: the seed never changes, and `--repositories 1000` makes each build dear. */
+  private readonly repositoryIndex = new Map<SeedOrganization, RepositoryIndex>();
+
+  private indexOf(org: SeedOrganization): RepositoryIndex {
+    let index = this.repositoryIndex.get(org);
+    if (!index) {
+      const list = org.repositories.map((repo) => repositoryObject(org, repo, this.bases));
+      const byName = new Map(list.map((repo) => [repo.name.toLowerCase(), repo]));
+      const byFullName = new Map(list.map((repo) => [repo.full_name.toLowerCase(), repo]));
+      index = { list, byName, byFullName };
+      this.repositoryIndex.set(org, index);
+    }
+    return index;
+  }
+
+  /** The organization's repositories, shared: nothing in the sandbox changes them. */
+  repositoriesOf(org: SeedOrganization): readonly Repository[] {
+    return this.indexOf(org).list;
+  }
+
+  /** A repository by its name (`widgets`) or, with `full`, its full name (`octo-org/widgets`), in any case. */
+  repository(org: SeedOrganization, name: string, full = false): Repository | undefined {
+    const { byName, byFullName } = this.indexOf(org);
+    return (full ? byFullName : byName).get(name.toLowerCase());
   }
 
   /** Newest first, as the service lists them. */

@@ -14,7 +14,7 @@ export async function dispatch(
 ): Promise<void> {
   const { store, seed, hooks, baseUrl } = parts;
   const org = store.organization(owner);
-  const repository = org && store.repositoriesOf(org).find((repo) => repo.name.toLowerCase() === name.toLowerCase());
+  const repository = org && store.repository(org, name);
   if (!org || !repository || ![...org.owners, ...org.members].includes(token.user)) throw notFound();
   const body = (await readJson(request, {})) as { event_type?: unknown; client_payload?: unknown };
   if (typeof body.event_type !== 'string' || body.event_type.length === 0 || body.event_type.length > 100) {
