@@ -284,6 +284,23 @@ describe('export --output-dir (a whole organization)', () => {
     expect((readJournal(join(dir, 'out')) as Journal).batches.map((b) => b.repositories.length)).toEqual([3, 1]);
   }, 60_000);
 
+  it('names the command that continues an export, and that command continues it', async () => {
+    const { env } = await testSandbox({ repositories: 3 });
+    const dir = tempDir();
+    writeFileSync(join(dir, 'repos.txt'), `${names(3).join('\n')}\n`);
+    const base = ['export', '--repos-file', join(dir, 'repos.txt'), '--output-dir', join(dir, 'out'), '--lock', '--exclude', 'repositories', '--no-checksum'];
+    const first = await runCli([...base, '--batch-size', '2', '--interval', '0.1'], { env, timeoutMs: 60_000 });
+    expect(first.code, first.stderr).toBe(0);
+
+    const other = await runCli([...base, '--batch-size', '3'], { env });
+    expect(other.code).toBe(2);
+    const named = /belongs to another export: `([^`]+)`/.exec(other.stderr)?.[1];
+    expect(named, other.stderr).toBeDefined();
+    const again = await runCli([...(named as string).split(' '), '--interval', '0.1'], { env, timeoutMs: 60_000 });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toMatch(/resuming 3 repositories in 2 batches/);
+  }, 60_000);
+
   it('exports 1,000 repositories from `sandbox --repositories 1000` running as its own process', async () => {
     const dir = tempDir();
     const server = spawn(

@@ -118,6 +118,14 @@ export function startBody(repositories: string[], flags: StartFlags): StartMigra
   return body;
 }
 
+/** The flags that give `body` (startBody's inverse): how to say the same start on a command line. */
+export function startFlagsOf(body: Omit<StartMigrationBody, 'repositories'>): string[] {
+  return [
+    ...BODY_FLAGS.filter(([, field]) => body[field] === true).map(([key]) => flagName(key)),
+    ...(body.exclude ?? []).flatMap((attribute) => ['--exclude', attribute]),
+  ];
+}
+
 /** On a TTY with nothing but repositories given: let the user tick options and confirm the request. */
 export async function refineInteractively(
   context: Context,

@@ -7,7 +7,7 @@ import { CliError, UsageError } from '../../errors.js';
 import { createOrgExportReporter, orgExportFooter, orgExportTable } from '../../ui/org-export.js';
 import { confirmDeletion } from './confirm.js';
 import type { DownloadFlags } from './download.js';
-import { collectRepositories, type StartFlags, startBody, type WaitFlags, waitSettings } from './flags.js';
+import { collectRepositories, type StartFlags, startBody, startFlagsOf, type WaitFlags, waitSettings } from './flags.js';
 
 type ExportOptions = StartFlags &
   DownloadFlags &
@@ -65,9 +65,10 @@ export async function exportOrganization(
     String(batchSize),
     '--output-dir',
     dir,
-    ...Object.entries(body).flatMap(([key, value]) => (value === true ? [`--${key.replaceAll('_', '-')}`] : [])),
+    ...startFlagsOf(body),
     ...(flags.unlock ? ['--unlock'] : []),
     ...(flags.deleteArchive ? ['--delete-archive'] : []),
+    ...(flags.checksum ? [] : ['--no-checksum']),
     ...(flags.verify ? [] : ['--no-verify']),
   ].join(' ');
 
