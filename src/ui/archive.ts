@@ -1,15 +1,11 @@
 import type { ChalkInstance } from 'chalk';
 import type { InspectReport } from '../core/archive/inspect.js';
-// The one wording of an archive problem, shared by the error core throws and the report drawn here.
+// The one wording of an archive problem and the one escaping of its text, shared by the error core
+// throws and the report drawn here.
 // eslint-disable-next-line no-restricted-imports
-import { describeProblem, type VerifyReport } from '../core/archive/verify.js';
+import { describeProblem, escapeControl, type VerifyReport } from '../core/archive/verify.js';
 import { formatBytes } from './format.js';
 import { renderTable } from './tables.js';
-
-/** Text from inside an archive may hold anything: control characters are shown, never obeyed. */
-function printable(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
-}
 
 export function verifyMessage(report: VerifyReport, theme: ChalkInstance): string {
   const lines: string[] = [];
@@ -21,29 +17,29 @@ export function verifyMessage(report: VerifyReport, theme: ChalkInstance): strin
       : report.git_check === 'failed'
         ? 'git objects: check FAILED'
         : `git objects NOT checked (${report.git_check.replace(/^skipped: /, '')})`;
-  if (report.ok) lines.push(`${theme.green('✓')} ${printable(report.path)} is intact: ${summary}; ${git}`);
+  if (report.ok) lines.push(`${theme.green('✓')} ${escapeControl(report.path)} is intact: ${summary}; ${git}`);
   else {
     const count = report.problems.length;
-    lines.push(`${theme.red('✗')} ${printable(report.path)} failed verification: ${count} problem${count === 1 ? '' : 's'}`);
-    for (const problem of report.problems) lines.push(`  - ${printable(describeProblem(problem))}`);
+    lines.push(`${theme.red('✗')} ${escapeControl(report.path)} failed verification: ${count} problem${count === 1 ? '' : 's'}`);
+    for (const problem of report.problems) lines.push(`  - ${escapeControl(describeProblem(problem))}`);
   }
-  if (report.sha256 && report.sha256.expected === report.sha256.actual) lines.push(`  sha256 ${report.sha256.actual} matches ${printable(report.path)}.sha256`);
+  if (report.sha256 && report.sha256.expected === report.sha256.actual) lines.push(`  sha256 ${report.sha256.actual} matches ${escapeControl(report.path)}.sha256`);
   if (report.migration_id !== undefined && report.ok) lines.push(`  every repository of migration ${report.migration_id} is in it`);
-  for (const note of report.notes) lines.push(`  ${theme.yellow('note:')} ${printable(note)}`);
+  for (const note of report.notes) lines.push(`  ${theme.yellow('note:')} ${escapeControl(note)}`);
   return lines.join('\n');
 }
 
 export function inspectMessage(report: InspectReport, theme: ChalkInstance): string {
   const kinds = [...new Set(report.repositories.flatMap((repo) => Object.keys(repo.counts)))].sort();
   const lines = [
-    `${printable(report.path)}: ${formatBytes(report.bytes)}, organization ${printable(report.organizations.join(', ') || '(none)')}`,
+    `${escapeControl(report.path)}: ${formatBytes(report.bytes)}, organization ${escapeControl(report.organizations.join(', ') || '(none)')}`,
   ];
   if (report.repositories.length > 0) {
     lines.push(
       renderTable(
         ['REPOSITORY', 'REFS', 'GIT DATA', ...kinds.map((kind) => kind.toUpperCase().replaceAll('_', ' '))],
         report.repositories.map((repo) => [
-          printable(repo.name),
+          escapeControl(repo.name),
           refsSummary(repo.refs),
           formatBytes(repo.git_bytes),
           ...kinds.map((kind) => String(repo.counts[kind] ?? 0)),
@@ -52,17 +48,17 @@ export function inspectMessage(report: InspectReport, theme: ChalkInstance): str
       ),
     );
   } else lines.push('no repositories');
-  const files = report.metadata.map((file) => `${printable(file.file)}${file.records === undefined ? '' : ` (${file.records})`}`);
+  const files = report.metadata.map((file) => `${escapeControl(file.file)}${file.records === undefined ? '' : ` (${file.records})`}`);
   if (files.length > 0) lines.push(`metadata: ${files.join(', ')}`);
   if (!report.complete || report.problems.length > 0) {
     lines.push(theme.yellow('the archive has problems; run `svc-migrate archive verify` for the full check:'));
-    for (const problem of report.problems) lines.push(`  - ${printable(describeProblem(problem))}`);
+    for (const problem of report.problems) lines.push(`  - ${escapeControl(describeProblem(problem))}`);
   }
   return lines.join('\n');
 }
 
 function refsSummary(refs: Record<string, string>): string {
-  const names = Object.keys(refs).map((ref) => printable(ref.replace(/^refs\/(heads|tags)\//, (_m, kind: string) => (kind === 'tags' ? 'tag:' : ''))));
+  const names = Object.keys(refs).map((ref) => escapeControl(ref.replace(/^refs\/(heads|tags)\//, (_m, kind: string) => (kind === 'tags' ? 'tag:' : ''))));
   if (names.length === 0) return '-';
   return names.length <= 3 ? names.join(', ') : `${names.slice(0, 3).join(', ')} +${names.length - 3}`;
 }

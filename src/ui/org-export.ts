@@ -5,15 +5,11 @@ import type { OrgExportEvent, OrgExportResult } from '../core/org-export/run.js'
 import { formatBytes, formatDuration } from './format.js';
 import type { Output } from './output.js';
 import { renderTable, type TableLayout } from './tables.js';
+import { terminalSafe } from './terminal-safe.js';
 
 /** Below this width live lines would wrap and break the redraw; plain lines are used instead. */
 const MIN_LIVE_COLUMNS = 40;
 const REDRAW_MS = 100;
-
-/** Text from the service or the disk reaches the terminal as text, never as control sequences. */
-function clean(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
-}
 
 interface Running {
   batch: number;
@@ -67,17 +63,17 @@ class PlainLines implements OrgExportReporter {
 function describe(event: OrgExportEvent): string | undefined {
   switch (event.type) {
     case 'plan':
-      return `${event.resumed ? 'resuming' : 'planned'} ${event.repositories} repositories in ${event.batches} batches (journal: ${clean(event.journal)})`;
+      return `${event.resumed ? 'resuming' : 'planned'} ${event.repositories} repositories in ${event.batches} batches (journal: ${terminalSafe(event.journal)})`;
     case 'batch':
-      return `batch ${event.batch}: ${clean(event.message)}`;
+      return `batch ${event.batch}: ${terminalSafe(event.message)}`;
     case 'migration':
       return undefined;
     case 'download':
       return undefined;
     case 'error':
-      return `batch ${event.batch}${event.migrationId ? ` (migration ${event.migrationId})` : ''}: ${clean(event.message)}`;
+      return `batch ${event.batch}${event.migrationId ? ` (migration ${event.migrationId})` : ''}: ${terminalSafe(event.message)}`;
     case 'notice':
-      return clean(event.message);
+      return terminalSafe(event.message);
   }
 }
 
@@ -112,7 +108,7 @@ class LiveBoard implements OrgExportReporter {
         if (event.state === 'done') {
           this.totals.done += event.repositories;
           this.running.delete(event.batch);
-          this.print(`✓ batch ${event.batch}: ${clean(event.message)}`);
+          this.print(`✓ batch ${event.batch}: ${terminalSafe(event.message)}`);
         }
         break;
       }
@@ -226,7 +222,7 @@ export function orgExportTable(result: OrgExportResult, theme: ChalkInstance, la
     batch.error ? theme.red(batch.state) : batch.state === 'done' ? theme.green('done') : batch.state,
     batch.archive ? formatBytes(batch.archive.bytes) : '-',
     batch.archive ? (batch.archive.verified ? 'verified' : theme.yellow('NOT verified')) : '-',
-    batch.error ? clean(batch.error.message) : '',
+    batch.error ? terminalSafe(batch.error.message) : '',
   ]);
   const table = renderTable(['batch', 'repos', 'migration', 'state', 'size', 'archive', 'problem'], rows, theme, layout);
   return layout.plain ? table : `${table}\n${orgExportFooter(result)}`;
@@ -238,5 +234,5 @@ export function orgExportFooter(result: OrgExportResult): string {
   const count = `${result.verifiedRepositories}/${result.repositories} repositories in verified archives`;
   return failed.length === 0
     ? count
-    : `${count}; look at batch ${failed.join(', ')} in ${clean(result.journalPath)}, then run the same command again`;
+    : `${count}; look at batch ${failed.join(', ')} in ${terminalSafe(result.journalPath)}, then run the same command again`;
 }

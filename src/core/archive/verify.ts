@@ -74,8 +74,12 @@ export function describeProblem(problem: ArchiveProblem): string {
   return escapeControl(where ? `${where}: ${problem.message}` : problem.message);
 }
 
-function escapeControl(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+/** Text from inside an archive may hold anything: control characters (and bidi overrides) are shown, never obeyed. */
+export function escapeControl(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, (c) => {
+    const code = c.charCodeAt(0);
+    return code > 0xff ? `\\u${code.toString(16)}` : `\\x${code.toString(16).padStart(2, '0')}`;
+  });
 }
 
 const GIT_ENV = {
