@@ -263,6 +263,27 @@ describe('export --output-dir (a whole organization)', () => {
     expect(readdirSync(join(dir, 'out')).filter((f) => f.endsWith('.tar.gz'))).toEqual([]);
   }, 60_000);
 
+  it('keeps the service\'s copy when git is missing: the archive\'s git objects went unchecked (exit 9)', async () => {
+    const { sandbox, env } = await testSandbox({ repositories: 2 });
+    const dir = tempDir();
+    writeFileSync(join(dir, 'repos.txt'), `${names(2).join('\n')}\n`);
+    // In-process, git is looked up on this process's PATH.
+    vi.stubEnv('PATH', '/nonexistent');
+    try {
+      const result = await runCli(
+        ['export', '--repos-file', join(dir, 'repos.txt'), '--output-dir', join(dir, 'out'), '--batch-size', '2',
+          '--interval', '0.1', '--delete-archive', '--yes'],
+        { env, timeoutMs: 60_000 },
+      );
+      expect(result.code, result.stderr).toBe(9);
+      expect(result.stderr).toMatch(/git objects .* were not checked \(git is not on PATH\), so the service's copy of migration \d+ was kept/);
+      expect(sandbox.requests.filter((r) => r.method === 'DELETE')).toEqual([]);
+      expect(readdirSync(join(dir, 'out')).filter((f) => f.endsWith('.tar.gz'))).toHaveLength(1);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  }, 60_000);
+
   it('refuses another command line against an existing journal unless --restart', async () => {
     const { env } = await testSandbox({ repositories: 4 });
     const dir = tempDir();

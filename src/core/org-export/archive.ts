@@ -50,7 +50,8 @@ export async function fetchBatchArchive(client: ApiClient, settings: BatchArchiv
     if (report.ok || !settings.verify) {
       const sha256 = await sha256File(path);
       await replaceFile(`${path}.sha256`, `${sha256}  ${basename(path)}\n`);
-      batch.archive = { path, bytes: report.bytes, sha256, verified: report.ok };
+      const gitObjectsChecked = report.git_check === 'passed' || report.git_check === 'no git data';
+      batch.archive = { path, bytes: report.bytes, sha256, verified: report.ok, gitObjectsChecked };
       return;
     }
   }
@@ -70,6 +71,7 @@ export async function fetchBatchArchive(client: ApiClient, settings: BatchArchiv
     bytes: result.bytes,
     ...(result.sha256 ? { sha256: result.sha256 } : {}),
     verified: result.verified,
+    gitObjectsChecked: result.gitObjectsChecked,
   };
 }
 

@@ -29,7 +29,14 @@ export interface BatchRecord {
   /** When the latest start request was about to be sent (ms since the epoch, the service's clock when known). */
   startingAt?: number;
   attempts: number;
-  archive?: { path: string; bytes: number; sha256?: string; verified: boolean };
+  archive?: {
+    path: string;
+    bytes: number;
+    sha256?: string;
+    verified: boolean;
+    /** The check included every git object (git was on PATH, or the archive holds no git data). */
+    gitObjectsChecked?: boolean;
+  };
   error?: { message: string; exitCode: number };
 }
 

@@ -12,6 +12,7 @@ import {
   UnavailableError,
   UsageError,
   ValidationError,
+  VerificationError,
 } from '../../errors.js';
 import { unlockRepositories } from '../unlock.js';
 import {
@@ -237,7 +238,7 @@ export async function runOrgExport(client: ApiClient, options: OrgExportOptions)
         case 'downloaded':
           // Unlocking and deleting are for an archive known good on disk, never for one merely received.
           if (!batch.archive?.verified && (options.unlock || options.deleteArchive)) {
-            throw new CliError(`the archive of migration ${id} was not verified, so nothing was unlocked or deleted`, ExitCode.VerificationFailed);
+            throw new VerificationError(`the archive of migration ${id} was not verified, so nothing was unlocked or deleted`);
           }
           if (options.unlock) {
             const outcomes = await unlockRepositories(client, org, id as number, batch.repositories);
@@ -253,6 +254,12 @@ export async function runOrgExport(client: ApiClient, options: OrgExportOptions)
           break;
         case 'unlocked':
           if (options.deleteArchive) {
+            // The service's copy may be the only other one: it goes only once every git object was checked.
+            if (!batch.archive?.gitObjectsChecked) {
+              throw new VerificationError(
+                `the git objects of ${batch.archive?.path ?? `migration ${id}'s archive`} were not checked (git is not on PATH), so the service's copy of migration ${id} was kept`,
+              );
+            }
             try {
               await deleteArchive(client, org, id as number);
             } catch (error) {
