@@ -49,17 +49,30 @@ export async function openOwnFile(path: string, mode: 'fresh' | 'resume'): Promi
   }
 }
 
-/** Writes `data` to a fresh temporary file beside `path`, then renames it over `path`: whole or not at all. */
-export async function replaceFile(path: string, data: string): Promise<void> {
+/**
+ * Writes `data` to a fresh temporary file beside `path`, then renames it over `path`: whole or not
+ * at all. `durable` also flushes the file before the rename and the directory after it, so a crash
+ * at any instant leaves the old file or the new one, even across a reboot.
+ */
+export async function replaceFile(path: string, data: string, { mode = 0o666, durable = false } = {}): Promise<void> {
   const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   try {
-    const handle = await open(temporary, NEW, 0o666);
+    const handle = await open(temporary, NEW, mode);
     try {
       await handle.writeFile(data);
+      if (durable) await handle.sync();
     } finally {
       await handle.close();
     }
     await rename(temporary, path);
+    if (durable) {
+      const directory = await open(dirname(path), 'r');
+      try {
+        await directory.sync();
+      } finally {
+        await directory.close();
+      }
+    }
   } catch (error) {
     await rm(temporary, { force: true });
     throw error;

@@ -1,7 +1,8 @@
-import { chmodSync, lstatSync, mkdirSync, readFileSync, type Stats, statSync } from 'node:fs';
+import { chmodSync, lstatSync, readFileSync, type Stats, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { UsageError } from '../errors.js';
+import { makeDirectory } from '../make-directory.js';
 import { fileError, isSystemError } from '../system-errors.js';
 
 /** What `auth login` and `config set` keep between runs. */
@@ -144,26 +145,4 @@ export async function openSettingsStore(dir: string): Promise<SettingsStore> {
     },
     delete: (key) => guard('write', conf.path, () => conf.delete(key)),
   };
-}
-
-/**
- * `mkdir -p` with mode 0700, one level at a time: Node's recursive mkdir loops for ever where
- * the file system refuses new directories with ENOENT (`SVC_CONFIG_DIR=/proc/x`).
- */
-function makeDirectory(dir: string): void {
-  const missing: string[] = [];
-  let current = resolve(dir);
-  for (;;) {
-    try {
-      if (statSync(current).isDirectory()) break;
-      throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${current}'`), { code: 'ENOTDIR', syscall: 'mkdir', path: current });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    }
-    missing.push(current);
-    const parent = dirname(current);
-    if (parent === current) break;
-    current = parent;
-  }
-  for (const path of missing.reverse()) mkdirSync(path, { mode: 0o700 });
 }

@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { chmod, type FileHandle, mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { chmod, type FileHandle, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { makeDirectory } from '../make-directory.js';
 import { MAX_PAYLOAD_BYTES } from './delivery.js';
 import type { ReceivedDelivery } from './receiver.js';
 
@@ -57,7 +58,7 @@ export interface DeliveryStore {
 /** Prepares `dir` (created 0700; an existing one must be ours and is made 0700) for saving. */
 export async function openStore(dir: string): Promise<DeliveryStore> {
   try {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
+    makeDirectory(dir);
   } catch (error) {
     throw storeError(dir, error);
   }

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -276,6 +276,16 @@ describe('files', () => {
   it('SVC_CONFIG_DIR on a file system that refuses directories ends at once', async () => {
     const result = await runCli(['config', 'set', 'org', 'acme'], { env: { SVC_CONFIG_DIR: '/proc/svc-x' } });
     expectUsage(result, /cannot create the directory \/proc\/svc-x/);
+  });
+
+  it('export --output-dir and webhook listen --save on a file system that refuses directories end at once', async () => {
+    const { env } = await testSandbox();
+    const list = join(mkdtempSync(join(tmpdir(), 'svc-list-')), 'repos.txt');
+    writeFileSync(list, 'octo-org/widgets\n');
+    const exported = await runCli(['export', '--repos-file', list, '--output-dir', '/proc/svc-x/out'], { env });
+    expectUsage(exported, /cannot create the directory \/proc\/svc-x\/out \(--output-dir\)/);
+    const listening = await runCli(['webhook', 'listen', '--port', '0', '--save', '/proc/svc-x/deliveries']);
+    expectUsage(listening, /--save \/proc\/svc-x\/deliveries/);
   });
 
   it('SVC_CONFIG_DIR under a regular file is named', async () => {

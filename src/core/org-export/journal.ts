@@ -1,7 +1,10 @@
 import { createHash } from 'node:crypto';
-import { mkdir, open, readFile, rename } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { CliError, ExitCode, UsageError } from '../../errors.js';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type CliError, UsageError } from '../../errors.js';
+import { makeDirectory } from '../../make-directory.js';
+import { fileError, isSystemError } from '../../system-errors.js';
+import { replaceFile } from '../exclusive-files.js';
 
 /** The journal's name inside the output directory. */
 export const JOURNAL_FILE = 'svc-migrate-journal.json';
@@ -77,7 +80,7 @@ export async function readJournal(dir: string): Promise<Journal | undefined> {
     text = await readFile(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw fileError(path, error);
+    throw journalError('read', path, error);
   }
   try {
     const journal = JSON.parse(text) as Journal;
@@ -90,47 +93,25 @@ export async function readJournal(dir: string): Promise<Journal | undefined> {
   }
 }
 
-/**
- * Replaces the journal so a crash at any instant leaves either the old or the new one whole: a
- * temporary file, fsync'd, renamed over it, then the directory fsync'd so the rename survives a reboot.
- */
+/** Replaces the journal so a crash at any instant leaves either the old or the new one whole. */
 export async function writeJournal(dir: string, journal: Journal): Promise<void> {
   const path = join(dir, JOURNAL_FILE);
-  const temp = `${path}.tmp`;
   try {
-    const file = await open(temp, 'w', 0o600);
-    try {
-      await file.writeFile(`${JSON.stringify(journal, null, 1)}\n`);
-      await file.sync();
-    } finally {
-      await file.close();
-    }
-    await rename(temp, path);
-    const directory = await open(dirname(path), 'r');
-    try {
-      await directory.sync();
-    } finally {
-      await directory.close();
-    }
+    await replaceFile(path, `${JSON.stringify(journal, null, 1)}\n`, { mode: 0o600, durable: true });
   } catch (error) {
-    throw fileError(path, error);
+    throw journalError('write', path, error);
   }
 }
 
-export async function ensureDirectory(dir: string): Promise<void> {
+export function ensureDirectory(dir: string): void {
   try {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
+    makeDirectory(dir);
   } catch (error) {
-    throw fileError(dir, error);
+    throw journalError('create the directory', dir, error);
   }
 }
 
-function fileError(path: string, error: unknown): CliError {
-  const code = (error as NodeJS.ErrnoException).code ?? 'error';
-  const reason =
-    code === 'ENOSPC' ? 'the disk is full' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code;
-  return new CliError(`cannot write ${path}: ${reason}`, ExitCode.Unexpected, {
-    hint: 'free space or fix the permissions of the output directory, then run the same command again',
-    cause: error,
-  });
+function journalError(action: string, path: string, error: unknown): CliError {
+  if (!isSystemError(error)) throw error;
+  return fileError(error, { action, path, role: '--output-dir', after: 'then run the same command again' });
 }

@@ -94,7 +94,7 @@ export interface OrgExportResult {
 export async function runOrgExport(client: ApiClient, options: OrgExportOptions): Promise<OrgExportResult> {
   const { org, dir, clock } = options;
   const emit = (event: OrgExportEvent) => options.onEvent?.(event);
-  await ensureDirectory(dir);
+  ensureDirectory(dir);
   const journalPath = join(dir, JOURNAL_FILE);
 
   let journal = await readJournal(dir);
