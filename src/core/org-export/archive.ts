@@ -5,7 +5,7 @@ import { basename, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { ApiClient } from '../../api/client.js';
 import type { Clock } from '../../clock.js';
-import { verifyArchive } from '../archive/verify.js';
+import { type VerifyReport, verifyArchive } from '../archive/verify.js';
 import { type DownloadProgress, downloadArchive } from '../download.js';
 import { replaceFile } from '../exclusive-files.js';
 import type { BatchRecord } from './journal.js';
@@ -31,9 +31,11 @@ export async function fetchBatchArchive(client: ApiClient, settings: BatchArchiv
   const path = join(dir, `migration-${id}.tar.gz`);
   // A run stopped after the last byte arrived: the whole archive is in the .part, fetching it
   // again would redo a finished download. It is checked, then renamed into place.
+  let adopted: VerifyReport | undefined;
   if (await completePart(path, id)) {
     const report = await verifyArchive(`${path}.part`, { signal: settings.signal });
     if (report.ok) {
+      adopted = report;
       const part = await open(`${path}.part`, 'r');
       try {
         await part.sync();
@@ -45,8 +47,8 @@ export async function fetchBatchArchive(client: ApiClient, settings: BatchArchiv
     }
   }
   if (await exists(path)) {
-    // Renamed into place by a run that stopped before writing down that it had.
-    const report = await verifyArchive(path, { signal: settings.signal });
+    // Renamed into place just above, or by a run that stopped before writing down that it had.
+    const report = adopted ?? (await verifyArchive(path, { signal: settings.signal }));
     if (report.ok || !settings.verify) {
       const sha256 = await sha256File(path);
       await replaceFile(`${path}.sha256`, `${sha256}  ${basename(path)}\n`);
