@@ -154,18 +154,12 @@ async function useSandbox(
   };
 }
 
-async function buildClient(context: Context, cleanups: Array<() => Promise<void> | void>): Promise<ApiClient> {
+/** How every API client of a run is built: the user's settings, proxy, limits and the run's hooks. */
+export function clientOptions(context: Context, baseUrl: string, token: string | undefined): ClientOptions {
   const { settings, out } = context;
-  const baseUrl = settings.baseUrl.value;
-  if (!baseUrl) {
-    throw new UsageError('no API base URL given', {
-      hint: 'pass --base-url <url>, set SVC_BASE_URL, run `svc-migrate config set baseUrl <url>`, or try --sandbox',
-    });
-  }
-  const { isClearTextRemote } = await import('./api/transport-policy.js');
-  const client = await context.factory.apiClient({
+  return {
     baseUrl,
-    token: settings.token.value,
+    token,
     apiVersion: settings.apiVersion.value,
     userAgent: USER_AGENT,
     proxy: settings.proxy,
@@ -183,7 +177,19 @@ async function buildClient(context: Context, cleanups: Array<() => Promise<void>
           `rate limited (${wait.kind}); waiting ${Math.ceil(wait.ms / 1000)} s until ${new Date(wait.until).toLocaleTimeString()} before retrying`,
         ),
     },
-  });
+  };
+}
+
+async function buildClient(context: Context, cleanups: Array<() => Promise<void> | void>): Promise<ApiClient> {
+  const { settings, out } = context;
+  const baseUrl = settings.baseUrl.value;
+  if (!baseUrl) {
+    throw new UsageError('no API base URL given', {
+      hint: 'pass --base-url <url>, set SVC_BASE_URL, run `svc-migrate config set baseUrl <url>`, or try --sandbox',
+    });
+  }
+  const { isClearTextRemote } = await import('./api/transport-policy.js');
+  const client = await context.factory.apiClient(clientOptions(context, baseUrl, settings.token.value));
   cleanups.push(() => client.close());
   if (settings.insecure && isClearTextRemote(client.baseUrl) && settings.token.value) {
     out.warn(`--insecure: the token travels in clear text to ${client.baseUrl.origin}`);

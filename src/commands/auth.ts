@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { listMigrations } from '../api/migrations.js';
-import type { Context, Runner } from '../context.js';
+import { clientOptions, type Context, type Runner } from '../context.js';
 import { AuthError, CliError, ExitCode, UsageError } from '../errors.js';
 import { examples } from './common/options.js';
 import type { Source } from '../settings/resolve.js';
@@ -39,17 +39,7 @@ async function checkToken(context: Context, token: string): Promise<TokenCheck> 
     const missing = [baseUrl.value ? '' : 'base URL', org.value ? '' : 'organization'].filter(Boolean).join(' and ');
     return { result: 'skipped', message: `not checked: no ${missing}` };
   }
-  const { USER_AGENT } = await import('../version.js');
-  const client = await context.factory.apiClient({
-    baseUrl: baseUrl.value,
-    token,
-    apiVersion: context.settings.apiVersion.value,
-    userAgent: USER_AGENT,
-    insecure: context.settings.insecure,
-    retry: { tries: 2 },
-    signal: context.signal,
-    clock: context.clock,
-  });
+  const client = await context.factory.apiClient({ ...clientOptions(context, baseUrl.value, token), retry: { tries: 2 } });
   try {
     await listMigrations(client, org.value, { perPage: 1, excludeRepositories: true });
     return { result: 'valid', message: `owner access to ${org.value}'s migrations` };

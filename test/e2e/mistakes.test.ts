@@ -303,6 +303,12 @@ describe('environment and arguments', () => {
     expectUsage(result, /HTTPS_PROXY is not a URL: "notaurl"/, /unset HTTPS_PROXY/);
   });
 
+  it('auth status checks the token through the same client settings as every command (the proxy included)', async () => {
+    const { env } = await testSandbox();
+    const result = await runCli(['auth', 'status'], { env: { ...env, HTTPS_PROXY: 'notaurl', HTTP_PROXY: '' } });
+    expectUsage(result, /HTTPS_PROXY is not a URL: "notaurl"/, /unset HTTPS_PROXY/);
+  });
+
   it('-o with an empty name is refused before the export starts', async () => {
     const { sandbox, env } = await testSandbox();
     expectUsage(await runCli(['export', 'widgets', '-o', ''], { env }), /-o\/--output is empty/);
