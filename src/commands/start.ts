@@ -27,7 +27,7 @@ async function start(context: Context, args: string[], options: StartOptions): P
   const migration = await startMigration(client, context.org(), body);
   // On a terminal stdout says what happened; with -q or in a pipe it carries just the id
   // (`id=$(svc-migrate start …)`), and the words go to stderr.
-  const forHuman = out.stdoutIsTerminal && !out.quiet;
+  const forHuman = !out.layout.plain && !out.quiet;
   if (!options.wait) {
     out.result(migration, (m) => (forHuman ? startedMessage(m, out.theme) : String(m.id)));
     if (!forHuman && !out.json) out.info(startedMessage(migration, out.theme));

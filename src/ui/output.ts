@@ -43,11 +43,6 @@ export class Output {
     this.decorated = drawable(options.stderr) && !options.json && !options.quiet;
   }
 
-  /** stdout is a terminal a human reads; off it (pipes, files) tables are plain tab-separated lines. */
-  get stdoutIsTerminal(): boolean {
-    return Boolean(this.stdout.isTTY);
-  }
-
   /** How tables print: plain tab-separated lines off a terminal, fitted to its width on one. */
   get layout(): TableLayout {
     return { plain: !this.stdout.isTTY, width: drawable(this.stdout) ? this.stdout.columns : undefined };
