@@ -33,3 +33,30 @@ describe('the delivery ids a receiver remembers', () => {
     expect(ids.has('id-249999')).toBe(true);
   });
 });
+
+describe('what is kept of each id', () => {
+  it('tells ids apart byte for byte, however alike, and holds long ones by their digest', () => {
+    const ids = rememberedIds(100);
+    const long = 'x'.repeat(5000);
+    for (const id of ['abc', 'abd', 'ab', 'ABC', '\u00e9', long]) ids.add(id);
+    expect(['abc', 'abd', 'ab', 'ABC', '\u00e9', long].every((id) => ids.has(id))).toBe(true);
+    expect(['abcd', 'a', 'abC', 'e', `${long}y`, 'x'.repeat(4999), 'x'.repeat(64), '\u0161bc'].some((id) => ids.has(id))).toBe(false);
+  });
+
+  it('agrees with a plain set over a long stream of repeated and new ids', () => {
+    const capacity = 257;
+    const ids = rememberedIds(capacity);
+    const order: string[] = [];
+    let seed = 22;
+    const random = () => (seed = Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) >>> 0) % 600;
+    for (let n = 0; n < 20_000; n++) {
+      const id = `id-${random()}`;
+      const expected = order.slice(-capacity).includes(id);
+      expect(ids.has(id), `${n}: ${id}`).toBe(expected);
+      if (!expected) {
+        ids.add(id);
+        order.push(id);
+      }
+    }
+  });
+});
