@@ -1,8 +1,8 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { DELIVERY_HEADERS } from '../api/types.js';
 import { catalogueWarnings } from './catalogue.js';
 import { BodyError, type ContentKind, contentKind, headerWarnings, MAX_PAYLOAD_BYTES, parsePayload } from './delivery.js';
+import { HttpRequestError } from './http-request.js';
+import { type ServerRequest, startHttpServer } from './http-server.js';
 import { rememberedIds } from './remembered-ids.js';
 import { verifySignature } from './signature.js';
 
@@ -98,23 +98,24 @@ class Reject extends Error {
 
 const LOOPBACK_HOST = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d{1,5})?$/i;
 
-/** The verifying webhook receiver: a node:http server that yields deliveries and rejections, and never prints. */
+/** The verifying webhook receiver: an HTTP server (http-server.ts) that yields deliveries and rejections, and never prints. */
 export async function startReceiver(options: ReceiverOptions): Promise<Receiver> {
   const clock = millisecondClock();
   const seen = rememberedIds(REMEMBERED_IDS);
   /** Deliveries being saved, by id: a redelivery arriving meanwhile waits to learn whether it is one. */
   const saving = new Map<string, Promise<unknown>>();
-  const held = { bytes: 0 };
   let sequence = 0;
   // Accepted deliveries are answered together at the end of the event loop's turn (setImmediate),
   // after every request that arrived in it was handled. Each answer to a sender that sleeps waiting
   // for it costs a wake-up, which on a virtual machine is dear; answers sent back to back wake it
   // once. The delay is the time to handle one burst of requests (docs/benchmarks.md).
-  let answering: { response: ServerResponse; delivery: ReceivedDelivery }[] = [];
+  let answering: { request: ServerRequest; delivery: ReceivedDelivery }[] = [];
   const answerAll = () => {
     const batch = answering;
     answering = [];
-    for (const { response, delivery } of batch) answer(response, 200, { ok: true, delivery: delivery.id, duplicate: delivery.duplicate });
+    for (const { request, delivery } of batch) {
+      request.respond(200, `{"ok":true,"delivery":${JSON.stringify(delivery.id)},"duplicate":${delivery.duplicate}}`);
+    }
     try {
       options.delivered(batch.map(({ delivery }) => delivery));
     } catch (error) {
@@ -123,57 +124,49 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
     }
   };
 
-  const server = createServer((request, response) => {
-    handle(request, response).catch((error: unknown) => {
-      const status = error instanceof Reject ? error.status : 500;
-      const reason = error instanceof Error ? error.message : String(error);
-      const id = request.headers[DELIVERY_HEADERS.delivery];
-      options.onRejection({
-        receivedAt: new Date().toISOString(),
-        status,
-        reason,
-        method: request.method ?? '',
-        path: request.url ?? '',
-        ...optionalHeader('id', id),
-        ...optionalHeader('event', request.headers[DELIVERY_HEADERS.event]),
-      });
-      // Our own failure (a full disk, a save directory gone) is ours to read on stderr: the sender
-      // learns that it failed and which delivery, never our paths or process.
-      const body = status === 500 ? { error: 'the receiver could not handle this delivery; it was not accepted', delivery: typeof id === 'string' ? id : null } : { error: reason };
-      answer(response, status, body, status === 413 || status === 503);
+  function reject(request: ServerRequest, error: unknown): void {
+    const status = error instanceof Reject || error instanceof HttpRequestError ? error.status : 500;
+    const reason = error instanceof Error ? error.message : String(error);
+    const id = request.headers[DELIVERY_HEADERS.delivery];
+    const event = request.headers[DELIVERY_HEADERS.event];
+    options.onRejection({
+      receivedAt: new Date().toISOString(),
+      status,
+      reason,
+      method: request.method,
+      path: request.target,
+      ...(id === undefined ? {} : { id }),
+      ...(event === undefined ? {} : { event }),
     });
-  });
-  // Slow senders must not hold a connection forever; a whole delivery gets a minute.
-  server.requestTimeout = 60_000;
-  server.headersTimeout = 30_000;
-  server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
-  server.on('drop', () => options.onDrop?.());
-
-  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    if (options.loopbackHostsOnly && !LOOPBACK_HOST.test(request.headers.host ?? '')) {
-      throw new Reject(403, `Host "${request.headers.host ?? ''}" is not this machine: without a secret only localhost, 127.0.0.1 and [::1] are served`);
-    }
-    const path = (request.url ?? '/').split('?')[0];
-    if (path !== options.path) throw new Reject(404, `nothing is listening at ${path} (the receiver's path is ${options.path})`);
-    if (request.method !== 'POST') throw new Reject(405, `deliveries are POSTs, not ${request.method}`);
-    const kind = contentKind(request.headers['content-type']);
-    if (!kind) {
-      throw new Reject(415, `content type "${request.headers['content-type'] ?? ''}" is neither application/json nor application/x-www-form-urlencoded`);
-    }
-    const limit = BODY_LIMITS[kind];
-    const declared = Number(request.headers['content-length']);
-    if (declared > limit) throw new Reject(413, `a body of ${declared} bytes is over the 25 MB payload limit`);
-    const counted = { bytes: 0 };
-    try {
-      const rawBody = await readBody(request, limit, held, counted);
-      await accept(request, response, kind, rawBody);
-    } finally {
-      held.bytes -= counted.bytes;
-    }
+    // Our own failure (a full disk, a save directory gone) is ours to read on stderr: the sender
+    // learns that it failed and which delivery, never our paths or process.
+    const body = status === 500 ? { error: 'the receiver could not handle this delivery; it was not accepted', delivery: id ?? null } : { error: reason };
+    const close = status === 413 || status === 503;
+    request.respond(status, JSON.stringify(body), { close, retryAfterSeconds: status === 503 ? 1 : undefined });
   }
 
-  async function accept(request: IncomingMessage, response: ServerResponse, kind: ContentKind, rawBody: Buffer): Promise<void> {
-    const headers = singleValued(request.headers);
+  /** The usual delivery is handled in the turn it arrived in, without a promise; a slow body or a save makes one. */
+  function handle(request: ServerRequest): Promise<void> | undefined {
+    const { headers } = request;
+    if (options.loopbackHostsOnly && !LOOPBACK_HOST.test(headers.host ?? '')) {
+      throw new Reject(403, `Host "${headers.host ?? ''}" is not this machine: without a secret only localhost, 127.0.0.1 and [::1] are served`);
+    }
+    const path = request.target.split('?')[0];
+    if (path !== options.path) throw new Reject(404, `nothing is listening at ${path} (the receiver's path is ${options.path})`);
+    if (request.method !== 'POST') throw new Reject(405, `deliveries are POSTs, not ${request.method}`);
+    const kind = contentKind(headers['content-type']);
+    if (!kind) {
+      throw new Reject(415, `content type "${headers['content-type'] ?? ''}" is neither application/json nor application/x-www-form-urlencoded`);
+    }
+    const limit = BODY_LIMITS[kind];
+    const declared = Number(headers['content-length']);
+    if (declared > limit) throw new Reject(413, `a body of ${declared} bytes is over the 25 MB payload limit`);
+    const body = request.readBody(limit);
+    return Buffer.isBuffer(body) ? accept(request, kind, body) : body.then((rawBody) => accept(request, kind, rawBody));
+  }
+
+  function accept(request: ServerRequest, kind: ContentKind, rawBody: Buffer): Promise<void> | undefined {
+    const { headers } = request;
     let verification: ReceivedDelivery['verification'] = { verified: false };
     if (options.secrets.length > 0) {
       // Before any parsing: the signature covers the raw bytes.
@@ -198,17 +191,6 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
     }
     const warnings = [...headerWarnings(headers), ...catalogueWarnings(event, payload)];
     if (verification.legacy) warnings.push('signed with the legacy sha1 X-Hub-Signature only');
-    let duplicate = false;
-    // A delivery counts as seen once it is saved: a redelivery of one whose save failed is new.
-    while (options.dedupe) {
-      if (seen.has(id)) {
-        duplicate = true;
-        break;
-      }
-      const pending = saving.get(id);
-      if (!pending) break;
-      await pending.catch(() => {});
-    }
     const action = Object.hasOwn(payload, 'action') && typeof payload.action === 'string' ? payload.action : undefined;
     const delivery: ReceivedDelivery = {
       sequence: ++sequence,
@@ -219,48 +201,73 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
       hookId: headers[DELIVERY_HEADERS.hookId],
       repository: fullName(payload),
       contentType: kind,
-      method: request.method ?? 'POST',
-      path: request.url ?? '/',
+      method: request.method,
+      path: request.target,
       rawHeaders: request.rawHeaders,
       headers,
       rawBody,
       payload,
       verification,
       warnings,
-      duplicate,
+      duplicate: false,
       ping: event === 'ping',
     };
-    const saved = options.accept(delivery);
-    if (saved) {
-      if (options.dedupe && !duplicate) saving.set(id, saved);
-      try {
-        await saved;
-      } finally {
-        if (saving.get(id) === saved) saving.delete(id);
-      }
-    }
-    if (options.dedupe && !duplicate) seen.add(id);
-    if (answering.push({ response, delivery }) === 1) setImmediate(answerAll);
+    return admit(request, delivery);
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
+  /**
+   * Tells a redelivery, saves, and answers. A delivery counts as seen once it is saved, so the
+   * redelivery of one whose save failed is new; one that arrives while its first copy is being
+   * saved waits to learn which it is.
+   */
+  function admit(request: ServerRequest, delivery: ReceivedDelivery): Promise<void> | undefined {
+    const { id } = delivery;
+    if (options.dedupe) {
+      delivery.duplicate = seen.has(id);
+      const pending = delivery.duplicate ? undefined : saving.get(id);
+      if (pending) return pending.then(() => admit(request, delivery), () => admit(request, delivery));
+    }
+    const saved = options.accept(delivery);
+    if (!saved) return answerSoon(request, delivery);
+    const fresh = options.dedupe && !delivery.duplicate;
+    if (fresh) saving.set(id, saved);
+    const settled = () => {
+      if (saving.get(id) === saved) saving.delete(id);
+    };
+    return saved.then(
+      () => {
+        settled();
+        answerSoon(request, delivery);
+      },
+      (error: unknown) => {
+        settled();
+        throw error;
+      },
+    );
+  }
+
+  function answerSoon(request: ServerRequest, delivery: ReceivedDelivery): undefined {
+    if (options.dedupe && !delivery.duplicate) seen.add(delivery.id);
+    if (answering.push({ request, delivery }) === 1) setImmediate(answerAll);
+    return undefined;
+  }
+
+  const server = await startHttpServer({
+    host: options.host,
+    port: options.port,
+    maxConnections: options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
+    maxHeldBytes: MAX_HELD_BYTES,
+    onRequest: (request) => {
+      try {
+        handle(request)?.catch((error: unknown) => reject(request, error));
+      } catch (error) {
+        reject(request, error);
+      }
+    },
+    onDrop: () => options.onDrop?.(),
   });
-  const { port } = server.address() as AddressInfo;
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
-  return {
-    url: `http://${host}:${port}${options.path}`,
-    port,
-    close: () =>
-      new Promise((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      }),
-  };
+  return { url: `http://${host}:${server.port}${options.path}`, port: server.port, close: () => server.close() };
 }
 
 /** `repository.full_name` when it is a string; a payload decides nothing else about the line printed for it. */
@@ -269,16 +276,6 @@ function fullName(payload: Record<string, unknown>): string | undefined {
   if (typeof repository !== 'object' || repository === null || !Object.hasOwn(repository, 'full_name')) return undefined;
   const name = (repository as { full_name?: unknown }).full_name;
   return typeof name === 'string' ? name : undefined;
-}
-
-/** node:http joins repeated headers with ", " but for set-cookie, which no delivery carries: copy only then. */
-function singleValued(headers: IncomingMessage['headers']): Record<string, string> {
-  if (headers['set-cookie'] === undefined) return headers as Record<string, string>;
-  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : (value ?? '')]));
-}
-
-function optionalHeader(key: 'id' | 'event', value: string | string[] | undefined): Partial<Record<'id' | 'event', string>> {
-  return typeof value === 'string' ? { [key]: value } : {};
 }
 
 /** Arrival times: a burst of deliveries shares its millisecond, and formatting a date is not free. */
@@ -295,68 +292,4 @@ function millisecondClock(): { iso(): string } {
       return text;
     },
   };
-}
-
-/**
- * Reads the body up to `limit` bytes; beyond it, stops reading and rejects with 413. Every byte
- * held counts against `held` (all connections together) and is recorded in `counted`, which the
- * caller gives back once the delivery is answered.
- */
-function readBody(request: IncomingMessage, limit: number, held: { bytes: number }, counted: { bytes: number }): Promise<Buffer> {
-  // node:http passes on no more than the declared length: with one, the body goes straight into a
-  // buffer of that size, so a 25 MB delivery is held once rather than as chunks and then their copy.
-  const declared = Number(request.headers['content-length']);
-  const sized = Number.isSafeInteger(declared) && declared <= limit;
-  let whole: Buffer | undefined;
-  return new Promise((resolve, reject) => {
-    // The usual delivery arrives in one chunk: it is the body, not copied. A second chunk starts
-    // the buffer of the declared size (or the list of chunks without one).
-    let first: Buffer | undefined;
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const stop = (status: number, reason: string) => {
-      request.off('data', onData);
-      request.pause();
-      reject(new Reject(status, reason));
-    };
-    const onData = (chunk: Buffer) => {
-      if (size + chunk.length > limit) return stop(413, `the body is over the 25 MB payload limit (more than ${limit} bytes)`);
-      if (held.bytes + chunk.length > MAX_HELD_BYTES) return stop(503, 'the receiver holds as many bodies as it can at once; try again shortly');
-      held.bytes += chunk.length;
-      counted.bytes += chunk.length;
-      if (size === 0) first = chunk;
-      else if (sized) {
-        if (!whole) {
-          whole = Buffer.allocUnsafe(declared);
-          if (first) first.copy(whole, 0);
-          first = undefined;
-        }
-        chunk.copy(whole, size);
-      } else {
-        if (first) chunks.push(first);
-        first = undefined;
-        chunks.push(chunk);
-      }
-      size += chunk.length;
-    };
-    request.on('data', onData);
-    request.once('end', () => resolve(first ?? (whole ? whole.subarray(0, size) : Buffer.concat(chunks, size))));
-    request.once('error', reject);
-    request.once('aborted', () => reject(new Reject(400, 'the sender aborted the request')));
-  });
-}
-
-function answer(response: ServerResponse, status: number, body: unknown, close = false): void {
-  if (response.headersSent) return;
-  const text = JSON.stringify(body);
-  response.writeHead(status, {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-    ...(close ? { connection: 'close' } : {}),
-    ...(status === 503 ? { 'retry-after': '1' } : {}),
-  });
-  response.end(text, () => {
-    // An oversized body is not read to its end: drop the connection rather than drain it.
-    if (close) response.socket?.destroy();
-  });
 }

@@ -1,0 +1,175 @@
+// Reading HTTP/1.1 requests (RFC 9112) as the receiver's server needs them: strict, bounded and
+// pure. Anything ambiguous about where a message ends is refused, never guessed: the connection it
+// came on is closed after the error's answer (docs/architecture.md#the-receivers-http-server).
+
+/** A request the server refuses before any handler sees it; the connection is closed after the answer. */
+export class HttpRequestError extends Error {
+  readonly status: 400 | 408 | 413 | 417 | 431 | 501 | 503 | 505;
+  constructor(status: HttpRequestError['status'], message: string) {
+    super(message);
+    this.status = status;
+  }
+}
+
+type BodyFraming = { kind: 'none' } | { kind: 'length'; length: number } | { kind: 'chunked' };
+
+export interface RequestHead {
+  method: string;
+  /** The request-target exactly as sent (a path and query, as a rule). */
+  target: string;
+  version: '1.0' | '1.1';
+  /** Names and values as received, in order: name, value, name, value… */
+  rawHeaders: string[];
+  /** Lower-case names; a repeated field's values joined with ", " (RFC 9110 §5.3). */
+  headers: Record<string, string>;
+  framing: BodyFraming;
+  /** Whether the connection may carry another request after this one's answer. */
+  keepAlive: boolean;
+  /** The sender waits for "100 Continue" before sending its body. */
+  expectContinue: boolean;
+}
+
+/** Bytes of a request line and its header fields, at most (node:http's default). */
+export const MAX_HEAD_BYTES = 16 * 1024;
+
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** Visible ASCII: a request-target holds no spaces, controls or raw non-ASCII bytes. */
+const TARGET = /^[\x21-\x7e]+$/;
+/**
+ * The header fields after the request line, each "CRLF name:value": a token for a name, no space
+ * before the colon, no line folded onto the one before (RFC 9112 §5.1, §5.2), and in a value no
+ * control but HTAB, no DEL, no CR or LF (RFC 9110 §5.5).
+ */
+const FIELDS = /(?:\r\n[!#$%&'*+\-.^_`|~0-9A-Za-z]+:[\t\x20-\x7e\x80-\xff]*)*$/y;
+/** Fields that say how to read the message or whom it is for: one of each, or the request is refused. */
+const SINGLE_FIELDS = new Set(['content-length', 'host', 'content-type']);
+
+/**
+ * Parses a request head: `text` is the bytes before the blank line that ends it, read as latin1
+ * (each byte one character, as node:http reads header values).
+ */
+export function parseRequestHead(text: string): RequestHead {
+  let at = text.indexOf('\r\n');
+  if (at < 0) at = text.length;
+  const [method, target, protocol, extra] = text.slice(0, at).split(' ');
+  if (extra !== undefined || !method || !target || !protocol || !TOKEN.test(method) || !TARGET.test(target)) {
+    throw new HttpRequestError(400, 'malformed request line');
+  }
+  if (protocol !== 'HTTP/1.1' && protocol !== 'HTTP/1.0') {
+    throw new HttpRequestError(/^HTTP\/\d\.\d$/.test(protocol) ? 505 : 400, `unsupported protocol ${protocol}`);
+  }
+  FIELDS.lastIndex = at;
+  if (!FIELDS.test(text)) throw new HttpRequestError(400, 'malformed header field');
+  const rawHeaders: string[] = [];
+  const headers: Record<string, string> = Object.create(null) as Record<string, string>;
+  while (at < text.length) {
+    const colon = text.indexOf(':', at);
+    const name = text.slice(at + 2, colon);
+    at = text.indexOf('\r\n', colon);
+    if (at < 0) at = text.length;
+    const value = trimmed(text, colon + 1, at);
+    rawHeaders.push(name, value);
+    const key = name.toLowerCase();
+    const before = headers[key];
+    if (before === undefined) headers[key] = value;
+    else if (SINGLE_FIELDS.has(key)) throw new HttpRequestError(400, `more than one ${name} field`);
+    else headers[key] = `${before}, ${value}`;
+  }
+  const version = protocol === 'HTTP/1.1' ? '1.1' : '1.0';
+  if (version === '1.1' && headers.host === undefined) throw new HttpRequestError(400, 'no Host field');
+  const connection = headers.connection === undefined ? undefined : tokens(headers.connection);
+  const expect = headers.expect?.toLowerCase();
+  if (expect !== undefined && expect !== '100-continue') throw new HttpRequestError(417, `cannot meet Expect: ${expect}`);
+  return {
+    method,
+    target,
+    version,
+    rawHeaders,
+    headers,
+    framing: framing(headers, version),
+    keepAlive: version === '1.1' ? !connection?.includes('close') : connection?.includes('keep-alive') === true,
+    expectContinue: expect === '100-continue' && version === '1.1',
+  };
+}
+
+/** `text` from `start` to `end` without the spaces and tabs around it (optional whitespace). */
+function trimmed(text: string, start: number, end: number): string {
+  while (start < end && (text.charCodeAt(start) === 0x20 || text.charCodeAt(start) === 0x09)) start++;
+  while (end > start && (text.charCodeAt(end - 1) === 0x20 || text.charCodeAt(end - 1) === 0x09)) end--;
+  return text.slice(start, end);
+}
+
+function tokens(list: string | undefined): string[] {
+  return list === undefined ? [] : list.toLowerCase().split(',').map((item) => item.trim());
+}
+
+function framing(headers: Record<string, string>, version: '1.0' | '1.1'): BodyFraming {
+  const length = headers['content-length'];
+  const coding = headers['transfer-encoding'];
+  if (coding !== undefined) {
+    // Both, or a coding on HTTP/1.0, is how requests are smuggled past a proxy: refused, not resolved.
+    if (length !== undefined || version === '1.0') throw new HttpRequestError(400, 'Transfer-Encoding with Content-Length, or on HTTP/1.0');
+    const codings = tokens(coding);
+    if (codings.length !== 1 || codings[0] !== 'chunked') throw new HttpRequestError(501, `unsupported Transfer-Encoding: ${coding}`);
+    return { kind: 'chunked' };
+  }
+  if (length === undefined) return { kind: 'none' };
+  if (!/^\d{1,15}$/.test(length)) throw new HttpRequestError(400, `malformed Content-Length: ${length}`);
+  const bytes = Number(length);
+  return bytes === 0 ? { kind: 'none' } : { kind: 'length', length: bytes };
+}
+
+/** Bytes of a chunk-size line (with its extensions) or a trailer line, at most. */
+const MAX_CHUNK_LINE = 4096;
+
+/**
+ * Decodes a chunked body as its bytes arrive (RFC 9112 §7.1): `push` takes the next bytes and
+ * returns the data they held and, once the last chunk and the trailers are read, where in them the
+ * message ended. Extensions and trailer fields are read and dropped; every line is bounded.
+ */
+export class ChunkedDecoder {
+  private state: 'size' | 'data' | 'data-end' | 'trailer' = 'size';
+  private line = '';
+  private remaining = 0;
+  private trailerBytes = 0;
+
+  push(bytes: Buffer): { data: Buffer[]; end: number | undefined } {
+    const data: Buffer[] = [];
+    let at = 0;
+    while (at < bytes.length) {
+      if (this.state === 'data') {
+        const take = Math.min(this.remaining, bytes.length - at);
+        data.push(bytes.subarray(at, at + take));
+        at += take;
+        this.remaining -= take;
+        if (this.remaining === 0) this.state = 'data-end';
+        continue;
+      }
+      const newline = bytes.indexOf(0x0a, at);
+      const stop = newline < 0 ? bytes.length : newline + 1;
+      this.line += bytes.toString('latin1', at, stop);
+      at = stop;
+      if (this.line.length > MAX_CHUNK_LINE + 2) throw new HttpRequestError(400, 'a chunk line is too long');
+      if (newline < 0) break;
+      const line = this.line;
+      this.line = '';
+      if (!line.endsWith('\r\n')) throw new HttpRequestError(400, 'a chunk line ends without CRLF');
+      const content = line.slice(0, -2);
+      if (this.state === 'data-end') {
+        if (content !== '') throw new HttpRequestError(400, 'chunk data longer than its size');
+        this.state = 'size';
+      } else if (this.state === 'size') {
+        const match = /^([0-9a-fA-F]{1,8})[ \t]*(?:;[\x20-\x7e\t]*)?$/.exec(content);
+        if (!match) throw new HttpRequestError(400, 'malformed chunk size');
+        this.remaining = parseInt(match[1] as string, 16);
+        this.state = this.remaining === 0 ? 'trailer' : 'data';
+      } else {
+        if (content === '') return { data, end: at };
+        this.trailerBytes += line.length;
+        if (this.trailerBytes > MAX_HEAD_BYTES) throw new HttpRequestError(431, 'trailer fields too large');
+        if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+:[\t\x20-\x7e\x80-\xff]*$/.test(content)) throw new HttpRequestError(400, 'malformed trailer field');
+      }
+    }
+    return { data, end: undefined };
+  }
+}

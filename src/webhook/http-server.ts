@@ -1,0 +1,389 @@
+import { STATUS_CODES } from 'node:http';
+import { type AddressInfo, createServer, type Socket } from 'node:net';
+import { ChunkedDecoder, HttpRequestError, MAX_HEAD_BYTES, parseRequestHead, type RequestHead } from './http-request.js';
+
+// The receiver's HTTP/1.1 server on node:net: one request at a time per connection, every byte held
+// counted, every wait timed. Why not node:http: docs/architecture.md#the-receivers-http-server.
+
+export interface HttpServerOptions {
+  host: string;
+  port: number;
+  /** Connections open at once; more are closed as they arrive. */
+  maxConnections: number;
+  /** Bytes of request bodies held at once over every connection; beyond, a body is refused with 503. */
+  maxHeldBytes: number;
+  /** A request's head must arrive within this many ms of its first byte (a new connection's, of the connection). */
+  headersTimeoutMs?: number;
+  /** A request's body must arrive within this many ms of its first byte. */
+  requestTimeoutMs?: number;
+  /** A connection idle after an answer is closed after this many ms. */
+  keepAliveTimeoutMs?: number;
+  /** Each request, once its head is read. The handler answers it through `respond`, once. */
+  onRequest: (request: ServerRequest) => void;
+  /** A connection closed on arrival because `maxConnections` were open. */
+  onDrop?: () => void;
+}
+
+export interface HttpServer {
+  port: number;
+  /** Stops accepting connections, ends those not being answered, and resolves once the rest are answered. */
+  close(): Promise<void>;
+}
+
+export interface ServerRequest {
+  method: string;
+  target: string;
+  rawHeaders: string[];
+  headers: Record<string, string>;
+  /**
+   * The body, at most `limit` bytes: at once when all of it has arrived (the usual delivery comes in
+   * one read), or a promise of it. Throws or rejects with HttpRequestError: 413 beyond the limit,
+   * 503 when the server holds as many bytes as it may, 400 when the sender stops or breaks the
+   * framing, 408 when it takes longer than the request timeout.
+   */
+  readBody(limit: number): Buffer | Promise<Buffer>;
+  /** Answers with a JSON body; `close` ends the connection after it. Only the first answer counts. */
+  respond(status: number, json: string, options?: { close?: boolean; retryAfterSeconds?: number | undefined }): void;
+}
+
+/** Bytes received ahead of a request still being handled (a pipelining sender) before reading pauses. */
+const MAX_AHEAD_BYTES = 64 * 1024;
+const END_OF_HEAD = Buffer.from('\r\n\r\n');
+
+interface Limits {
+  maxHeldBytes: number;
+  headersTimeout: number;
+  requestTimeout: number;
+  keepAliveTimeout: number;
+}
+
+export async function startHttpServer(options: HttpServerOptions): Promise<HttpServer> {
+  const limits: Limits = {
+    maxHeldBytes: options.maxHeldBytes,
+    headersTimeout: options.headersTimeoutMs ?? 30_000,
+    requestTimeout: options.requestTimeoutMs ?? 60_000,
+    keepAliveTimeout: options.keepAliveTimeoutMs ?? 5_000,
+  };
+  const connections = new Set<Connection>();
+  const shared: Shared = { held: 0, closing: false, limits, onRequest: options.onRequest };
+  const server = createServer({ noDelay: true }, (socket) => {
+    const connection = new Connection(socket, shared);
+    connections.add(connection);
+    socket.once('close', () => connections.delete(connection));
+  });
+  server.maxConnections = options.maxConnections;
+  server.on('drop', () => options.onDrop?.());
+
+  // One check of every connection's deadlines, as node:http does, rather than a timer per request.
+  const shortest = Math.min(limits.headersTimeout, limits.requestTimeout, limits.keepAliveTimeout);
+  const deadlines = setInterval(() => {
+    const now = Date.now();
+    for (const connection of connections) connection.checkDeadlines(now);
+  }, Math.max(10, Math.min(1000, Math.floor(shortest / 4))));
+  deadlines.unref();
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error) => {
+      clearInterval(deadlines);
+      reject(error);
+    });
+    server.listen(options.port, options.host, () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise((resolve) => {
+        shared.closing = true;
+        server.close(() => {
+          clearInterval(deadlines);
+          resolve();
+        });
+        for (const connection of connections) connection.endUnlessAnswering();
+      }),
+  };
+}
+
+interface Shared {
+  /** Bytes of bodies held over every connection. */
+  held: number;
+  closing: boolean;
+  limits: Limits;
+  onRequest: (request: ServerRequest) => void;
+}
+
+/** One connection: reads a request, hands it over, writes its answer, and only then reads the next. */
+class Connection {
+  private state: 'idle' | 'head' | 'handling' | 'closed' = 'idle';
+  /** Bytes received and not yet consumed. */
+  private buffered: Buffer | undefined;
+  private startedAt = Date.now();
+  private servedAny = false;
+  private parsing = false;
+  private current: Exchange | undefined;
+
+  readonly socket: Socket;
+  readonly shared: Shared;
+
+  constructor(socket: Socket, shared: Shared) {
+    this.socket = socket;
+    this.shared = shared;
+    socket.on('data', (chunk: Buffer) => this.receive(chunk));
+    socket.on('error', () => socket.destroy());
+    socket.once('close', () => {
+      this.state = 'closed';
+      this.current?.abort();
+    });
+  }
+
+  private receive(chunk: Buffer): void {
+    if (this.state === 'closed') return;
+    if (this.current?.takes(chunk)) return;
+    this.unread(chunk);
+    if (this.state !== 'handling') this.parse();
+  }
+
+  /** Reads the heads of what was received; a request answered at once lets the loop read the next. */
+  private parse(): void {
+    if (this.parsing) return;
+    this.parsing = true;
+    try {
+      while ((this.state === 'idle' || this.state === 'head') && this.buffered) {
+        if (this.state === 'idle') {
+          // RFC 9112 §2.2: empty lines before a request line are ignored.
+          let start = 0;
+          while (this.buffered[start] === 0x0d && this.buffered[start + 1] === 0x0a) start += 2;
+          if (start > 0) this.skip(start);
+          if (!this.buffered || (this.buffered.length === 1 && this.buffered[0] === 0x0d)) return;
+          this.state = 'head';
+          this.startedAt = Date.now();
+        }
+        const end = this.buffered.indexOf(END_OF_HEAD);
+        if (end < 0 ? this.buffered.length > MAX_HEAD_BYTES + 3 : end > MAX_HEAD_BYTES) {
+          return this.refuse(new HttpRequestError(431, 'the request head is over 16 KiB'));
+        }
+        if (end < 0) return;
+        let head: RequestHead;
+        try {
+          head = parseRequestHead(this.buffered.toString('latin1', 0, end));
+        } catch (error) {
+          return this.refuse(error as HttpRequestError);
+        }
+        this.skip(end + 4);
+        this.state = 'handling';
+        this.current = new Exchange(this, head);
+        this.shared.onRequest(this.current);
+      }
+    } finally {
+      this.parsing = false;
+    }
+  }
+
+  /** Drops `count` bytes from the front of what was received. */
+  private skip(count: number): void {
+    const buffered = this.buffered as Buffer;
+    this.buffered = count < buffered.length ? buffered.subarray(count) : undefined;
+  }
+
+  takeAll(): Buffer | undefined {
+    const buffered = this.buffered;
+    this.buffered = undefined;
+    return buffered;
+  }
+
+  /** Keeps bytes for the next request; a sender far ahead of its answers waits for them. */
+  unread(bytes: Buffer): void {
+    this.buffered = this.buffered ? Buffer.concat([this.buffered, bytes]) : bytes;
+    if (this.state === 'handling' && this.buffered.length > MAX_AHEAD_BYTES) this.socket.pause();
+  }
+
+  resume(): void {
+    if (this.socket.isPaused()) this.socket.resume();
+  }
+
+  /** After an answer: the next request, or the end of the connection. */
+  answered(exchange: Exchange, keepOpen: boolean): void {
+    if (this.current !== exchange) return;
+    this.current = undefined;
+    if (!keepOpen || this.state === 'closed') return this.end();
+    this.servedAny = true;
+    this.state = 'idle';
+    this.startedAt = Date.now();
+    if (!this.socket.writableNeedDrain) return this.readNext();
+    // A sender that does not read its answers is not read from either: they do not pile up here.
+    this.socket.pause();
+    this.socket.once('drain', () => this.readNext());
+  }
+
+  private readNext(): void {
+    this.resume();
+    this.parse();
+  }
+
+  /** A request refused before any handler saw it: answered, and the connection ended. */
+  private refuse(error: HttpRequestError): void {
+    this.buffered = undefined;
+    if (!this.socket.destroyed) writeAnswer(this.socket, 'POST', error.status, JSON.stringify({ error: error.message }), { close: true });
+    this.end();
+  }
+
+  private end(): void {
+    this.state = 'closed';
+    if (!this.socket.destroyed) this.socket.end(() => this.socket.destroy());
+  }
+
+  /** On close: a request whose body is in and whose handler is at work gets its answer; nothing else waits. */
+  endUnlessAnswering(): void {
+    if (this.state !== 'handling' || this.current?.reading) this.socket.destroy();
+  }
+
+  checkDeadlines(now: number): void {
+    const { headersTimeout, requestTimeout, keepAliveTimeout } = this.shared.limits;
+    const waited = now - this.startedAt;
+    if (this.state === 'idle' && waited > (this.servedAny ? keepAliveTimeout : headersTimeout)) this.socket.destroy();
+    else if (this.state === 'head' && waited > headersTimeout) this.refuse(new HttpRequestError(408, 'the request head took too long to arrive'));
+    else if (this.state === 'handling' && this.current?.reading && waited > requestTimeout) this.current.timeOut();
+  }
+}
+
+/** One request, its body and its answer: what the handler sees of it is the ServerRequest. */
+class Exchange implements ServerRequest {
+  readonly method: string;
+  readonly target: string;
+  readonly rawHeaders: string[];
+  readonly headers: Record<string, string>;
+  private readonly connection: Connection;
+  private readonly head: RequestHead;
+  private isAnswered = false;
+  /** Bytes of this body held, counted against the server's bound until the answer. */
+  private heldBytes = 0;
+  /** The whole body was read, so the connection may carry another request. */
+  private bodyRead: boolean;
+  private collector: { take(chunk: Buffer): void; fail(error: HttpRequestError): void } | undefined;
+
+  constructor(connection: Connection, head: RequestHead) {
+    this.connection = connection;
+    this.head = head;
+    this.method = head.method;
+    this.target = head.target;
+    this.rawHeaders = head.rawHeaders;
+    this.headers = head.headers;
+    this.bodyRead = head.framing.kind === 'none';
+  }
+
+  get reading(): boolean {
+    return this.collector !== undefined;
+  }
+
+  /** Bytes arriving while the body is read belong to it. */
+  takes(chunk: Buffer): boolean {
+    if (!this.collector) return false;
+    this.collector.take(chunk);
+    return true;
+  }
+
+  abort(): void {
+    this.collector?.fail(new HttpRequestError(400, 'the sender aborted the request'));
+  }
+
+  timeOut(): void {
+    this.collector?.fail(new HttpRequestError(408, 'the request took too long to arrive'));
+  }
+
+  readBody(limit: number): Buffer | Promise<Buffer> {
+    const { framing } = this.head;
+    if (framing.kind === 'none') return Buffer.alloc(0);
+    if (framing.kind === 'length' && framing.length > limit) {
+      throw new HttpRequestError(413, `a body of ${framing.length} bytes is over the limit of ${limit} bytes`);
+    }
+    const { connection } = this;
+    const early = connection.takeAll();
+    if (framing.kind === 'length' && early && early.length >= framing.length) {
+      this.hold(framing.length);
+      this.bodyRead = true;
+      if (early.length > framing.length) connection.unread(early.subarray(framing.length));
+      return early.length === framing.length ? early : early.subarray(0, framing.length);
+    }
+    if (this.head.expectContinue && !early) connection.socket.write('HTTP/1.1 100 Continue\r\n\r\n');
+    connection.resume();
+    return new Promise((resolve, reject) => {
+      const parts: Buffer[] = [];
+      let size = 0;
+      const decoder = framing.kind === 'chunked' ? new ChunkedDecoder() : undefined;
+      const collector = {
+        take: (chunk: Buffer) => {
+          try {
+            let data: Buffer[];
+            let end: number | undefined;
+            if (decoder) {
+              ({ data, end } = decoder.push(chunk));
+            } else {
+              const wanted = (framing as { length: number }).length - size;
+              end = chunk.length >= wanted ? wanted : undefined;
+              data = [end === undefined || end === chunk.length ? chunk : chunk.subarray(0, end)];
+            }
+            for (const piece of data) {
+              if (size + piece.length > limit) throw new HttpRequestError(413, `the body is over the limit of ${limit} bytes`);
+              this.hold(piece.length);
+              parts.push(piece);
+              size += piece.length;
+            }
+            if (end === undefined) return;
+            this.collector = undefined;
+            this.bodyRead = true;
+            if (end < chunk.length) connection.unread(chunk.subarray(end));
+            resolve(parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts, size));
+          } catch (error) {
+            collector.fail(error as HttpRequestError);
+          }
+        },
+        fail: (error: HttpRequestError) => {
+          this.collector = undefined;
+          reject(error);
+        },
+      };
+      this.collector = collector;
+      if (early) collector.take(early);
+    });
+  }
+
+  private hold(bytes: number): void {
+    const { shared } = this.connection;
+    if (shared.held + bytes > shared.limits.maxHeldBytes) {
+      throw new HttpRequestError(503, 'the receiver holds as many bodies as it can at once; try again shortly');
+    }
+    shared.held += bytes;
+    this.heldBytes += bytes;
+  }
+
+  respond(status: number, json: string, options: { close?: boolean; retryAfterSeconds?: number | undefined } = {}): void {
+    if (this.isAnswered) return;
+    this.isAnswered = true;
+    this.collector?.fail(new HttpRequestError(400, 'answered before the body was read'));
+    this.connection.shared.held -= this.heldBytes;
+    this.heldBytes = 0;
+    // A body left unread cannot be told from the next request: the connection ends with this answer.
+    const keepOpen = !options.close && this.bodyRead && this.head.keepAlive && !this.connection.shared.closing;
+    const { socket } = this.connection;
+    if (!socket.destroyed) {
+      const { retryAfterSeconds } = options;
+      writeAnswer(socket, this.head.method, status, json, { close: !keepOpen, keepAlive: this.head.version === '1.0', retryAfterSeconds });
+    }
+    this.connection.answered(this, keepOpen);
+  }
+}
+
+interface AnswerOptions {
+  close: boolean;
+  keepAlive?: boolean;
+  retryAfterSeconds?: number | undefined;
+}
+
+function writeAnswer(socket: Socket, method: string, status: number, json: string, options: AnswerOptions): void {
+  let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(json)}\r\n`;
+  // An HTTP/1.0 sender closes unless told the connection stays open.
+  if (options.close) head += 'connection: close\r\n';
+  else if (options.keepAlive) head += 'connection: keep-alive\r\n';
+  if (options.retryAfterSeconds !== undefined) head += `retry-after: ${options.retryAfterSeconds}\r\n`;
+  // A HEAD request gets the headers a GET would, and no body.
+  socket.write(method === 'HEAD' ? `${head}\r\n` : `${head}\r\n${json}`);
+}
