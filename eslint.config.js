@@ -20,7 +20,27 @@ const upward = {
   group: ['**/ui/*', '**/commands/*', '**/commands/**', '**/program.js', '**/main.js', '**/context.js'],
   message: 'core layers never reach up into ui, commands or the program',
 };
-const restrict = (paths, patterns = []) => ({ 'no-restricted-imports': ['error', { paths, patterns }] });
+const processImports = (names, message) => ['process', 'node:process'].map((name) => ({ name, importNames: names, message }));
+const restrict = (paths, patterns = [], { allowEnv = false } = {}) => ({
+  'no-restricted-imports': [
+    'error',
+    {
+      paths: [
+        ...paths,
+        ...processImports(['exit'], 'only src/main.ts ends the process: return an exit code or throw a CliError'),
+        ...(allowEnv ? [] : processImports(['env'], 'the environment is read in src/settings/ and src/main.ts only')),
+      ],
+      patterns,
+    },
+  ],
+});
+/** `globalThis.process.exit` and `.env`: the property rule sees only `process.…`. */
+const throughGlobal = (names) => ({
+  selector: `MemberExpression[object.type='MemberExpression'][object.property.name='process'][property.name=/^(${names.join('|')})$/]`,
+  message: 'only src/main.ts ends the process, and the environment is read in src/settings/ and src/main.ts only',
+});
+/** A command imports no other command, however the path to it is written. */
+const otherCommands = { group: ['**/commands/**', '!**/commands/common', '!**/commands/common/**'], message: 'no command imports another: move what they share to src/commands/common/' };
 
 const exit = { object: 'process', property: 'exit', message: 'only src/main.ts ends the process: return an exit code or throw a CliError' };
 const env = {
@@ -60,12 +80,33 @@ export default tseslint.config(
 
   // The layers (docs/architecture.md#layers). A later block replaces an earlier one's
   // no-restricted-imports for the same file, so each block lists everything its folder may not use.
-  { files: ['src/**/*.ts'], rules: { ...restrict([http, ...decoration], [decorationPattern, program]), 'no-restricted-properties': ['error', exit, env] } },
-  { files: ['src/main.ts'], rules: { ...restrict([http, ...decoration], [decorationPattern]), 'no-restricted-properties': 'off' } },
-  { files: ['src/settings/**'], rules: { 'no-restricted-properties': ['error', exit] } },
   {
-    files: ['src/core/**', 'src/settings/**', 'src/sandbox/**', 'src/webhook/**'],
+    files: ['src/**/*.ts'],
+    rules: {
+      ...restrict([http, ...decoration], [decorationPattern, program]),
+      'no-restricted-properties': ['error', exit, env],
+      'no-restricted-syntax': ['error', throughGlobal(['exit', 'env'])],
+    },
+  },
+  {
+    files: ['src/main.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: [http, ...decoration], patterns: [decorationPattern] }],
+      'no-restricted-properties': 'off',
+      'no-restricted-syntax': 'off',
+    },
+  },
+  {
+    files: ['src/core/**', 'src/sandbox/**', 'src/webhook/**'],
     rules: restrict([http, ...decoration, cli], [decorationPattern, upward]),
+  },
+  {
+    files: ['src/settings/**'],
+    rules: {
+      ...restrict([http, ...decoration, cli], [decorationPattern, upward], { allowEnv: true }),
+      'no-restricted-properties': ['error', exit],
+      'no-restricted-syntax': ['error', throughGlobal(['exit'])],
+    },
   },
   {
     files: ['src/api/**'],
@@ -79,29 +120,27 @@ export default tseslint.config(
     files: ['src/ui/**'],
     rules: restrict([http, cli], [
       { group: ['**/commands/*', '**/commands/**', '**/program.js', '**/main.js', '**/context.js'], message: 'src/ui/ imports neither commands nor the program' },
-      { group: ['**/core/*'], allowTypeImports: true, message: 'src/ui/ renders what core returns: type imports only' },
+      { group: ['**/core/*', '**/core/**'], allowTypeImports: true, message: 'src/ui/ renders what core returns: type imports only' },
+      {
+        group: ['**/api/*', '!**/api/types.js', '**/settings/*', '**/sandbox/*', '**/sandbox/**'],
+        message: 'src/ui/ draws what it is given: of the layers below it imports api/types, webhook/ and errors only',
+      },
     ]),
   },
   {
     // A command is flag wiring over core: what two commands share lives in src/commands/common/.
     files: ['src/commands/*.ts'],
-    rules: restrict([http, ...decoration], [decorationPattern, program, { regex: '^\\./(?!common/)', message: 'no command imports another: move what they share to src/commands/common/' }]),
+    rules: restrict([http, ...decoration], [decorationPattern, program, otherCommands, { regex: '^\\./(?!common/)', message: otherCommands.message }]),
   },
   {
     files: ['src/commands/webhook/*.ts'],
     ignores: ['src/commands/webhook/index.ts'],
-    rules: restrict([http, ...decoration], [decorationPattern, program, {
-      regex: '^\\./|^\\.\\./(?!\\.\\./|common/)',
-      message: 'no command imports another: move what they share to src/commands/common/',
-    }]),
+    rules: restrict([http, ...decoration], [decorationPattern, program, otherCommands, { regex: '^\\./|^\\.\\./(?!\\.\\./|common/)', message: otherCommands.message }]),
   },
   {
     files: ['src/commands/common/**'],
-    rules: restrict([http, ...decoration], [decorationPattern, program, { regex: '^\\.\\./(?!\\.\\./)', message: 'shared helpers sit below the commands' }]),
+    rules: restrict([http, ...decoration], [decorationPattern, program, otherCommands, { regex: '^\\.\\./(?!\\.\\./)', message: 'shared helpers sit below the commands' }]),
   },
-  // Its callbacks are declared in method shorthand; they become properties once the org-scale export
-  // work in that file has landed (unbound-method is about `this`, which none of them uses).
-  { files: ['src/core/export.ts'], rules: { '@typescript-eslint/unbound-method': 'off' } },
   {
     files: ['test/**', 'bench/**'],
     rules: {

@@ -3,30 +3,22 @@ import type { Context, Runner } from '../context.js';
 import { type ExportReport, runExport } from '../core/export.js';
 import { UsageError } from '../errors.js';
 import { downloadMessage } from '../ui/tables.js';
-import { exportOrganization, type OrgExportFlags } from './common/org-export.js';
+import { type ExportOptions, exportOrganization, type OrgExportFlags } from './common/org-export.js';
 import { parsePositiveInt } from './common/options.js';
 import { createWaitReporter } from '../ui/wait.js';
 import { confirmDeletion } from './common/confirm.js';
-import { addDownloadOptions, type DownloadFlags, downloadSettings, warnIfUnverified } from './common/download.js';
+import { addDownloadOptions, downloadSettings, warnIfUnverified } from './common/download.js';
 import {
   addStartOptions,
   addWaitOptions,
   collectRepositories,
   refineInteractively,
-  type StartFlags,
   startBody,
-  type WaitFlags,
   waitSettings,
 } from './common/flags.js';
 
-export interface ExportOptions extends StartFlags, DownloadFlags, WaitFlags {
-  unlock?: boolean;
-  deleteArchive?: boolean;
-  yes?: boolean;
-}
-
 /** The main job: start → wait → download, then --unlock and --delete-archive once the archive is safe. */
-export async function exportRepositories(
+async function exportRepositories(
   context: Context,
   args: string[],
   options: ExportOptions,

@@ -7,14 +7,14 @@ import { type DownloadOptions, type DownloadResult, downloadArchive } from './do
 import { type UnlockOutcome, unlockRepositories } from './unlock.js';
 import { type WaitEvent, waitForMigrations } from './wait.js';
 
-export type ExportStep = 'start' | 'wait' | 'download' | 'unlock' | 'delete-archive';
+type ExportStep = 'start' | 'wait' | 'download' | 'unlock' | 'delete-archive';
 
 export interface ExportOptions {
   org: string;
   body: StartMigrationBody;
   download: Omit<DownloadOptions, 'org' | 'id' | 'clock' | 'target'> & {
     /** Where the archive goes, given the migration id (known only once the export started). */
-    target(id: number): DownloadOptions['target'];
+    target: (id: number) => DownloadOptions['target'];
   };
   unlock: boolean;
   deleteArchive: boolean;
@@ -22,9 +22,9 @@ export interface ExportOptions {
   timeoutMs?: number | undefined;
   clock: Clock;
   signal?: AbortSignal | undefined;
-  onStep?(step: ExportStep, detail: string): void;
-  onWaitEvent?(event: WaitEvent): void;
-  onNotice?(message: string): void;
+  onStep?: (step: ExportStep, detail: string) => void;
+  onWaitEvent?: (event: WaitEvent) => void;
+  onNotice?: (message: string) => void;
 }
 
 export interface ExportReport {

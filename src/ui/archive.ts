@@ -1,9 +1,7 @@
 import type { ChalkInstance } from 'chalk';
 import type { InspectReport } from '../core/archive/inspect.js';
-// The one wording of an archive problem and the one escaping of its text, shared by the error core
-// throws and the report drawn here.
-// eslint-disable-next-line no-restricted-imports
-import { describeProblem, escapeControl, type VerifyReport } from '../core/archive/verify.js';
+import type { VerifyReport } from '../core/archive/verify.js';
+import { describeProblem, escapeControl } from '../archive-problem.js';
 import { formatBytes } from './format.js';
 import { renderTable } from './tables.js';
 

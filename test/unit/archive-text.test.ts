@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { escapeControl } from '../../src/core/archive/verify.js';
+import { escapeControl } from '../../src/archive-problem.js';
 
 describe('text from inside an archive, as printed', () => {
   it('shows control characters and bidirectional overrides instead of obeying them', () => {

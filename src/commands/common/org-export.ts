@@ -9,9 +9,12 @@ import { confirmDeletion } from './confirm.js';
 import type { DownloadFlags } from './download.js';
 import { collectRepositories, type StartFlags, startBody, startFlagsOf, type WaitFlags, waitSettings } from './flags.js';
 
-type ExportOptions = StartFlags &
-  DownloadFlags &
-  WaitFlags & { unlock?: boolean; deleteArchive?: boolean; yes?: boolean };
+/** The flags of `export`, with or without --output-dir. */
+export interface ExportOptions extends StartFlags, DownloadFlags, WaitFlags {
+  unlock?: boolean;
+  deleteArchive?: boolean;
+  yes?: boolean;
+}
 
 export interface OrgExportFlags {
   outputDir?: string;

@@ -1,4 +1,5 @@
-import { type ArchiveProblem, scanArchive } from './scan.js';
+import type { ArchiveProblem } from '../../archive-problem.js';
+import { scanArchive } from './scan.js';
 
 interface InspectedRepository {
   name: string;

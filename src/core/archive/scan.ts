@@ -9,13 +9,7 @@ import { createGunzip } from 'node:zlib';
 import { CliError, InterruptedError, UsageError } from '../../errors.js';
 import { collectorForChunks } from '../../api/tuning.js';
 import { type EntryHandler, type TarEntry, TarFormatError, TarReader } from './tar-reader.js';
-
-/** One thing wrong with an archive, named as precisely as the archive allows. */
-export interface ArchiveProblem {
-  repository?: string;
-  file?: string;
-  message: string;
-}
+import type { ArchiveProblem } from '../../archive-problem.js';
 
 /** What the archive holds of one repository's git data (docs/service.md#archive). */
 export interface GitDataScan {

@@ -4,7 +4,8 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { InterruptedError, VerificationError } from '../../errors.js';
-import { type ArchiveProblem, type GitDataScan, scanArchive } from './scan.js';
+import { type ArchiveProblem, describeProblem } from '../../archive-problem.js';
+import { type GitDataScan, scanArchive } from './scan.js';
 import { childEnvironment } from '../../settings/environment.js';
 
 type GitCheck = 'passed' | 'failed' | 'skipped: git is not on PATH' | 'skipped: asked not to' | 'no git data';
@@ -66,20 +67,6 @@ export class ArchiveVerificationError extends VerificationError {
     );
     this.report = report;
   }
-}
-
-/** One line naming the problem; control characters from the archive are shown escaped, never obeyed. */
-export function describeProblem(problem: ArchiveProblem): string {
-  const where = [problem.repository, problem.file].filter(Boolean).join(': ');
-  return escapeControl(where ? `${where}: ${problem.message}` : problem.message);
-}
-
-/** Text from inside an archive may hold anything: control characters (and bidi overrides) are shown, never obeyed. */
-export function escapeControl(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, (c) => {
-    const code = c.charCodeAt(0);
-    return code > 0xff ? `\\u${code.toString(16)}` : `\\x${code.toString(16).padStart(2, '0')}`;
-  });
 }
 
 const GIT_ENV = {
