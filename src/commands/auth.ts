@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { listMigrations } from '../api/migrations.js';
 import { clientOptions, type Context, type Runner } from '../context.js';
 import { AuthError, CliError, ExitCode, UsageError } from '../errors.js';
+import { INPUT_LIMITS, readStdin } from './common/input.js';
 import { examples } from './common/options.js';
 import type { Source } from '../settings/resolve.js';
 import { configDirectory, openSettingsStore } from '../settings/store.js';
@@ -17,9 +18,7 @@ function tokenHint(token: string): string {
 
 async function readToken(context: Context, withToken: boolean | undefined): Promise<string> {
   if (withToken) {
-    const chunks: Buffer[] = [];
-    for await (const chunk of context.io.stdin) chunks.push(Buffer.from(chunk as Buffer));
-    return Buffer.concat(chunks).toString('utf8').trim();
+    return (await readStdin(context, INPUT_LIMITS.token, 'a token')).toString('utf8').trim();
   }
   return (
     await context.prompt.secret('Token (classic token of an organization owner)', '--with-token (reads the token from stdin)', 'a token')

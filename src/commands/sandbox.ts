@@ -1,10 +1,10 @@
-import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { Context, Runner } from '../context.js';
 import { UsageError } from '../errors.js';
 import { fromSystemError, isSystemError } from '../system-errors.js';
 import type { SandboxOptions } from '../sandbox/server.js';
 import { sandboxBanner } from '../ui/sandbox.js';
+import { INPUT_LIMITS, readInputFile } from './common/input.js';
 import { parseNonNegativeInt, parseNonNegativeNumber, parsePort, parsePositiveInt } from './common/options.js';
 
 interface SandboxCommandOptions {
@@ -33,12 +33,7 @@ async function sandbox(context: Context, options: SandboxCommandOptions): Promis
   if (options.rateLimit) sandboxOptions.rateLimit = { limit: options.rateLimit, windowSeconds: 3600 };
   if (options.seed) {
     let raw: unknown;
-    let text: string;
-    try {
-      text = await readFile(options.seed, 'utf8');
-    } catch (error) {
-      throw fromSystemError(error, { action: 'read', path: options.seed, role: '--seed' });
-    }
+    const text = (await readInputFile(options.seed, INPUT_LIMITS.seed, '--seed')).toString('utf8');
     try {
       raw = JSON.parse(text);
     } catch (error) {

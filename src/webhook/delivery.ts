@@ -9,6 +9,9 @@ import { signatureHeaders } from './signature.js';
  */
 export const MAX_PAYLOAD_BYTES = 25 * 1024 * 1024;
 
+/** A form body percent-encodes the JSON payload, up to three bytes for one, after `payload=`. */
+export const MAX_FORM_BODY_BYTES = MAX_PAYLOAD_BYTES * 3 + 16;
+
 /** docs/service.md#delivery-rules: a body above 25 MB (read as 25,000,000 bytes) is not delivered. */
 export const DELIVERY_CAP_BYTES = 25_000_000;
 

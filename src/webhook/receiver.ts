@@ -1,13 +1,13 @@
 import { DELIVERY_HEADERS } from '../api/types.js';
 import { catalogueWarnings } from './catalogue.js';
-import { BodyError, type ContentKind, contentKind, headerWarnings, MAX_PAYLOAD_BYTES, parsePayload } from './delivery.js';
+import { BodyError, type ContentKind, contentKind, headerWarnings, MAX_FORM_BODY_BYTES, MAX_PAYLOAD_BYTES, parsePayload } from './delivery.js';
 import { HttpRequestError } from './http-request.js';
 import { type ServerRequest, startHttpServer } from './http-server.js';
 import { rememberedIds } from './remembered-ids.js';
 import { verifySignature } from './signature.js';
 
-/** docs/service.md#limits caps payloads at 25 MB; a form body percent-encodes that JSON, up to three bytes for one. */
-const BODY_LIMITS: Record<ContentKind, number> = { json: MAX_PAYLOAD_BYTES, form: MAX_PAYLOAD_BYTES * 3 + 16 };
+/** docs/service.md#limits caps payloads at 25 MB, which a form body percent-encodes. */
+const BODY_LIMITS: Record<ContentKind, number> = { json: MAX_PAYLOAD_BYTES, form: MAX_FORM_BODY_BYTES };
 
 /**
  * Bytes of bodies held at once, over every connection: beyond it a request is answered 503

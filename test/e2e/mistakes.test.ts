@@ -228,6 +228,18 @@ describe('files', () => {
     expect(result.stderr).not.toMatch(/ENOENT/);
   });
 
+  it('reads no more of a file or stdin than its input can hold: /dev/zero and endless stdin end at once', async () => {
+    const { env } = await testSandbox();
+    expectUsage(await runCli(['start', '--repos-file', '/dev/zero'], { env }), /--repos-file \/dev\/zero holds more than 16777216 bytes/);
+    expectUsage(
+      await runCli(['webhook', 'send', '--url', '127.0.0.1:9', '--event', 'push', '--payload', '/dev/zero']),
+      /--payload \/dev\/zero holds more than 26214400 bytes/,
+    );
+    expectUsage(await runCli(['sandbox', '--seed', '/dev/zero']), /--seed \/dev\/zero holds more than/);
+    expectUsage(await runCli(['auth', 'login', '--with-token'], { env, stdin: 'x'.repeat(70_000) }), /stdin holds more than 65536 bytes, more than a token can be/);
+    expectUsage(await runCli(['start', '--repos-file', '-'], { env, stdin: 'a\n'.repeat(9_000_000) }), /stdin holds more than 16777216 bytes/);
+  });
+
   it('start --repos-file naming a directory says so', async () => {
     const { env } = await testSandbox();
     const dir = mkdtempSync(join(tmpdir(), 'svc-repos-dir-'));

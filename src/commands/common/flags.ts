@@ -1,12 +1,11 @@
-import { readFile } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
 import type { StartMigrationBody } from '../../api/types.js';
 import type { Context } from '../../context.js';
 import { normalizeRepositories, parseReposFile, type RepositoryEntry } from '../../core/repo-list.js';
 import { UsageError } from '../../errors.js';
 import { parseDuration } from '../../settings/resolve.js';
+import { INPUT_LIMITS, readInputFile, readStdin } from './input.js';
 import { parsePositiveInt, parseSeconds } from './options.js';
-import { fromSystemError } from '../../system-errors.js';
 
 // Options and helpers that several commands share (start/export, status/download/export, list/repos).
 
@@ -75,7 +74,11 @@ export async function collectRepositories(
 ): Promise<{ repositories: string[]; asked: boolean }> {
   const entries: RepositoryEntry[] = args.map((name, index) => ({ name, source: `argument ${index + 1}` }));
   if (flags.reposFile) {
-    const text = flags.reposFile === '-' ? await readStdin(context) : await readReposFile(flags.reposFile);
+    const bytes =
+      flags.reposFile === '-'
+        ? await readStdin(context, INPUT_LIMITS.reposFile, 'a list of repositories')
+        : await readInputFile(flags.reposFile, INPUT_LIMITS.reposFile, '--repos-file');
+    const text = bytes.toString('utf8');
     entries.push(...parseReposFile(text, flags.reposFile === '-' ? 'stdin' : flags.reposFile));
   }
   const org = context.org();
@@ -159,18 +162,4 @@ function exportSummary(body: StartMigrationBody): string {
     `Export of ${count} ${count === 1 ? 'repository' : 'repositories'}: ${body.repositories.join(', ')}`,
     `Options: ${options.length > 0 ? options.join('; ') : 'none (everything is exported, nothing is locked)'}`,
   ].join('\n');
-}
-
-async function readReposFile(path: string): Promise<string> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (error) {
-    throw fromSystemError(error, { action: 'read', path, role: '--repos-file' });
-  }
-}
-
-async function readStdin(context: Context): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of context.io.stdin) chunks.push(Buffer.from(chunk as Buffer));
-  return Buffer.concat(chunks).toString('utf8');
 }

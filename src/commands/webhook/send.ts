@@ -1,12 +1,11 @@
-import { readFile } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
 import type { Context, Runner } from '../../context.js';
 import { CliError, ExitCode, UnavailableError, UsageError } from '../../errors.js';
 import { terminalSafe } from '../../ui/terminal-safe.js';
-import { fromSystemError } from '../../system-errors.js';
 import { eventSpec } from '../../webhook/catalogue.js';
 import { buildDelivery, type ContentKind, MAX_PAYLOAD_BYTES } from '../../webhook/delivery.js';
 import { samplePayload } from '../../webhook/samples.js';
+import { readInputFile } from '../common/input.js';
 import { parseSeconds } from '../common/options.js';
 
 interface SendOptions {
@@ -40,12 +39,7 @@ async function send(context: Context, options: SendOptions): Promise<SendResult>
   if (!eventSpec(options.event)) context.out.warn(`"${options.event}" is not in the event catalogue; sending it anyway`);
   let payload: Buffer | Record<string, unknown>;
   if (options.payload) {
-    let raw: Buffer;
-    try {
-      raw = await readFile(options.payload);
-    } catch (error) {
-      throw fromSystemError(error, { action: 'read', path: options.payload, role: '--payload' });
-    }
+    const raw = await readInputFile(options.payload, MAX_PAYLOAD_BYTES, '--payload');
     payload = raw;
     if (options.action !== undefined) {
       try {

@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
 import type { Context, Runner } from '../../context.js';
 import { CliError, ExitCode, UsageError } from '../../errors.js';
+import { MAX_FORM_BODY_BYTES } from '../../webhook/delivery.js';
 import { verifySignature } from '../../webhook/signature.js';
+import { readStdin } from '../common/input.js';
 
 interface VerifyOptions {
   secret?: string;
@@ -15,9 +17,7 @@ async function verify(context: Context, options: VerifyOptions): Promise<boolean
   if (context.io.stdin.isTTY) {
     context.out.info('reading the body from stdin: paste it, then press Ctrl-D (or run it as `… < body.json`)');
   }
-  const chunks: Buffer[] = [];
-  for await (const chunk of context.io.stdin) chunks.push(Buffer.from(chunk as Buffer));
-  const body = Buffer.concat(chunks);
+  const body = await readStdin(context, MAX_FORM_BODY_BYTES, 'a delivery');
   const value = options.signature.trim();
   const headers = value.startsWith('sha1=') ? { signature: value } : { signature256: value };
   const result = verifySignature(body, headers, [secret]);
