@@ -39,6 +39,11 @@ const throughGlobal = (names) => ({
   selector: `MemberExpression[object.type='MemberExpression'][object.property.name='process'][property.name=/^(${names.join('|')})$/]`,
   message: 'only src/main.ts ends the process, and the environment is read in src/settings/ and src/main.ts only',
 });
+/** Commands read settings, not the environment (src/settings/resolve.ts resolves what they need). */
+const commandEnv = {
+  selector: 'MemberExpression[property.name=\'env\'][object.property.name=\'io\']',
+  message: 'a command reads context.settings, not the environment: resolve what it needs in src/settings/resolve.ts',
+};
 /** A command imports no other command, however the path to it is written. */
 const otherCommands = { group: ['**/commands/**', '!**/commands/common', '!**/commands/common/**'], message: 'no command imports another: move what they share to src/commands/common/' };
 
@@ -46,7 +51,7 @@ const exit = { object: 'process', property: 'exit', message: 'only src/main.ts e
 const env = {
   object: 'process',
   property: 'env',
-  message: 'the environment is read in src/settings/ and src/main.ts only; commands get it as context.io.env',
+  message: 'the environment is read in src/settings/ and src/main.ts only; commands read context.settings',
 };
 
 export default tseslint.config(
@@ -129,6 +134,10 @@ export default tseslint.config(
   },
   {
     // A command is flag wiring over core: what two commands share lives in src/commands/common/.
+    files: ['src/commands/**'],
+    rules: { 'no-restricted-syntax': ['error', throughGlobal(['exit', 'env']), commandEnv] },
+  },
+  {
     files: ['src/commands/*.ts'],
     rules: restrict([http, ...decoration], [decorationPattern, program, otherCommands, { regex: '^\\./(?!common/)', message: otherCommands.message }]),
   },

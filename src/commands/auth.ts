@@ -5,7 +5,7 @@ import { AuthError, CliError, ExitCode, UsageError } from '../errors.js';
 import { INPUT_LIMITS, readStdin } from './common/input.js';
 import { examples } from './common/options.js';
 import type { Source } from '../settings/resolve.js';
-import { configDirectory, openSettingsStore } from '../settings/store.js';
+import { openSettingsStore } from '../settings/store.js';
 
 interface LoginOptions {
   withToken?: boolean;
@@ -101,7 +101,7 @@ Examples:
         // A rejected token (401/403) ends here, before anything is stored.
         const check = await checkToken(context, token);
         if (check.result === 'not-owner') context.out.warn(check.message);
-        const store = await openSettingsStore(configDirectory(context.io.env));
+        const store = await openSettingsStore(context.settings.configDir);
         store.set('token', token);
         // `auth login --org acme --base-url …` keeps what it was told, as the help's example expects.
         const kept: string[] = [];
@@ -145,7 +145,7 @@ Examples:
           base_url: { value: baseUrl.value ?? null, source: baseUrl.source },
           org: { value: org.value ?? null, source: org.source },
           check,
-          config: `${configDirectory(context.io.env)}/config.json`,
+          config: `${context.settings.configDir}/config.json`,
         };
         const mark = check.result === 'valid' ? context.out.theme.green('✓') : check.result === 'skipped' ? '-' : context.out.theme.red('✗');
         context.out.result(status, (s) =>
@@ -171,7 +171,7 @@ Examples:
     .description('remove the stored token')
     .action((_options: unknown, command: Command) =>
       run(command, async (context) => {
-        const store = await openSettingsStore(configDirectory(context.io.env));
+        const store = await openSettingsStore(context.settings.configDir);
         const had = store.read().token !== undefined;
         store.delete('token');
         context.out.success(had ? 'stored token removed' : 'no token was stored');

@@ -3,7 +3,7 @@ import { API_VERSION } from '../api/types.js';
 import type { Context, Runner } from '../context.js';
 import { UsageError } from '../errors.js';
 import { examples } from './common/options.js';
-import { CONFIG_KEYS, type ConfigKey, configDirectory, openSettingsStore, readStoredSettings } from '../settings/store.js';
+import { CONFIG_KEYS, type ConfigKey, openSettingsStore, readStoredSettings } from '../settings/store.js';
 
 const keyArgument = () => new Argument('<key>', 'org, baseUrl or apiVersion').choices(CONFIG_KEYS);
 
@@ -38,7 +38,7 @@ Examples:
   svc-migrate config set baseUrl https://api.example.com
   svc-migrate config list --json`,
     );
-  const dir = (context: Context) => configDirectory(context.io.env);
+  const dir = (context: Context) => context.settings.configDir;
 
   config
     .command('get')

@@ -1,6 +1,6 @@
 import { API_VERSION } from '../api/types.js';
 import { UsageError } from '../errors.js';
-import type { StoredSettings } from './store.js';
+import { configDirectory, type StoredSettings } from './store.js';
 
 /** Global options as commander parsed them (docs/cli.md "Global options"). */
 export interface GlobalFlags {
@@ -44,6 +44,10 @@ export interface Settings {
   maxRateLimitWaitMs: number | undefined;
   /** `--insecure`: the token may travel over plain HTTP beyond loopback. */
   insecure: boolean;
+  /** SVC_WEBHOOK_SECRET (an empty one is none): the webhook commands add it to their `--secret`. */
+  webhookSecret: string | undefined;
+  /** Where the config file lives (SVC_CONFIG_DIR, or the platform's place). */
+  configDir: string;
 }
 
 function pick<T>(flag: T | undefined, env: T | undefined, stored: T | undefined): Resolved<T | undefined> {
@@ -84,6 +88,8 @@ export function resolveSettings(
     },
     maxRateLimitWaitMs: flags.maxWait === undefined ? undefined : parseDuration(flags.maxWait, '--max-wait'),
     insecure: Boolean(flags.insecure),
+    webhookSecret: env.SVC_WEBHOOK_SECRET || undefined,
+    configDir: configDirectory(env),
   };
 }
 

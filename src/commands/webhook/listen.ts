@@ -59,7 +59,7 @@ async function collectSecrets(context: Context, given: (string | true)[] | undef
     if (value === true) secrets.push(await context.prompt.secret('Webhook secret', '--secret <value> or SVC_WEBHOOK_SECRET', 'a webhook secret'));
     else secrets.push(value);
   }
-  const fromEnv = context.io.env.SVC_WEBHOOK_SECRET;
+  const fromEnv = context.settings.webhookSecret;
   if (fromEnv && !secrets.includes(fromEnv)) secrets.push(fromEnv);
   return secrets;
 }

@@ -55,7 +55,7 @@ async function send(context: Context, options: SendOptions): Promise<SendResult>
     event: options.event,
     payload,
     contentType: options.contentType,
-    secret: options.secret ?? context.io.env.SVC_WEBHOOK_SECRET,
+    secret: options.secret ?? context.settings.webhookSecret,
   });
   if (delivery.body.length > MAX_PAYLOAD_BYTES) {
     throw new UsageError(`the payload is ${delivery.body.length} bytes; the service never delivers more than 25 MB`);

@@ -12,7 +12,7 @@ interface VerifyOptions {
 
 /** Offline check of a signature header value against a body on stdin: exit 0 valid, 1 invalid. */
 async function verify(context: Context, options: VerifyOptions): Promise<boolean> {
-  const secret = options.secret ?? context.io.env.SVC_WEBHOOK_SECRET;
+  const secret = options.secret ?? context.settings.webhookSecret;
   if (!secret) throw new UsageError('--secret is required (or SVC_WEBHOOK_SECRET)');
   if (context.io.stdin.isTTY) {
     context.out.info('reading the body from stdin: paste it, then press Ctrl-D (or run it as `… < body.json`)');
