@@ -233,7 +233,7 @@ describe('files', () => {
     expectUsage(await runCli(['start', '--repos-file', '/dev/zero'], { env }), /--repos-file \/dev\/zero holds more than 16777216 bytes/);
     expectUsage(
       await runCli(['webhook', 'send', '--url', '127.0.0.1:9', '--event', 'push', '--payload', '/dev/zero']),
-      /--payload \/dev\/zero holds more than 26214400 bytes/,
+      /--payload \/dev\/zero holds more than 26214400 bytes; the service never delivers more than 25 MB/,
     );
     expectUsage(await runCli(['sandbox', '--seed', '/dev/zero']), /--seed \/dev\/zero holds more than/);
     expectUsage(await runCli(['auth', 'login', '--with-token'], { env, stdin: 'x'.repeat(70_000) }), /stdin holds more than 65536 bytes, more than a token can be/);

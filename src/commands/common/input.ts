@@ -37,10 +37,13 @@ export function readStdin(context: Context, limit: number, what: string): Promis
   return readBounded(context.io.stdin, limit, () => new UsageError(`stdin holds more than ${limit} bytes, more than ${what} can be`));
 }
 
-/** A file the user named (a pipe such as `<(…)` too), at most `limit` bytes; `role` is its flag. */
-export async function readInputFile(path: string, limit: number, role: string): Promise<Buffer> {
+/**
+ * A file the user named (a pipe such as `<(…)` too), at most `limit` bytes; `role` is its flag, and
+ * `why` says why no more is read.
+ */
+export async function readInputFile(path: string, limit: number, role: string, why = ''): Promise<Buffer> {
   try {
-    return await readBounded(createReadStream(path), limit, () => new UsageError(`${role} ${path} holds more than ${limit} bytes`));
+    return await readBounded(createReadStream(path), limit, () => new UsageError(`${role} ${path} holds more than ${limit} bytes${why}`));
   } catch (error) {
     if (error instanceof UsageError) throw error;
     throw fromSystemError(error, { action: 'read', path, role });

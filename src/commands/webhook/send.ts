@@ -33,13 +33,15 @@ function deliveryUrl(value: string): string {
   throw new UsageError(`--url takes a URL such as http://127.0.0.1:8787/ (or 127.0.0.1:8787), not "${value}"`);
 }
 
+const TOO_LARGE = '; the service never delivers more than 25 MB';
+
 /** Sends one delivery exactly as the service would (docs/service.md#delivery-headers). */
 async function send(context: Context, options: SendOptions): Promise<SendResult> {
   const url = deliveryUrl(options.url);
   if (!eventSpec(options.event)) context.out.warn(`"${options.event}" is not in the event catalogue; sending it anyway`);
   let payload: Buffer | Record<string, unknown>;
   if (options.payload) {
-    const raw = await readInputFile(options.payload, MAX_PAYLOAD_BYTES, '--payload');
+    const raw = await readInputFile(options.payload, MAX_PAYLOAD_BYTES, '--payload', TOO_LARGE);
     payload = raw;
     if (options.action !== undefined) {
       try {
@@ -58,7 +60,7 @@ async function send(context: Context, options: SendOptions): Promise<SendResult>
     secret: options.secret ?? context.settings.webhookSecret,
   });
   if (delivery.body.length > MAX_PAYLOAD_BYTES) {
-    throw new UsageError(`the payload is ${delivery.body.length} bytes; the service never delivers more than 25 MB`);
+    throw new UsageError(`the payload is ${delivery.body.length} bytes${TOO_LARGE}`);
   }
   const { postDelivery } = await import('../../webhook/sender.js');
   let result;
