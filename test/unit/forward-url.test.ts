@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { forwardUrl } from '../../src/commands/webhook/listen.js';
+import { forwardUrl } from '../../src/webhook/forwarder.js';
 
 describe('--forward-to', () => {
   it.each([

@@ -6,7 +6,9 @@ import { isSystemError, portError } from '../../system-errors.js';
 import { terminalSafe } from '../../ui/terminal-safe.js';
 import { deliveryLine, deliveryRecord, rejectionLine } from '../../ui/webhook.js';
 import { parseEventFilter } from '../../webhook/catalogue.js';
-import { DEFAULT_MAX_CONNECTIONS, type ReceivedDelivery, startReceiver } from '../../webhook/receiver.js';
+import { type ForwarderEvents, forwardUrl } from '../../webhook/forwarder.js';
+import { type EventFilter, type ListenSummary, startListener } from '../../webhook/listener.js';
+import { DEFAULT_MAX_CONNECTIONS, type ReceivedDelivery } from '../../webhook/receiver.js';
 import { type DeliveryStore, openStore, StoreError } from '../../webhook/store.js';
 import { parsePort, parsePositiveInt, parseSeconds } from '../common/options.js';
 
@@ -24,30 +26,6 @@ interface ListenOptions {
   dedupe: boolean;
   forwardQueue: number;
   maxConnections: number;
-}
-
-interface ListenSummary {
-  received: number;
-  verified: number;
-  rejected: number;
-  duplicates: number;
-  forwarded: number;
-  forward_failed: number;
-  /** Saved and answered, but not forwarded: the target was too far behind. */
-  forward_skipped: number;
-  /** Answered (and saved), but neither shown nor forwarded: `--events` left them out. */
-  filtered: number;
-}
-
-/** Bytes of deliveries waiting to be forwarded, at most; --forward-queue bounds their number. */
-const FORWARD_QUEUE_BYTES = 256 * 1024 * 1024;
-
-/** `3000`, `:3000/hooks`, `/hooks` or `localhost:3000/x` mean this machine; full URLs stay as they are. */
-export function forwardUrl(target: string): string {
-  if (/^https?:\/\//i.test(target)) return target;
-  const match = /^(?:(localhost|127\.0\.0\.1)?:?(\d+))?(\/.*)?$/.exec(target);
-  if (!match || (!match[2] && !match[3])) throw new UsageError(`--forward-to takes a URL, a port or a path, not "${target}"`);
-  return `http://${match[1] ?? 'localhost'}${match[2] ? `:${match[2]}` : ''}${match[3] ?? '/'}`;
 }
 
 /** What commander hands the parser for a bare `--secret`: a NUL, which no argument can contain. */
@@ -70,25 +48,13 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
   // `--secret "$UNSET"`: an empty key would make anyone's signature "verified".
   if (options.secret?.includes('')) throw new UsageError('--secret is empty', { hint: 'pass the webhook\'s secret, or leave --secret out to accept unverified deliveries' });
   const secrets = await collectSecrets(context, options.secret);
-  let filters: ReturnType<typeof parseEventFilter> = [];
+  let filters: EventFilter[] = [];
   try {
     filters = options.events ? parseEventFilter(options.events) : [];
   } catch (error) {
     throw new UsageError(`--events: ${(error as Error).message}`, { hint: 'run `svc-migrate webhook events` for the catalogue' });
   }
-  const wanted = (delivery: ReceivedDelivery) =>
-    filters.length === 0 || filters.some((f) => f.event === delivery.event && (f.action === undefined || f.action === delivery.action));
   const target = options.forwardTo ? forwardUrl(options.forwardTo) : undefined;
-  const summary: ListenSummary = {
-    received: 0,
-    verified: 0,
-    rejected: 0,
-    duplicates: 0,
-    forwarded: 0,
-    forward_failed: 0,
-    forward_skipped: 0,
-    filtered: 0,
-  };
   let store: DeliveryStore | undefined;
   if (options.save) {
     try {
@@ -99,67 +65,44 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
     }
     if (store.tightened) out.warn(`${options.save} was open to other users; it is now 0700 (saved deliveries hold private payloads)`);
   }
-  const forwarder = target ? forwardQueue(context, target, options, summary) : undefined;
-  let lastDropWarning = 0;
+  let lastDropWarning = Number.NEGATIVE_INFINITY;
   let dropped = 0;
-  let accepted = 0;
-  let stop: () => void = () => {};
-  const stopped = new Promise<void>((resolve) => {
-    stop = resolve;
-  });
-
-  const receiver = await startReceiver({
-    host: options.host,
-    port: options.port,
-    path: options.path,
-    secrets,
-    dedupe: options.dedupe,
-    // Without a secret, a web page could rebind its name to this address and post: only loopback names then.
-    loopbackHostsOnly: secrets.length === 0 && isLoopbackHost(options.host),
-    maxConnections: options.maxConnections,
-    accept(delivery) {
-      // Without --save nothing is awaited: the answer goes out in this turn.
-      if (store && wanted(delivery) && !delivery.duplicate) return store.save(delivery);
+  const listener = await startListener(
+    {
+      host: options.host,
+      port: options.port,
+      path: options.path,
+      secrets,
+      dedupe: options.dedupe,
+      // Without a secret, a web page could rebind its name to this address and post: only loopback names then.
+      loopbackHostsOnly: secrets.length === 0 && isLoopbackHost(options.host),
+      maxConnections: options.maxConnections,
+      filters,
+      store,
+      forward: target ? { target, timeoutMs: (options.forwardTimeout ?? 30) * 1000, maxWaiting: options.forwardQueue } : undefined,
+      maxDeliveries: options.maxDeliveries,
+      signal: context.signal,
     },
-    delivered(deliveries) {
+    {
       // A burst of deliveries is printed with one write.
-      out.together(() => {
-        for (const delivery of deliveries) {
-          summary.received++;
-          if (delivery.verification.verified) summary.verified++;
-          if (delivery.duplicate) summary.duplicates++;
-          if (!wanted(delivery)) {
-            summary.filtered++;
-            continue;
-          }
-          printDelivery(context, delivery, secrets.length);
-          // In arrival order, one after the other, and never before the service got its answer.
-          if (forwarder && !delivery.duplicate) forwarder.add(delivery);
-          accepted++;
-          if (options.maxDeliveries !== undefined && accepted >= options.maxDeliveries) stop();
-        }
-      });
+      onDeliveries: (deliveries) => out.together(() => deliveries.forEach((delivery) => printDelivery(context, delivery, secrets.length))),
+      onRejection: (rejection) => out.warn(rejectionLine(rejection)),
+      onDrop() {
+        dropped++;
+        // At most one line in ten seconds: a flood of connections must not become a flood of output.
+        if (context.clock.now() - lastDropWarning < 10_000) return;
+        lastDropWarning = context.clock.now();
+        out.warn(`${options.maxConnections} connections are open: closed ${dropped} more on arrival (--max-connections)`);
+        dropped = 0;
+      },
+      onFault: (error) => out.warn(`could not print or forward a delivery (it was answered and saved): ${terminalSafe((error as Error)?.message ?? String(error))}`),
+      forwarding: forwardingLines(context, target ?? '', options.save),
     },
-    onRejection(rejection) {
-      summary.rejected++;
-      out.warn(rejectionLine(rejection));
-    },
-    onDrop() {
-      dropped++;
-      // At most one line in ten seconds: a flood of connections must not become a flood of output.
-      if (Date.now() - lastDropWarning < 10_000) return;
-      lastDropWarning = Date.now();
-      out.warn(`${options.maxConnections} connections are open: closed ${dropped} more on arrival (--max-connections)`);
-      dropped = 0;
-    },
-    onFault(error) {
-      out.warn(`could not print or forward a delivery (it was answered and saved): ${terminalSafe((error as Error)?.message ?? String(error))}`);
-    },
-  }).catch((error: unknown) => {
+  ).catch((error: unknown) => {
     throw isSystemError(error) ? portError(error, { port: options.port, host: options.host, flag: '--port' }) : error;
   });
 
-  out.essential(`listening on ${receiver.url}${target ? `, forwarding to ${target}` : ''}${options.save ? `, saving to ${options.save}` : ''}`);
+  out.essential(`listening on ${listener.url}${target ? `, forwarding to ${target}` : ''}${options.save ? `, saving to ${options.save}` : ''}`);
   if (secrets.length === 0) {
     out.warn('no secret: every delivery is accepted and marked unverified (pass --secret or set SVC_WEBHOOK_SECRET)');
     if (!isLoopbackHost(options.host)) out.warn(`listening on ${options.host}, beyond loopback, without a secret: anyone who can reach it can post`);
@@ -167,20 +110,7 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
     out.info(`verifying X-Hub-Signature-256 with ${secrets.length} secret${secrets.length > 1 ? 's' : ''}`);
   }
 
-  let interrupted = false;
-  const onAbort = () => {
-    interrupted = true;
-    stop();
-  };
-  if (context.signal.aborted) onAbort();
-  else context.signal.addEventListener('abort', onAbort, { once: true });
-  try {
-    await stopped;
-  } finally {
-    context.signal.removeEventListener('abort', onAbort);
-    await receiver.close();
-    await forwarder?.drained();
-  }
+  const { summary, interrupted } = await listener.finished;
   out.info(
     `received ${summary.received}, verified ${summary.verified}, rejected ${summary.rejected}, duplicates ${summary.duplicates}` +
       (target ? `, forwarded ${summary.forwarded}, forward failures ${summary.forward_failed}` : '') +
@@ -212,56 +142,23 @@ function printDelivery(context: Context, delivery: ReceivedDelivery, secretCount
   }
 }
 
-/**
- * Forwards in arrival order, one at a time, holding at most `--forward-queue` deliveries (and
- * FORWARD_QUEUE_BYTES): when the target is that far behind, new deliveries are still answered and
- * saved, but not forwarded, and each one is named on stderr.
- */
-function forwardQueue(context: Context, target: string, options: ListenOptions, summary: ListenSummary) {
+/** What the user reads of forwarding: each answer of the target, each failure, and when it falls behind. */
+function forwardingLines(context: Context, target: string, saveDir: string | undefined): ForwarderEvents {
   const { out } = context;
-  let chain: Promise<void> = Promise.resolve();
-  let waiting = 0;
-  let waitingBytes = 0;
-  let behind = 0;
-  const where = options.save ? `saved in ${options.save}; \`webhook replay\` can send it later` : 'not saved (use --save to keep such deliveries)';
+  const where = saveDir ? `saved in ${saveDir}; \`webhook replay\` can send it later` : 'not saved (use --save to keep such deliveries)';
   return {
-    add(delivery: ReceivedDelivery) {
-      const size = delivery.rawBody.length;
-      if (waiting > 0 && (waiting >= options.forwardQueue || waitingBytes + size > FORWARD_QUEUE_BYTES)) {
-        summary.forward_skipped++;
-        if (behind++ === 0) out.warn(`${target} is far behind: ${waiting} deliveries wait to be forwarded; new ones are answered but not forwarded until it catches up`);
-        out.warn(`  → not forwarded (queue full): ${terminalSafe(delivery.id)}, ${where}`);
-        return;
-      }
-      waiting++;
-      waitingBytes += size;
-      chain = chain
-        .then(() => forward(context, target, delivery, options.forwardTimeout ?? 30, summary))
-        .finally(() => {
-          waiting--;
-          waitingBytes -= size;
-          if (behind > 0 && waiting === 0) {
-            out.info(`${target} caught up; ${behind} deliveries were not forwarded`);
-            behind = 0;
-          }
-        });
+    onForwarded(_delivery, result) {
+      const said = terminalSafe(result.preview.replace(/\s+/g, ' '));
+      out.info(`  → ${target} ${result.status} in ${result.ms} ms${said ? `: ${said}` : ''}`);
     },
-    drained: () => chain,
+    onFailed(delivery, error) {
+      const reason = terminalSafe((error as Error).message);
+      out.warn(`  → ${target} failed for ${terminalSafe(delivery.id)}: ${reason}${out.json ? '' : ' (the delivery was still answered 2xx)'}`);
+    },
+    onBehind: (waiting) => out.warn(`${target} is far behind: ${waiting} deliveries wait to be forwarded; new ones are answered but not forwarded until it catches up`),
+    onSkipped: (delivery) => out.warn(`  → not forwarded (queue full): ${terminalSafe(delivery.id)}, ${where}`),
+    onCaughtUp: (skipped) => out.info(`${target} caught up; ${skipped} deliveries were not forwarded`),
   };
-}
-
-async function forward(context: Context, target: string, delivery: ReceivedDelivery, timeoutSeconds: number, summary: ListenSummary) {
-  const { postDelivery, sendableHeaders } = await import('../../webhook/sender.js');
-  try {
-    const result = await postDelivery(target, sendableHeaders(delivery.rawHeaders), delivery.rawBody, timeoutSeconds * 1000);
-    summary.forwarded++;
-    const said = terminalSafe(result.preview.replace(/\s+/g, ' '));
-    context.out.info(`  → ${target} ${result.status} in ${result.ms} ms${said ? `: ${said}` : ''}`);
-  } catch (error) {
-    summary.forward_failed++;
-    const reason = terminalSafe((error as Error).message);
-    context.out.warn(`  → ${target} failed for ${terminalSafe(delivery.id)}: ${reason}${context.out.json ? '' : ' (the delivery was still answered 2xx)'}`);
-  }
 }
 
 export function register(webhook: Command, run: Runner): void {

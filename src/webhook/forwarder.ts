@@ -1,0 +1,82 @@
+import { UsageError } from '../errors.js';
+import type { ReceivedDelivery } from './receiver.js';
+import type { PostResult } from './sender.js';
+
+/** `3000`, `:3000/hooks`, `/hooks` or `localhost:3000/x` mean this machine; full URLs stay as they are. */
+export function forwardUrl(target: string): string {
+  if (/^https?:\/\//i.test(target)) return target;
+  const match = /^(?:(localhost|127\.0\.0\.1)?:?(\d+))?(\/.*)?$/.exec(target);
+  if (!match || (!match[2] && !match[3])) throw new UsageError(`--forward-to takes a URL, a port or a path, not "${target}"`);
+  return `http://${match[1] ?? 'localhost'}${match[2] ? `:${match[2]}` : ''}${match[3] ?? '/'}`;
+}
+
+export interface ForwarderOptions {
+  target: string;
+  timeoutMs: number;
+  /** Deliveries waiting at most; beyond, new ones are not forwarded. */
+  maxWaiting: number;
+  /** Bytes of their bodies waiting at most. */
+  maxWaitingBytes: number;
+}
+
+export interface ForwarderEvents {
+  onForwarded(delivery: ReceivedDelivery, result: PostResult): void;
+  onFailed(delivery: ReceivedDelivery, error: unknown): void;
+  /** The target fell far behind: `waiting` deliveries wait, and this one is the first not forwarded. */
+  onBehind(waiting: number): void;
+  onSkipped(delivery: ReceivedDelivery): void;
+  /** The queue emptied after `skipped` deliveries were not forwarded. */
+  onCaughtUp(skipped: number): void;
+}
+
+export interface Forwarder {
+  add(delivery: ReceivedDelivery): void;
+  /** Once every delivery added was forwarded or failed. */
+  drained(): Promise<void>;
+}
+
+/**
+ * Forwards deliveries in arrival order, one at a time, holding at most `maxWaiting` of them (and
+ * `maxWaitingBytes`): when the target is that far behind, new deliveries are left out (they were
+ * answered and saved already) until it catches up, so a slow target never grows memory.
+ */
+export function createForwarder(options: ForwarderOptions, events: ForwarderEvents): Forwarder {
+  let chain: Promise<void> = Promise.resolve();
+  let waiting = 0;
+  let waitingBytes = 0;
+  let skipped = 0;
+
+  async function forward(delivery: ReceivedDelivery): Promise<void> {
+    const { postDelivery, sendableHeaders } = await import('./sender.js');
+    try {
+      const result = await postDelivery(options.target, sendableHeaders(delivery.rawHeaders), delivery.rawBody, options.timeoutMs);
+      events.onForwarded(delivery, result);
+    } catch (error) {
+      events.onFailed(delivery, error);
+    }
+  }
+
+  return {
+    add(delivery) {
+      const size = delivery.rawBody.length;
+      if (waiting > 0 && (waiting >= options.maxWaiting || waitingBytes + size > options.maxWaitingBytes)) {
+        if (skipped++ === 0) events.onBehind(waiting);
+        events.onSkipped(delivery);
+        return;
+      }
+      waiting++;
+      waitingBytes += size;
+      chain = chain
+        .then(() => forward(delivery))
+        .finally(() => {
+          waiting--;
+          waitingBytes -= size;
+          if (skipped > 0 && waiting === 0) {
+            events.onCaughtUp(skipped);
+            skipped = 0;
+          }
+        });
+    },
+    drained: () => chain,
+  };
+}

@@ -1,0 +1,157 @@
+import { createForwarder, type ForwarderEvents } from './forwarder.js';
+import { startReceiver, type ReceivedDelivery, type Rejection } from './receiver.js';
+import type { DeliveryStore } from './store.js';
+
+// `webhook listen` as a session: a receiver, what it saves and forwards, what it counts, and when
+// it ends. It never prints: the command draws what its events say.
+
+/** Bytes of deliveries waiting to be forwarded, at most; `forward.maxWaiting` bounds their number. */
+const FORWARD_QUEUE_BYTES = 256 * 1024 * 1024;
+
+export interface EventFilter {
+  event: string;
+  action?: string;
+}
+
+export interface ListenerOptions {
+  host: string;
+  port: number;
+  path: string;
+  /** None: every delivery is accepted unverified. */
+  secrets: string[];
+  dedupe: boolean;
+  /** Only Host names of this machine are served (see ReceiverOptions). */
+  loopbackHostsOnly: boolean;
+  maxConnections: number;
+  /** Deliveries of other events are answered (and saved), neither shown nor forwarded; none: all. */
+  filters: EventFilter[];
+  store?: DeliveryStore | undefined;
+  forward?: { target: string; timeoutMs: number; maxWaiting: number } | undefined;
+  /** The session ends after this many deliveries shown. */
+  maxDeliveries?: number | undefined;
+  /** Ctrl-C: the session ends, interrupted. */
+  signal: AbortSignal;
+}
+
+export interface ListenerEvents {
+  /** Deliveries answered in one turn of the event loop that the filters let through, in arrival order. */
+  onDeliveries(deliveries: ReceivedDelivery[]): void;
+  onRejection(rejection: Rejection): void;
+  /** A connection closed on arrival: `--max-connections` were open. */
+  onDrop(): void;
+  /** Our own failure after deliveries were answered and saved (drawing them, say). */
+  onFault(error: unknown): void;
+  forwarding: ForwarderEvents;
+}
+
+export interface ListenSummary {
+  received: number;
+  verified: number;
+  rejected: number;
+  duplicates: number;
+  forwarded: number;
+  forward_failed: number;
+  /** Saved and answered, but not forwarded: the target was too far behind. */
+  forward_skipped: number;
+  /** Answered (and saved), but neither shown nor forwarded: the filters left them out. */
+  filtered: number;
+}
+
+export interface Listener {
+  url: string;
+  /** Once the session ended, every forward done: what it counted, and whether Ctrl-C ended it. */
+  finished: Promise<{ summary: ListenSummary; interrupted: boolean }>;
+}
+
+export async function startListener(options: ListenerOptions, events: ListenerEvents): Promise<Listener> {
+  const summary: ListenSummary = {
+    received: 0,
+    verified: 0,
+    rejected: 0,
+    duplicates: 0,
+    forwarded: 0,
+    forward_failed: 0,
+    forward_skipped: 0,
+    filtered: 0,
+  };
+  const { filters, store } = options;
+  const wanted = (delivery: ReceivedDelivery) =>
+    filters.length === 0 || filters.some((f) => f.event === delivery.event && (f.action === undefined || f.action === delivery.action));
+  const { forwarding } = events;
+  const forwarder = options.forward
+    ? createForwarder(
+        { ...options.forward, maxWaitingBytes: FORWARD_QUEUE_BYTES },
+        {
+          ...forwarding,
+          onForwarded(delivery, result) {
+            summary.forwarded++;
+            forwarding.onForwarded(delivery, result);
+          },
+          onFailed(delivery, error) {
+            summary.forward_failed++;
+            forwarding.onFailed(delivery, error);
+          },
+          onSkipped(delivery) {
+            summary.forward_skipped++;
+            forwarding.onSkipped(delivery);
+          },
+        },
+      )
+    : undefined;
+  let shown = 0;
+  let stop: (interrupted: boolean) => void = () => {};
+  const stopped = new Promise<boolean>((resolve) => {
+    stop = resolve;
+  });
+
+  const receiver = await startReceiver({
+    host: options.host,
+    port: options.port,
+    path: options.path,
+    secrets: options.secrets,
+    dedupe: options.dedupe,
+    loopbackHostsOnly: options.loopbackHostsOnly,
+    maxConnections: options.maxConnections,
+    accept(delivery) {
+      // Without a store nothing is awaited: the answer goes out in this turn.
+      if (store && wanted(delivery) && !delivery.duplicate) return store.save(delivery);
+    },
+    delivered(deliveries) {
+      const shownNow: ReceivedDelivery[] = [];
+      for (const delivery of deliveries) {
+        summary.received++;
+        if (delivery.verification.verified) summary.verified++;
+        if (delivery.duplicate) summary.duplicates++;
+        if (wanted(delivery)) shownNow.push(delivery);
+        else summary.filtered++;
+      }
+      // Every delivery answered is shown and forwarded, those of the turn that reached
+      // --max-deliveries too: none is answered and then dropped.
+      shown += shownNow.length;
+      if (options.maxDeliveries !== undefined && shown >= options.maxDeliveries) stop(false);
+      try {
+        events.onDeliveries(shownNow);
+      } finally {
+        // In arrival order, one after the other, and never before the service got its answer.
+        for (const delivery of shownNow) if (forwarder && !delivery.duplicate) forwarder.add(delivery);
+      }
+    },
+    onRejection(rejection) {
+      summary.rejected++;
+      events.onRejection(rejection);
+    },
+    onDrop: () => events.onDrop(),
+    onFault: (error) => events.onFault(error),
+  });
+
+  const onAbort = () => stop(true);
+  if (options.signal.aborted) onAbort();
+  else options.signal.addEventListener('abort', onAbort, { once: true });
+  const finished = stopped.then(async (interrupted) => {
+    options.signal.removeEventListener('abort', onAbort);
+    await receiver.close();
+    await forwarder?.drained();
+    return { summary, interrupted };
+  });
+  return { url: receiver.url, finished };
+}
