@@ -72,7 +72,13 @@ export function register(program: Command, run: Runner): void {
     .command('inspect')
     .description('show what an archive holds: organization, repositories (refs, size) and metadata counts')
     .argument('<file>', 'the .tar.gz archive')
-    .addHelpText('after', examples(['svc-migrate archive inspect migration-4242.tar.gz', 'svc-migrate archive inspect acme.tar.gz --json | jq .repositories']))
+    .addHelpText(
+      'after',
+      examples([
+        'svc-migrate archive inspect migration-4242.tar.gz',
+        'svc-migrate archive inspect acme.tar.gz --json | jq .repositories',
+      ]),
+    )
     .action((file: string, _flags: unknown, cmd: Command) =>
       run(cmd, async (context) => {
         await inspect(context, file);

@@ -69,18 +69,17 @@ export function register(program: Command, run: Runner): void {
   const auth = program
     .command('auth')
     .description('store, check or remove the token')
-    .addHelpText(
-      'after',
-      `
-Examples:
-  svc-migrate auth login
-  echo "$TOKEN" | svc-migrate auth login --with-token
-  svc-migrate auth status`,
-    );
+    .addHelpText('after', examples(['svc-migrate auth login', 'echo "$TOKEN" | svc-migrate auth login --with-token', 'svc-migrate auth status']));
 
   auth
     .command('login')
-    .addHelpText('after', examples(['svc-migrate auth login', 'echo "$TOKEN" | svc-migrate auth login --with-token --org acme --base-url https://api.example.com']))
+    .addHelpText(
+      'after',
+      examples([
+        'svc-migrate auth login',
+        'echo "$TOKEN" | svc-migrate auth login --with-token --org acme --base-url https://api.example.com',
+      ]),
+    )
     .description('check a token against the service, then store it (and --org/--base-url when given); hidden prompt on a terminal, or stdin with --with-token')
     .option('--with-token', 'read the token from stdin')
     .action((options: LoginOptions, command: Command) =>

@@ -1,5 +1,6 @@
 import { Argument, type Command } from 'commander';
 import type { Runner } from '../context.js';
+import { examples } from './common/options.js';
 
 // Completion scripts are generated from the commander program itself, so they never drift from it;
 // completions/ holds the same output, checked by a test.
@@ -149,11 +150,11 @@ export function register(program: Command, run: Runner): void {
     .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(SHELLS))
     .addHelpText(
       'after',
-      `
-Examples:
-  svc-migrate completion bash > ~/.local/share/bash-completion/completions/svc-migrate
-  svc-migrate completion zsh > "\${fpath[1]}/_svc-migrate"
-  svc-migrate completion fish > ~/.config/fish/completions/svc-migrate.fish`,
+      examples([
+        'svc-migrate completion bash > ~/.local/share/bash-completion/completions/svc-migrate',
+        'svc-migrate completion zsh > "${fpath[1]}/_svc-migrate"',
+        'svc-migrate completion fish > ~/.config/fish/completions/svc-migrate.fish',
+      ]),
     )
     .action((shell: Shell, _options: unknown, command: Command) =>
       run(command, async (context) => {

@@ -30,14 +30,7 @@ export function register(program: Command, run: Runner): void {
   const config = program
     .command('config')
     .description('read and change stored settings: org, baseUrl, apiVersion')
-    .addHelpText(
-      'after',
-      `
-Examples:
-  svc-migrate config set org acme
-  svc-migrate config set baseUrl https://api.example.com
-  svc-migrate config list --json`,
-    );
+    .addHelpText('after', examples(['svc-migrate config set org acme', 'svc-migrate config set baseUrl https://api.example.com', 'svc-migrate config list --json']));
   const dir = (context: Context) => context.settings.configDir;
 
   config

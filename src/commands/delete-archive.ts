@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { deleteArchive } from '../api/migrations.js';
 import type { Context, Runner } from '../context.js';
 import { confirmDeletion } from './common/confirm.js';
-import { parseMigrationId } from './common/options.js';
+import { examples, parseMigrationId } from './common/options.js';
 
 interface DeleteArchiveOptions {
   yes?: boolean;
@@ -26,13 +26,7 @@ export function register(program: Command, run: Runner): void {
     .description('delete a migration\'s archive from the service (asks first on a terminal)')
     .argument('<migration-id>', 'the migration id', parseMigrationId)
     .option('-y, --yes', 'do not ask (required without a terminal)')
-    .addHelpText(
-      'after',
-      `
-Examples:
-  svc-migrate delete-archive 4242
-  svc-migrate delete-archive 4242 --yes`,
-    )
+    .addHelpText('after', examples(['svc-migrate delete-archive 4242', 'svc-migrate delete-archive 4242 --yes']))
     .action((id: number, options: DeleteArchiveOptions, cmd: Command) =>
       run(cmd, (context) => removeArchive(context, id, options)),
     );

@@ -3,7 +3,7 @@ import type { Context, Runner } from '../context.js';
 import { downloadArchive } from '../core/download.js';
 import { type DownloadSummary, downloadMessage } from '../ui/tables.js';
 import { addDownloadOptions, type DownloadFlags, downloadSettings, warnIfUnverified } from './common/download.js';
-import { parseMigrationId } from './common/options.js';
+import { examples, parseMigrationId } from './common/options.js';
 import { addWaitOptions, type WaitFlags } from './common/flags.js';
 import { failIfAnyFailed, waitAndReport } from './common/wait.js';
 
@@ -60,11 +60,11 @@ export function register(program: Command, run: Runner): void {
   addWaitOptions(command)
     .addHelpText(
       'after',
-      `
-Examples:
-  svc-migrate download 4242
-  svc-migrate download 4242 -o archives/acme.tar.gz --wait
-  svc-migrate download 4242 -o - | tar -tz`,
+      examples([
+        'svc-migrate download 4242',
+        'svc-migrate download 4242 -o archives/acme.tar.gz --wait',
+        'svc-migrate download 4242 -o - | tar -tz',
+      ]),
     )
     .action((id: number, options: DownloadCommandOptions, cmd: Command) =>
       run(cmd, async (context) => {

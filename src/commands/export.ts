@@ -4,7 +4,7 @@ import { type ExportReport, runExport } from '../core/export.js';
 import { UsageError } from '../errors.js';
 import { downloadMessage } from '../ui/tables.js';
 import { type ExportOptions, exportOrganization, type OrgExportFlags } from './common/org-export.js';
-import { parsePositiveInt } from './common/options.js';
+import { examples, parsePositiveInt } from './common/options.js';
 import { createWaitReporter } from '../ui/wait.js';
 import { confirmDeletion } from './common/confirm.js';
 import { addDownloadOptions, downloadSettings, warnIfUnverified } from './common/download.js';
@@ -101,12 +101,12 @@ export function register(program: Command, run: Runner): void {
     .option('--restart', 'with --output-dir: plan anew even if DIR holds the journal of another export')
     .addHelpText(
       'after',
-      `
-Examples:
-  svc-migrate export widgets docs.site --lock --unlock
-  svc-migrate export --repos-file repos.txt -o acme.tar.gz --delete-archive --yes
-  svc-migrate export Hello-World --sandbox --yes
-  svc-migrate export --repos-file all.txt --output-dir backup --batch-size 50 --parallel 4 --lock --unlock`,
+      examples([
+        'svc-migrate export widgets docs.site --lock --unlock',
+        'svc-migrate export --repos-file repos.txt -o acme.tar.gz --delete-archive --yes',
+        'svc-migrate export Hello-World --sandbox --yes',
+        'svc-migrate export --repos-file all.txt --output-dir backup --batch-size 50 --parallel 4 --lock --unlock',
+      ]),
     )
     .action((repos: string[], options: ExportOptions & OrgExportFlags, cmd: Command) =>
       run(cmd, async (context) => {

@@ -4,6 +4,7 @@ import { MIGRATION_STATES, type Migration, type MigrationState } from '../api/ty
 import type { Context, Runner } from '../context.js';
 import { migrationsTable } from '../ui/tables.js';
 import { addPagingOptions } from './common/flags.js';
+import { examples } from './common/options.js';
 
 interface ListOptions {
   perPage?: number;
@@ -51,13 +52,7 @@ export function register(program: Command, run: Runner): void {
   addPagingOptions(command, 'migrations')
     .addOption(new Option('--state <state>', 'only migrations in this state (searches every page)').choices(MIGRATION_STATES))
     .addOption(new Option('--exclude <attr>', 'leave repositories out of the answer (faster)').choices(['repositories']))
-    .addHelpText(
-      'after',
-      `
-Examples:
-  svc-migrate list --org acme
-  svc-migrate list --all --state exported --json`,
-    )
+    .addHelpText('after', examples(['svc-migrate list --org acme', 'svc-migrate list --all --state exported --json']))
     .action((options: ListOptions, command: Command) =>
       run(command, (context) => list(context, options).then(() => {})),
     );

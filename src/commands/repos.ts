@@ -4,7 +4,7 @@ import type { Repository } from '../api/types.js';
 import type { Context, Runner } from '../context.js';
 import { repositoriesTable } from '../ui/tables.js';
 import { addPagingOptions } from './common/flags.js';
-import { parseMigrationId } from './common/options.js';
+import { examples, parseMigrationId } from './common/options.js';
 
 interface ReposOptions {
   perPage?: number;
@@ -33,13 +33,7 @@ export function register(program: Command, run: Runner): void {
     .description('list the repositories of a migration')
     .argument('<migration-id>', 'the migration id', parseMigrationId);
   addPagingOptions(command, 'repositories')
-    .addHelpText(
-      'after',
-      `
-Examples:
-  svc-migrate repos 4242
-  svc-migrate repos 4242 --all --json | jq -r '.[].full_name'`,
-    )
+    .addHelpText('after', examples(['svc-migrate repos 4242', 'svc-migrate repos 4242 --all --json | jq -r \'.[].full_name\'']))
     .action((id: number, options: ReposOptions, cmd: Command) =>
       run(cmd, async (context) => {
         await repos(context, id, options);

@@ -5,7 +5,7 @@ import { fromSystemError, isSystemError } from '../system-errors.js';
 import type { SandboxOptions } from '../sandbox/server.js';
 import { sandboxBanner } from '../ui/sandbox.js';
 import { INPUT_LIMITS, readInputFile } from './common/input.js';
-import { parseNonNegativeInt, parseNonNegativeNumber, parsePort, parsePositiveInt } from './common/options.js';
+import { examples, parseNonNegativeInt, parseNonNegativeNumber, parsePort, parsePositiveInt } from './common/options.js';
 
 interface SandboxCommandOptions {
   port?: number;
@@ -90,11 +90,11 @@ export function register(program: Command, run: Runner): void {
     .option('--rate-limit <n>', 'answer 429 after n requests per token and hour', parsePositiveInt)
     .addHelpText(
       'after',
-      `
-Examples:
-  svc-migrate sandbox --port 8080
-  svc-migrate sandbox --json --export-seconds 1 | head -1 | jq -r .baseUrl
-  svc-migrate sandbox --seed my-org.json`,
+      examples([
+        'svc-migrate sandbox --port 8080',
+        'svc-migrate sandbox --json --export-seconds 1 | head -1 | jq -r .baseUrl',
+        'svc-migrate sandbox --seed my-org.json',
+      ]),
     )
     .action((options: SandboxCommandOptions, command: Command) => run(command, (context) => sandbox(context, options)));
 }

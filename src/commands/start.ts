@@ -13,6 +13,7 @@ import {
   type WaitFlags,
 } from './common/flags.js';
 import { failIfAnyFailed, waitAndReport } from './common/wait.js';
+import { examples } from './common/options.js';
 
 interface StartOptions extends StartFlags, WaitFlags {
   wait?: boolean;
@@ -53,11 +54,11 @@ export function register(program: Command, run: Runner): void {
   addWaitOptions(command)
     .addHelpText(
       'after',
-      `
-Examples:
-  svc-migrate start widgets docs.site --lock
-  svc-migrate start --repos-file repos.txt --exclude-releases --json
-  grep -v archived all.txt | svc-migrate start --repos-file - --wait`,
+      examples([
+        'svc-migrate start widgets docs.site --lock',
+        'svc-migrate start --repos-file repos.txt --exclude-releases --json',
+        'grep -v archived all.txt | svc-migrate start --repos-file - --wait',
+      ]),
     )
     .action((repos: string[], options: StartOptions, cmd: Command) =>
       run(cmd, async (context) => {

@@ -4,7 +4,7 @@ import type { Migration } from '../api/types.js';
 import type { Context, Runner } from '../context.js';
 import { UsageError } from '../errors.js';
 import { migrationSummary } from '../ui/tables.js';
-import { parseMigrationId } from './common/options.js';
+import { examples, parseMigrationId } from './common/options.js';
 import { failIfAnyFailed, waitAndReport } from './common/wait.js';
 import { addWaitOptions, type WaitFlags } from './common/flags.js';
 
@@ -66,11 +66,11 @@ export function register(program: Command, run: Runner): void {
   addWaitOptions(command)
     .addHelpText(
       'after',
-      `
-Examples:
-  svc-migrate status 4242
-  svc-migrate status 4242 --wait --timeout 2h
-  svc-migrate status --all-pending --wait --json`,
+      examples([
+        'svc-migrate status 4242',
+        'svc-migrate status 4242 --wait --timeout 2h',
+        'svc-migrate status --all-pending --wait --json',
+      ]),
     )
     .action((ids: number[] | undefined, options: StatusOptions, cmd: Command) =>
       run(cmd, async (context) => {

@@ -8,7 +8,7 @@ import {
 } from '../core/unlock.js';
 import { CliError, ExitCode, NotFoundError, UsageError } from '../errors.js';
 import { unlockMessage } from '../ui/tables.js';
-import { parseMigrationId } from './common/options.js';
+import { examples, parseMigrationId } from './common/options.js';
 
 interface UnlockOptions {
   all?: boolean;
@@ -84,11 +84,11 @@ export function register(program: Command, run: Runner): void {
     .option('--repo <name>', 'unlock this repository in the most recent migration that locked it')
     .addHelpText(
       'after',
-      `
-Examples:
-  svc-migrate unlock 4242 widgets docs.site
-  svc-migrate unlock 4242 --all
-  svc-migrate unlock --repo widgets`,
+      examples([
+        'svc-migrate unlock 4242 widgets docs.site',
+        'svc-migrate unlock 4242 --all',
+        'svc-migrate unlock --repo widgets',
+      ]),
     )
     .action((id: number | undefined, repos: string[], options: UnlockOptions, cmd: Command) =>
       run(cmd, async (context) => {

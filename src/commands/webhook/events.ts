@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { Context, Runner } from '../../context.js';
 import { eventsTable } from '../../ui/webhook.js';
 import { CATALOGUE, type EventSpec } from '../../webhook/catalogue.js';
+import { examples } from '../common/options.js';
 
 /** The event catalogue of docs/service.md#event-catalogue. */
 async function events(context: Context): Promise<EventSpec[]> {
@@ -14,13 +15,7 @@ export function register(webhook: Command, run: Runner): void {
   webhook
     .command('events')
     .description('the event catalogue: permission, availability, action, required properties')
-    .addHelpText(
-      'after',
-      `
-Examples:
-  svc-migrate webhook events
-  svc-migrate webhook events --json | jq -r '.[].name'`,
-    )
+    .addHelpText('after', examples(['svc-migrate webhook events', 'svc-migrate webhook events --json | jq -r \'.[].name\'']))
     .action((_options: unknown, command: Command) =>
       run(command, async (context) => {
         await events(context);

@@ -5,18 +5,12 @@ import { register as registerListen } from './listen.js';
 import { register as registerReplay } from './replay.js';
 import { register as registerSend } from './send.js';
 import { register as registerVerify } from './verify.js';
+import { examples } from '../common/options.js';
 
 export function register(program: Command, run: Runner): void {
   const webhook = program
     .command('webhook')
     .description('receive, send, replay and verify webhook deliveries locally')
-    .addHelpText(
-      'after',
-      `
-Examples:
-  svc-migrate webhook listen --secret "$SECRET" --save deliveries/ --forward-to 3000/webhooks
-  svc-migrate webhook replay deliveries/ --url http://127.0.0.1:3000/webhooks
-  svc-migrate webhook events`,
-    );
+    .addHelpText('after', examples(['svc-migrate webhook listen --secret "$SECRET" --save deliveries/ --forward-to 3000/webhooks', 'svc-migrate webhook replay deliveries/ --url http://127.0.0.1:3000/webhooks', 'svc-migrate webhook events']));
   for (const register of [registerListen, registerSend, registerReplay, registerVerify, registerEvents]) register(webhook, run);
 }

@@ -10,7 +10,7 @@ import { type ForwarderEvents, forwardUrl } from '../../webhook/forwarder.js';
 import { type EventFilter, type ListenSummary, startListener } from '../../webhook/listener.js';
 import { DEFAULT_MAX_CONNECTIONS, type ReceivedDelivery } from '../../webhook/receiver.js';
 import { type DeliveryStore, openStore, StoreError } from '../../webhook/store.js';
-import { parsePort, parsePositiveInt, parseSeconds } from '../common/options.js';
+import { examples, parsePort, parsePositiveInt, parseSeconds } from '../common/options.js';
 
 interface ListenOptions {
   port: number;
@@ -183,11 +183,11 @@ export function register(webhook: Command, run: Runner): void {
     .option('--max-connections <n>', 'connections open at once; more are closed on arrival', parsePositiveInt, DEFAULT_MAX_CONNECTIONS)
     .addHelpText(
       'after',
-      `
-Examples:
-  svc-migrate webhook listen --secret "$SECRET" --forward-to 3000/webhooks
-  svc-migrate webhook listen --port 0 --save deliveries/ --json --max-deliveries 1
-  svc-migrate webhook listen --secret old --secret new --events push,pull_request.opened`,
+      examples([
+        'svc-migrate webhook listen --secret "$SECRET" --forward-to 3000/webhooks',
+        'svc-migrate webhook listen --port 0 --save deliveries/ --json --max-deliveries 1',
+        'svc-migrate webhook listen --secret old --secret new --events push,pull_request.opened',
+      ]),
     )
     .action((options: ListenOptions, command: Command) =>
       run(command, async (context) => {

@@ -4,6 +4,7 @@ import { CliError, ExitCode, UnavailableError, UsageError } from '../../errors.j
 import { signatureHeaders } from '../../webhook/signature.js';
 import { terminalSafe } from '../../ui/terminal-safe.js';
 import { listSaved, parseSaved, readSaved } from '../../webhook/store.js';
+import { examples } from '../common/options.js';
 
 interface ReplayOptions {
   url: string;
@@ -86,10 +87,10 @@ export function register(webhook: Command, run: Runner): void {
     .option('--secret <secret>', 'the secret to sign with, with --resign')
     .addHelpText(
       'after',
-      `
-Examples:
-  svc-migrate webhook replay deliveries/ --url http://127.0.0.1:3000/webhooks
-  svc-migrate webhook replay deliveries/8f2c.http --url http://127.0.0.1:8787/ --resign --secret new`,
+      examples([
+        'svc-migrate webhook replay deliveries/ --url http://127.0.0.1:3000/webhooks',
+        'svc-migrate webhook replay deliveries/8f2c.http --url http://127.0.0.1:8787/ --resign --secret new',
+      ]),
     )
     .action((path: string, options: ReplayOptions, command: Command) =>
       run(command, async (context) => {

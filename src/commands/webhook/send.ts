@@ -6,7 +6,7 @@ import { eventSpec } from '../../webhook/catalogue.js';
 import { buildDelivery, type ContentKind, MAX_PAYLOAD_BYTES } from '../../webhook/delivery.js';
 import { samplePayload } from '../../webhook/samples.js';
 import { readInputFile } from '../common/input.js';
-import { parseSeconds } from '../common/options.js';
+import { examples, parseSeconds } from '../common/options.js';
 
 interface SendOptions {
   url: string;
@@ -92,10 +92,10 @@ export function register(webhook: Command, run: Runner): void {
     .option('--timeout <seconds>', 'give up after (default 30)', parseSeconds)
     .addHelpText(
       'after',
-      `
-Examples:
-  svc-migrate webhook send --url http://127.0.0.1:8787/ --event push --secret "$SECRET"
-  svc-migrate webhook send --url http://127.0.0.1:8787/ --event issues --action opened --content-type form`,
+      examples([
+        'svc-migrate webhook send --url http://127.0.0.1:8787/ --event push --secret "$SECRET"',
+        'svc-migrate webhook send --url http://127.0.0.1:8787/ --event issues --action opened --content-type form',
+      ]),
     )
     .action((options: SendOptions, command: Command) =>
       run(command, async (context) => {

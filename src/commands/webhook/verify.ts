@@ -4,6 +4,7 @@ import { CliError, ExitCode, UsageError } from '../../errors.js';
 import { MAX_FORM_BODY_BYTES } from '../../webhook/delivery.js';
 import { verifySignature } from '../../webhook/signature.js';
 import { readStdin } from '../common/input.js';
+import { examples } from '../common/options.js';
 
 interface VerifyOptions {
   secret?: string;
@@ -33,12 +34,7 @@ export function register(webhook: Command, run: Runner): void {
     .description('check a signature header value against a body read from stdin (exit 0 valid, 1 invalid)')
     .requiredOption('--signature <value>', 'the X-Hub-Signature-256 (sha256=…) or X-Hub-Signature (sha1=…) value')
     .option('--secret <secret>', 'the webhook secret (env SVC_WEBHOOK_SECRET)')
-    .addHelpText(
-      'after',
-      `
-Examples:
-  svc-migrate webhook verify --secret "$SECRET" --signature "sha256=…" < body.json`,
-    )
+    .addHelpText('after', examples(['svc-migrate webhook verify --secret "$SECRET" --signature "sha256=…" < body.json']))
     .action((options: VerifyOptions, command: Command) =>
       run(command, async (context) => {
         await verify(context, options);
