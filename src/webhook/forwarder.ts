@@ -1,14 +1,5 @@
-import { UsageError } from '../errors.js';
 import type { ReceivedDelivery } from './receiver.js';
 import type { PostResult } from './sender.js';
-
-/** `3000`, `:3000/hooks`, `/hooks` or `localhost:3000/x` mean this machine; full URLs stay as they are. */
-export function forwardUrl(target: string): string {
-  if (/^https?:\/\//i.test(target)) return target;
-  const match = /^(?:(localhost|127\.0\.0\.1)?:?(\d+))?(\/.*)?$/.exec(target);
-  if (!match || (!match[2] && !match[3])) throw new UsageError(`--forward-to takes a URL, a port or a path, not "${target}"`);
-  return `http://${match[1] ?? 'localhost'}${match[2] ? `:${match[2]}` : ''}${match[3] ?? '/'}`;
-}
 
 export interface ForwarderOptions {
   target: string;

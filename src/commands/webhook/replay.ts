@@ -1,9 +1,8 @@
 import type { Command } from 'commander';
 import type { Context, Runner } from '../../context.js';
 import { CliError, ExitCode, UnavailableError, UsageError } from '../../errors.js';
-import { signatureHeaders } from '../../webhook/signature.js';
 import { terminalSafe } from '../../ui/terminal-safe.js';
-import { listSaved, parseSaved, readSaved } from '../../webhook/store.js';
+import { type ReplayOutcome, replaySaved } from '../../webhook/replay.js';
 import { examples } from '../common/options.js';
 
 interface ReplayOptions {
@@ -12,52 +11,16 @@ interface ReplayOptions {
   secret?: string;
 }
 
-interface ReplayOutcome {
-  file: string;
-  status: number | null;
-  ms: number | null;
-  error?: string;
-  /** Not a delivery that can be sent (a link, a FIFO, too big, malformed): reported and left alone. */
-  skipped?: boolean;
-}
-
-/**
- * Re-sends saved deliveries byte for byte, in their original order, one file in memory at a time;
- * `--resign` signs them anew. A file that is not a saved delivery is reported and skipped.
- */
+/** Re-sends saved deliveries (webhook/replay.ts); the exit code says whether any was not sent, refused or skipped. */
 async function replay(context: Context, path: string, options: ReplayOptions): Promise<ReplayOutcome[]> {
   if (options.resign && !options.secret) throw new UsageError('--resign needs --secret, the secret to sign with');
-  let listed;
+  let outcomes: ReplayOutcome[];
   try {
-    listed = await listSaved(path);
+    outcomes = await replaySaved(path, options.url, options.resign ? options.secret : undefined);
   } catch (error) {
     throw new UsageError(`cannot read deliveries from ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
-  const { entries, unreadable } = listed;
-  if (entries.length === 0 && unreadable.length === 0) throw new UsageError(`no saved deliveries (*.http) in ${path}`);
-  const { postDelivery, sendableHeaders } = await import('../../webhook/sender.js');
-  const skip = (file: string, error: string): ReplayOutcome => ({ file, status: null, ms: null, error, skipped: true });
-  const outcomes = unreadable.map(({ name, reason }) => skip(name, reason));
-  for (const entry of entries) {
-    let delivery;
-    try {
-      delivery = parseSaved(entry.name, await readSaved(entry.file));
-    } catch (error) {
-      outcomes.push(skip(entry.name, (error as Error).message.replace(`${entry.name} is `, '')));
-      continue;
-    }
-    let headers = sendableHeaders(delivery.rawHeaders);
-    if (options.resign && options.secret) {
-      headers = Object.fromEntries(Object.entries(headers).filter(([name]) => !/^x-hub-signature(-256)?$/i.test(name)));
-      Object.assign(headers, signatureHeaders(delivery.body, options.secret));
-    }
-    try {
-      const result = await postDelivery(options.url, headers, delivery.body, 30_000);
-      outcomes.push({ file: entry.name, status: result.status, ms: result.ms });
-    } catch (error) {
-      outcomes.push({ file: entry.name, status: null, ms: null, error: (error as Error).message });
-    }
-  }
+  if (outcomes.length === 0) throw new UsageError(`no saved deliveries (*.http) in ${path}`);
   context.out.result(outcomes, (list) =>
     list
       .map((o) => terminalSafe(`${o.file}: ${o.skipped ? `skipped (${o.error})` : o.status === null ? `failed (${o.error})` : `${o.status} in ${o.ms} ms`}`))

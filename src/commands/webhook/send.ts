@@ -1,10 +1,11 @@
 import { type Command, Option } from 'commander';
 import type { Context, Runner } from '../../context.js';
-import { CliError, ExitCode, UnavailableError, UsageError } from '../../errors.js';
+import { CliError, ExitCode } from '../../errors.js';
 import { terminalSafe } from '../../ui/terminal-safe.js';
 import { eventSpec } from '../../webhook/catalogue.js';
-import { buildDelivery, type ContentKind, MAX_PAYLOAD_BYTES } from '../../webhook/delivery.js';
-import { samplePayload } from '../../webhook/samples.js';
+import type { ContentKind } from '../../webhook/delivery.js';
+import { PAYLOAD_LIMIT, sendDelivery } from '../../webhook/send.js';
+import { deliveryUrl } from '../../webhook/target-url.js';
 import { readInputFile } from '../common/input.js';
 import { examples, parseSeconds } from '../common/options.js';
 
@@ -25,53 +26,21 @@ interface SendResult {
   response: string;
 }
 
-/** `--url`: a URL, or `host:port[/path]` and a bare port meaning http:// (as `--forward-to` takes them). */
-function deliveryUrl(value: string): string {
-  if (/^https?:\/\//i.test(value)) return value;
-  if (/^\d+$/.test(value)) return `http://127.0.0.1:${value}/`;
-  if (/^(\[[0-9a-f:.]+\]|[\w.-]+):\d+(\/.*)?$/i.test(value)) return `http://${value}${value.includes('/') ? '' : '/'}`;
-  throw new UsageError(`--url takes a URL such as http://127.0.0.1:8787/ (or 127.0.0.1:8787), not "${value}"`);
-}
-
-const TOO_LARGE = '; the service never delivers more than 25 MB';
-
-/** Sends one delivery exactly as the service would (docs/service.md#delivery-headers). */
+/** One delivery as the service sends it (webhook/send.ts); a status other than 2xx is exit 1. */
 async function send(context: Context, options: SendOptions): Promise<SendResult> {
   const url = deliveryUrl(options.url);
   if (!eventSpec(options.event)) context.out.warn(`"${options.event}" is not in the event catalogue; sending it anyway`);
-  let payload: Buffer | Record<string, unknown>;
-  if (options.payload) {
-    const raw = await readInputFile(options.payload, MAX_PAYLOAD_BYTES, '--payload', TOO_LARGE);
-    payload = raw;
-    if (options.action !== undefined) {
-      try {
-        payload = { ...(JSON.parse(raw.toString('utf8')) as Record<string, unknown>), action: options.action };
-      } catch {
-        throw new UsageError(`${options.payload} is not JSON, so --action cannot be set in it`);
-      }
-    }
-  } else {
-    payload = samplePayload(options.event, options.action);
-  }
-  const delivery = buildDelivery({
+  const payload = options.payload ? await readInputFile(options.payload, PAYLOAD_LIMIT.bytes, '--payload', PAYLOAD_LIMIT.why) : undefined;
+  const { id, result } = await sendDelivery({
+    url,
     event: options.event,
+    action: options.action,
     payload,
     contentType: options.contentType,
     secret: options.secret ?? context.settings.webhookSecret,
+    timeoutMs: (options.timeout ?? 30) * 1000,
   });
-  if (delivery.body.length > MAX_PAYLOAD_BYTES) {
-    throw new UsageError(`the payload is ${delivery.body.length} bytes${TOO_LARGE}`);
-  }
-  const { postDelivery } = await import('../../webhook/sender.js');
-  let result;
-  try {
-    result = await postDelivery(url, delivery.headers, delivery.body, (options.timeout ?? 30) * 1000);
-  } catch (error) {
-    throw new UnavailableError(`could not deliver to ${url}: ${(error as Error).message}`, {
-      hint: 'is the receiver running? (svc-migrate webhook listen)',
-    });
-  }
-  const outcome: SendResult = { delivery: delivery.id, status: result.status, ms: result.ms, response: terminalSafe(result.preview) };
+  const outcome: SendResult = { delivery: id, status: result.status, ms: result.ms, response: terminalSafe(result.preview) };
   context.out.result(outcome, (r) => `sent ${options.event}${options.action ? `.${options.action}` : ''} ${r.delivery}: ${r.status} in ${r.ms} ms${r.response ? ` ${r.response}` : ''}`);
   if (result.status < 200 || result.status >= 300) {
     throw new CliError(`the receiver answered ${result.status}`, ExitCode.Unexpected, { status: result.status });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { forwardUrl } from '../../src/webhook/forwarder.js';
+import { deliveryUrl, forwardUrl } from '../../src/webhook/target-url.js';
 
 describe('--forward-to', () => {
   it.each([
@@ -16,5 +16,21 @@ describe('--forward-to', () => {
 
   it('refuses anything else', () => {
     expect(() => forwardUrl('not a url')).toThrow(/takes a URL, a port or a path/);
+  });
+});
+
+describe('webhook send --url', () => {
+  it.each([
+    ['8787', 'http://127.0.0.1:8787/'],
+    ['127.0.0.1:8787', 'http://127.0.0.1:8787/'],
+    ['localhost:3000/hooks', 'http://localhost:3000/hooks'],
+    ['[::1]:8787', 'http://[::1]:8787/'],
+    ['https://example.test/in', 'https://example.test/in'],
+  ])('reads %s as %s', (given, expected) => {
+    expect(deliveryUrl(given)).toBe(expected);
+  });
+
+  it('refuses anything else', () => {
+    expect(() => deliveryUrl('/hooks')).toThrow(/--url takes a URL such as/);
   });
 });

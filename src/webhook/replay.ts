@@ -1,0 +1,47 @@
+import { signatureHeaders } from './signature.js';
+import { listSaved, parseSaved, readSaved } from './store.js';
+
+export interface ReplayOutcome {
+  file: string;
+  status: number | null;
+  ms: number | null;
+  error?: string;
+  /** Not a delivery that can be sent (a link, a FIFO, too big, malformed): reported and left alone. */
+  skipped?: boolean;
+}
+
+const SIGNATURE = /^x-hub-signature(-256)?$/i;
+
+/**
+ * Re-sends saved deliveries byte for byte, in their original order, one file in memory at a time;
+ * with `resignWith`, signed anew with that secret. A file that is not a saved delivery is reported
+ * and skipped; a failure to send one is reported and the rest are sent. Throws only when `path`
+ * cannot be listed.
+ */
+export async function replaySaved(path: string, url: string, resignWith?: string): Promise<ReplayOutcome[]> {
+  const { entries, unreadable } = await listSaved(path);
+  const { postDelivery, sendableHeaders } = await import('./sender.js');
+  const skip = (file: string, error: string): ReplayOutcome => ({ file, status: null, ms: null, error, skipped: true });
+  const outcomes = unreadable.map(({ name, reason }) => skip(name, reason));
+  for (const entry of entries) {
+    let delivery;
+    try {
+      delivery = parseSaved(entry.name, await readSaved(entry.file));
+    } catch (error) {
+      outcomes.push(skip(entry.name, (error as Error).message.replace(`${entry.name} is `, '')));
+      continue;
+    }
+    let headers = sendableHeaders(delivery.rawHeaders);
+    if (resignWith !== undefined) {
+      const unsigned = Object.entries(headers).filter(([name]) => !SIGNATURE.test(name));
+      headers = { ...Object.fromEntries(unsigned), ...signatureHeaders(delivery.body, resignWith) };
+    }
+    try {
+      const result = await postDelivery(url, headers, delivery.body, 30_000);
+      outcomes.push({ file: entry.name, status: result.status, ms: result.ms });
+    } catch (error) {
+      outcomes.push({ file: entry.name, status: null, ms: null, error: (error as Error).message });
+    }
+  }
+  return outcomes;
+}

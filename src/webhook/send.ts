@@ -1,0 +1,42 @@
+import { UnavailableError, UsageError } from '../errors.js';
+import { buildDelivery, type ContentKind, MAX_PAYLOAD_BYTES } from './delivery.js';
+import { samplePayload } from './samples.js';
+import type { PostResult } from './sender.js';
+
+export interface SendInput {
+  url: string;
+  event: string;
+  action?: string | undefined;
+  /** The JSON payload as read (from `--payload`); a published example of the event without one. */
+  payload?: Buffer | undefined;
+  contentType: ContentKind;
+  secret?: string | undefined;
+  timeoutMs: number;
+}
+
+const TOO_LARGE = 'the service never delivers more than 25 MB';
+
+/** Sends one delivery exactly as the service would (docs/service.md#delivery-headers). */
+export async function sendDelivery(input: SendInput): Promise<{ id: string; result: PostResult }> {
+  let payload: Buffer | Record<string, unknown> = input.payload ?? samplePayload(input.event, input.action);
+  if (input.payload && input.action !== undefined) {
+    try {
+      payload = { ...(JSON.parse(input.payload.toString('utf8')) as Record<string, unknown>), action: input.action };
+    } catch {
+      throw new UsageError('the --payload file is not JSON, so --action cannot be set in it');
+    }
+  }
+  const delivery = buildDelivery({ event: input.event, payload, contentType: input.contentType, secret: input.secret });
+  if (delivery.body.length > MAX_PAYLOAD_BYTES) throw new UsageError(`the payload is ${delivery.body.length} bytes; ${TOO_LARGE}`);
+  const { postDelivery } = await import('./sender.js');
+  try {
+    return { id: delivery.id, result: await postDelivery(input.url, delivery.headers, delivery.body, input.timeoutMs) };
+  } catch (error) {
+    throw new UnavailableError(`could not deliver to ${input.url}: ${(error as Error).message}`, {
+      hint: 'is the receiver running? (svc-migrate webhook listen)',
+    });
+  }
+}
+
+/** The most `--payload` may hold, and why. */
+export const PAYLOAD_LIMIT = { bytes: MAX_PAYLOAD_BYTES, why: `; ${TOO_LARGE}` } as const;
