@@ -1,7 +1,7 @@
 import type { ApiClient } from '../api/client.js';
 import { listAllMigrationRepositories, listAllMigrations, unlockRepository } from '../api/migrations.js';
 import type { Migration } from '../api/types.js';
-import { CliError, type ExitCode } from '../errors.js';
+import { CliError, ExitCode, NotFoundError, UsageError } from '../errors.js';
 
 export interface UnlockOutcome {
   repository: string;
@@ -20,7 +20,7 @@ function repoName(name: string, org: string): string {
 }
 
 /** Every repository name of a migration, all pages (docs/service.md#migration-repositories). */
-export async function migrationRepositoryNames(client: ApiClient, org: string, id: number): Promise<string[]> {
+async function migrationRepositoryNames(client: ApiClient, org: string, id: number): Promise<string[]> {
   const names: string[] = [];
   for await (const page of listAllMigrationRepositories(client, org, id)) names.push(...page.map((repo) => repo.name));
   return names;
@@ -50,7 +50,7 @@ export async function unlockRepositories(
 }
 
 /** The most recent migration that locked `name`: owners often no longer know the id. */
-export async function findLockingMigration(
+async function findLockingMigration(
   client: ApiClient,
   org: string,
   name: string,
@@ -65,4 +65,64 @@ export async function findLockingMigration(
     if (match) return match;
   }
   return undefined;
+}
+
+export interface UnlockRequest {
+  /** The migration id, when given. */
+  id?: number | undefined;
+  /** Repositories named. */
+  names: string[];
+  /** `--all`: every repository of the migration. */
+  all?: boolean | undefined;
+  /** `--repo`: this repository, in the migration that locked it when no id is given. */
+  repo?: string | undefined;
+}
+
+export interface UnlockTargets {
+  id: number;
+  names: string[];
+  /** Set when the migration was found from `--repo`. */
+  foundFor?: string;
+}
+
+/** What `unlock` acts on: the migration (given, or the one that locked `--repo`) and its repositories. */
+export async function resolveUnlockTargets(client: ApiClient, org: string, request: UnlockRequest): Promise<UnlockTargets> {
+  let { id } = request;
+  const names = [...request.names];
+  let foundFor: string | undefined;
+  if (request.repo) {
+    if (id === undefined) {
+      const found = await findLockingMigration(client, org, request.repo);
+      if (!found) {
+        throw new NotFoundError(`no migration of ${org} locked ${request.repo}`, {
+          hint: 'check the name, or give the migration id: `svc-migrate unlock <id> <repo>`',
+        });
+      }
+      id = found.id;
+      foundFor = request.repo;
+    }
+    names.push(request.repo);
+  }
+  if (id === undefined) throw new UsageError('give a migration id, or --repo <name> to find it');
+  if (request.all && names.length > 0) {
+    throw new UsageError(`--all unlocks every repository of migration ${id}; do not also name ${names.join(', ')}`, {
+      hint: `run \`svc-migrate unlock ${id} --all\`, or name the repositories without --all`,
+    });
+  }
+  if (request.all) return { id, names: await migrationRepositoryNames(client, org, id), ...(foundFor ? { foundFor } : {}) };
+  if (names.length === 0) throw new UsageError('name the repositories to unlock, or pass --all');
+  return { id, names, ...(foundFor ? { foundFor } : {}) };
+}
+
+/** The error that ends `unlock` when any repository stayed locked, with what to do next; none when all were unlocked. */
+export function unlockFailure(outcomes: UnlockOutcome[], id: number): CliError | undefined {
+  const failed = outcomes.filter((o) => !o.ok);
+  if (failed.length === 0) return undefined;
+  const notFound = failed.every((o) => o.exitCode === ExitCode.NotFound);
+  return new CliError(`${failed.length} of ${outcomes.length} repositories could not be unlocked`, failed[0]?.exitCode ?? ExitCode.Unavailable, {
+    // A 404 is a name that is not in this migration (or not locked): retrying cannot help.
+    hint: notFound
+      ? `check the names with \`svc-migrate repos ${id}\`; only repositories of migration ${id} can be unlocked through it`
+      : `retry with \`svc-migrate unlock ${id} ${failed.map((o) => o.repository).join(' ')}\``,
+  });
 }
