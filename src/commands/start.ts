@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { getMigration, startMigration } from '../api/migrations.js';
+import { startMigration } from '../api/migrations.js';
 import type { Migration } from '../api/types.js';
 import type { Context, Runner } from '../context.js';
 import { migrationSummary, startedMessage } from '../ui/tables.js';
@@ -12,7 +12,7 @@ import {
   startBody,
   type WaitFlags,
 } from './common/flags.js';
-import { failIfAnyFailed, waitAndReport } from './common/wait.js';
+import { failIfAnyFailed, waitThenFetch } from './common/wait.js';
 import { examples } from './common/options.js';
 
 interface StartOptions extends StartFlags, WaitFlags {
@@ -36,10 +36,7 @@ async function start(context: Context, args: string[], options: StartOptions): P
     return migration;
   }
   out.info(startedMessage(migration, out.theme));
-  await waitAndReport(context, [migration.id], options);
-  // The wait polls without repositories; what is printed is the service's whole object.
-  const excluded = options.exclude === 'repositories';
-  const finished = (await getMigration(client, context.org(), migration.id, { excludeRepositories: excluded })).data;
+  const [finished] = (await waitThenFetch(context, [migration.id], options)) as [Migration];
   out.result(finished, (m) => (forHuman ? migrationSummary(m, out.theme) : String(m.id)));
   failIfAnyFailed([finished]);
   return finished;

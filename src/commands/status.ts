@@ -1,11 +1,11 @@
 import { type Command, Option } from 'commander';
-import { getMigration, listAllMigrations } from '../api/migrations.js';
 import type { Migration } from '../api/types.js';
 import type { Context, Runner } from '../context.js';
 import { UsageError } from '../errors.js';
 import { migrationSummary } from '../ui/tables.js';
 import { examples, parseMigrationId } from './common/options.js';
-import { failIfAnyFailed, waitAndReport } from './common/wait.js';
+import { currentMigrations, unfinishedMigrationIds } from '../core/status.js';
+import { failIfAnyFailed, waitThenFetch } from './common/wait.js';
 import { addWaitOptions, type WaitFlags } from './common/flags.js';
 
 interface StatusOptions extends WaitFlags {
@@ -20,30 +20,14 @@ async function status(context: Context, ids: number[], options: StatusOptions): 
   const org = context.org();
   const wanted = [...new Set(ids)];
   if (options.allPending) {
-    for await (const page of listAllMigrations(client, org, { excludeRepositories: true })) {
-      for (const m of page)
-        if ((m.state === 'pending' || m.state === 'exporting') && !wanted.includes(m.id)) wanted.push(m.id);
-    }
+    for (const id of await unfinishedMigrationIds(client, org)) if (!wanted.includes(id)) wanted.push(id);
     if (wanted.length === 0) context.out.info('no pending or exporting migrations');
   } else if (wanted.length === 0) {
     throw new UsageError('give at least one migration id, or --all-pending');
   }
-
-  let migrations: Migration[];
-  if (options.wait) {
-    await waitAndReport(context, wanted, options);
-    // The wait polls without repositories; what is printed is the service's whole object.
-    migrations = [];
-    for (const id of wanted) {
-      migrations.push((await getMigration(client, org, id, { excludeRepositories: options.exclude === 'repositories' })).data);
-    }
-  } else {
-    migrations = [];
-    for (const id of wanted) {
-      const exclude = options.exclude === 'repositories';
-      migrations.push((await getMigration(client, org, id, { excludeRepositories: exclude })).data);
-    }
-  }
+  const migrations = options.wait
+    ? await waitThenFetch(context, wanted, options)
+    : await currentMigrations(client, org, wanted, { excludeRepositories: options.exclude === 'repositories' });
   const single = wanted.length === 1 && !options.allPending;
   const theme = context.out.theme;
   if (single) context.out.result(migrations[0] as Migration, (m) => migrationSummary(m, theme));

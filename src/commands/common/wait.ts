@@ -1,5 +1,6 @@
 import type { Migration } from '../../api/types.js';
 import type { Context } from '../../context.js';
+import { currentMigrations } from '../../core/status.js';
 import { waitForMigrations } from '../../core/wait.js';
 import { MigrationFailedError } from '../../errors.js';
 import { createWaitReporter } from '../../ui/wait.js';
@@ -23,6 +24,15 @@ export async function waitAndReport(context: Context, ids: number[], flags: Wait
   } finally {
     reporter.stop();
   }
+}
+
+/**
+ * Waits for migrations, then fetches each whole: the wait polls without repositories, and what is
+ * printed is the service's object (without repositories with `--exclude repositories`).
+ */
+export async function waitThenFetch(context: Context, ids: number[], flags: WaitFlags & { exclude?: 'repositories' }): Promise<Migration[]> {
+  await waitAndReport(context, ids, flags);
+  return currentMigrations(await context.api(), context.org(), ids, { excludeRepositories: flags.exclude === 'repositories' });
 }
 
 /** Ends with exit 6 when any of them failed (after their objects were printed). */
