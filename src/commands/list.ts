@@ -1,7 +1,7 @@
 import { type Command, Option } from 'commander';
-import { listAllMigrations, listMigrations } from '../api/migrations.js';
 import { MIGRATION_STATES, type Migration, type MigrationState } from '../api/types.js';
 import type { Context, Runner } from '../context.js';
+import { findMigrations } from '../core/list-migrations.js';
 import { migrationsTable } from '../ui/tables.js';
 import { addPagingOptions } from './common/flags.js';
 import { examples } from './common/options.js';
@@ -14,36 +14,15 @@ interface ListOptions {
   exclude?: 'repositories';
 }
 
-/** docs/service.md#list-migrations: the organization's most recent migrations, one page or all of them. */
+/** The organization's most recent migrations (core/list-migrations.ts), as a table or JSON. */
 async function list(context: Context, options: ListOptions): Promise<Migration[]> {
-  const client = await context.api();
-  const org = context.org();
-  const query = {
-    perPage: options.perPage,
-    page: options.page,
-    excludeRepositories: options.exclude === 'repositories',
-  };
-  const notice = (message: string) => context.out.warn(message);
-  let migrations: Migration[] = [];
-  if (options.state && options.page === undefined) {
-    // A filter searches every page: an older failure must not be missed because it is on page 3.
-    // Without --all it stops once it has a page's worth of matches.
-    const limit = options.all ? Infinity : (options.perPage ?? 30);
-    for await (const page of listAllMigrations(client, org, query, notice)) {
-      migrations.push(...page.filter((m) => m.state === options.state));
-      if (migrations.length >= limit) break;
-    }
-    migrations = migrations.slice(0, limit);
-  } else if (options.all) {
-    for await (const page of listAllMigrations(client, org, query, notice)) migrations.push(...page);
-  } else {
-    migrations = (await listMigrations(client, org, query, notice)).data;
-  }
+  const excludeRepositories = options.exclude === 'repositories';
+  const query = { perPage: options.perPage, page: options.page, all: options.all, state: options.state, excludeRepositories };
+  const migrations = await findMigrations(await context.api(), context.org(), query, (message) => context.out.warn(message));
   if (options.state && options.page !== undefined) {
-    migrations = migrations.filter((m) => m.state === options.state);
     context.out.info(`only page ${options.page} was searched for ${options.state} migrations; drop --page to search them all`);
   }
-  context.out.result(migrations, (data) => migrationsTable(data, context.out.theme, query.excludeRepositories, context.out.layout));
+  context.out.result(migrations, (data) => migrationsTable(data, context.out.theme, excludeRepositories, context.out.layout));
   return migrations;
 }
 
