@@ -125,10 +125,10 @@ export default tseslint.config(
     files: ['src/ui/**'],
     rules: restrict([http, cli], [
       { group: ['**/commands/*', '**/commands/**', '**/program.js', '**/main.js', '**/context.js'], message: 'src/ui/ imports neither commands nor the program' },
-      { group: ['**/core/*', '**/core/**'], allowTypeImports: true, message: 'src/ui/ renders what core returns: type imports only' },
       {
-        group: ['**/api/*', '!**/api/types.js', '**/settings/*', '**/sandbox/*', '**/sandbox/**'],
-        message: 'src/ui/ draws what it is given: of the layers below it imports api/types, webhook/ and errors only',
+        group: ['**/core/**', '**/api/**', '!**/api/types.js', '**/settings/**', '**/sandbox/**', '**/webhook/**'],
+        allowTypeImports: true,
+        message: 'src/ui/ renders what it is given: type imports only from the layers below (values from api/types and errors)',
       },
     ]),
   },

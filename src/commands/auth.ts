@@ -1,19 +1,14 @@
 import type { Command } from 'commander';
-import { listMigrations } from '../api/migrations.js';
 import { clientOptions, type Context, type Runner } from '../context.js';
+import { checkToken, type TokenCheck } from '../core/auth.js';
 import { AuthError, CliError, ExitCode, UsageError } from '../errors.js';
 import { INPUT_LIMITS, readStdin } from './common/input.js';
 import { examples } from './common/options.js';
-import type { Source } from '../settings/resolve.js';
-import { openSettingsStore } from '../settings/store.js';
+import { checkedConfigValue, openSettingsStore } from '../settings/store.js';
+import { type AuthStatus, authStatusLines, tokenHint } from '../ui/auth.js';
 
 interface LoginOptions {
   withToken?: boolean;
-}
-
-/** At most a short prefix of a token, so a screen or a log never shows it whole. */
-function tokenHint(token: string): string {
-  return token.length <= 8 ? '****' : `${token.slice(0, 4)}…`;
 }
 
 async function readToken(context: Context, withToken: boolean | undefined): Promise<string> {
@@ -25,44 +20,91 @@ async function readToken(context: Context, withToken: boolean | undefined): Prom
   ).trim();
 }
 
-interface TokenCheck {
-  /** valid: owner access; not-owner: the token works but sees no migrations of the org; skipped: nothing to check against. */
-  result: 'valid' | 'not-owner' | 'skipped';
-  message: string;
-}
-
-/** One cheap request (docs/service.md#list-migrations, one migration) that tells what the token can do for the organization. */
-async function checkToken(context: Context, token: string): Promise<TokenCheck> {
-  const { baseUrl, org } = context.settings;
-  if (!baseUrl.value || !org.value) {
-    const missing = [baseUrl.value ? '' : 'base URL', org.value ? '' : 'organization'].filter(Boolean).join(' and ');
-    return { result: 'skipped', message: `not checked: no ${missing}` };
-  }
-  const client = await context.factory.apiClient({ ...clientOptions(context, baseUrl.value, token), retry: { tries: 2 } });
+/** The token checked against the organization (core/auth.ts) with the client every command uses. */
+async function check(context: Context, baseUrl: string, org: string, token: string): Promise<TokenCheck> {
+  const client = await context.factory.apiClient({ ...clientOptions(context, baseUrl, token), retry: { tries: 2 } });
   try {
-    await listMigrations(client, org.value, { perPage: 1, excludeRepositories: true });
-    return { result: 'valid', message: `owner access to ${org.value}'s migrations` };
-  } catch (error) {
-    if (error instanceof CliError && error.exitCode === ExitCode.NotFound) {
-      return { result: 'not-owner', message: `the token works, but its user is not an owner of ${org.value} (or the organization does not exist)` };
-    }
-    throw error;
+    return await checkToken(client, org);
   } finally {
     await client.close();
   }
 }
 
-const SOURCES: Record<Source, (flag: string, env: string) => string> = {
-  flag: (flag) => flag,
-  env: (_flag, env) => env,
-  config: () => 'the config file',
-  sandbox: () => 'the sandbox',
-  default: () => 'not set',
-};
+/** Checks the token, then stores it (and `--org`, `--base-url` when given): a rejected token is never stored. */
+async function login(context: Context, options: LoginOptions): Promise<void> {
+  const { baseUrl, org } = context.settings;
+  // What is given as a flag is stored: it must pass what `config set` asks of it.
+  if (org.source === 'flag' && org.value) checkedConfigValue('org', org.value);
+  if (baseUrl.source === 'flag' && baseUrl.value) checkedConfigValue('baseUrl', baseUrl.value);
+  const token = await readToken(context, options.withToken);
+  if (!token) throw new UsageError('no token given', { hint: 'echo "$TOKEN" | svc-migrate auth login --with-token' });
+  if (!baseUrl.value) {
+    throw new UsageError('no API base URL to check the token against', {
+      hint: 'pass --base-url <url> (it is stored too), set SVC_BASE_URL, or run `svc-migrate config set baseUrl <url>`',
+    });
+  }
+  if (!org.value) {
+    throw new UsageError('no organization to check the token against', {
+      hint: 'pass --org <org> (it is stored too), set SVC_ORG, or run `svc-migrate config set org <org>`',
+    });
+  }
+  // A rejected token (401/403) ends here, before anything is stored.
+  const result = await check(context, baseUrl.value, org.value, token);
+  if (result.result === 'not-owner') context.out.warn(result.message);
+  const store = await openSettingsStore(context.settings.configDir);
+  store.set('token', token);
+  // `auth login --org acme --base-url …` keeps what it was told, as the help's example expects.
+  const kept: string[] = [];
+  if (org.source === 'flag') {
+    store.set('org', org.value);
+    kept.push(`org ${org.value}`);
+  }
+  if (baseUrl.source === 'flag') {
+    store.set('baseUrl', checkedConfigValue('baseUrl', baseUrl.value));
+    kept.push(`baseUrl ${baseUrl.value}`);
+  }
+  context.out.success(`token ${tokenHint(token)} checked (${result.message}) and stored in ${store.path}${kept.length ? `, with ${kept.join(' and ')}` : ''}`);
+}
 
-/** Where a value came from, in the words a user would type. */
-function from(source: Source, flag: string, env: string): string {
-  return SOURCES[source](flag, env);
+/** Where the token, base URL and organization come from, and what the service says of the token. */
+async function status(context: Context): Promise<AuthStatus> {
+  const { token, baseUrl, org } = context.settings;
+  let result: AuthStatus['check'];
+  let failure: CliError | undefined;
+  if (!token.value) result = { result: 'skipped', message: 'not checked: no token' };
+  else if (!baseUrl.value || !org.value) {
+    const missing = [baseUrl.value ? '' : 'base URL', org.value ? '' : 'organization'].filter(Boolean).join(' and ');
+    result = { result: 'skipped', message: `not checked: no ${missing}` };
+  } else {
+    try {
+      result = await check(context, baseUrl.value, org.value, token.value);
+    } catch (error) {
+      if (!(error instanceof CliError) || error.exitCode === ExitCode.Interrupted) throw error;
+      failure = error;
+      result = { result: error.exitCode === ExitCode.Auth ? 'rejected' : 'unreachable', message: error.message };
+    }
+  }
+  const report: AuthStatus = {
+    logged_in: Boolean(token.value),
+    source: token.value ? token.source : null,
+    token: token.value ? tokenHint(token.value) : null,
+    base_url: { value: baseUrl.value ?? null, source: baseUrl.source },
+    org: { value: org.value ?? null, source: org.source },
+    check: result,
+    config: `${context.settings.configDir}/config.json`,
+  };
+  context.out.result(report, (s) => authStatusLines(s, context.out.theme));
+  if (!report.logged_in) throw new AuthError('not logged in', { hint: 'svc-migrate auth login' });
+  if (failure) throw failure;
+  if (result.result === 'not-owner') throw new AuthError(result.message, { hint: 'use a classic token of an owner of the organization' });
+  return report;
+}
+
+async function logout(context: Context): Promise<void> {
+  const store = await openSettingsStore(context.settings.configDir);
+  const had = store.read().token !== undefined;
+  store.delete('token');
+  context.out.success(had ? 'stored token removed' : 'no token was stored');
 }
 
 export function register(program: Command, run: Runner): void {
@@ -82,98 +124,17 @@ export function register(program: Command, run: Runner): void {
     )
     .description('check a token against the service, then store it (and --org/--base-url when given); hidden prompt on a terminal, or stdin with --with-token')
     .option('--with-token', 'read the token from stdin')
-    .action((options: LoginOptions, command: Command) =>
-      run(command, async (context) => {
-        const token = await readToken(context, options.withToken);
-        if (!token) throw new UsageError('no token given', { hint: 'echo "$TOKEN" | svc-migrate auth login --with-token' });
-        const { baseUrl, org } = context.settings;
-        if (!baseUrl.value) {
-          throw new UsageError('no API base URL to check the token against', {
-            hint: 'pass --base-url <url> (it is stored too), set SVC_BASE_URL, or run `svc-migrate config set baseUrl <url>`',
-          });
-        }
-        if (!org.value) {
-          throw new UsageError('no organization to check the token against', {
-            hint: 'pass --org <org> (it is stored too), set SVC_ORG, or run `svc-migrate config set org <org>`',
-          });
-        }
-        // A rejected token (401/403) ends here, before anything is stored.
-        const check = await checkToken(context, token);
-        if (check.result === 'not-owner') context.out.warn(check.message);
-        const store = await openSettingsStore(context.settings.configDir);
-        store.set('token', token);
-        // `auth login --org acme --base-url …` keeps what it was told, as the help's example expects.
-        const kept: string[] = [];
-        if (org.source === 'flag') {
-          store.set('org', org.value);
-          kept.push(`org ${org.value}`);
-        }
-        if (baseUrl.source === 'flag') {
-          store.set('baseUrl', baseUrl.value.replace(/\/+$/, ''));
-          kept.push(`baseUrl ${baseUrl.value}`);
-        }
-        context.out.success(
-          `token ${tokenHint(token)} checked (${check.message}) and stored in ${store.path}${kept.length ? `, with ${kept.join(' and ')}` : ''}`,
-        );
-      }),
-    );
+    .action((options: LoginOptions, command: Command) => run(command, (context) => login(context, options)));
 
   auth
     .command('status')
     .addHelpText('after', examples(['svc-migrate auth status', 'svc-migrate auth status --json']))
     .description('check the token against the service; show it (shortened), the base URL and organization, and where each comes from')
-    .action((_options: unknown, command: Command) =>
-      run(command, async (context) => {
-        const { token, baseUrl, org } = context.settings;
-        let check: TokenCheck | { result: 'rejected' | 'unreachable'; message: string };
-        let failure: CliError | undefined;
-        if (!token.value) check = { result: 'skipped', message: 'not checked: no token' };
-        else {
-          try {
-            check = await checkToken(context, token.value);
-          } catch (error) {
-            if (!(error instanceof CliError) || error.exitCode === ExitCode.Interrupted) throw error;
-            failure = error;
-            check = { result: error.exitCode === ExitCode.Auth ? 'rejected' : 'unreachable', message: error.message };
-          }
-        }
-        const status = {
-          logged_in: Boolean(token.value),
-          source: token.value ? token.source : null,
-          token: token.value ? tokenHint(token.value) : null,
-          base_url: { value: baseUrl.value ?? null, source: baseUrl.source },
-          org: { value: org.value ?? null, source: org.source },
-          check,
-          config: `${context.settings.configDir}/config.json`,
-        };
-        const mark = check.result === 'valid' ? context.out.theme.green('✓') : check.result === 'skipped' ? '-' : context.out.theme.red('✗');
-        context.out.result(status, (s) =>
-          [
-            `token     ${s.token ?? 'none: run `svc-migrate auth login` or set SVC_TOKEN'}${s.token ? ` (from ${from(token.source, '--token', 'SVC_TOKEN')})` : ''}`,
-            `base URL  ${s.base_url.value ?? 'none'} (${from(baseUrl.source, '--base-url', 'SVC_BASE_URL')})`,
-            `org       ${s.org.value ?? 'none'} (${from(org.source, '--org', 'SVC_ORG')})`,
-            `check     ${mark} ${check.message}`,
-            `config    ${s.config}`,
-          ].join('\n'),
-        );
-        if (!status.logged_in) throw new AuthError('not logged in', { hint: 'svc-migrate auth login' });
-        if (failure) throw failure;
-        if (check.result === 'not-owner') {
-          throw new AuthError(check.message, { hint: 'use a classic token of an owner of the organization' });
-        }
-      }),
-    );
+    .action((_options: unknown, command: Command) => run(command, (context) => status(context).then(() => {})));
 
   auth
     .command('logout')
     .addHelpText('after', examples(['svc-migrate auth logout']))
     .description('remove the stored token')
-    .action((_options: unknown, command: Command) =>
-      run(command, async (context) => {
-        const store = await openSettingsStore(context.settings.configDir);
-        const had = store.read().token !== undefined;
-        store.delete('token');
-        context.out.success(had ? 'stored token removed' : 'no token was stored');
-      }),
-    );
+    .action((_options: unknown, command: Command) => run(command, (context) => logout(context)));
 }

@@ -3,28 +3,9 @@ import { API_VERSION } from '../api/types.js';
 import type { Context, Runner } from '../context.js';
 import { UsageError } from '../errors.js';
 import { examples } from './common/options.js';
-import { CONFIG_KEYS, type ConfigKey, openSettingsStore, readStoredSettings } from '../settings/store.js';
+import { checkedConfigValue, CONFIG_KEYS, type ConfigKey, openSettingsStore, readStoredSettings } from '../settings/store.js';
 
 const keyArgument = () => new Argument('<key>', 'org, baseUrl or apiVersion').choices(CONFIG_KEYS);
-
-/** A value for a config key, or a usage error saying what is wrong with it. */
-function checkConfigValue(key: ConfigKey, value: string): string {
-  if (key === 'baseUrl') {
-    let url: URL;
-    try {
-      url = new URL(value);
-    } catch {
-      throw new UsageError(`baseUrl must be an absolute URL such as https://api.example.com, not "${value}"`);
-    }
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new UsageError(`baseUrl must be http(s), not ${url.protocol}`);
-    return value.replace(/\/+$/, '');
-  }
-  if (key === 'apiVersion' && !/^\d{4}-\d{2}-\d{2}$/.test(value)) {
-    throw new UsageError(`apiVersion is a date such as 2026-03-10, not "${value}"`);
-  }
-  if (key === 'org' && !/^[A-Za-z0-9][A-Za-z0-9-]*$/.test(value)) throw new UsageError(`"${value}" is not an organization name`);
-  return value;
-}
 
 export function register(program: Command, run: Runner): void {
   const config = program
@@ -55,7 +36,7 @@ export function register(program: Command, run: Runner): void {
     .action((key: ConfigKey, value: string, _options: unknown, command: Command) =>
       run(command, async (context) => {
         const store = await openSettingsStore(dir(context));
-        store.set(key, checkConfigValue(key, value));
+        store.set(key, checkedConfigValue(key, value));
         context.out.success(`${key} set`);
       }),
     );

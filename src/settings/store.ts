@@ -15,6 +15,26 @@ export interface StoredSettings {
 
 export type ConfigKey = 'org' | 'baseUrl' | 'apiVersion';
 export const CONFIG_KEYS: readonly ConfigKey[] = ['org', 'baseUrl', 'apiVersion'];
+
+/** A value for a config key, or a usage error saying what is wrong with it. */
+export function checkedConfigValue(key: ConfigKey, value: string): string {
+  if (key === 'baseUrl') {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      throw new UsageError(`baseUrl must be an absolute URL such as https://api.example.com, not "${value}"`);
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new UsageError(`baseUrl must be http(s), not ${url.protocol}`);
+    return value.replace(/\/+$/, '');
+  }
+  if (key === 'apiVersion' && !/^\d{4}-\d{2}-\d{2}$/.test(value)) {
+    throw new UsageError(`apiVersion is a date such as 2026-03-10, not "${value}"`);
+  }
+  if (key === 'org' && !/^[A-Za-z0-9][A-Za-z0-9-]*$/.test(value)) throw new UsageError(`"${value}" is not an organization name`);
+  return value;
+}
+
 const CONFIG_FILE = 'config.json';
 
 /** `SVC_CONFIG_DIR`, else the platform's config directory (what conf would pick), for `svc-migrate`. */

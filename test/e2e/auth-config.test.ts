@@ -71,6 +71,24 @@ describe('auth', () => {
     expect(() => statSync(join(dir, 'config.json'))).toThrow();
   });
 
+  it('checks --org and --base-url as config set does before storing them, and stores nothing when they are wrong', async () => {
+    const { sandbox, env } = await testSandbox();
+    const dir = configDir();
+    const badOrg = await runCli(['auth', 'login', '--with-token', '--org', 'not an org', '--base-url', env.SVC_BASE_URL as string], {
+      env: { SVC_CONFIG_DIR: dir },
+      stdin: sandbox.ownerToken,
+    });
+    expect(badOrg.code).toBe(2);
+    expect(badOrg.stderr).toMatch(/"not an org" is not an organization name/);
+    const badUrl = await runCli(['auth', 'login', '--with-token', '--org', 'octo-org', '--base-url', 'ftp://example.test'], {
+      env: { SVC_CONFIG_DIR: dir },
+      stdin: sandbox.ownerToken,
+    });
+    expect(badUrl.code).toBe(2);
+    expect(badUrl.stderr).toMatch(/baseUrl must be http\(s\), not ftp:/);
+    expect(() => statSync(join(dir, 'config.json'))).toThrow();
+  });
+
   it('needs --with-token without a terminal', async () => {
     const result = await runCli(['auth', 'login'], { env: { SVC_CONFIG_DIR: configDir() } });
     expect(result.code).toBe(2);

@@ -34,9 +34,9 @@ describe('layering the lint enforces', () => {
     ['src/commands/download.ts', 'import { status } from \'../commands/status.js\';\nexport const s = status;', /no command imports another/],
     ['src/commands/webhook/listen.ts', 'import { status } from \'../../commands/status.js\';\nexport const s = status;', /no command imports another/],
     ['src/commands/common/flags.ts', 'import { status } from \'../../commands/status.js\';\nexport const s = status;', /no command imports another/],
-    ['src/ui/tables.ts', 'import { ApiClient } from \'../api/client.js\';\nexport const a = ApiClient;', /of the layers below it imports api\/types/],
-    ['src/ui/tables.ts', 'import { resolveSettings } from \'../settings/resolve.js\';\nexport const r = resolveSettings;', /of the layers below it imports api\/types/],
-    ['src/ui/sandbox.ts', 'import { startSandbox } from \'../sandbox/server.js\';\nexport const s = startSandbox;', /of the layers below it imports api\/types/],
+    ['src/ui/tables.ts', 'import { ApiClient } from \'../api/client.js\';\nexport const a = ApiClient;', /type imports only from the layers below/],
+    ['src/ui/tables.ts', 'import { resolveSettings } from \'../settings/resolve.js\';\nexport const r = resolveSettings;', /type imports only from the layers below/],
+    ['src/ui/sandbox.ts', 'import { startSandbox } from \'../sandbox/server.js\';\nexport const s = startSandbox;', /type imports only from the layers below/],
     ['src/commands/webhook/send.ts', 'import type { Context } from \'../../context.js\';\nexport const secret = (context: Context) => context.io.env.SVC_WEBHOOK_SECRET;', /reads context.settings, not the environment/],
     ['src/ui/archive.ts', 'import { scanArchive } from \'../core/archive/scan.js\';\nexport const s = scanArchive;', /type imports only/],
   ])('%s: %s', async (file, code, rule) => {
