@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import type { Context, Runner } from '../context.js';
-import { UsageError } from '../errors.js';
 import { fromSystemError, isSystemError } from '../system-errors.js';
 import type { SandboxOptions } from '../sandbox/server.js';
 import { sandboxBanner } from '../ui/sandbox.js';
@@ -21,7 +20,7 @@ interface SandboxCommandOptions {
 /** Runs the emulator in the foreground until Ctrl-C. */
 async function sandbox(context: Context, options: SandboxCommandOptions): Promise<void> {
   const { startSandbox } = await import('../sandbox/server.js');
-  const { describeToken, validateSeed } = await import('../sandbox/seed.js');
+  const { describeToken, parseSeed } = await import('../sandbox/seed.js');
   const sandboxOptions: SandboxOptions = {
     port: options.port ?? 0,
     storagePort: options.storagePort ?? 0,
@@ -31,22 +30,7 @@ async function sandbox(context: Context, options: SandboxCommandOptions): Promis
     archivePadBytes: options.archiveSize ?? 0,
   };
   if (options.rateLimit) sandboxOptions.rateLimit = { limit: options.rateLimit, windowSeconds: 3600 };
-  if (options.seed) {
-    let raw: unknown;
-    const text = (await readInputFile(options.seed, INPUT_LIMITS.seed, '--seed')).toString('utf8');
-    try {
-      raw = JSON.parse(text);
-    } catch (error) {
-      throw new UsageError(`the seed file ${options.seed} is not JSON: ${(error as Error).message}`, {
-        hint: 'see docs/sandbox.md for the seed format',
-      });
-    }
-    try {
-      sandboxOptions.seed = validateSeed(raw, options.seed);
-    } catch (error) {
-      throw new UsageError((error as Error).message, { hint: 'see docs/sandbox.md for the seed format' });
-    }
-  }
+  if (options.seed) sandboxOptions.seed = parseSeed((await readInputFile(options.seed, INPUT_LIMITS.seed, '--seed')).toString('utf8'), options.seed);
   let running: Awaited<ReturnType<typeof startSandbox>>;
   try {
     running = await startSandbox(sandboxOptions);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { API_VERSION, type Owner, type Repository, SIMPLE_REPOSITORY_FIELDS, type SimpleRepository } from '../api/types.js';
+import { UsageError } from '../errors.js';
 
 /** The kinds of credential docs/service.md#authentication names; only `classic` may use the migration endpoints. */
 type TokenKind = 'classic' | 'fine-grained' | 'app-user' | 'installation';
@@ -281,8 +282,24 @@ export function listedRepository(repo: Repository, version: string | undefined):
   return listed;
 }
 
+/** A `--seed` file's text as seed data, or a usage error saying what is wrong with it (docs/sandbox.md). */
+export function parseSeed(text: string, source: string): SeedData {
+  const hint = { hint: 'see docs/sandbox.md for the seed format' };
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`the seed file ${source} is not JSON: ${(error as Error).message}`, hint);
+  }
+  try {
+    return validateSeed(data, source);
+  } catch (error) {
+    throw new UsageError((error as Error).message, hint);
+  }
+}
+
 /** Checks a `--seed` file enough to give a clear message instead of a crash later. */
-export function validateSeed(data: unknown, source: string): SeedData {
+function validateSeed(data: unknown, source: string): SeedData {
   const problems: string[] = [];
   const seed = data as Partial<SeedData>;
   if (!seed || typeof seed !== 'object') problems.push('the top level must be an object');
