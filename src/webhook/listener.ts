@@ -1,5 +1,5 @@
 import { createForwarder, type ForwarderEvents } from './forwarder.js';
-import { startReceiver, type ReceivedDelivery, type Rejection } from './receiver.js';
+import { type ReceivedDelivery, type ReceiverOptions, type Rejection, startReceiver } from './receiver.js';
 import type { DeliveryStore } from './store.js';
 
 // `webhook listen` as a session: a receiver, what it saves and forwards, what it counts, and when
@@ -13,15 +13,7 @@ export interface EventFilter {
   action?: string;
 }
 
-export interface ListenerOptions {
-  host: string;
-  port: number;
-  path: string;
-  /** None: every delivery is accepted unverified. */
-  secrets: string[];
-  dedupe: boolean;
-  /** Only Host names of this machine are served (see ReceiverOptions). */
-  loopbackHostsOnly: boolean;
+export interface ListenerOptions extends Pick<ReceiverOptions, 'host' | 'port' | 'path' | 'secrets' | 'dedupe' | 'loopbackHostsOnly'> {
   maxConnections: number;
   /** Deliveries of other events are answered (and saved), neither shown nor forwarded; none: all. */
   filters: EventFilter[];
