@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Context, Runner } from '../context.js';
 import { downloadArchive } from '../core/download.js';
 import { type DownloadSummary, downloadMessage } from '../ui/tables.js';
-import { addDownloadOptions, type DownloadFlags, downloadSettings, warnIfUnverified } from './common/download.js';
+import { addDownloadOptions, archiveSummary, type DownloadFlags, downloadSettings, warnIfUnverified } from './common/download.js';
 import { examples, parseMigrationId } from './common/options.js';
 import { addWaitOptions, type WaitFlags } from './common/flags.js';
 import { failIfAnyFailed, waitAndReport } from './common/wait.js';
@@ -38,14 +38,7 @@ async function download(
   } finally {
     bar.done();
   }
-  const summary: DownloadSummary = {
-    migration_id: id,
-    path: result.path,
-    bytes: result.bytes,
-    ...(result.sha256 ? { sha256: result.sha256 } : {}),
-    verified: result.verified,
-    ...(result.sha256File ? { sha256_file: result.sha256File } : {}),
-  };
+  const summary: DownloadSummary = { migration_id: id, ...archiveSummary(result) };
   warnIfUnverified(context, result.verified, result.path);
   reportDownload(context, summary, toStdout);
   return summary;

@@ -7,7 +7,7 @@ import { type ExportOptions, exportOrganization, type OrgExportFlags } from './c
 import { examples, parsePositiveInt } from './common/options.js';
 import { createWaitReporter } from '../ui/wait.js';
 import { confirmDeletion } from './common/confirm.js';
-import { addDownloadOptions, downloadSettings, warnIfUnverified } from './common/download.js';
+import { addDownloadOptions, archiveSummary, downloadSettings, warnIfUnverified } from './common/download.js';
 import {
   addStartOptions,
   addWaitOptions,
@@ -66,13 +66,7 @@ async function exportRepositories(
   }
   const summary = {
     migration: report.migration,
-    archive: {
-      path: report.download.path,
-      bytes: report.download.bytes,
-      ...(report.download.sha256 ? { sha256: report.download.sha256 } : {}),
-      verified: report.download.verified,
-      ...(report.download.sha256File ? { sha256_file: report.download.sha256File } : {}),
-    },
+    archive: archiveSummary(report.download),
     unlocked: report.unlocked.map((o) => o.repository),
     archive_deleted: report.archiveDeleted,
   };

@@ -2,9 +2,10 @@ import { statSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
-import type { DownloadOptions as CoreDownloadOptions, DownloadProgress } from '../../core/download.js';
+import type { DownloadOptions as CoreDownloadOptions, DownloadProgress, DownloadResult } from '../../core/download.js';
 import { UsageError } from '../../errors.js';
 import { formatBytes } from '../../ui/format.js';
+import type { DownloadSummary } from '../../ui/tables.js';
 import { parseByteSize } from './options.js';
 
 export interface DownloadFlags {
@@ -91,4 +92,15 @@ export function warnIfUnverified(context: Context, verified: boolean, path: stri
       ? 'the archive written to stdout was not verified; save it and run `svc-migrate archive verify <file>`'
       : `${path} was NOT verified (--no-verify); run \`svc-migrate archive verify ${path}\` before relying on it`,
   );
+}
+
+/** What `download` and `export` report of the archive, as docs/cli.md names its fields. */
+export function archiveSummary(result: DownloadResult): Omit<DownloadSummary, 'migration_id'> {
+  return {
+    path: result.path,
+    bytes: result.bytes,
+    ...(result.sha256 ? { sha256: result.sha256 } : {}),
+    verified: result.verified,
+    ...(result.sha256File ? { sha256_file: result.sha256File } : {}),
+  };
 }
