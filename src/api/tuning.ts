@@ -8,7 +8,9 @@ import type * as Undici from 'undici';
 // measured start-up, speed or memory, and none changes a byte sent or received. The measurements,
 // and what was tried and dropped, are in docs/benchmarks.md; rerun `npm run bench` before changing
 // a value. Importing this module loads nothing: main.ts calls tuneRuntime at start-up, and undici
-// loads when undici.ts is first imported.
+// loads when undici.ts is first imported. Sizes that are part of a component's own design stay
+// beside it with their reason: how often a download flushes to disk (core/download-sinks.ts), how
+// far the hashing worker may lag (core/hasher.ts), the archive check's read sizes (core/archive/scan.ts).
 
 // V8's compilers (docs/benchmarks.md, "Start-up" and "Memory").
 

@@ -60,6 +60,7 @@ parentPort.on('message', (message) => {
 });
 `;
 
+/** Bytes handed to the worker and not yet hashed, at most: beyond, the writer waits, so memory stays bounded. */
 const IN_FLIGHT_LIMIT = 8 << 20;
 /** Telling the worker about every 64 KiB chunk costs more than the hashing it saves; it learns of each MiB. */
 const ADVANCE_STEP = 1 << 20;

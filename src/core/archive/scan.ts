@@ -255,6 +255,8 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
     },
   });
   try {
+    // Reads of 1 MiB and inflated chunks of 256 KiB, sixteen times the defaults: sixteen times fewer
+    // trips through the tar reader, for little more than a MiB held.
     await pipeline(
       createReadStream(path, { highWaterMark: 1 << 20 }),
       count,
