@@ -29,7 +29,7 @@ export function normalizeRepositories(entries: RepositoryEntry[], org: string): 
     const parts = name.split('/');
     const [owner, repo] = parts.length === 1 ? [org, parts[0]] : parts;
     const valid =
-      parts.length <= 2 && owner && repo && NAME.test(owner) && NAME.test(repo) && repo !== '.' && repo !== '..';
+      parts.length <= 2 && owner && repo && NAME.test(owner) && NAME.test(repo) && ![owner, repo].some((part) => part === '.' || part === '..');
     if (!valid) {
       throw new UsageError(`${source}: "${name}" is not a repository name`, {
         hint: 'give names as <repo> or <owner>/<repo>, one per line in a repos file',

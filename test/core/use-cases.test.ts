@@ -1,0 +1,170 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ApiClient } from '../../src/api/client.js';
+import { startMigration } from '../../src/api/migrations.js';
+import type { Clock } from '../../src/clock.js';
+import { downloadArchive } from '../../src/core/download.js';
+import { runExport } from '../../src/core/export.js';
+import { normalizeRepositories, parseReposFile } from '../../src/core/repo-list.js';
+import { resolveUnlockTargets, unlockFailure, unlockRepositories } from '../../src/core/unlock.js';
+import { ExitCode, NotFoundError, UsageError } from '../../src/errors.js';
+import { type Sandbox, type SandboxOptions, startSandbox } from '../../src/sandbox/server.js';
+
+// The use-cases of src/core called directly, as the commands call them, against the sandbox on its
+// own clock: what each returns and reports, and what it refuses, without a command around it.
+
+const open: { sandbox: Sandbox; client: ApiClient }[] = [];
+afterEach(async () => {
+  for (const { sandbox, client } of open.splice(0)) {
+    await client.close();
+    await sandbox.close();
+  }
+});
+
+async function setUp(options: SandboxOptions = {}) {
+  const sandbox = await startSandbox({ exportSeconds: 30, ...options });
+  const clock: Clock = { now: () => sandbox.clock.now(), sleep: async (ms) => sandbox.clock.advance(ms) };
+  const client = new ApiClient({ baseUrl: sandbox.baseUrl, token: sandbox.ownerToken, userAgent: 'test', clock });
+  open.push({ sandbox, client });
+  return { sandbox, client, clock, org: sandbox.org };
+}
+
+const temp = () => mkdtempSync(join(tmpdir(), 'svc-core-'));
+
+describe('repository lists', () => {
+  it('reads a repos file: names by line, comments and blank lines dropped, each named by its line', () => {
+    expect(parseReposFile('widgets\n\n# all of them\ndocs.site  # the site\r\nacme/tools\n', 'repos.txt')).toEqual([
+      { name: 'widgets', source: 'repos.txt:1' },
+      { name: 'docs.site', source: 'repos.txt:4' },
+      { name: 'acme/tools', source: 'repos.txt:5' },
+    ]);
+  });
+
+  it('gives bare names the organization, drops duplicates whatever their case, and names the source of a bad one', () => {
+    const entries = ['widgets', 'octo-org/Widgets', 'other/lib', 'WIDGETS'].map((name, i) => ({ name, source: `argument ${i + 1}` }));
+    expect(normalizeRepositories(entries, 'octo-org')).toEqual(['octo-org/widgets', 'other/lib']);
+    for (const bad of ['a/b/c', '../x', 'x/..', 'white space', '']) {
+      expect(() => normalizeRepositories([{ name: bad, source: 'repos.txt:9' }], 'octo-org'), bad).toThrow(UsageError);
+    }
+    expect(() => normalizeRepositories([{ name: 'a/b/c', source: 'repos.txt:9' }], 'octo-org')).toThrow(/repos\.txt:9: "a\/b\/c" is not a repository name/);
+  });
+});
+
+describe('unlock', () => {
+  it('finds the migration that locked a repository, unlocks it, and says what stayed locked', async () => {
+    const { client, org } = await setUp();
+    const older = await startMigration(client, org, { repositories: [`${org}/widgets`], lock_repositories: true });
+    const newer = await startMigration(client, org, { repositories: [`${org}/widgets`, `${org}/docs.site`], lock_repositories: true });
+    await startMigration(client, org, { repositories: [`${org}/widgets`] });
+
+    const found = await resolveUnlockTargets(client, org, { names: [], repo: 'widgets' });
+    expect(found).toEqual({ id: newer.id, names: ['widgets'], foundFor: 'widgets' });
+    expect((await resolveUnlockTargets(client, org, { id: older.id, names: [], all: true })).names).toEqual(['widgets']);
+    await expect(resolveUnlockTargets(client, org, { names: [], repo: 'nowhere' })).rejects.toThrow(NotFoundError);
+    await expect(resolveUnlockTargets(client, org, { names: [] })).rejects.toThrow(/give a migration id, or --repo/);
+    await expect(resolveUnlockTargets(client, org, { id: newer.id, names: ['widgets'], all: true })).rejects.toThrow(/do not also name widgets/);
+    await expect(resolveUnlockTargets(client, org, { id: newer.id, names: [] })).rejects.toThrow(/name the repositories to unlock/);
+
+    const outcomes = await unlockRepositories(client, org, newer.id, [`${org}/widgets`, 'not-in-it']);
+    expect(outcomes.map((o) => [o.repository, o.ok])).toEqual([
+      ['widgets', true],
+      ['not-in-it', false],
+    ]);
+    const failure = unlockFailure(outcomes, newer.id);
+    expect(failure?.exitCode).toBe(ExitCode.NotFound);
+    expect(failure?.message).toBe('1 of 2 repositories could not be unlocked');
+    expect(failure?.hint).toMatch(/svc-migrate repos/);
+    expect(unlockFailure(outcomes.slice(0, 1), newer.id)).toBeUndefined();
+  });
+});
+
+describe('download', () => {
+  it('streams the archive to a .part file, verifies it, and only then gives it its name and a .sha256', async () => {
+    const { sandbox, client, clock, org } = await setUp({ exportSeconds: 0 });
+    const migration = await startMigration(client, org, { repositories: [`${org}/widgets`] });
+    sandbox.clock.advance(1000);
+    const path = join(temp(), 'archive.tar.gz');
+    const progress: number[] = [];
+    const result = await downloadArchive(client, {
+      org,
+      id: migration.id,
+      target: { path, force: false },
+      checksum: true,
+      verify: true,
+      clock,
+      onProgress: (p) => progress.push(p.received),
+    });
+    const bytes = readFileSync(path);
+    expect(result).toMatchObject({ migrationId: migration.id, path, bytes: bytes.length, verified: true, resumes: 0 });
+    expect(result.sha256).toBe(createHash('sha256').update(bytes).digest('hex'));
+    expect(readFileSync(`${path}.sha256`, 'utf8')).toBe(`${result.sha256}  archive.tar.gz\n`);
+    expect(existsSync(`${path}.part`)).toBe(false);
+    expect(progress.at(-1)).toBe(bytes.length);
+
+    // An archive that fails its check keeps its bytes in the .part file, never under the final name.
+    sandbox.faults.set({ corruptArchive: true });
+    const broken = join(temp(), 'broken.tar.gz');
+    await expect(downloadArchive(client, { org, id: migration.id, target: { path: broken, force: false }, checksum: true, verify: true, clock })).rejects.toMatchObject({
+      exitCode: ExitCode.VerificationFailed,
+    });
+    expect(existsSync(broken)).toBe(false);
+    expect(existsSync(`${broken}.part`)).toBe(true);
+  });
+
+  it('writes to a stream as it arrives, without a file or a check', async () => {
+    const { sandbox, client, clock, org } = await setUp({ exportSeconds: 0 });
+    const migration = await startMigration(client, org, { repositories: [`${org}/widgets`] });
+    sandbox.clock.advance(1000);
+    const sink = new PassThrough();
+    const chunks: Buffer[] = [];
+    sink.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const result = await downloadArchive(client, { org, id: migration.id, target: { stream: sink }, checksum: true, clock });
+    expect(result.verified).toBe(false);
+    expect(Buffer.concat(chunks).length).toBe(result.bytes);
+    expect(result.sha256).toBe(createHash('sha256').update(Buffer.concat(chunks)).digest('hex'));
+  });
+});
+
+describe('export', () => {
+  const exportOptions = (clock: Clock, org: string, path: string, steps: string[]) => ({
+    org,
+    body: { repositories: [`${org}/widgets`, `${org}/docs.site`], lock_repositories: true },
+    download: { checksum: true, verify: true, target: () => ({ path, force: false }) },
+    unlock: true,
+    deleteArchive: true,
+    clock,
+    onStep: (step: string) => steps.push(step),
+  });
+
+  it('starts, waits, downloads and verifies, then unlocks and deletes the service\'s copy, in that order', async () => {
+    const { sandbox, client, clock, org } = await setUp({ exportSeconds: 40 });
+    const steps: string[] = [];
+    const path = join(temp(), 'export.tar.gz');
+    const report = await runExport(client, exportOptions(clock, org, path, steps));
+    expect(steps).toEqual(['start', 'wait', 'download', 'unlock', 'delete-archive']);
+    expect(report.migration.state).toBe('exported');
+    expect(report.download).toMatchObject({ path, verified: true });
+    expect(report.unlocked.map((o) => [o.repository, o.ok])).toEqual([
+      ['widgets', true],
+      ['docs.site', true],
+    ]);
+    expect(report.archiveDeleted).toBe(true);
+    expect(sandbox.requests.filter((r) => r.method === 'DELETE').length).toBeGreaterThan(0);
+  });
+
+  it('unlocks nothing and deletes nothing when the archive fails its check', async () => {
+    const { sandbox, client, clock, org } = await setUp({ exportSeconds: 0 });
+    sandbox.faults.set({ corruptArchive: true });
+    const steps: string[] = [];
+    await expect(runExport(client, exportOptions(clock, org, join(temp(), 'export.tar.gz'), steps))).rejects.toMatchObject({
+      exitCode: ExitCode.VerificationFailed,
+    });
+    expect(steps).not.toContain('unlock');
+    expect(steps).not.toContain('delete-archive');
+    expect(sandbox.requests.filter((r) => r.method === 'DELETE')).toEqual([]);
+  });
+});

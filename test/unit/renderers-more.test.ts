@@ -1,0 +1,163 @@
+import { Chalk } from 'chalk';
+import { describe, expect, it } from 'vitest';
+import type { Migration } from '../../src/api/types.js';
+import type { InspectReport } from '../../src/core/archive/inspect.js';
+import type { VerifyReport } from '../../src/core/archive/verify.js';
+import type { OrgExportResult } from '../../src/core/org-export/run.js';
+import { verifyMessage, inspectMessage } from '../../src/ui/archive.js';
+import { type AuthStatus, authStatusLines, tokenHint } from '../../src/ui/auth.js';
+import { orgExportFooter, orgExportTable } from '../../src/ui/org-export.js';
+import { Output } from '../../src/ui/output.js';
+import { createWaitReporter } from '../../src/ui/wait.js';
+import { deliveryLine, rejectionLine } from '../../src/ui/webhook.js';
+import type { ReceivedDelivery } from '../../src/webhook/receiver.js';
+
+// The renderers of archives, org exports, deliveries, auth status and waits, colour off: what a
+// user reads, as snapshots to look at when it changes. Text from outside is drawn inert.
+const plain = new Chalk({ level: 0 });
+const ESC = '\u001b';
+
+describe('archive reports', () => {
+  const verified: VerifyReport = {
+    path: 'migration-79.tar.gz',
+    ok: true,
+    bytes: 3_456_789,
+    entries: 42,
+    metadata_files: 7,
+    repositories: [{ name: 'octo-org/widgets', git_data: true, objects: 'pack', git_check: 'passed' }],
+    git_check: 'passed',
+    sha256: { expected: 'ab'.repeat(32), actual: 'ab'.repeat(32) },
+    migration_id: 79,
+    problems: [],
+    notes: ['git data of octo-org/docs excluded at export'],
+  };
+
+  it('says an archive is intact, and what was checked', () => {
+    expect(verifyMessage(verified, plain)).toMatchSnapshot();
+  });
+
+  it('lists each problem of a failed one, with names from the archive escaped', () => {
+    const failed: VerifyReport = {
+      ...verified,
+      ok: false,
+      git_check: 'skipped: git is not on PATH',
+      problems: [
+        { repository: 'octo-org/widgets', file: 'objects/pack/x.pack', message: 'truncated' },
+        { message: `a member named evil${ESC}]0;title\u0007` },
+      ],
+    };
+    const text = verifyMessage(failed, plain);
+    expect(text).not.toContain(ESC);
+    expect(text).toMatchSnapshot();
+  });
+
+  it('draws what an archive holds', () => {
+    const report: InspectReport = {
+      path: 'migration-79.tar.gz',
+      bytes: 3_456_789,
+      complete: true,
+      organizations: ['octo-org'],
+      repositories: [
+        { name: 'octo-org/widgets', refs: { 'refs/heads/main': 'a'.repeat(40), 'refs/tags/v1': 'b'.repeat(40) }, git_bytes: 123_456, counts: { issues: 3, pull_requests: 2 } },
+        { name: 'octo-org/docs', refs: {}, git_bytes: 0, counts: { issues: 1 } },
+      ],
+      metadata: [{ file: 'issues_000001.json', kind: 'issues', records: 4 }],
+      problems: [],
+    };
+    expect(inspectMessage(report, plain)).toMatchSnapshot();
+    expect(inspectMessage({ ...report, repositories: [], complete: false, problems: [{ message: 'cut short' }] }, plain)).toMatchSnapshot();
+  });
+});
+
+describe('org export', () => {
+  const result: OrgExportResult = {
+    journalPath: 'backup/svc-migrate-journal.json',
+    repositories: 5,
+    verifiedRepositories: 3,
+    exitCode: 9,
+    pollRequests: 12,
+    batches: [
+      { index: 1, repositories: ['a', 'b', 'c'], state: 'done', migrationIds: [101], attempts: 1, archive: { path: 'backup/migration-101.tar.gz', bytes: 2_000_000, verified: true } },
+      { index: 2, repositories: ['d', 'e'], state: 'downloaded', migrationIds: [102], attempts: 1, error: { message: `check failed${ESC}[2J`, exitCode: 9 } },
+    ],
+  };
+
+  it('draws the batches boxed with the footer, or as plain rows, and names where to look', () => {
+    expect(orgExportTable(result, plain, { plain: false, width: 100 })).toMatchSnapshot();
+    expect(orgExportTable(result, plain, { plain: true })).toMatchSnapshot();
+    expect(orgExportTable(result, plain, { plain: true })).not.toContain(ESC);
+    expect(orgExportFooter(result)).toBe('3/5 repositories in verified archives; look at batch 2 in backup/svc-migrate-journal.json, then run the same command again');
+    expect(orgExportFooter({ ...result, verifiedRepositories: 5, batches: result.batches.slice(0, 1) })).toBe('5/5 repositories in verified archives');
+  });
+});
+
+describe('webhook lines', () => {
+  const delivery = (overrides: Partial<ReceivedDelivery> = {}): ReceivedDelivery => ({
+    sequence: 1,
+    receivedAt: '2026-11-24T10:11:12.000Z',
+    id: '8f2c0000-0000-4000-8000-000000000001',
+    event: 'pull_request',
+    action: 'opened',
+    hookId: '1',
+    repository: 'octo-org/widgets',
+    contentType: 'json',
+    method: 'POST',
+    path: '/',
+    rawHeaders: [],
+    headers: {},
+    rawBody: Buffer.alloc(0),
+    payload: {},
+    verification: { verified: true, algorithm: 'sha256', legacy: false, secret: 2 },
+    warnings: [],
+    duplicate: false,
+    ping: false,
+    ...overrides,
+  });
+
+  it('draws a delivery: verified or not, a redelivery, a ping, its warnings, and nothing from it that drives the terminal', () => {
+    expect(deliveryLine(delivery(), plain, 1)).toBe('10:11:12  pull_request.opened  octo-org/widgets  8f2c0000-0000-4000-8000-000000000001  verified sha256');
+    expect(deliveryLine(delivery(), plain, 2)).toMatch(/verified sha256 \(secret #2\)$/);
+    expect(deliveryLine(delivery({ verification: { verified: false }, duplicate: true, warnings: ['missing required number'] }), plain, 0)).toMatchSnapshot();
+    expect(deliveryLine(delivery({ ping: true, event: 'ping', action: undefined, repository: undefined }), plain, 1)).toMatchSnapshot();
+    const hostile = deliveryLine(delivery({ action: `x${ESC}]0;pwned\u0007`, repository: `${ESC}[2Jrepo` }), plain, 1);
+    expect(hostile).not.toContain(ESC);
+    expect(hostile).toMatchSnapshot();
+  });
+
+  it('draws a rejection on one inert line', () => {
+    const line = rejectionLine({ receivedAt: '', status: 401, reason: 'signature does not match', method: 'POST', path: `/x${ESC}[2J`, id: 'abc', event: 'push' });
+    expect(line).toBe('rejected 401 POST /x\ufffd[2J push abc: signature does not match');
+  });
+});
+
+describe('auth status', () => {
+  const status: AuthStatus = {
+    logged_in: true,
+    source: 'config',
+    token: tokenHint('svc_0123456789'),
+    base_url: { value: 'https://api.example.com', source: 'env' },
+    org: { value: 'acme', source: 'flag' },
+    check: { result: 'valid', message: 'owner access to acme\'s migrations' },
+    config: '/home/me/.config/svc-migrate/config.json',
+  };
+
+  it('says where each setting comes from and what the check said, never the whole token', () => {
+    expect(authStatusLines(status, plain)).toMatchSnapshot();
+    expect(authStatusLines({ ...status, logged_in: false, source: null, token: null, check: { result: 'skipped', message: 'not checked: no token' } }, plain)).toMatchSnapshot();
+    expect(tokenHint('short')).toBe('****');
+  });
+});
+
+describe('waiting, off a terminal', () => {
+  it('prints one line per change of state', async () => {
+    let stderr = '';
+    const out = new Output({ json: false, quiet: false, color: false, stdout: { write: () => true }, stderr: { write: (text: string) => ((stderr += text), true) } });
+    const reporter = await createWaitReporter(out, [79]);
+    const migration = { id: 79 } as Migration;
+    reporter.onEvent({ id: 79, state: 'exporting', previous: 'pending', migration, elapsedMs: 4000, finished: false });
+    reporter.onEvent({ id: 79, state: 'exported', previous: 'exporting', migration, elapsedMs: 95_000, finished: true });
+    reporter.onNotice('rate limited: waiting 30s');
+    reporter.stop();
+    expect(stderr).toBe('migration 79: pending → exporting (4s)\nmigration 79: exporting → exported (1m35s)\nwarning: rate limited: waiting 30s\n');
+  });
+});
