@@ -74,7 +74,7 @@ describe('auth', () => {
   it('checks --org and --base-url as config set does before storing them, and stores nothing when they are wrong', async () => {
     const { sandbox, env } = await testSandbox();
     const dir = configDir();
-    const badOrg = await runCli(['auth', 'login', '--with-token', '--org', 'not an org', '--base-url', env.SVC_BASE_URL as string], {
+    const badOrg = await runCli(['auth', 'login', '--with-token', '--org', 'not an org', '--base-url', env.SVC_BASE_URL], {
       env: { SVC_CONFIG_DIR: dir },
       stdin: sandbox.ownerToken,
     });

@@ -151,7 +151,8 @@ describe('auth status', () => {
 describe('waiting, off a terminal', () => {
   it('prints one line per change of state', async () => {
     let stderr = '';
-    const out = new Output({ json: false, quiet: false, color: false, stdout: { write: () => true }, stderr: { write: (text: string) => ((stderr += text), true) } });
+    const stderrStream = { write: (text: string) => ((stderr += text), true) };
+    const out = new Output({ json: false, quiet: false, color: false, stdout: { write: () => true }, stderr: stderrStream });
     const reporter = await createWaitReporter(out, [79]);
     const migration = { id: 79 } as Migration;
     reporter.onEvent({ id: 79, state: 'exporting', previous: 'pending', migration, elapsedMs: 4000, finished: false });
