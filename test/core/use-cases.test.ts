@@ -108,7 +108,8 @@ describe('download', () => {
     // An archive that fails its check keeps its bytes in the .part file, never under the final name.
     sandbox.faults.set({ corruptArchive: true });
     const broken = join(temp(), 'broken.tar.gz');
-    const download = downloadArchive(client, { org, id: migration.id, target: { path: broken, force: false }, checksum: true, verify: true, clock });
+    const target = { path: broken, force: false };
+    const download = downloadArchive(client, { org, id: migration.id, target, checksum: true, verify: true, clock });
     await expect(download).rejects.toMatchObject({ exitCode: ExitCode.VerificationFailed });
     expect(existsSync(broken)).toBe(false);
     expect(existsSync(`${broken}.part`)).toBe(true);
