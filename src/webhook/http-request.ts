@@ -11,7 +11,7 @@ export class HttpRequestError extends Error {
   }
 }
 
-type BodyFraming = { kind: 'none' } | { kind: 'length'; length: number } | { kind: 'chunked' };
+export type BodyFraming = { kind: 'none' } | { kind: 'length'; length: number } | { kind: 'chunked' };
 
 export interface RequestHead {
   method: string;

@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import { type AddressInfo, createServer, type Socket } from 'node:net';
-import { ChunkedDecoder, HttpRequestError, MAX_HEAD_BYTES, parseRequestHead, type RequestHead } from './http-request.js';
+import { BodyReader } from './http-body.js';
+import { HttpRequestError, MAX_HEAD_BYTES, parseRequestHead, type RequestHead } from './http-request.js';
 
 // The receiver's HTTP/1.1 server on node:net: one request at a time per connection, every byte held
 // counted, every wait timed. Why not node:http: docs/architecture.md#the-receivers-http-server.
@@ -66,7 +67,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   };
   const connections = new Set<Connection>();
   const shared: Shared = { held: 0, closing: false, limits, onRequest: options.onRequest };
-  const server = createServer({ noDelay: true }, (socket) => {
+  // Half-open: a sender may end its side once the request is sent and still read the answer.
+  const server = createServer({ noDelay: true, allowHalfOpen: true }, (socket) => {
     const connection = new Connection(socket, shared);
     connections.add(connection);
     socket.once('close', () => connections.delete(connection));
@@ -114,6 +116,10 @@ interface Shared {
 /** One connection: reads a request, hands it over, writes its answer, and only then reads the next. */
 class Connection {
   private state: 'idle' | 'head' | 'handling' | 'closed' = 'idle';
+  /** The sender ended its side: what it sent is all there is. */
+  private peerEnded = false;
+  /** Reading waits until the answers written so far have left. */
+  private waitingForDrain = false;
   /** Bytes received and not yet consumed. */
   private buffered: Buffer | undefined;
   private startedAt = Date.now();
@@ -128,6 +134,7 @@ class Connection {
     this.socket = socket;
     this.shared = shared;
     socket.on('data', (chunk: Buffer) => this.receive(chunk));
+    socket.on('end', () => this.peerEnd());
     socket.on('error', () => socket.destroy());
     socket.once('close', () => {
       this.state = 'closed';
@@ -147,7 +154,7 @@ class Connection {
     if (this.parsing) return;
     this.parsing = true;
     try {
-      while ((this.state === 'idle' || this.state === 'head') && this.buffered) {
+      while ((this.state === 'idle' || this.state === 'head') && this.buffered && !this.waitingForDrain) {
         if (this.state === 'idle') {
           // RFC 9112 §2.2: empty lines before a request line are ignored.
           let start = 0;
@@ -208,15 +215,29 @@ class Connection {
     this.servedAny = true;
     this.state = 'idle';
     this.startedAt = Date.now();
+    if (this.peerEnded && !this.buffered) return this.end();
     if (!this.socket.writableNeedDrain) return this.readNext();
     // A sender that does not read its answers is not read from either: they do not pile up here.
+    this.waitingForDrain = true;
     this.socket.pause();
-    this.socket.once('drain', () => this.readNext());
+    this.socket.once('drain', () => {
+      this.waitingForDrain = false;
+      this.readNext();
+    });
   }
 
   private readNext(): void {
     this.resume();
     this.parse();
+    if (this.peerEnded && this.state === 'idle' && !this.buffered) this.end();
+  }
+
+  /** The sender sent all it will: a request under way can no longer be completed; an idle connection ends. */
+  private peerEnd(): void {
+    this.peerEnded = true;
+    if (this.state === 'idle' && !this.buffered) this.end();
+    else if (this.state === 'head') this.end();
+    else this.current?.abort();
   }
 
   /** A request refused before any handler saw it: answered, and the connection ended. */
@@ -226,8 +247,10 @@ class Connection {
     this.end();
   }
 
+  /** Ends the connection once what was written has left; a sender that never reads it is cut off (checkDeadlines). */
   private end(): void {
     this.state = 'closed';
+    this.startedAt = Date.now();
     if (!this.socket.destroyed) this.socket.end(() => this.socket.destroy());
   }
 
@@ -239,7 +262,8 @@ class Connection {
   checkDeadlines(now: number): void {
     const { headersTimeout, requestTimeout, keepAliveTimeout } = this.shared.limits;
     const waited = now - this.startedAt;
-    if (this.state === 'idle' && waited > (this.servedAny ? keepAliveTimeout : headersTimeout)) this.socket.destroy();
+    if (this.state === 'closed' && waited > keepAliveTimeout) this.socket.destroy();
+    else if (this.state === 'idle' && waited > (this.servedAny ? keepAliveTimeout : headersTimeout)) this.socket.destroy();
     else if (this.state === 'head' && waited > headersTimeout) this.refuse(new HttpRequestError(408, 'the request head took too long to arrive'));
     else if (this.state === 'handling' && this.current?.reading && waited > requestTimeout) this.current.timeOut();
   }
@@ -296,42 +320,20 @@ class Exchange implements ServerRequest {
       throw new HttpRequestError(413, `a body of ${framing.length} bytes is over the limit of ${limit} bytes`);
     }
     const { connection } = this;
+    const reader = new BodyReader(framing, limit, (bytes) => this.hold(bytes));
     const early = connection.takeAll();
-    if (framing.kind === 'length' && early && early.length >= framing.length) {
-      this.hold(framing.length);
-      this.bodyRead = true;
-      if (early.length > framing.length) connection.unread(early.subarray(framing.length));
-      return early.length === framing.length ? early : early.subarray(0, framing.length);
-    }
+    const whole = early ? this.completed(reader.push(early)) : undefined;
+    if (whole) return whole;
     if (this.head.expectContinue && !early) connection.socket.write('HTTP/1.1 100 Continue\r\n\r\n');
     connection.resume();
     return new Promise((resolve, reject) => {
-      const parts: Buffer[] = [];
-      let size = 0;
-      const decoder = framing.kind === 'chunked' ? new ChunkedDecoder() : undefined;
       const collector = {
         take: (chunk: Buffer) => {
           try {
-            let data: Buffer[];
-            let end: number | undefined;
-            if (decoder) {
-              ({ data, end } = decoder.push(chunk));
-            } else {
-              const wanted = (framing as { length: number }).length - size;
-              end = chunk.length >= wanted ? wanted : undefined;
-              data = [end === undefined || end === chunk.length ? chunk : chunk.subarray(0, end)];
-            }
-            for (const piece of data) {
-              if (size + piece.length > limit) throw new HttpRequestError(413, `the body is over the limit of ${limit} bytes`);
-              this.hold(piece.length);
-              parts.push(piece);
-              size += piece.length;
-            }
-            if (end === undefined) return;
+            const body = this.completed(reader.push(chunk));
+            if (!body) return;
             this.collector = undefined;
-            this.bodyRead = true;
-            if (end < chunk.length) connection.unread(chunk.subarray(end));
-            resolve(parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts, size));
+            resolve(body);
           } catch (error) {
             collector.fail(error as HttpRequestError);
           }
@@ -342,8 +344,15 @@ class Exchange implements ServerRequest {
         },
       };
       this.collector = collector;
-      if (early) collector.take(early);
     });
+  }
+
+  /** A body read whole: what came after it is the next request's. */
+  private completed(read: { body: Buffer; rest: Buffer | undefined } | undefined): Buffer | undefined {
+    if (!read) return undefined;
+    this.bodyRead = true;
+    if (read.rest) this.connection.unread(read.rest);
+    return read.body;
   }
 
   private hold(bytes: number): void {

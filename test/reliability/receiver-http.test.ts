@@ -202,15 +202,19 @@ describe('the receiver\'s HTTP server', () => {
 
   it('stops reading from a sender that does not read its answers, and goes on once it does', async () => {
     let handled = 0;
-    const port = await serve(async (request) => {
-      await request.readBody(10);
+    // Answered at once, as the receiver answers a GET: each answer is written while the requests
+    // behind it are still being read.
+    const port = await serve((request) => {
       handled++;
-      request.respond(200, JSON.stringify({ padding: 'x'.repeat(64 * 1024) }));
+      request.respond(405, JSON.stringify({ padding: 'x'.repeat(64 * 1024) }));
     });
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
     const connection = open(port);
     connection.socket.pause();
     const requests = 400;
-    void connection.write(post('.').repeat(requests));
+    void connection.write('GET / HTTP/1.1\r\nHost: h\r\n\r\n'.repeat(requests));
     // 400 answers of 64 KiB are 25 MiB, more than the kernel's buffers take: the server stops
     // short of them (without the bound it would hold them all in memory, and handle all 400 at once).
     let last = -1;
@@ -225,6 +229,57 @@ describe('the receiver\'s HTTP server', () => {
     expect(handled).toBeLessThan(requests);
     connection.socket.resume();
     expect(await connection.answered(requests)).toHaveLength(requests);
+    process.off('warning', onWarning);
+    // One wait for the answers to leave, however many requests were waiting behind them.
+    expect(warnings.map((w) => w.name)).not.toContain('MaxListenersExceededWarning');
+  });
+
+  it('answers a sender that ended its side after sending, once the answer is ready', async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const port = await serve(async (request) => {
+      const body = await request.readBody(100);
+      if (body.toString() === 'half') await gate;
+      request.respond(200, JSON.stringify({ body: body.toString() }));
+    });
+    const connection = open(port);
+    await connection.write(post('half'));
+    connection.socket.end();
+    // A round trip on another connection: by its end the server has read the first one's end.
+    const probe = open(port);
+    await probe.write(post('probe'));
+    await probe.answered(1);
+    release();
+    const answers = await connection.closed();
+    expect(answers.map(bodyOf)).toEqual(['half']);
+  });
+
+  it('cuts off a connection whose last answer its sender never reads, so closing the server does not hang', async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let handling: () => void = () => {};
+    const started = new Promise<void>((resolve) => (handling = resolve));
+    const server = await startHttpServer({
+      host: '127.0.0.1',
+      port: 0,
+      maxConnections: 4,
+      maxHeldBytes: 1024,
+      keepAliveTimeoutMs: 100,
+      onRequest: (request) =>
+        void Promise.resolve(request.readBody(100)).then(async () => {
+          handling();
+          await gate;
+          // More than the kernel's buffers hold for a sender that reads nothing.
+          request.respond(200, JSON.stringify({ padding: 'x'.repeat(32 * 1024 * 1024) }));
+        }),
+    });
+    const connection = open(server.port);
+    connection.socket.pause();
+    await connection.write(post('x'));
+    await started;
+    const closed = server.close();
+    release();
+    await closed;
   });
 
   it('closes a head that stalls, a body that trickles past the request timeout, and a connection left idle', async () => {
