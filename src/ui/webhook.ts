@@ -21,7 +21,7 @@ export function deliveryRecord(delivery: ReceivedDelivery) {
     duplicate: delivery.duplicate,
     warnings: delivery.warnings,
     headers: delivery.headers,
-    payload: delivery.payload,
+    payload: delivery.payload(),
   };
 }
 

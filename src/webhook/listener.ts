@@ -1,5 +1,5 @@
 import { createForwarder, type ForwarderEvents } from './forwarder.js';
-import { type ReceivedDelivery, type ReceiverOptions, type Rejection, startReceiver } from './receiver.js';
+import { DeliveryRefused, type ReceivedDelivery, type ReceiverOptions, type Rejection, startReceiver } from './receiver.js';
 import type { DeliveryStore } from './store.js';
 
 // `webhook listen` as a session: a receiver, what it saves and forwards, what it counts, and when
@@ -90,6 +90,8 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
         },
       )
     : undefined;
+  /** Deliveries answered 2xx (or being saved to be) that --max-deliveries counts. */
+  let taken = 0;
   let shown = 0;
   let stop: (interrupted: boolean) => void = () => {};
   const stopped = new Promise<boolean>((resolve) => {
@@ -105,8 +107,17 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
     loopbackHostsOnly: options.loopbackHostsOnly,
     maxConnections: options.maxConnections,
     accept(delivery) {
+      if (!wanted(delivery) || delivery.duplicate) return undefined;
+      // Past --max-deliveries nothing more is answered 2xx: the service delivers it again later.
+      if (options.maxDeliveries !== undefined) {
+        if (taken >= options.maxDeliveries) throw new DeliveryRefused(503, 'this receiver takes no more deliveries (--max-deliveries); deliver it again later');
+        taken++;
+      }
       // Without a store nothing is awaited: the answer goes out in this turn.
-      if (store && wanted(delivery) && !delivery.duplicate) return store.save(delivery);
+      return store?.save(delivery).catch((error: unknown) => {
+        taken--;
+        throw error;
+      });
     },
     delivered(deliveries) {
       const shownNow: ReceivedDelivery[] = [];
@@ -117,8 +128,6 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
         if (wanted(delivery)) shownNow.push(delivery);
         else summary.filtered++;
       }
-      // Every delivery answered is shown and forwarded, those of the turn that reached
-      // --max-deliveries too: none is answered and then dropped.
       shown += shownNow.length;
       if (options.maxDeliveries !== undefined && shown >= options.maxDeliveries) stop(false);
       try {

@@ -37,7 +37,11 @@ export interface ReceivedDelivery {
   rawHeaders: string[];
   headers: Record<string, string>;
   rawBody: Buffer;
-  payload: Record<string, unknown>;
+  /**
+   * The payload, parsed anew from the body at each call: a parsed payload can take twenty times its
+   * bytes, so none is kept while deliveries wait to be answered, printed or forwarded.
+   */
+  payload(): Record<string, unknown>;
   verification: { verified: boolean; algorithm?: 'sha256' | 'sha1'; legacy?: boolean; secret?: number };
   warnings: string[];
   duplicate: boolean;
@@ -67,7 +71,10 @@ export interface ReceiverOptions {
    */
   loopbackHostsOnly: boolean;
   maxConnections?: number;
-  /** Awaited before the 2xx: where deliveries are saved, so an answered delivery is never lost. */
+  /**
+   * Awaited before the 2xx: where deliveries are saved, so an answered delivery is never lost. A
+   * DeliveryRefused it throws is the answer instead (503: no more deliveries, say).
+   */
   accept(delivery: ReceivedDelivery): Promise<unknown> | undefined;
   /**
    * After the 2xx went out, with every delivery answered in the same turn of the event loop, in
@@ -88,7 +95,8 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-class Reject extends Error {
+/** A delivery refused with this status and reason; `accept` may throw one too. */
+export class DeliveryRefused extends Error {
   readonly status: number;
   constructor(status: number, reason: string) {
     super(reason);
@@ -125,7 +133,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
   };
 
   function reject(request: ServerRequest, error: unknown): void {
-    const status = error instanceof Reject || error instanceof HttpRequestError ? error.status : 500;
+    const status = error instanceof DeliveryRefused || error instanceof HttpRequestError ? error.status : 500;
     const reason = error instanceof Error ? error.message : String(error);
     const id = request.headers[DELIVERY_HEADERS.delivery];
     const event = request.headers[DELIVERY_HEADERS.event];
@@ -149,18 +157,18 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
   function handle(request: ServerRequest): Promise<void> | undefined {
     const { headers } = request;
     if (options.loopbackHostsOnly && !LOOPBACK_HOST.test(headers.host ?? '')) {
-      throw new Reject(403, `Host "${headers.host ?? ''}" is not this machine: without a secret only localhost, 127.0.0.1 and [::1] are served`);
+      throw new DeliveryRefused(403, `Host "${headers.host ?? ''}" is not this machine: without a secret only localhost, 127.0.0.1 and [::1] are served`);
     }
     const path = request.target.split('?')[0];
-    if (path !== options.path) throw new Reject(404, `nothing is listening at ${path} (the receiver's path is ${options.path})`);
-    if (request.method !== 'POST') throw new Reject(405, `deliveries are POSTs, not ${request.method}`);
+    if (path !== options.path) throw new DeliveryRefused(404, `nothing is listening at ${path} (the receiver's path is ${options.path})`);
+    if (request.method !== 'POST') throw new DeliveryRefused(405, `deliveries are POSTs, not ${request.method}`);
     const kind = contentKind(headers['content-type']);
     if (!kind) {
-      throw new Reject(415, `content type "${headers['content-type'] ?? ''}" is neither application/json nor application/x-www-form-urlencoded`);
+      throw new DeliveryRefused(415, `content type "${headers['content-type'] ?? ''}" is neither application/json nor application/x-www-form-urlencoded`);
     }
     const limit = BODY_LIMITS[kind];
     const declared = Number(headers['content-length']);
-    if (declared > limit) throw new Reject(413, `a body of ${declared} bytes is over the 25 MB payload limit`);
+    if (declared > limit) throw new DeliveryRefused(413, `a body of ${declared} bytes is over the 25 MB payload limit`);
     const body = request.readBody(limit);
     return Buffer.isBuffer(body) ? accept(request, kind, body) : body.then((rawBody) => accept(request, kind, rawBody));
   }
@@ -175,18 +183,18 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
         { signature256: headers[DELIVERY_HEADERS.signature256], signature: headers[DELIVERY_HEADERS.signature] },
         options.secrets,
       );
-      if (!result.valid) throw new Reject(401, result.reason);
+      if (!result.valid) throw new DeliveryRefused(401, result.reason);
       verification = { verified: true, algorithm: result.algorithm, legacy: result.legacy, secret: result.secretIndex + 1 };
     }
     const event = headers[DELIVERY_HEADERS.event];
     const id = headers[DELIVERY_HEADERS.delivery];
-    if (!event) throw new Reject(400, `missing ${DELIVERY_HEADERS.event} header`);
-    if (!id) throw new Reject(400, `missing ${DELIVERY_HEADERS.delivery} header`);
+    if (!event) throw new DeliveryRefused(400, `missing ${DELIVERY_HEADERS.event} header`);
+    if (!id) throw new DeliveryRefused(400, `missing ${DELIVERY_HEADERS.delivery} header`);
     let payload: Record<string, unknown>;
     try {
       payload = parsePayload(rawBody, kind);
     } catch (error) {
-      if (error instanceof BodyError) throw new Reject(error.status, error.message);
+      if (error instanceof BodyError) throw new DeliveryRefused(error.status, error.message);
       throw error;
     }
     const warnings = [...headerWarnings(headers), ...catalogueWarnings(event, payload)];
@@ -206,7 +214,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
       rawHeaders: request.rawHeaders,
       headers,
       rawBody,
-      payload,
+      payload: () => parsePayload(rawBody, kind),
       verification,
       warnings,
       duplicate: false,

@@ -9,14 +9,21 @@ export interface PostResult {
   preview: string;
 }
 
-/** Headers a proxy or a re-send must not copy: they describe the old connection, not the delivery. */
-const HOP_BY_HOP = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection']);
+/**
+ * Headers a proxy or a re-send must not copy: they describe the old connection or how its body
+ * was sent (`Expect: 100-continue` from curl, say), not the delivery.
+ */
+const HOP_BY_HOP = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-connection', 'expect']);
 
-export function sendableHeaders(rawHeaders: string[]): Record<string, string> {
-  const headers: Record<string, string> = {};
+/** The headers of a delivery to send again, a repeated one with all its values. */
+export function sendableHeaders(rawHeaders: string[]): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = {};
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i] as string;
-    if (!HOP_BY_HOP.has(name.toLowerCase())) headers[name] = rawHeaders[i + 1] as string;
+    const value = rawHeaders[i + 1] as string;
+    if (HOP_BY_HOP.has(name.toLowerCase())) continue;
+    const before = headers[name];
+    headers[name] = before === undefined ? value : [before, value].flat();
   }
   return headers;
 }
@@ -30,7 +37,12 @@ const PREVIEW_BYTES = PREVIEW_CHARS * 4;
  * talk. Of the answer, only what is shown is read: the rest is dropped with the connection, so a
  * target that answers without end costs nothing.
  */
-export async function postDelivery(url: string, headers: Record<string, string>, body: Buffer, timeoutMs: number): Promise<PostResult> {
+export async function postDelivery(
+  url: string,
+  headers: Record<string, string | string[]>,
+  body: Buffer,
+  timeoutMs: number,
+): Promise<PostResult> {
   const started = performance.now();
   const response = await request(new URL(url), {
     method: 'POST',

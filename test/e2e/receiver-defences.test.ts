@@ -459,6 +459,36 @@ function openConnection(port: number): Promise<Socket> {
   });
 }
 
+/**
+ * Sends each delivery on a connection of its own so that the receiver reads their ends in one turn:
+ * every head first (waiting for each "100 Continue", so every request is being read), then all but
+ * the last byte of each body, then every last byte at once. The final status of each answer.
+ */
+async function arriveTogether(
+  port: number,
+  deliveries: { headers: Record<string, string>; body: Buffer }[],
+  gaveUp = () => false,
+): Promise<string[]> {
+  const sockets = deliveries.map(({ headers, body }) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => {});
+    let answer = '';
+    let closed = false;
+    socket.on('close', () => (closed = true));
+    socket.setEncoding('latin1').on('data', (chunk: string) => (answer += chunk));
+    const head = Object.entries({ ...headers, expect: '100-continue' }).map(([name, value]) => `${name}: ${value}`).join('\r\n');
+    socket.on('connect', () => socket.write(`POST / HTTP/1.1\r\nhost: localhost\r\n${head}\r\n\r\n`));
+    const status = () => /^HTTP\/1\.1 (?!100)(\d+)/m.exec(answer)?.[1] ?? (closed ? 'closed' : undefined);
+    return { socket, body, continued: () => answer.startsWith('HTTP/1.1 100') || closed, status };
+  });
+  await waitUntil(() => sockets.every(({ continued }) => continued()) || gaveUp());
+  await Promise.all(sockets.map(({ socket, body }) => new Promise((resolve) => socket.write(body.subarray(0, -1), resolve))));
+  for (const { socket, body } of sockets) socket.write(body.subarray(-1));
+  await waitUntil(() => sockets.every(({ status }) => status() !== undefined) || gaveUp());
+  for (const { socket } of sockets) socket.destroy();
+  return sockets.map(({ status }) => status() ?? 'none');
+}
+
 describe('bounded per connection and in connections', () => {
   it('answers 413 to a form whose decoded payload is over 25 MB, though its body is under the form limit', async () => {
     const listener = await listen(['--secret', SECRET]);
@@ -511,6 +541,33 @@ describe('bounded per connection and in connections', () => {
     await listener.stop();
     expect(listener.stderr()).toMatch(/rejected 503 POST \/: the receiver holds as many bodies as it can at once/);
   }, 60_000);
+
+  it('keeps no parsed payload while deliveries wait: payloads that parse to many times their bytes, arriving at once, fit a small heap', async () => {
+    // Each body (4.5 MB) parses to some 50 MB of objects: six held at once would not fit 160 MB of heap.
+    const child = spawn(process.execPath, ['--max-old-space-size=160', BIN, 'webhook', 'listen', '--port', '0', '--secret', SECRET], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, SVC_WEBHOOK_SECRET: '' },
+    });
+    children.push(child);
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    await waitUntil(() => /listening on http/.test(stderr) || child.exitCode !== null);
+    const port = Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stderr)?.[1]);
+    const body = Buffer.from(`{"action":"created","a":[${'{},'.repeat(1_500_000)}{}]}`);
+    const statuses = await arriveTogether(port, Array.from({ length: 6 }, () => signed('star', body)), () => child.exitCode !== null);
+    expect(child.exitCode, stderr).toBeNull();
+    expect(statuses).toEqual(Array(6).fill('200'));
+  }, 30_000);
+
+  it('--max-deliveries answers 2xx to no more than it takes: the rest of a burst gets 503, to be delivered again', async () => {
+    const listener = await listen(['--secret', SECRET, '--max-deliveries', '1']);
+    const deliveries = [0, 1, 2].map((n) => signed('watch', JSON.stringify({ action: 'started', n })));
+    const statuses = await arriveTogether(Number(new URL(listener.url).port), deliveries);
+    expect(statuses.sort(), listener.stderr()).toEqual(['200', '503', '503']);
+    expect(await listener.exited).toBe(0);
+    expect(listener.lines).toHaveLength(1);
+    expect(listener.stderr()).toMatch(/rejected 503 POST \/ watch .*takes no more deliveries \(--max-deliveries\)/);
+  });
 
   it('closes connections beyond --max-connections on arrival, and says so', async () => {
     const listener = await listen(['--max-connections', '2']);

@@ -185,6 +185,25 @@ describe('webhook listen', () => {
     }
   });
 
+  it('forwards a delivery sent with Expect: 100-continue, every value of a repeated header, and no hop-by-hop header', async () => {
+    const downstream = await startScriptedServer((_request, response) => response.writeHead(204).end());
+    try {
+      const listener = await listen(['--secret', SECRET, '--forward-to', String(downstream.port)]);
+      const delivery = buildDelivery({ event: 'watch', payload: { action: 'started' }, contentType: 'json', secret: SECRET });
+      // As curl sends a body over 1 MB.
+      expect((await post(listener.url, { ...delivery.headers, expect: '100-continue', 'x-trace': ['a', 'b'] }, delivery.body)).status).toBe(200);
+      await vi.waitUntil(() => downstream.requests.length > 0 || /failed for/.test(listener.stderr()), { timeout: 10_000, interval: 20 });
+      expect(listener.stderr()).not.toMatch(/failed for/);
+      const forwarded = downstream.requests[0];
+      expect(forwarded?.headers.expect).toBeUndefined();
+      expect(forwarded?.headers['x-trace']).toBe('a, b');
+      expect(forwarded?.body).toBe(delivery.body.toString());
+      await listener.stop();
+    } finally {
+      await downstream.close();
+    }
+  });
+
   it('keeps a delivery whose forward fails, and treats redeliveries as new with --no-dedupe', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-save-'));
     const listener = await listen(['--save', dir, '--no-dedupe', '--forward-to', '9/unreachable', '--forward-timeout', '2']);
