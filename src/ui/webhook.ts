@@ -21,7 +21,10 @@ export function deliveryRecord(delivery: ReceivedDelivery) {
     duplicate: delivery.duplicate,
     warnings: delivery.warnings,
     headers: delivery.headers,
-    payload: delivery.payload(),
+    // Parsed only when the record is written out (--json): a human line never needs it.
+    get payload() {
+      return delivery.payload();
+    },
   };
 }
 
