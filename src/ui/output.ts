@@ -63,6 +63,11 @@ export class Output {
     this.stdout.write(this.json ? `${JSON.stringify(data)}\n` : `${human(data)}\n`);
   }
 
+  /** As `line`, for a record dear to build (a delivery's parsed payload): `json` runs only with --json. */
+  lineOf(json: () => unknown, human: () => string): void {
+    this.stdout.write(this.json ? `${JSON.stringify(json())}\n` : `${human()}\n`);
+  }
+
   /** Runs `print` and writes what it sent to stdout at once: a server's burst of lines costs one write. */
   together(print: () => void): void {
     const target = this.stdout;

@@ -36,3 +36,16 @@ describe('Output.together', () => {
     expect(writes).toEqual(['before the failure\n', 'after\n']);
   });
 });
+
+describe('Output.lineOf', () => {
+  it('builds the JSON form only with --json, and the human form only without', () => {
+    const built: string[] = [];
+    const json = () => (built.push('json'), { n: 1 });
+    const human = () => (built.push('human'), 'one');
+    const scripted = output(true);
+    scripted.out.lineOf(json, human);
+    const person = output(false);
+    person.out.lineOf(json, human);
+    expect([scripted.writes, person.writes, built]).toEqual([['{"n":1}\n'], ['one\n'], ['json', 'human']]);
+  });
+});

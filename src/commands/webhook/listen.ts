@@ -131,12 +131,14 @@ function printDelivery(context: Context, delivery: ReceivedDelivery, secretCount
   const { out } = context;
   const human = () => deliveryLine(delivery, out.theme, secretCount);
   try {
-    out.line(deliveryRecord(delivery), human);
+    out.lineOf(() => deliveryRecord(delivery), human);
   } catch {
-    const record = { ...deliveryRecord(delivery), payload: null };
-    record.warnings = [...record.warnings, 'payload too deeply nested to print; it is saved as received'];
     try {
-      out.line(record, human);
+      out.lineOf(() => {
+        const record = { ...deliveryRecord(delivery), payload: null };
+        record.warnings = [...record.warnings, 'payload too deeply nested to print; it is saved as received'];
+        return record;
+      }, human);
     } catch (error) {
       out.warn(`delivery ${terminalSafe(delivery.id)} (${terminalSafe(delivery.event)}) was accepted, but cannot be printed: ${terminalSafe((error as Error).message)}`);
     }
