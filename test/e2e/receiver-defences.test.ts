@@ -381,7 +381,7 @@ describe('nothing in a payload drives the terminal or the receiver', () => {
     const payload = { action: `deploy${evil}`, branch: 'main', client_payload: null, installation: {}, repository: { full_name: `octo/${evil}x` }, sender: {} };
     const delivery = buildDelivery({ event: 'repository_dispatch', payload, contentType: 'json', secret: SECRET });
     expect((await post(listener.url, delivery.headers, delivery.body)).status).toBe(200);
-    // node:http refuses C0 controls in headers, but a byte from 0x80 arrives as a C1 control (0x9b is CSI).
+    // The server refuses C0 controls in headers, but a byte from 0x80 arrives as a C1 control (0x9b is CSI).
     const raw = Buffer.concat([
       Buffer.from('POST / HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: 2\r\n', 'latin1'),
       Buffer.from('x-service-event: push\x9b31m\r\nx-service-delivery: id\x9b2J\r\n\r\n{}', 'latin1'),
