@@ -132,11 +132,13 @@ export async function receiverBench() {
     floor: [[fileURLToPath(new URL('./floor-receiver.js', import.meta.url))], 'stdout', delivery.headers],
     // The least any receiver that verifies and parses each delivery must do, on node:http.
     floorChecked: [[fileURLToPath(new URL('./floor-receiver.js', import.meta.url)), SECRET], 'stdout', delivery.headers],
+    // The same on node:net, answering in bursts as ours does: what ours costs beyond it is its checks.
+    floorNet: [[fileURLToPath(new URL('./floor-net-receiver.js', import.meta.url)), SECRET], 'stdout', delivery.headers],
     // Each delivery written, fsync'd and renamed, the directory fsync'd, before its 200.
     save: [[BIN, 'webhook', 'listen', '--port', '0', '--secret', SECRET, '--save', saveDir], 'stderr', delivery.headers],
   };
   const only = process.env.BENCH_RECEIVERS?.split(',');
-  const results = { ours: [], octokit: [], floor: [], floorChecked: [], save: [] };
+  const results = { ours: [], octokit: [], floor: [], floorChecked: [], floorNet: [], save: [] };
   // Interleaved, so a slow spell of the machine does not fall on one receiver only.
   for (let i = 0; i < RUNS; i++) {
     for (const [name, [args, readAddress, headers]] of Object.entries(receivers)) {
@@ -155,6 +157,7 @@ export async function receiverBench() {
   const perRound = (name) => results[name].map((r, i) => (results.octokit[i] ? (r.requests.average / results.octokit[i].requests.average).toFixed(2) : '-'));
   if (results.ours.length) process.stderr.write(`receiver ours/octokit per round: ${perRound('ours').join(' ')}\n`);
   if (results.floorChecked.length) process.stderr.write(`receiver floorChecked/octokit per round: ${perRound('floorChecked').join(' ')}\n`);
+  if (results.floorNet.length) process.stderr.write(`receiver floorNet/octokit per round: ${perRound('floorNet').join(' ')}\n`);
   if (results.save.length) process.stderr.write(`receiver save/octokit per round: ${perRound('save').join(' ')}\n`);
   if (only) return [];
   const rate = (name) => median(results[name].map((result) => result.requests.average));
@@ -190,6 +193,15 @@ export async function receiverBench() {
     {
       name: 'node:http with an HMAC check and JSON.parse per delivery (the least a verifying receiver does), requests/s',
       ours: rate('floorChecked'),
+      baseline: rate('octokit'),
+      baselineName: '@octokit/webhooks createNodeMiddleware',
+      target: undefined,
+      higherIsBetter: true,
+      unit: 'req/s',
+    },
+    {
+      name: 'node:net with an HMAC check and JSON.parse per delivery, answers in bursts, nothing else checked, requests/s',
+      ours: rate('floorNet'),
       baseline: rate('octokit'),
       baselineName: '@octokit/webhooks createNodeMiddleware',
       target: undefined,
