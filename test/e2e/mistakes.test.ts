@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { InterruptedError } from '../../src/errors.js';
 import { BIN, type CliResult, runCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
 import { hasScript, onTerminal } from '../helpers/terminal.js';
@@ -192,24 +193,18 @@ describe('ports', () => {
     );
   });
 
-  it('webhook listen exits 130 on Ctrl-C', async () => {
-    const child = spawn(process.execPath, [BIN, 'webhook', 'listen', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    let sent = false;
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-      // One Ctrl-C (a second one would end the process at once, as it should).
-      if (!sent && /listening on/.test(stderr)) {
-        sent = true;
-        child.kill('SIGINT');
-      }
+  it('webhook listen exits 130 on Ctrl-C, after its summary', async () => {
+    const controller = new AbortController();
+    const result = await runCli(['webhook', 'listen', '--port', '0'], {
+      env: { SVC_WEBHOOK_SECRET: '' },
+      signal: controller.signal,
+      onStderr: (text) => {
+        if (/listening on/.test(text)) controller.abort(new InterruptedError());
+      },
     });
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-    clearTimeout(timer);
-    expect(code, stderr).toBe(130);
-    expect(stderr).toMatch(/received 0/);
-    expectNoBug({ stderr });
+    expect(result.code, result.stderr).toBe(130);
+    expect(result.stderr).toMatch(/received 0/);
+    expectNoBug(result);
   });
 });
 
@@ -357,7 +352,8 @@ describe('usage errors with --json', () => {
 
 describe.skipIf(!hasScript)('a terminal shrunk to 0 columns mid-way', () => {
   it('stops the spinner and ends with plain lines', async () => {
-    const { env } = await testSandbox({ exportSeconds: 5 });
+    // The export ends when the test moves the sandbox's clock: once the terminal has shrunk.
+    const { sandbox, env } = await testSandbox({ exportSeconds: 600 });
     const started = await runCli(['start', 'widgets', '--json'], { env });
     const id = JSON.parse(started.stdout).id as number;
     let shrunk = false;
@@ -371,6 +367,7 @@ describe.skipIf(!hasScript)('a terminal shrunk to 0 columns mid-way', () => {
         // The CLI's terminal, as the kernel sees it; resizing it sends SIGWINCH to the CLI.
         const tty = spawnSync('ps', ['--ppid', String(pid), '-o', 'tty='], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
         spawnSync('stty', ['-F', `/dev/${tty}`, 'cols', '0']);
+        sandbox.clock.advance(600_000);
       },
     });
     expect(shrunk).toBe(true);

@@ -1,14 +1,13 @@
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BIN, runCli } from '../helpers/run-cli.js';
+import { runCli } from '../helpers/run-cli.js';
+import { sandboxCommand } from '../helpers/sandbox-command.js';
 import { json, startScriptedServer } from '../helpers/scripted-server.js';
 
-// The sandbox's fidelity through the built binary: `svc-migrate sandbox` on loopback, driven by
-// our own CLI and by plain HTTP. The rule-by-rule checks are in test/sandbox/conformance.test.ts.
+// The sandbox's fidelity as a user runs it: `svc-migrate sandbox` on loopback, driven by our own
+// CLI and by plain HTTP. The rule-by-rule checks are in test/sandbox/conformance.test.ts.
 
 const stops: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -16,20 +15,7 @@ afterEach(async () => {
 });
 
 async function sandboxProcess(args: string[]) {
-  const child = spawn(process.execPath, [BIN, 'sandbox', '--json', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  stops.push(() => {
-    child.kill('SIGINT');
-    return exited;
-  });
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  return new Promise<{ baseUrl: string; org: string; token: string }>((resolve, reject) => {
-    createInterface({ input: child.stdout }).once('line', (line) => resolve(JSON.parse(line)));
-    child.once('exit', (code) => reject(new Error(`sandbox exited ${code}: ${stderr}`)));
-  });
+  return (await sandboxCommand(args)).info;
 }
 
 describe('svc-migrate sandbox, as the service', () => {

@@ -1,32 +1,14 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
-import { BIN, runCli } from '../helpers/run-cli.js';
-
-/** Starts `svc-migrate sandbox --json …` and resolves with its first line (the address record). */
-function startSandboxProcess(args: string[]) {
-  const child = spawn(process.execPath, [BIN, 'sandbox', '--json', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  const first = new Promise<{ baseUrl: string; org: string; token: string; tokens: { kind: string }[] }>(
-    (resolve, reject) => {
-      createInterface({ input: child.stdout }).once('line', (line) => resolve(JSON.parse(line)));
-      child.once('exit', (code) => reject(new Error(`sandbox exited ${code}: ${stderr}`)));
-    },
-  );
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, first, exited, stderr: () => stderr };
-}
+import { runCli } from '../helpers/run-cli.js';
+import { sandboxCommand } from '../helpers/sandbox-command.js';
 
 describe('svc-migrate sandbox', () => {
   it('prints its base URL and tokens, serves the CLI, and stops cleanly on Ctrl-C', async () => {
-    const sandbox = startSandboxProcess(['--export-seconds', '1']);
-    const info = await sandbox.first;
+    const sandbox = await sandboxCommand(['--export-seconds', '1']);
+    const { info } = sandbox;
     expect(info.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(info.org).toBe('octo-org');
     expect(info.tokens.map((t) => t.kind).sort()).toEqual([
@@ -50,9 +32,9 @@ describe('svc-migrate sandbox', () => {
     expect(revoked.code).toBe(3);
     expect(revoked.stderr).toMatch(/Bad Credentials/);
 
-    sandbox.child.kill('SIGINT');
-    expect(await sandbox.exited).toBe(0);
-    expect(sandbox.stderr()).toMatch(/sandbox stopped/);
+    const stopped = await sandbox.stop();
+    expect(stopped.code).toBe(0);
+    expect(stopped.stderr).toMatch(/sandbox stopped/);
   });
 
   it('loads organizations, repositories and tokens from --seed', async () => {
@@ -68,15 +50,14 @@ describe('svc-migrate sandbox', () => {
         tokens: [{ token: 'ada_token', kind: 'classic', user: 'ada', label: 'owner' }],
       }),
     );
-    const sandbox = startSandboxProcess(['--seed', seedFile]);
-    const info = await sandbox.first;
+    const sandbox = await sandboxCommand(['--seed', seedFile]);
+    const { info } = sandbox;
     expect(info).toMatchObject({ org: 'analytical', token: 'ada_token' });
     const listed = await runCli(['list', '--json'], {
       env: { SVC_BASE_URL: info.baseUrl, SVC_TOKEN: 'ada_token', SVC_ORG: 'analytical' },
     });
     expect(JSON.parse(listed.stdout)).toEqual([]);
-    sandbox.child.kill('SIGINT');
-    await sandbox.exited;
+    await sandbox.stop();
   });
 
   it('rejects a malformed seed file with a usage error', async () => {

@@ -1,10 +1,12 @@
 import { afterEach } from 'vitest';
 import { stopListeners } from './listener.js';
+import { stopSandboxCommands } from './sandbox-command.js';
 import { closeTestSandboxes } from './sandbox.js';
 
 // A setup file, run for every test file: the helpers' modules are shared by the files of a worker
 // (vitest.config.ts), so hooks registered where they are defined would serve only the first file.
 afterEach(async () => {
   stopListeners();
+  stopSandboxCommands();
   await closeTestSandboxes();
 });

@@ -6,11 +6,11 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip, deflateSync, gunzipSync, gzipSync, inflateSync } from 'node:zlib';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Migration } from '../../src/api/types.js';
 import { TarReader } from '../../src/core/archive/tar-reader.js';
 import { TarWriter } from '../../src/sandbox/tar.js';
-import { BIN, runCli, spawnCli } from '../helpers/run-cli.js';
+import { BIN, runCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
 
 // `archive verify` on archives the sandbox made, then tampered with one way each; and the job
@@ -178,16 +178,21 @@ describe('archive verify', () => {
     expect(result.stderr).toMatch(/^error: .*failed verification/m);
   });
 
-  // Spawned: the git it looks for is found on the PATH of the process.
+  // In-process, git is looked up on the test process's PATH.
   it('says plainly that the git check was skipped when git is not on PATH', async () => {
     const output = await goodArchive();
-    const result = await spawnCli(['archive', 'verify', output, '--json'], { env: { PATH: '/nonexistent' }, timeoutMs: 60_000 });
-    expect(result.code, result.stderr).toBe(0);
-    const report = JSON.parse(result.stdout);
-    expect(report.git_check).toBe('skipped: git is not on PATH');
-    expect(report.notes.join(' ')).toMatch(/git objects were NOT checked/);
-    const human = await spawnCli(['archive', 'verify', output], { env: { PATH: '/nonexistent' } });
-    expect(human.stdout).toMatch(/git objects NOT checked \(git is not on PATH\)/);
+    vi.stubEnv('PATH', '/nonexistent');
+    try {
+      const result = await runCli(['archive', 'verify', output, '--json']);
+      expect(result.code, result.stderr).toBe(0);
+      const report = JSON.parse(result.stdout);
+      expect(report.git_check).toBe('skipped: git is not on PATH');
+      expect(report.notes.join(' ')).toMatch(/git objects were NOT checked/);
+      const human = await runCli(['archive', 'verify', output]);
+      expect(human.stdout).toMatch(/git objects NOT checked \(git is not on PATH\)/);
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 
   it('with --migration, fails when a repository of the migration is not in the archive', async () => {
@@ -327,11 +332,9 @@ describe('verification is part of the job', () => {
   it('export keeps the service\'s archive when git is missing: its objects were not checked', async () => {
     const { sandbox, env } = await testSandbox({ exportSeconds: 0.2 });
     const output = join(tempDir(), 'a.tar.gz');
-    // Spawned: the git it looks for is found on the PATH of the process.
-    const result = await spawnCli(['export', 'widgets', '--lock', '--unlock', '--delete-archive', '--yes', '-o', output, ...FAST], {
-      env: { ...env, PATH: '/nonexistent' },
-      timeoutMs: 60_000,
-    });
+    // In-process, git is looked up on the test process's PATH.
+    vi.stubEnv('PATH', '/nonexistent');
+    const result = await runCli(['export', 'widgets', '--lock', '--unlock', '--delete-archive', '--yes', '-o', output, ...FAST], { env }).finally(() => vi.unstubAllEnvs());
     expect(result.code, result.stderr).toBe(9);
     expect(result.stderr).toMatch(/were not checked \(git is not on PATH\), so the service's copy of migration \d+ was kept/);
     expect(result.stderr).toMatch(/hint: .*install git/);
