@@ -8,7 +8,7 @@ export function stopSandboxCommands(): void {
   for (const controller of controllers.splice(0)) controller.abort(new InterruptedError());
 }
 
-export interface SandboxInfo {
+interface SandboxInfo {
   baseUrl: string;
   org: string;
   token: string;
