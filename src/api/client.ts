@@ -15,9 +15,8 @@ import { createDispatcher, type ProxySettings, requestTimeouts, type Timeouts } 
 import { classifyNetworkError, networkError } from './network-errors.js';
 import { request } from './undici.js';
 import { checkCredentials } from './transport-policy.js';
+import type { HttpMethod, RequestOptions } from './request.js';
 import { API_MEDIA_TYPE, API_VERSION, type ServiceErrorBody } from './types.js';
-
-export type HttpMethod = 'GET' | 'POST' | 'DELETE';
 
 interface ClientHooks {
   /** One line per request and response, already redacted (`--debug`). */
@@ -46,18 +45,6 @@ export interface ClientOptions {
   dispatcher?: Dispatcher;
   /** `--insecure`: send the token over plain HTTP beyond loopback. */
   insecure?: boolean | undefined;
-}
-
-export interface RequestOptions {
-  method: HttpMethod;
-  /** A path below the base URL (`/orgs/x/migrations`) or an absolute URL (a `Link` target). */
-  path: string;
-  query?: Record<string, string | number | undefined>;
-  body?: unknown;
-  /** Statuses besides 2xx that the caller handles itself (e.g. 302 for the archive). */
-  accept?: number[];
-  /** Message and hint for a 404, naming what was looked for. */
-  notFound?: { message: string; hint?: string };
 }
 
 export interface ApiResponse<T> {

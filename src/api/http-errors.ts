@@ -7,7 +7,7 @@ import {
   UsageError,
   ValidationError,
 } from '../errors.js';
-import type { HttpMethod, RequestOptions } from './client.js';
+import type { HttpMethod, RequestOptions } from './request.js';
 import { scrub } from './redact.js';
 import type { ServiceErrorBody } from './types.js';
 

@@ -1,6 +1,6 @@
 import type { CliError } from '../errors.js';
 import { UnavailableError } from '../errors.js';
-import type { HttpMethod } from './client.js';
+import type { HttpMethod } from './request.js';
 import { redactUrl } from './redact.js';
 
 // A request that got no answer at all (refused, unresolved, timed out, cut), told apart so the

@@ -1,4 +1,4 @@
-import type { HttpMethod } from './client.js';
+import type { HttpMethod } from './request.js';
 import { type Headers, header } from './headers.js';
 import type { ServiceErrorBody } from './types.js';
 

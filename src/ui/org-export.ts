@@ -1,7 +1,7 @@
 import type { Writable } from 'node:stream';
 import type { ChalkInstance } from 'chalk';
-import type { BatchRecord } from '../core/org-export/journal.js';
-import type { OrgExportEvent, OrgExportResult } from '../core/org-export/run.js';
+import type { BatchRecord, OrgExportEvent } from '../core/org-export/journal.js';
+import type { OrgExportResult } from '../core/org-export/run.js';
 import { formatBytes, formatDuration } from './format.js';
 import type { Output } from './output.js';
 import { renderTable, type TableLayout } from './tables.js';

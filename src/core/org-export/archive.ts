@@ -8,8 +8,7 @@ import type { Clock } from '../../clock.js';
 import { type VerifyReport, verifyArchive } from '../archive/verify.js';
 import { type DownloadProgress, downloadArchive } from '../download.js';
 import { replaceFile } from '../exclusive-files.js';
-import type { BatchRecord } from './journal.js';
-import type { OrgExportEvent } from './run.js';
+import type { BatchRecord, OrgExportEvent } from './journal.js';
 
 interface BatchArchiveSettings {
   org: string;

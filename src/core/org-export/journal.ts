@@ -43,6 +43,22 @@ export interface BatchRecord {
   error?: { message: string; exitCode: number };
 }
 
+/** What an org export tells as it goes (the live board, plain lines and --json events draw it). */
+export type OrgExportEvent =
+  | { type: 'plan'; batches: number; repositories: number; resumed: boolean; journal: string }
+  | {
+    type: 'batch';
+    batch: number;
+    state: BatchState;
+    migrationId?: number | undefined;
+    repositories: number;
+    message: string;
+  }
+  | { type: 'migration'; batch: number; migrationId: number; state: string }
+  | { type: 'download'; batch: number; migrationId: number; received: number; total: number | undefined }
+  | { type: 'error'; batch: number; migrationId?: number | undefined; message: string; exitCode: number }
+  | { type: 'notice'; message: string };
+
 export interface Journal {
   version: 1;
   /** Hash of everything on the command line that shapes the plan: a different one is refused. */

@@ -21,6 +21,7 @@ import {
   ensureDirectory,
   type Journal,
   JOURNAL_FILE,
+  type OrgExportEvent,
   planBatches,
   readJournal,
   writeJournal,
@@ -35,21 +36,6 @@ export const DEFAULT_PARALLEL = 4;
 const START_LOOKUP_SKEW_MS = 10 * 60_000;
 /** Migrations that failed on the service are started again this many times before being reported. */
 const RETRIES = 1;
-
-export type OrgExportEvent =
-  | { type: 'plan'; batches: number; repositories: number; resumed: boolean; journal: string }
-  | {
-    type: 'batch';
-    batch: number;
-    state: BatchState;
-    migrationId?: number | undefined;
-    repositories: number;
-    message: string;
-  }
-  | { type: 'migration'; batch: number; migrationId: number; state: string }
-  | { type: 'download'; batch: number; migrationId: number; received: number; total: number | undefined }
-  | { type: 'error'; batch: number; migrationId?: number | undefined; message: string; exitCode: number }
-  | { type: 'notice'; message: string };
 
 export interface OrgExportOptions {
   org: string;

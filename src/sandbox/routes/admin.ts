@@ -3,7 +3,7 @@ import { API_VERSION } from '../../api/types.js';
 import type { Faults } from '../faults.js';
 import { HttpFailure, notFound, readJson, sendJson } from '../http.js';
 import { describeToken, type SeedData } from '../seed.js';
-import type { RecordedSandboxRequest } from '../server.js';
+import type { RecordedSandboxRequest } from '../options.js';
 import type { MigrationStore, SandboxClock } from '../state.js';
 import { EmitError, type EmitRequest, type HookRegistry, type HookTarget } from '../webhooks.js';
 

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { SandboxOptions } from '../server.js';
+import type { SandboxOptions } from '../options.js';
 import type { ArchiveStorage } from '../storage.js';
 import type { AdminParts } from './admin.js';
 
