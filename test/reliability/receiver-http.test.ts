@@ -39,6 +39,28 @@ async function serve(handler: Handler = echo, options: Partial<HttpServerOptions
   return server.port;
 }
 
+/** A server whose handler reads the body, says it `started`, and answers `json` once `release`d. */
+async function gatedServer(options: Partial<HttpServerOptions>, json: string) {
+  let release: () => void = () => {};
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let handling: () => void = () => {};
+  const started = new Promise<void>((resolve) => (handling = resolve));
+  const server = await startHttpServer({
+    host: '127.0.0.1',
+    port: 0,
+    maxConnections: 4,
+    maxHeldBytes: 1024,
+    ...options,
+    onRequest: (request) =>
+      void Promise.resolve(request.readBody(100)).then(async () => {
+        handling();
+        await gate;
+        request.respond(200, json);
+      }),
+  });
+  return { server, started, release };
+}
+
 interface Answer {
   status: number;
   headers: Record<string, string>;
@@ -255,24 +277,8 @@ describe('the receiver\'s HTTP server', () => {
   });
 
   it('cuts off a connection whose last answer its sender never reads, so closing the server does not hang', async () => {
-    let release: () => void = () => {};
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    let handling: () => void = () => {};
-    const started = new Promise<void>((resolve) => (handling = resolve));
-    const server = await startHttpServer({
-      host: '127.0.0.1',
-      port: 0,
-      maxConnections: 4,
-      maxHeldBytes: 1024,
-      keepAliveTimeoutMs: 100,
-      onRequest: (request) =>
-        void Promise.resolve(request.readBody(100)).then(async () => {
-          handling();
-          await gate;
-          // More than the kernel's buffers hold for a sender that reads nothing.
-          request.respond(200, JSON.stringify({ padding: 'x'.repeat(32 * 1024 * 1024) }));
-        }),
-    });
+    // More than the kernel's buffers hold for a sender that reads nothing.
+    const { server, started, release } = await gatedServer({ keepAliveTimeoutMs: 100 }, JSON.stringify({ padding: 'x'.repeat(32 * 1024 * 1024) }));
     const connection = open(server.port);
     connection.socket.pause();
     await connection.write(post('x'));
@@ -334,25 +340,10 @@ describe('the receiver\'s HTTP server', () => {
   });
 
   it('on close, answers the request being handled (connection: close) and ends the others at once', async () => {
-    let release: () => void = () => {};
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    let started: () => void = () => {};
-    const handling = new Promise<void>((resolve) => (started = resolve));
-    const server = await startHttpServer({
-      host: '127.0.0.1',
-      port: 0,
-      maxConnections: 16,
-      maxHeldBytes: 1024,
-      onRequest: (request) =>
-        void Promise.resolve(request.readBody(100)).then(async () => {
-          started();
-          await gate;
-          request.respond(200, '{}');
-        }),
-    });
+    const { server, started, release } = await gatedServer({}, '{}');
     const busy = open(server.port);
     await busy.write(post('a'));
-    await handling;
+    await started;
     const idle = open(server.port);
     const partial = open(server.port);
     await partial.write('POST / HTTP/1.1\r\n');
