@@ -3,7 +3,8 @@ import { API_VERSION, type Owner, type Repository, SIMPLE_REPOSITORY_FIELDS, typ
 import { UsageError } from '../errors.js';
 
 /** The kinds of credential docs/service.md#authentication names; only `classic` may use the migration endpoints. */
-type TokenKind = 'classic' | 'fine-grained' | 'app-user' | 'installation';
+const TOKEN_KINDS = ['classic', 'fine-grained', 'app-user', 'installation'] as const;
+type TokenKind = (typeof TOKEN_KINDS)[number];
 
 export interface SeedToken {
   token: string;
@@ -315,6 +316,13 @@ function validateSeed(data: unknown, source: string): SeedData {
       }
     }
     if (!Array.isArray(seed.tokens)) problems.push('"tokens" must be an array of {token, kind, user, label}');
+    else {
+      for (const [index, token] of (seed.tokens as Partial<SeedToken>[]).entries()) {
+        if (typeof token?.token !== 'string' || !token.token) problems.push(`tokens[${index}].token must be a non-empty string`);
+        if (!TOKEN_KINDS.includes(token?.kind as TokenKind)) problems.push(`tokens[${index}].kind must be one of ${TOKEN_KINDS.join(', ')}`);
+        if (typeof token?.user !== 'string') problems.push(`tokens[${index}].user must be a string`);
+      }
+    }
   }
   if (problems.length > 0) throw new Error(`${source}: ${problems.join('; ')}`);
   return {

@@ -147,13 +147,25 @@ export async function openSettingsStore(dir: string): Promise<SettingsStore> {
   const problem = guard('check', dir, () => configProblem(dir));
   if (problem) throw new UsageError(`refusing to store settings: ${problem}`, { hint: configHint(dir) });
   const { default: Conf } = await import('conf');
-  const conf = guard('read', file, () => new Conf<StoredSettings>({
-    projectName: 'svc-migrate',
-    cwd: dir,
-    configName: CONFIG_FILE.replace(/\.json$/, ''),
-    configFileMode: 0o600,
-    accessPropertiesByDotNotation: false,
-  }));
+  const conf = guard('read', file, () => {
+    try {
+      return new Conf<StoredSettings>({
+        projectName: 'svc-migrate',
+        cwd: dir,
+        configName: CONFIG_FILE.replace(/\.json$/, ''),
+        configFileMode: 0o600,
+        accessPropertiesByDotNotation: false,
+      });
+    } catch (error) {
+      // A file damaged by hand or by a crash elsewhere: the user's to look at, not ours to overwrite.
+      if (error instanceof SyntaxError) {
+        throw new UsageError(`${file} is not valid JSON (${error.message}); nothing was changed`, {
+          hint: `fix it, or remove it and store the settings again (${file} holds the token, if any)`,
+        });
+      }
+      throw error;
+    }
+  });
   return {
     path: conf.path,
     read: () => ({ ...conf.store }),

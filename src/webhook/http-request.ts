@@ -20,7 +20,10 @@ export interface RequestHead {
   version: '1.0' | '1.1';
   /** Names and values as received, in order: name, value, name, value… */
   rawHeaders: string[];
-  /** Lower-case names; a repeated field's values joined with ", " (RFC 9110 §5.3). */
+  /**
+   * Lower-case names; a repeated field's values joined with ", " (RFC 9110 §5.3; cookies with "; "),
+   * or only its first for a field of one value.
+   */
   headers: Record<string, string>;
   framing: BodyFraming;
   /** Whether the connection may carry another request after this one's answer. */
@@ -43,6 +46,8 @@ const TARGET = /^[\x21-\x7e]+$/;
 const FIELDS = /(?:\r\n[!#$%&'*+\-.^_`|~0-9A-Za-z]+:[\t\x20-\x7e\x80-\xff]*)*$/y;
 /** Fields that say how to read the message or whom it is for: one of each, or the request is refused. */
 const SINGLE_FIELDS = new Set(['content-length', 'host', 'content-type']);
+/** Fields that hold one value: a repeat is dropped, the first kept (as node:http does). */
+const FIRST_WINS = new Set(['user-agent', 'authorization', 'proxy-authorization', 'referer', 'from', 'if-modified-since', 'if-unmodified-since', 'max-forwards']);
 
 /**
  * Parses a request head: `text` is the bytes before the blank line that ends it, read as latin1
@@ -73,7 +78,7 @@ export function parseRequestHead(text: string): RequestHead {
     const before = headers[key];
     if (before === undefined) headers[key] = value;
     else if (SINGLE_FIELDS.has(key)) throw new HttpRequestError(400, `more than one ${name} field`);
-    else headers[key] = `${before}, ${value}`;
+    else if (!FIRST_WINS.has(key)) headers[key] = `${before}${key === 'cookie' ? '; ' : ', '}${value}`;
   }
   const version = protocol === 'HTTP/1.1' ? '1.1' : '1.0';
   if (version === '1.1' && headers.host === undefined) throw new HttpRequestError(400, 'no Host field');

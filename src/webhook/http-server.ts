@@ -1,7 +1,8 @@
-import { STATUS_CODES } from 'node:http';
 import { type AddressInfo, createServer, type Socket } from 'node:net';
-import { BodyReader } from './http-body.js';
+import { type ConnectionSide, Exchange, type Limits, type ServerRequest, type Shared, writeAnswer } from './http-exchange.js';
 import { HttpRequestError, MAX_HEAD_BYTES, parseRequestHead, type RequestHead } from './http-request.js';
+
+export type { ServerRequest };
 
 // The receiver's HTTP/1.1 server on node:net: one request at a time per connection, every byte held
 // counted, every wait timed. Why not node:http: docs/architecture.md#the-receivers-http-server.
@@ -31,32 +32,9 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
-export interface ServerRequest {
-  method: string;
-  target: string;
-  rawHeaders: string[];
-  headers: Record<string, string>;
-  /**
-   * The body, at most `limit` bytes: at once when all of it has arrived (the usual delivery comes in
-   * one read), or a promise of it. Throws or rejects with HttpRequestError: 413 beyond the limit,
-   * 503 when the server holds as many bytes as it may, 400 when the sender stops or breaks the
-   * framing, 408 when it takes longer than the request timeout.
-   */
-  readBody(limit: number): Buffer | Promise<Buffer>;
-  /** Answers with a JSON body; `close` ends the connection after it. Only the first answer counts. */
-  respond(status: number, json: string, options?: { close?: boolean; retryAfterSeconds?: number | undefined }): void;
-}
-
 /** Bytes received ahead of a request still being handled (a pipelining sender) before reading pauses. */
 const MAX_AHEAD_BYTES = 64 * 1024;
 const END_OF_HEAD = Buffer.from('\r\n\r\n');
-
-interface Limits {
-  maxHeldBytes: number;
-  headersTimeout: number;
-  requestTimeout: number;
-  keepAliveTimeout: number;
-}
 
 export async function startHttpServer(options: HttpServerOptions): Promise<HttpServer> {
   const limits: Limits = {
@@ -105,21 +83,15 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   };
 }
 
-interface Shared {
-  /** Bytes of bodies held over every connection. */
-  held: number;
-  closing: boolean;
-  limits: Limits;
-  onRequest: (request: ServerRequest) => void;
-}
-
 /** One connection: reads a request, hands it over, writes its answer, and only then reads the next. */
-class Connection {
+class Connection implements ConnectionSide {
   private state: 'idle' | 'head' | 'handling' | 'closed' = 'idle';
   /** The sender ended its side: what it sent is all there is. */
   private peerEnded = false;
   /** Reading waits until the answers written so far have left. */
   private waitingForDrain = false;
+  /** Bytes still to drop: the rest of a body its handler did not read. */
+  private discarding = 0;
   /** Bytes received and not yet consumed. */
   private buffered: Buffer | undefined;
   private startedAt = Date.now();
@@ -138,7 +110,7 @@ class Connection {
     socket.on('error', () => socket.destroy());
     socket.once('close', () => {
       this.state = 'closed';
-      this.current?.abort();
+      this.current?.abort(this.shared.closing);
     });
   }
 
@@ -146,7 +118,21 @@ class Connection {
     if (this.state === 'closed') return;
     if (this.current?.takes(chunk)) return;
     this.unread(chunk);
+    this.dropDiscarded();
     if (this.state !== 'handling') this.parse();
+  }
+
+  /** The rest of a body its handler did not read is dropped, so the next request can be read. */
+  discard(bytes: number): void {
+    this.discarding = bytes;
+    this.dropDiscarded();
+  }
+
+  private dropDiscarded(): void {
+    if (this.discarding === 0 || !this.buffered || this.state === 'handling') return;
+    const count = Math.min(this.discarding, this.buffered.length);
+    this.skip(count);
+    this.discarding -= count;
   }
 
   /** Reads the heads of what was received; a request answered at once lets the loop read the next. */
@@ -154,7 +140,7 @@ class Connection {
     if (this.parsing) return;
     this.parsing = true;
     try {
-      while ((this.state === 'idle' || this.state === 'head') && this.buffered && !this.waitingForDrain) {
+      while ((this.state === 'idle' || this.state === 'head') && this.buffered && !this.waitingForDrain && this.discarding === 0) {
         if (this.state === 'idle') {
           // RFC 9112 §2.2: empty lines before a request line are ignored.
           let start = 0;
@@ -168,6 +154,8 @@ class Connection {
         if (end < 0 ? this.buffered.length > MAX_HEAD_BYTES + 3 : end > MAX_HEAD_BYTES) {
           return this.refuse(new HttpRequestError(431, 'the request head is over 16 KiB'));
         }
+        // A line ended by LF alone would wait for a CRLF that never comes: refused at once.
+        if (end < 0 && hasBareLineFeed(this.buffered)) return this.refuse(new HttpRequestError(400, 'a line of the request head ends without CR'));
         if (end < 0) return;
         let head: RequestHead;
         try {
@@ -228,6 +216,7 @@ class Connection {
 
   private readNext(): void {
     this.resume();
+    this.dropDiscarded();
     this.parse();
     if (this.peerEnded && this.state === 'idle' && !this.buffered) this.end();
   }
@@ -237,7 +226,7 @@ class Connection {
     this.peerEnded = true;
     if (this.state === 'idle' && !this.buffered) this.end();
     else if (this.state === 'head') this.end();
-    else this.current?.abort();
+    else this.current?.abort(false);
   }
 
   /** A request refused before any handler saw it: answered, and the connection ended. */
@@ -269,130 +258,8 @@ class Connection {
   }
 }
 
-/** One request, its body and its answer: what the handler sees of it is the ServerRequest. */
-class Exchange implements ServerRequest {
-  readonly method: string;
-  readonly target: string;
-  readonly rawHeaders: string[];
-  readonly headers: Record<string, string>;
-  private readonly connection: Connection;
-  private readonly head: RequestHead;
-  private isAnswered = false;
-  /** Bytes of this body held, counted against the server's bound until the answer. */
-  private heldBytes = 0;
-  /** The whole body was read, so the connection may carry another request. */
-  private bodyRead: boolean;
-  private collector: { take(chunk: Buffer): void; fail(error: HttpRequestError): void } | undefined;
-
-  constructor(connection: Connection, head: RequestHead) {
-    this.connection = connection;
-    this.head = head;
-    this.method = head.method;
-    this.target = head.target;
-    this.rawHeaders = head.rawHeaders;
-    this.headers = head.headers;
-    this.bodyRead = head.framing.kind === 'none';
-  }
-
-  get reading(): boolean {
-    return this.collector !== undefined;
-  }
-
-  /** Bytes arriving while the body is read belong to it. */
-  takes(chunk: Buffer): boolean {
-    if (!this.collector) return false;
-    this.collector.take(chunk);
-    return true;
-  }
-
-  abort(): void {
-    this.collector?.fail(new HttpRequestError(400, 'the sender aborted the request'));
-  }
-
-  timeOut(): void {
-    this.collector?.fail(new HttpRequestError(408, 'the request took too long to arrive'));
-  }
-
-  readBody(limit: number): Buffer | Promise<Buffer> {
-    const { framing } = this.head;
-    if (framing.kind === 'none') return Buffer.alloc(0);
-    if (framing.kind === 'length' && framing.length > limit) {
-      throw new HttpRequestError(413, `a body of ${framing.length} bytes is over the limit of ${limit} bytes`);
-    }
-    const { connection } = this;
-    const reader = new BodyReader(framing, limit, (bytes) => this.hold(bytes));
-    const early = connection.takeAll();
-    const whole = early ? this.completed(reader.push(early)) : undefined;
-    if (whole) return whole;
-    if (this.head.expectContinue && !early) connection.socket.write('HTTP/1.1 100 Continue\r\n\r\n');
-    connection.resume();
-    return new Promise((resolve, reject) => {
-      const collector = {
-        take: (chunk: Buffer) => {
-          try {
-            const body = this.completed(reader.push(chunk));
-            if (!body) return;
-            this.collector = undefined;
-            resolve(body);
-          } catch (error) {
-            collector.fail(error as HttpRequestError);
-          }
-        },
-        fail: (error: HttpRequestError) => {
-          this.collector = undefined;
-          reject(error);
-        },
-      };
-      this.collector = collector;
-    });
-  }
-
-  /** A body read whole: what came after it is the next request's. */
-  private completed(read: { body: Buffer; rest: Buffer | undefined } | undefined): Buffer | undefined {
-    if (!read) return undefined;
-    this.bodyRead = true;
-    if (read.rest) this.connection.unread(read.rest);
-    return read.body;
-  }
-
-  private hold(bytes: number): void {
-    const { shared } = this.connection;
-    if (shared.held + bytes > shared.limits.maxHeldBytes) {
-      throw new HttpRequestError(503, 'the receiver holds as many bodies as it can at once; try again shortly');
-    }
-    shared.held += bytes;
-    this.heldBytes += bytes;
-  }
-
-  respond(status: number, json: string, options: { close?: boolean; retryAfterSeconds?: number | undefined } = {}): void {
-    if (this.isAnswered) return;
-    this.isAnswered = true;
-    this.collector?.fail(new HttpRequestError(400, 'answered before the body was read'));
-    this.connection.shared.held -= this.heldBytes;
-    this.heldBytes = 0;
-    // A body left unread cannot be told from the next request: the connection ends with this answer.
-    const keepOpen = !options.close && this.bodyRead && this.head.keepAlive && !this.connection.shared.closing;
-    const { socket } = this.connection;
-    if (!socket.destroyed) {
-      const { retryAfterSeconds } = options;
-      writeAnswer(socket, this.head.method, status, json, { close: !keepOpen, keepAlive: this.head.version === '1.0', retryAfterSeconds });
-    }
-    this.connection.answered(this, keepOpen);
-  }
-}
-
-interface AnswerOptions {
-  close: boolean;
-  keepAlive?: boolean;
-  retryAfterSeconds?: number | undefined;
-}
-
-function writeAnswer(socket: Socket, method: string, status: number, json: string, options: AnswerOptions): void {
-  let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(json)}\r\n`;
-  // An HTTP/1.0 sender closes unless told the connection stays open.
-  if (options.close) head += 'connection: close\r\n';
-  else if (options.keepAlive) head += 'connection: keep-alive\r\n';
-  if (options.retryAfterSeconds !== undefined) head += `retry-after: ${options.retryAfterSeconds}\r\n`;
-  // A HEAD request gets the headers a GET would, and no body.
-  socket.write(method === 'HEAD' ? `${head}\r\n` : `${head}\r\n${json}`);
+/** An LF not preceded by CR in what was received of a head. */
+function hasBareLineFeed(bytes: Buffer): boolean {
+  for (let at = bytes.indexOf(0x0a); at >= 0; at = bytes.indexOf(0x0a, at + 1)) if (bytes[at - 1] !== 0x0d) return true;
+  return false;
 }

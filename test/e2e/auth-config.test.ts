@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -24,6 +24,17 @@ describe('config', () => {
     expect(badUrl.code).toBe(2);
     expect(badUrl.stderr).toMatch(/absolute URL/);
     expect((await runCli(['config', 'set', 'apiVersion', 'latest'], { env })).code).toBe(2);
+  });
+
+  it('leaves a damaged config file as it is and says what to do, instead of failing as a bug', async () => {
+    const dir = configDir();
+    expect((await runCli(['config', 'set', 'org', 'acme'], { env: { SVC_CONFIG_DIR: dir } })).code).toBe(0);
+    writeFileSync(join(dir, 'config.json'), '{not json');
+    const result = await runCli(['config', 'set', 'org', 'other'], { env: { SVC_CONFIG_DIR: dir } });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/config\.json is not valid JSON .*; nothing was changed/);
+    expect(result.stderr).not.toMatch(/bug|unexpected/);
+    expect(readFileSync(join(dir, 'config.json'), 'utf8')).toBe('{not json');
   });
 });
 

@@ -66,6 +66,11 @@ describe('svc-migrate sandbox', () => {
     const result = await runCli(['sandbox', '--seed', join(dir, 'bad.json')]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/"organizations" must be a non-empty array/);
+    const organizations = [{ login: 'a', id: 2, owners: [], repositories: [] }];
+    writeFileSync(join(dir, 'kind.json'), JSON.stringify({ users: [], organizations, tokens: [{ token: 't', kind: 'wizard', user: 'x' }] }));
+    const kind = await runCli(['sandbox', '--seed', join(dir, 'kind.json')]);
+    expect(kind.code).toBe(2);
+    expect(kind.stderr).toMatch(/tokens\[0\]\.kind must be one of classic, fine-grained, app-user, installation/);
   });
 });
 

@@ -327,7 +327,8 @@ describe('webhook send, verify, events, replay', () => {
     expect(listenerA.lines[0]?.headers['x-service-hook-installation-target-type']).toBe('integration');
 
     const listenerB = await listen(['--secret', SECRET, '--save', second, '--max-deliveries', '4']);
-    const replayed = await runCli(['webhook', 'replay', first, '--url', listenerB.url, '--json']);
+    // The short form `send` takes: host:port.
+    const replayed = await runCli(['webhook', 'replay', first, '--url', new URL(listenerB.url).host, '--json']);
     expect(replayed.code, replayed.stderr).toBe(0);
     await listenerB.exited;
     expect(listenerB.lines.map((l) => l.delivery)).toEqual(listenerA.lines.map((l) => l.delivery));

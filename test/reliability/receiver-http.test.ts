@@ -199,6 +199,30 @@ describe('the receiver\'s HTTP server', () => {
     expect(bodyOf((await good.answered(1))[0])).toBe('fine');
   });
 
+  it('drops a small body its handler never read and keeps the connection; a large one ends it', async () => {
+    const port = await serve(async (request) => {
+      if (request.target === '/nope') return request.respond(404, '{}');
+      await echo(request);
+    });
+    const connection = open(port);
+    await connection.write(post('first') + post('not read').replace('/hooks', '/nope') + post('third'));
+    const answers = await connection.answered(3);
+    expect(answers.map((answer) => answer.status)).toEqual([200, 404, 200]);
+    expect(bodyOf(answers[2])).toBe('third');
+    expect(connection.isClosed()).toBe(false);
+
+    const large = open(port);
+    await large.write(`POST /nope HTTP/1.1\r\nHost: h\r\nContent-Length: ${128 * 1024}\r\n\r\n`);
+    expect((await large.closed()).map((answer) => [answer.status, answer.headers.connection])).toEqual([[404, 'close']]);
+  });
+
+  it('refuses a head whose lines end in LF alone at once, not after the head timeout', async () => {
+    const port = await serve(echo);
+    const connection = open(port);
+    await connection.write('POST / HTTP/1.1\nHost: h\nContent-Length: 2\n\nok');
+    expect((await connection.closed()).map((answer) => answer.status)).toEqual([400]);
+  });
+
   it('answers HEAD without a body, and HTTP/1.0 with the connection it asked for', async () => {
     const port = await serve(async (request) => {
       await request.readBody(10);

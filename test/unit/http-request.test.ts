@@ -25,6 +25,9 @@ describe('request heads', () => {
     expect(parsed.rawHeaders).toEqual(['Host', 'localhost:8787', 'X-Service-Event', 'push', 'Content-Length', '12', 'Accept', 'a', 'accept', 'b']);
     expect(parsed.headers['x-service-event']).toBe('push');
     expect(parsed.headers.accept).toBe('a, b');
+    const repeated = parseRequestHead(head('POST / HTTP/1.1', 'Host: h', 'User-Agent: u1', 'User-Agent: u2', 'Cookie: a=1', 'Cookie: b=2'));
+    expect([repeated.headers['user-agent'], repeated.headers.cookie]).toEqual(['u1', 'a=1; b=2']);
+    expect(repeated.rawHeaders).toEqual(['Host', 'h', 'User-Agent', 'u1', 'User-Agent', 'u2', 'Cookie', 'a=1', 'Cookie', 'b=2']);
     // A field named like an Object.prototype member is just a field.
     expect(parseRequestHead(head('POST / HTTP/1.1', 'Host: h', '__proto__: x')).headers.__proto__).toBe('x');
   });

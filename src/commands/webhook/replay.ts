@@ -3,6 +3,7 @@ import type { Context, Runner } from '../../context.js';
 import { CliError, ExitCode, UnavailableError, UsageError } from '../../errors.js';
 import { terminalSafe } from '../../ui/terminal-safe.js';
 import { type ReplayOutcome, replaySaved } from '../../webhook/replay.js';
+import { deliveryUrl } from '../../webhook/target-url.js';
 import { examples } from '../common/options.js';
 
 interface ReplayOptions {
@@ -14,9 +15,10 @@ interface ReplayOptions {
 /** Re-sends saved deliveries (webhook/replay.ts); the exit code says whether any was not sent, refused or skipped. */
 async function replay(context: Context, path: string, options: ReplayOptions): Promise<ReplayOutcome[]> {
   if (options.resign && !options.secret) throw new UsageError('--resign needs --secret, the secret to sign with');
+  const url = deliveryUrl(options.url);
   let outcomes: ReplayOutcome[];
   try {
-    outcomes = await replaySaved(path, options.url, options.resign ? options.secret : undefined);
+    outcomes = await replaySaved(path, url, options.resign ? options.secret : undefined);
   } catch (error) {
     throw new UsageError(`cannot read deliveries from ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
