@@ -2,21 +2,26 @@ import { createHash } from 'node:crypto';
 
 /** Bytes kept of each id: a delivery id is a GUID (36); a longer one is kept as its SHA-256. */
 const SLOT = 64;
+/** The length recorded for an id kept as its digest: no id of its own is that long. */
 const DIGEST = SLOT + 1;
-/** A character latin1 cannot hold (no header value has one; the digest keeps such an id apart). */
-const WIDE = /[^\x00-\xff]/;
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
 
 /**
  * The last `capacity` delivery ids, the oldest forgotten first, in memory fixed at the start
  * (capacity × 64 bytes and an index): no object per id for the collector to copy and trace, and
  * no id can hold on to more than its 64 bytes. An id is a header value, so latin1, one byte a
- * character; a longer one is kept as its SHA-256. The index is open addressing on an FNV-1a
- * hash of those bytes, and an entry matches only if its bytes are equal (docs/benchmarks.md).
+ * character; a longer one, or one with a wider character, is kept as its SHA-256. The index is
+ * open addressing on an FNV-1a hash of those bytes, and an entry matches only if its bytes are
+ * equal. A delivery asks `has`, then `add`s the same id: the second call reuses the first's
+ * probe when nothing was added between them (docs/benchmarks.md).
  */
 export function rememberedIds(capacity: number): { has(id: string): boolean; add(id: string): void } {
-  const kept = Buffer.alloc(capacity * SLOT);
+  const kept = new Uint8Array(capacity * SLOT);
   /** Bytes kept in each slot: 0 for none, DIGEST for a SHA-256. */
   const lengths = new Uint8Array(capacity);
+  /** Each slot's hash, so that rebuilding the index hashes nothing. */
+  const hashes = new Int32Array(capacity);
   /** Where each slot sits in the index. */
   const positions = new Int32Array(capacity);
   let size = 1;
@@ -26,38 +31,53 @@ export function rememberedIds(capacity: number): { has(id: string): boolean; add
   const mask = size - 1;
   let next = 0;
   let used = 0;
-  const key = Buffer.alloc(SLOT);
+  /** Counts changes to the index: a probe made before the last change is stale. */
+  let changes = 0;
+
+  // The id last looked up: the characters kept of it (latin1), their length marker, hash and
+  // index position (-1: absent), as of `probedAt` changes.
+  let probedId: string | undefined;
+  let keyText = '';
   let keyLength = 0;
+  let keyHash = 0;
+  let probe = -1;
+  let probedAt = -1;
 
-  const bytesOf = (length: number) => (length === DIGEST ? 32 : length);
-
-  /** FNV-1a of the key's bytes. */
-  function keyHash(): number {
-    let hash = 0x811c9dc5;
-    for (let i = 0; i < bytesOf(keyLength); i++) hash = Math.imul(hash ^ (key[i] as number), 0x01000193);
-    return hash >>> 0;
-  }
-
-  /** Puts the bytes kept of `id` in `key`, and returns their hash. */
-  function prepare(id: string): number {
-    if (id.length <= SLOT && !WIDE.test(id)) {
-      keyLength = key.write(id, 'latin1');
-    } else {
-      createHash('sha256').update(id, 'utf8').digest().copy(key);
-      keyLength = DIGEST;
+  function lookUp(id: string): number {
+    if (id === probedId && probedAt === changes) return probe;
+    let hash = FNV_OFFSET;
+    let narrow = id.length <= SLOT;
+    for (let i = 0; narrow && i < id.length; i++) {
+      const code = id.charCodeAt(i);
+      narrow = code <= 0xff;
+      hash = Math.imul(hash ^ code, FNV_PRIME);
     }
-    return keyHash();
+    if (narrow) {
+      keyText = id;
+      keyLength = id.length;
+    } else {
+      keyText = createHash('sha256').update(id, 'utf8').digest().toString('latin1');
+      keyLength = DIGEST;
+      hash = FNV_OFFSET;
+      for (let i = 0; i < keyText.length; i++) hash = Math.imul(hash ^ keyText.charCodeAt(i), FNV_PRIME);
+    }
+    keyHash = hash;
+    probedId = id;
+    probedAt = changes;
+    probe = find();
+    return probe;
   }
 
   function matches(slot: number): boolean {
     if (lengths[slot] !== keyLength) return false;
     const start = slot * SLOT;
-    return kept.compare(key, 0, bytesOf(keyLength), start, start + bytesOf(keyLength)) === 0;
+    for (let i = 0; i < keyText.length; i++) if (kept[start + i] !== keyText.charCodeAt(i)) return false;
+    return true;
   }
 
-  /** The index position holding the prepared key, or -1. */
-  function find(hash: number): number {
-    for (let at = hash & mask; ; at = (at + 1) & mask) {
+  /** The index position holding the looked-up key, or -1. */
+  function find(): number {
+    for (let at = keyHash & mask; ; at = (at + 1) & mask) {
       const entry = index[at] as number;
       if (entry === 0) return -1;
       if (entry > 0 && matches(entry - 1)) return at;
@@ -76,26 +96,23 @@ export function rememberedIds(capacity: number): { has(id: string): boolean; add
   function rebuild(): void {
     index.fill(0);
     used = 0;
-    for (let slot = 0; slot < capacity; slot++) {
-      keyLength = lengths[slot] as number;
-      if (keyLength === 0) continue;
-      kept.copy(key, 0, slot * SLOT, slot * SLOT + bytesOf(keyLength));
-      insert(keyHash(), slot);
-    }
+    for (let slot = 0; slot < capacity; slot++) if (lengths[slot] !== 0) insert(hashes[slot] as number, slot);
   }
 
   return {
-    has: (id) => find(prepare(id)) >= 0,
+    has: (id) => lookUp(id) >= 0,
     add(id) {
-      const hash = prepare(id);
-      if (find(hash) >= 0) return;
+      if (lookUp(id) >= 0) return;
       const slot = next;
       next = (next + 1) % capacity;
       // The oldest id leaves; its index entry stays used, so probes past it still go on.
       if (lengths[slot] !== 0) index[positions[slot] as number] = -1;
-      key.copy(kept, slot * SLOT, 0, bytesOf(keyLength));
+      const start = slot * SLOT;
+      for (let i = 0; i < keyText.length; i++) kept[start + i] = keyText.charCodeAt(i);
       lengths[slot] = keyLength;
-      insert(hash, slot);
+      hashes[slot] = keyHash;
+      insert(keyHash, slot);
+      changes++;
       if (used > size / 2) rebuild();
     },
   };
