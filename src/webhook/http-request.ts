@@ -50,6 +50,13 @@ const SINGLE_FIELDS = new Set(['content-length', 'host', 'content-type']);
 const FIRST_WINS = new Set(['user-agent', 'authorization', 'proxy-authorization', 'referer', 'from', 'if-modified-since', 'if-unmodified-since', 'max-forwards']);
 
 /**
+ * The prototype of every `headers` record: empty and without one of its own, so that no name
+ * (`constructor`, `__proto__`) means anything but a field, while the record keeps V8's fast
+ * properties, which `Object.create(null)` gives up.
+ */
+const NO_PROTOTYPE: object = Object.freeze(Object.create(null) as object);
+
+/**
  * Parses a request head: `text` is the bytes before the blank line that ends it, read as latin1
  * (each byte one character, as node:http reads header values).
  */
@@ -66,15 +73,18 @@ export function parseRequestHead(text: string): RequestHead {
   FIELDS.lastIndex = at;
   if (!FIELDS.test(text)) throw new HttpRequestError(400, 'malformed header field');
   const rawHeaders: string[] = [];
-  const headers: Record<string, string> = Object.create(null) as Record<string, string>;
+  const headers = Object.create(NO_PROTOTYPE) as Record<string, string>;
+  // Names are ASCII tokens (FIELDS), and lower-casing latin1 keeps every character's place: one
+  // conversion of the whole head gives every name's key.
+  const lowered = text.toLowerCase();
   while (at < text.length) {
     const colon = text.indexOf(':', at);
     const name = text.slice(at + 2, colon);
+    const key = lowered.slice(at + 2, colon);
     at = text.indexOf('\r\n', colon);
     if (at < 0) at = text.length;
     const value = trimmed(text, colon + 1, at);
     rawHeaders.push(name, value);
-    const key = name.toLowerCase();
     const before = headers[key];
     if (before === undefined) headers[key] = value;
     else if (SINGLE_FIELDS.has(key)) throw new HttpRequestError(400, `more than one ${name} field`);

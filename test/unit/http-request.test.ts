@@ -29,7 +29,9 @@ describe('request heads', () => {
     expect([repeated.headers['user-agent'], repeated.headers.cookie]).toEqual(['u1', 'a=1; b=2']);
     expect(repeated.rawHeaders).toEqual(['Host', 'h', 'User-Agent', 'u1', 'User-Agent', 'u2', 'Cookie', 'a=1', 'Cookie', 'b=2']);
     // A field named like an Object.prototype member is just a field.
-    expect(parseRequestHead(head('POST / HTTP/1.1', 'Host: h', '__proto__: x')).headers.__proto__).toBe('x');
+    const named = parseRequestHead(head('POST / HTTP/1.1', 'Host: h', '__proto__: x', 'Constructor: c', 'Constructor: d')).headers;
+    expect([named.__proto__, named.constructor]).toEqual(['x', 'c, d']);
+    expect(['toString' in named, 'hasOwnProperty' in named]).toEqual([false, false]);
   });
 
   it('knows when the connection stays open, and when the sender waits for 100 Continue', () => {
