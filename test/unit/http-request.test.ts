@@ -32,6 +32,9 @@ describe('request heads', () => {
     const named = parseRequestHead(head('POST / HTTP/1.1', 'Host: h', '__proto__: x', 'Constructor: c', 'Constructor: d')).headers;
     expect([named.__proto__, named.constructor]).toEqual(['x', 'c, d']);
     expect(['toString' in named, 'hasOwnProperty' in named]).toEqual([false, false]);
+    // Names are found in the lower-cased head by place: a value's latin1 capitals keep those places.
+    const latin1 = parseRequestHead(head('POST / HTTP/1.1', 'Host: h', 'X-A: \u00c0\u00de\u00ff', 'X-Service-Event: push')).headers;
+    expect([latin1['x-a'], latin1['x-service-event']]).toEqual(['\u00c0\u00de\u00ff', 'push']);
   });
 
   it('knows when the connection stays open, and when the sender waits for 100 Continue', () => {
