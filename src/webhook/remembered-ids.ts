@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 /** Bytes kept of each id: a delivery id is a GUID (36); a longer one is kept as its SHA-256. */
 const SLOT = 64;
@@ -7,16 +7,32 @@ const DIGEST = SLOT + 1;
 const FNV_OFFSET = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
 
+export interface RememberedIds {
+  has(id: string): boolean;
+  add(id: string): void;
+  /** Index places looked at by lookups so far: about one per lookup, whatever the ids (for tests). */
+  probes(): number;
+}
+
+/** MurmurHash3's finalizer: every bit of the hash bears on the bits that pick a place in the index. */
+function mixed(hash: number): number {
+  hash = Math.imul(hash ^ (hash >>> 16), 0x85ebca6b);
+  hash = Math.imul(hash ^ (hash >>> 13), 0xc2b2ae35);
+  return hash ^ (hash >>> 16);
+}
+
 /**
  * The last `capacity` delivery ids, the oldest forgotten first, in memory fixed at the start
  * (capacity × 64 bytes and an index): no object per id for the collector to copy and trace, and
  * no id can hold on to more than its 64 bytes. An id is a header value, so latin1, one byte a
  * character; a longer one, or one with a wider character, is kept as its SHA-256. The index is
  * open addressing on an FNV-1a hash of those bytes, and an entry matches only if its bytes are
- * equal. A delivery asks `has`, then `add`s the same id: the second call reuses the first's
- * probe when nothing was added between them (docs/benchmarks.md).
+ * equal. The hash starts from a random seed of each table and is mixed at the end: ids are the
+ * sender's to choose, and ids that all fall in one place of the index, were the hash known, would
+ * make every lookup walk all of them. A delivery asks `has`, then `add`s the same id: the second
+ * call reuses the first's probe when nothing was added between them (docs/benchmarks.md).
  */
-export function rememberedIds(capacity: number): { has(id: string): boolean; add(id: string): void } {
+export function rememberedIds(capacity: number): RememberedIds {
   const kept = new Uint8Array(capacity * SLOT);
   /** Bytes kept in each slot: 0 for none, DIGEST for a SHA-256. */
   const lengths = new Uint8Array(capacity);
@@ -33,6 +49,8 @@ export function rememberedIds(capacity: number): { has(id: string): boolean; add
   let used = 0;
   /** Counts changes to the index: a probe made before the last change is stale. */
   let changes = 0;
+  let probes = 0;
+  const seed = randomBytes(4).readInt32LE() ^ FNV_OFFSET;
 
   // The id last looked up: the characters kept of it (latin1), their length marker, hash and
   // index position (-1: absent), as of `probedAt` changes.
@@ -45,7 +63,7 @@ export function rememberedIds(capacity: number): { has(id: string): boolean; add
 
   function lookUp(id: string): number {
     if (id === probedId && probedAt === changes) return probe;
-    let hash = FNV_OFFSET;
+    let hash = seed;
     let narrow = id.length <= SLOT;
     for (let i = 0; narrow && i < id.length; i++) {
       const code = id.charCodeAt(i);
@@ -58,10 +76,10 @@ export function rememberedIds(capacity: number): { has(id: string): boolean; add
     } else {
       keyText = createHash('sha256').update(id, 'utf8').digest().toString('latin1');
       keyLength = DIGEST;
-      hash = FNV_OFFSET;
+      hash = seed;
       for (let i = 0; i < keyText.length; i++) hash = Math.imul(hash ^ keyText.charCodeAt(i), FNV_PRIME);
     }
-    keyHash = hash;
+    keyHash = mixed(hash);
     probedId = id;
     probedAt = changes;
     probe = find();
@@ -78,6 +96,7 @@ export function rememberedIds(capacity: number): { has(id: string): boolean; add
   /** The index position holding the looked-up key, or -1. */
   function find(): number {
     for (let at = keyHash & mask; ; at = (at + 1) & mask) {
+      probes++;
       const entry = index[at] as number;
       if (entry === 0) return -1;
       if (entry > 0 && matches(entry - 1)) return at;
@@ -100,6 +119,7 @@ export function rememberedIds(capacity: number): { has(id: string): boolean; add
   }
 
   return {
+    probes: () => probes,
     has: (id) => lookUp(id) >= 0,
     add(id) {
       if (lookUp(id) >= 0) return;
