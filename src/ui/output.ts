@@ -3,7 +3,7 @@ import { Chalk, type ChalkInstance } from 'chalk';
 import { CliError, ExitCode } from '../errors.js';
 import { createSpinner, drawable, ProgressBar, type Spinner } from './decorations.js';
 import type { TableLayout } from './tables.js';
-import { terminalSafe } from './terminal-safe.js';
+import { inertJson, terminalSafe } from './terminal-safe.js';
 
 export interface Stream extends Pick<Writable, 'write'> {
   isTTY?: boolean;
@@ -18,6 +18,11 @@ export interface OutputOptions {
   color: boolean | undefined;
   stdout: Stream;
   stderr: Stream;
+}
+
+/** What scripts read: JSON, in which nothing from outside can drive a terminal it is shown on. */
+function jsonText(value: unknown, indent?: number): string {
+  return inertJson(JSON.stringify(value, null, indent));
 }
 
 /**
@@ -51,7 +56,7 @@ export class Output {
   /** A command's result: the object unchanged as JSON, or its human rendering. */
   result<T>(data: T, human: (data: T) => string): void {
     if (this.json) {
-      this.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
+      this.stdout.write(`${jsonText(data, 2)}\n`);
       return;
     }
     const text = human(data);
@@ -60,12 +65,12 @@ export class Output {
 
   /** One record of a stream of results (deliveries, a server's address): NDJSON line or its rendering. */
   line<T>(data: T, human: (data: T) => string): void {
-    this.stdout.write(this.json ? `${JSON.stringify(data)}\n` : `${human(data)}\n`);
+    this.stdout.write(this.json ? `${jsonText(data)}\n` : `${human(data)}\n`);
   }
 
   /** As `line`, for a record dear to build (a delivery's parsed payload): `json` runs only with --json. */
   lineOf(json: () => unknown, human: () => string): void {
-    this.stdout.write(this.json ? `${JSON.stringify(json())}\n` : `${human()}\n`);
+    this.stdout.write(this.json ? `${jsonText(json())}\n` : `${human()}\n`);
   }
 
   /** Runs `print` and writes what it sent to stdout at once: a server's burst of lines costs one write. */
@@ -128,7 +133,7 @@ export class Output {
     if (this.json) {
       const code = known ? error.exitCode : ExitCode.Unexpected;
       const status = known ? (error.status ?? null) : null;
-      this.stderr.write(`${JSON.stringify({ error: { code, status, message: message || 'interrupted' } })}\n`);
+      this.stderr.write(`${jsonText({ error: { code, status, message: message || 'interrupted' } })}\n`);
     } else {
       this.stderr.write(`${this.theme.red('error:')} ${message}\n`);
       if (known && error.hint) this.stderr.write(`${this.theme.dim('hint:')} ${terminalSafe(error.hint)}\n`);

@@ -9,3 +9,18 @@ const EVERY_UNSAFE = new RegExp(UNSAFE.source, 'g');
 export function terminalSafe(text: string): string {
   return UNSAFE.test(text) ? text.replace(EVERY_UNSAFE, '\ufffd') : text;
 }
+
+/** What JSON.stringify leaves raw in strings though a terminal may act on it: DEL, C1 (0x9b is CSI), bidi controls. */
+const RAW_IN_JSON = /[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+const EVERY_RAW_IN_JSON = new RegExp(RAW_IN_JSON.source, 'g');
+
+/**
+ * JSON text with those characters written as \u escapes: the same value for a script, inert on a
+ * terminal. JSON.stringify escapes C0 in strings itself, and outside strings JSON holds none of
+ * these, so each one found is in a string.
+ */
+export function inertJson(json: string): string {
+  return RAW_IN_JSON.test(json)
+    ? json.replace(EVERY_RAW_IN_JSON, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`)
+    : json;
+}

@@ -49,3 +49,17 @@ describe('Output.lineOf', () => {
     expect([scripted.writes, person.writes, built]).toEqual([['{"n":1}\n'], ['one\n'], ['json', 'human']]);
   });
 });
+
+describe('JSON output', () => {
+  it('writes DEL, C1 and bidi controls as escapes, in results and lines alike, and reads back the same values', () => {
+    const value = { name: 'a\u009b2Jb\u007f\u202e', nested: ['\u0085', 'line\nbreak'] };
+    const { out, writes } = output(true);
+    out.result(value, () => '');
+    out.line(value, () => '');
+    for (const text of writes) {
+      expect(text).not.toMatch(/[\u007f-\u009f\u202a-\u202e]/);
+      expect(JSON.parse(text)).toEqual(value);
+    }
+    expect(writes[1]).toBe('{"name":"a\\u009b2Jb\\u007f\\u202e","nested":["\\u0085","line\\nbreak"]}\n');
+  });
+});
