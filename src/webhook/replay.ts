@@ -31,11 +31,8 @@ export async function replaySaved(path: string, url: string, resignWith?: string
       outcomes.push(skip(entry.name, (error as Error).message.replace(`${entry.name} is `, '')));
       continue;
     }
-    let headers = sendableHeaders(delivery.rawHeaders);
-    if (resignWith !== undefined) {
-      const unsigned = Object.entries(headers).filter(([name]) => !SIGNATURE.test(name));
-      headers = { ...Object.fromEntries(unsigned), ...signatureHeaders(delivery.body, resignWith) };
-    }
+    const headers = sendableHeaders(delivery.rawHeaders, (name) => resignWith !== undefined && SIGNATURE.test(name));
+    if (resignWith !== undefined) headers.push(...Object.entries(signatureHeaders(delivery.body, resignWith)).flat());
     try {
       const result = await postDelivery(url, headers, delivery.body, 30_000);
       outcomes.push({ file: entry.name, status: result.status, ms: result.ms });

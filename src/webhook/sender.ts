@@ -15,15 +15,17 @@ export interface PostResult {
  */
 const HOP_BY_HOP = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-connection', 'expect']);
 
-/** The headers of a delivery to send again, a repeated one with all its values. */
-export function sendableHeaders(rawHeaders: string[]): Record<string, string | string[]> {
-  const headers: Record<string, string | string[]> = {};
+/**
+ * The header fields of a delivery to send again, as undici takes them raw: name, value, name,
+ * value…, in the order received, a repeated field with each of its values, without the hop-by-hop
+ * fields and those `leaveOut` names. A list, not a record: a field named `constructor` or
+ * `__proto__` is a field like any other.
+ */
+export function sendableHeaders(rawHeaders: string[], leaveOut: (name: string) => boolean = () => false): string[] {
+  const headers: string[] = [];
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i] as string;
-    const value = rawHeaders[i + 1] as string;
-    if (HOP_BY_HOP.has(name.toLowerCase())) continue;
-    const before = headers[name];
-    headers[name] = before === undefined ? value : [before, value].flat();
+    if (!HOP_BY_HOP.has(name.toLowerCase()) && !leaveOut(name)) headers.push(name, rawHeaders[i + 1] as string);
   }
   return headers;
 }
@@ -39,7 +41,7 @@ const PREVIEW_BYTES = PREVIEW_CHARS * 4;
  */
 export async function postDelivery(
   url: string,
-  headers: Record<string, string | string[]>,
+  headers: Record<string, string> | string[],
   body: Buffer,
   timeoutMs: number,
 ): Promise<PostResult> {

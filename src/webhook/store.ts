@@ -129,7 +129,8 @@ function headBytes(delivery: ReceivedDelivery): Buffer {
     `${delivery.method} ${delivery.path} HTTP/1.1`,
   ];
   for (let i = 0; i < delivery.rawHeaders.length; i += 2) lines.push(`${delivery.rawHeaders[i]}: ${delivery.rawHeaders[i + 1]}`);
-  return Buffer.from(`${lines.join('\r\n')}\r\n\r\n`);
+  // The server read the head as latin1, a character a byte: written back so, it is the bytes received.
+  return Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1');
 }
 
 async function writeAll(handle: FileHandle, buffers: Buffer[]): Promise<void> {
@@ -176,7 +177,7 @@ function groupCommit(flush: () => Promise<void>): () => Promise<void> {
 export function parseSaved(file: string, data: Buffer): SavedDelivery {
   const split = data.indexOf(SEPARATOR);
   if (split < 0) throw new Error(`${file} is not a saved delivery (no blank line after the headers)`);
-  const [comment, requestLine, ...headerLines] = data.subarray(0, split).toString('utf8').split('\r\n');
+  const [comment, requestLine, ...headerLines] = data.subarray(0, split).toString('latin1').split('\r\n');
   const meta = /received (\S+); sequence (\d+)/.exec(comment ?? '');
   const request = /^(\S+) (\S+) HTTP\/1\.1$/.exec(requestLine ?? '');
   if (!meta || !request) throw new Error(`${file} is not a saved delivery (no svc-migrate header)`);

@@ -400,6 +400,60 @@ describe('nothing in a payload drives the terminal or the receiver', () => {
     expect(listener.lines()[0]).toContain('octo/\ufffd]0;pwned');
   });
 
+  it('writes the C1 controls of a header as escapes in --json lines', async () => {
+    const listener = await listenHuman(['--secret', SECRET, '--json']);
+    const body = '{"zen":"hi","hook_id":1}';
+    const head = [
+      'POST / HTTP/1.1',
+      'host: localhost',
+      'content-type: application/json',
+      `content-length: ${body.length}`,
+      'x-service-event: ping',
+      'x-service-delivery: id-\x9b31m\x85',
+      `x-hub-signature-256: ${sign(Buffer.from(body), SECRET)}`,
+      'connection: close',
+    ].join('\r\n');
+    const answered = await new Promise<string>((resolve) => {
+      let text = '';
+      const socket = connect(Number(new URL(listener.url).port), '127.0.0.1', () => socket.end(Buffer.from(`${head}\r\n\r\n${body}`, 'latin1')));
+      socket.setEncoding('latin1').on('data', (chunk: string) => (text += chunk));
+      socket.on('close', () => resolve(text));
+    });
+    expect(answered).toMatch(/^HTTP\/1\.1 200/);
+    await listener.until(() => listener.lines().length === 1);
+    expect(listener.stdout()).not.toMatch(/[\u007f-\u009f]/);
+    expect(listener.stdout()).toContain('"delivery":"id-\\u009b31m\\u0085"');
+    // The same value for a script: the escapes read back as the characters received.
+    expect(JSON.parse(listener.lines()[0] as string).delivery).toBe('id-\u009b31m\u0085');
+  });
+
+  it('saves, forwards and replays header fields as they came: named like a built-in, or with bytes above 0x7f', async () => {
+    const received: string[][] = [];
+    const target = await startScriptedServer((_request, response, raw) => {
+      received.push(raw.rawHeaders);
+      response.writeHead(204).end();
+    });
+    const dir = tempDir('svc-builtin-');
+    try {
+      const listener = await listenHuman(['--secret', SECRET, '--save', dir, '--forward-to', `${target.port}/`, '--max-deliveries', '1']);
+      const delivery = signed('ping', '{"zen":"hi","hook_id":1}', { constructor: 'c', ['__proto__']: 'p', tostring: 't', 'x-latin1': '\u00c0\u00ff' });
+      expect((await post(listener.url, delivery.headers, delivery.body)).status).toBe(200);
+      expect(await listener.exited).toBe(0);
+      const saved = readFileSync(join(dir, `${delivery.id}.http`));
+      expect(saved.includes(Buffer.from('\r\nx-latin1: \xc0\xff\r\n', 'latin1'))).toBe(true);
+      const replayed = await runCli(['webhook', 'replay', dir, '--url', `${target.url}/`]);
+      expect(replayed.code, replayed.stderr).toBe(0);
+      expect(received).toHaveLength(2);
+      for (const raw of received) {
+        const fields = raw.flatMap((name, i) => (i % 2 === 0 ? [`${name}: ${raw[i + 1]}`] : []));
+        expect(fields).toEqual(expect.arrayContaining(['constructor: c', '__proto__: p', 'tostring: t', 'x-latin1: \u00c0\u00ff']));
+        expect(fields.join('\n')).not.toContain('function');
+      }
+    } finally {
+      await target.close();
+    }
+  });
+
   it('replaces control characters in an API error message', async () => {
     const api = await startScriptedServer((_request, response) => {
       response.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ message: `no${ESC}]0;pwned${'\u0007'}\nhint: run rm -rf ~` }));
