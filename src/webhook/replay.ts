@@ -15,15 +15,16 @@ const SIGNATURE = /^x-hub-signature(-256)?$/i;
 /**
  * Re-sends saved deliveries byte for byte, in their original order, one file in memory at a time;
  * with `resignWith`, signed anew with that secret. A file that is not a saved delivery is reported
- * and skipped; a failure to send one is reported and the rest are sent. Throws only when `path`
- * cannot be listed.
+ * and skipped; a failure to send one is reported and the rest are sent. Throws when `path` cannot
+ * be listed, and the signal's reason at Ctrl-C (no file is sent after it).
  */
-export async function replaySaved(path: string, url: string, resignWith?: string): Promise<ReplayOutcome[]> {
+export async function replaySaved(path: string, url: string, signal: AbortSignal, resignWith?: string): Promise<ReplayOutcome[]> {
   const { entries, unreadable } = await listSaved(path);
   const { postDelivery, sendableHeaders } = await import('./sender.js');
   const skip = (file: string, error: string): ReplayOutcome => ({ file, status: null, ms: null, error, skipped: true });
   const outcomes = unreadable.map(({ name, reason }) => skip(name, reason));
   for (const entry of entries) {
+    signal.throwIfAborted();
     let delivery;
     try {
       delivery = parseSaved(entry.name, await readSaved(entry.file));
@@ -34,9 +35,10 @@ export async function replaySaved(path: string, url: string, resignWith?: string
     const headers = sendableHeaders(delivery.rawHeaders, (name) => resignWith !== undefined && SIGNATURE.test(name));
     if (resignWith !== undefined) headers.push(...Object.entries(signatureHeaders(delivery.body, resignWith)).flat());
     try {
-      const result = await postDelivery(url, headers, delivery.body, 30_000);
+      const result = await postDelivery(url, headers, delivery.body, 30_000, signal);
       outcomes.push({ file: entry.name, status: result.status, ms: result.ms });
     } catch (error) {
+      signal.throwIfAborted();
       outcomes.push({ file: entry.name, status: null, ms: null, error: (error as Error).message });
     }
   }

@@ -12,6 +12,8 @@ export interface SendInput {
   contentType: ContentKind;
   secret?: string | undefined;
   timeoutMs: number;
+  /** Ctrl-C: the delivery is abandoned and the signal's reason thrown. */
+  signal: AbortSignal;
 }
 
 const TOO_LARGE = 'the service never delivers more than 25 MB';
@@ -30,8 +32,9 @@ export async function sendDelivery(input: SendInput): Promise<{ id: string; resu
   if (delivery.body.length > MAX_PAYLOAD_BYTES) throw new UsageError(`the payload is ${delivery.body.length} bytes; ${TOO_LARGE}`);
   const { postDelivery } = await import('./sender.js');
   try {
-    return { id: delivery.id, result: await postDelivery(input.url, delivery.headers, delivery.body, input.timeoutMs) };
+    return { id: delivery.id, result: await postDelivery(input.url, delivery.headers, delivery.body, input.timeoutMs, input.signal) };
   } catch (error) {
+    input.signal.throwIfAborted();
     throw new UnavailableError(`could not deliver to ${input.url}: ${(error as Error).message}`, {
       hint: 'is the receiver running? (svc-migrate webhook listen)',
     });

@@ -44,6 +44,8 @@ export async function postDelivery(
   headers: Record<string, string> | string[],
   body: Buffer,
   timeoutMs: number,
+  /** Ctrl-C: the request is abandoned. */
+  signal?: AbortSignal,
 ): Promise<PostResult> {
   const started = performance.now();
   const response = await request(new URL(url), {
@@ -52,7 +54,7 @@ export async function postDelivery(
     body,
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
-    signal: AbortSignal.timeout(timeoutMs),
+    signal: signal ? AbortSignal.any([AbortSignal.timeout(timeoutMs), signal]) : AbortSignal.timeout(timeoutMs),
   });
   const chunks: Buffer[] = [];
   let size = 0;

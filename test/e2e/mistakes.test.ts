@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { InterruptedError } from '../../src/errors.js';
 import { BIN, type CliResult, runCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
+import { startScriptedServer } from '../helpers/scripted-server.js';
 import { hasScript, onTerminal } from '../helpers/terminal.js';
 
 // Ordinary mistakes and machine states, each through the built binary: the contract's exit code,
@@ -205,6 +206,50 @@ describe('ports', () => {
     expect(result.code, result.stderr).toBe(130);
     expect(result.stderr).toMatch(/received 0/);
     expectNoBug(result);
+  });
+});
+
+describe('Ctrl-C in the webhook commands that wait on a peer or on stdin', () => {
+  /** A receiver that takes each request and never answers, and presses Ctrl-C at the first. */
+  async function silentTarget() {
+    const controller = new AbortController();
+    const target = await startScriptedServer(() => controller.abort(new InterruptedError()));
+    return { target, signal: controller.signal };
+  }
+
+  it('webhook replay stops at once with 130, sending no file after it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-replay-int-'));
+    for (const n of [1, 2, 3]) {
+      const head = `# svc-migrate delivery; received 2026-11-25T00:00:0${n}.000Z; sequence ${n}\r\nPOST / HTTP/1.1\r\ncontent-type: application/json\r\nx-service-event: ping`;
+      writeFileSync(join(dir, `d${n}.http`), `${head}\r\n\r\n{}`);
+    }
+    const { target, signal } = await silentTarget();
+    try {
+      const result = await runCli(['webhook', 'replay', dir, '--url', target.url], { signal });
+      expect(result.code, result.stderr).toBe(130);
+      expect(target.requests).toHaveLength(1);
+      expectNoBug(result);
+    } finally {
+      await target.close();
+    }
+  });
+
+  it('webhook send stops at once with 130, not "could not deliver"', async () => {
+    const { target, signal } = await silentTarget();
+    try {
+      const result = await runCli(['webhook', 'send', '--url', target.url, '--event', 'ping'], { signal });
+      expect(result.code, result.stderr).toBe(130);
+      expect(result.stderr).not.toMatch(/could not deliver/);
+    } finally {
+      await target.close();
+    }
+  });
+
+  it('webhook verify waiting for a body on stdin stops with 130', async () => {
+    const controller = new AbortController();
+    controller.abort(new InterruptedError());
+    const result = await runCli(['webhook', 'verify', '--secret', 's', '--signature', 'sha256=00'], { signal: controller.signal, openStdin: true });
+    expect(result.code, result.stderr).toBe(130);
   });
 });
 

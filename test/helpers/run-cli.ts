@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { Readable, Writable } from 'node:stream';
+import { PassThrough, Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { Clock } from '../../src/clock.js';
 import { defaultFactory, type Factory } from '../../src/context.js';
@@ -25,6 +25,8 @@ export interface CliOptions {
 export interface InProcessOptions extends CliOptions {
   /** Aborting it is Ctrl-C. */
   signal?: AbortSignal;
+  /** stdin stays open, a pipe that never ends (instead of `stdin`). */
+  openStdin?: boolean;
   /** Called with each piece the program writes, to await a message instead of sleeping. */
   onStdout?: (text: string) => void;
   onStderr?: (text: string) => void;
@@ -91,7 +93,7 @@ export async function runCli(args: string[], options: InProcessOptions = {}): Pr
   const sandbox = sandboxAt(env.SVC_BASE_URL);
   const stdout = new Capture(options.onStdout);
   const stderr = new Capture(options.onStderr);
-  const stdin = Readable.from(options.stdin ? [Buffer.from(options.stdin)] : []);
+  const stdin = options.openStdin ? new PassThrough() : Readable.from(options.stdin ? [Buffer.from(options.stdin)] : []);
   const code = await run(args, { stdin, stdout, stderr, env }, options.signal, testFactory(sandbox?.clock ?? new SandboxClock()));
   return { code, stdout: stdout.text(), stderr: stderr.text(), stdoutBytes: stdout.bytes() };
 }

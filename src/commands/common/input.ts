@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import type { Readable } from 'node:stream';
+import { addAbortSignal, type Readable } from 'node:stream';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { fromSystemError } from '../../system-errors.js';
@@ -16,25 +16,35 @@ export const INPUT_LIMITS = {
   seed: 16 * MiB,
 } as const;
 
-/** A stream to its end, at most `limit` bytes; beyond, `tooLarge` is thrown and the stream left. */
-async function readBounded(stream: Readable, limit: number, tooLarge: () => Error): Promise<Buffer> {
+/**
+ * A stream to its end, at most `limit` bytes; beyond, `tooLarge` is thrown and the stream left. At
+ * Ctrl-C (`signal`), the signal's reason is thrown: a pipe that never ends or a person who never
+ * presses Ctrl-D does not hold the run.
+ */
+async function readBounded(stream: Readable, limit: number, tooLarge: () => Error, signal?: AbortSignal): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of stream) {
-    const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
-    size += bytes.length;
-    if (size > limit) {
-      stream.destroy();
-      throw tooLarge();
+  if (signal) addAbortSignal(signal, stream);
+  try {
+    for await (const chunk of stream) {
+      const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
+      size += bytes.length;
+      if (size > limit) {
+        stream.destroy();
+        throw tooLarge();
+      }
+      chunks.push(bytes);
     }
-    chunks.push(bytes);
+  } catch (error) {
+    signal?.throwIfAborted();
+    throw error;
   }
   return Buffer.concat(chunks, size);
 }
 
 /** Everything on stdin, at most `limit` bytes (`what` names what it should hold). */
 export function readStdin(context: Context, limit: number, what: string): Promise<Buffer> {
-  return readBounded(context.io.stdin, limit, () => new UsageError(`stdin holds more than ${limit} bytes, more than ${what} can be`));
+  return readBounded(context.io.stdin, limit, () => new UsageError(`stdin holds more than ${limit} bytes, more than ${what} can be`), context.signal);
 }
 
 /**

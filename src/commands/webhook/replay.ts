@@ -18,8 +18,9 @@ async function replay(context: Context, path: string, options: ReplayOptions): P
   const url = deliveryUrl(options.url);
   let outcomes: ReplayOutcome[];
   try {
-    outcomes = await replaySaved(path, url, options.resign ? options.secret : undefined);
+    outcomes = await replaySaved(path, url, context.signal, options.resign ? options.secret : undefined);
   } catch (error) {
+    if (error instanceof CliError) throw error;
     throw new UsageError(`cannot read deliveries from ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
   if (outcomes.length === 0) throw new UsageError(`no saved deliveries (*.http) in ${path}`);

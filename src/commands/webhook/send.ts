@@ -39,6 +39,7 @@ async function send(context: Context, options: SendOptions): Promise<SendResult>
     contentType: options.contentType,
     secret: options.secret ?? context.settings.webhookSecret,
     timeoutMs: (options.timeout ?? 30) * 1000,
+    signal: context.signal,
   });
   const outcome: SendResult = { delivery: id, status: result.status, ms: result.ms, response: terminalSafe(result.preview) };
   context.out.result(outcome, (r) => `sent ${options.event}${options.action ? `.${options.action}` : ''} ${r.delivery}: ${r.status} in ${r.ms} ms${r.response ? ` ${r.response}` : ''}`);
