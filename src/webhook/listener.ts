@@ -19,7 +19,7 @@ export interface ListenerOptions extends Pick<ReceiverOptions, 'host' | 'port' |
   filters: EventFilter[];
   store?: DeliveryStore | undefined;
   forward?: { target: string; timeoutMs: number; maxWaiting: number } | undefined;
-  /** The session ends after this many deliveries shown. */
+  /** The session ends after this many new deliveries shown (a redelivery does not count). */
   maxDeliveries?: number | undefined;
   /** Ctrl-C: the session ends, interrupted. */
   signal: AbortSignal;
@@ -128,7 +128,8 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
         if (wanted(delivery)) shownNow.push(delivery);
         else summary.filtered++;
       }
-      shown += shownNow.length;
+      // A redelivery is shown, but it is not a delivery taken: it does not count towards --max-deliveries.
+      shown += shownNow.filter((delivery) => !delivery.duplicate).length;
       if (options.maxDeliveries !== undefined && shown >= options.maxDeliveries) stop(false);
       try {
         events.onDeliveries(shownNow);

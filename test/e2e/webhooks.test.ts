@@ -218,6 +218,19 @@ describe('webhook listen', () => {
     expect(listener.stderr()).toMatch(/forwarded 0, forward failures 2/);
   });
 
+  it('--max-deliveries counts new deliveries, not redeliveries', async () => {
+    const listener = await listen(['--max-deliveries', '2']);
+    const first = buildDelivery({ event: 'star', payload: { action: 'created' }, contentType: 'json' });
+    const second = buildDelivery({ event: 'star', payload: { action: 'deleted' }, contentType: 'json' });
+    for (const delivery of [first, first, second]) expect((await post(listener.url, delivery.headers, delivery.body)).status).toBe(200);
+    expect(await listener.exited).toBe(0);
+    expect(listener.lines.map((l) => [l.delivery, l.duplicate])).toEqual([
+      [first.id, false],
+      [first.id, true],
+      [second.id, false],
+    ]);
+  });
+
   it('refuses a misspelt --events filter and filters by event.action', async () => {
     const typo = await runCli(['webhook', 'listen', '--port', '0', '--events', 'pull_requests']);
     expect(typo.code).toBe(2);
