@@ -209,6 +209,28 @@ describe('ports', () => {
   });
 });
 
+describe('webhook flags that could never work are usage errors at once, not failures at each send', () => {
+  it.each([
+    [['webhook', 'send', '--url', '99999', '--event', 'ping'], /--url takes a URL/],
+    [['webhook', 'send', '--url', 'http://', '--event', 'ping'], /--url takes a URL/],
+    [['webhook', 'send', '--url', 'http://[::1', '--event', 'ping'], /--url takes a URL/],
+    [['webhook', 'replay', '.', '--url', 'localhost:99999'], /--url takes a URL/],
+    [['webhook', 'listen', '--port', '0', '--forward-to', '99999'], /--forward-to takes a URL/],
+    [['webhook', 'listen', '--port', '0', '--forward-to', 'http://['], /--forward-to takes a URL/],
+    [['webhook', 'send', '--url', '1', '--event', 'ping', '--timeout', '0.0001'], /to the millisecond/],
+    [['webhook', 'send', '--url', '1', '--event', 'ping', '--timeout', '2500000'], /at most 2000000/],
+    [['webhook', 'listen', '--port', '0', '--forward-timeout', '1.0001'], /to the millisecond/],
+    [['webhook', 'send', '--url', '1', '--event', 'ping\r\nX-Evil: 1'], /--event must be an event name/],
+    [['webhook', 'send', '--url', '1', '--event', ''], /--event must be an event name/],
+    [['webhook', 'send', '--url', '1', '--event', 'ping', '--secret', ''], /--secret is empty/],
+    [['webhook', 'listen', '--port', '0', '--path', 'hooks'], /--path must be a path/],
+    [['webhook', 'listen', '--port', '0', '--path', '/hooks?x=1'], /--path must be a path/],
+    [['webhook', 'replay', '.', '--url', '1', '--secret', 'new'], /--secret is used only with --resign/],
+  ])('%j', async (args, message) => {
+    expectUsage(await runCli(args, { env: { SVC_WEBHOOK_SECRET: 'from-env' } }), message);
+  });
+});
+
 describe('Ctrl-C in the webhook commands that wait on a peer or on stdin', () => {
   /** A receiver that takes each request and never answers, and presses Ctrl-C at the first. */
   async function silentTarget() {

@@ -29,9 +29,13 @@ export function parsePort(value: string): number {
 }
 
 /** `--interval` in seconds, fractions allowed (tests and impatient users). */
+/** The longest wait a timer can hold (2^31 - 1 ms), in whole seconds. */
+const MAX_SECONDS = 2_000_000;
+
+/** Seconds above 0, to the millisecond (a timer counts whole ms), at most about 23 days (a timer's most). */
 export function parseSeconds(value: string): number {
-  if (!/^\d+(\.\d+)?$/.test(value) || Number(value) <= 0) {
-    throw new InvalidArgumentError(`expected a number of seconds above 0, not "${value}"`);
+  if (!/^\d+(\.\d{1,3})?$/.test(value) || Number(value) <= 0 || Number(value) > MAX_SECONDS) {
+    throw new InvalidArgumentError(`expected a number of seconds above 0 and at most ${MAX_SECONDS}, to the millisecond, not "${value}"`);
   }
   return Number(value);
 }

@@ -48,6 +48,10 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
   const { out } = context;
   // `--secret "$UNSET"`: an empty key would make anyone's signature "verified".
   if (options.secret?.includes('')) throw new UsageError('--secret is empty', { hint: 'pass the webhook\'s secret, or leave --secret out to accept unverified deliveries' });
+  // The path a sender posts to: a request-target's path, which no query, fragment or space can be part of.
+  if (!/^\/[\x21-\x7e]*$/.test(options.path) || /[?#]/.test(options.path)) {
+    throw new UsageError(`--path must be a path such as / or /hooks, not "${options.path}"`);
+  }
   const secrets = await collectSecrets(context, options.secret);
   let filters: EventFilter[] = [];
   try {

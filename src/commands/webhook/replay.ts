@@ -15,6 +15,9 @@ interface ReplayOptions {
 /** Re-sends saved deliveries (webhook/replay.ts); the exit code says whether any was not sent, refused or skipped. */
 async function replay(context: Context, path: string, options: ReplayOptions): Promise<ReplayOutcome[]> {
   if (options.resign && !options.secret) throw new UsageError('--resign needs --secret, the secret to sign with');
+  if (!options.resign && options.secret !== undefined) {
+    throw new UsageError('--secret is used only with --resign', { hint: 'add --resign to sign the deliveries again with it; without, they are sent as saved' });
+  }
   const url = deliveryUrl(options.url);
   let outcomes: ReplayOutcome[];
   try {

@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
 import type { Context, Runner } from '../../context.js';
-import { CliError, ExitCode } from '../../errors.js';
+import { CliError, ExitCode, UsageError } from '../../errors.js';
 import { terminalSafe } from '../../ui/terminal-safe.js';
 import { eventSpec } from '../../webhook/catalogue.js';
 import type { ContentKind } from '../../webhook/delivery.js';
@@ -29,6 +29,12 @@ interface SendResult {
 /** One delivery as the service sends it (webhook/send.ts); a status other than 2xx is exit 1. */
 async function send(context: Context, options: SendOptions): Promise<SendResult> {
   const url = deliveryUrl(options.url);
+  // `--secret "$UNSET"` would send the delivery unsigned, though a secret was meant.
+  if (options.secret === '') throw new UsageError('--secret is empty', { hint: 'pass the webhook\'s secret, or leave --secret out to send unsigned' });
+  // The event goes in a header: a field value of visible characters, as every event name is.
+  if (!/^[\x21-\x7e]+$/.test(options.event)) {
+    throw new UsageError(`--event must be an event name such as push or issues, not "${options.event}"`);
+  }
   if (!eventSpec(options.event)) context.out.warn(`"${options.event}" is not in the event catalogue; sending it anyway`);
   const payload = options.payload ? await readInputFile(options.payload, PAYLOAD_LIMIT.bytes, '--payload', PAYLOAD_LIMIT.why) : undefined;
   const { id, result } = await sendDelivery({
