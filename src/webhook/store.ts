@@ -174,6 +174,9 @@ function groupCommit(flush: () => Promise<void>): () => Promise<void> {
   };
 }
 
+const FIELD_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
 export function parseSaved(file: string, data: Buffer): SavedDelivery {
   const split = data.indexOf(SEPARATOR);
   if (split < 0) throw new Error(`${file} is not a saved delivery (no blank line after the headers)`);
@@ -182,10 +185,20 @@ export function parseSaved(file: string, data: Buffer): SavedDelivery {
   const request = /^(\S+) (\S+) HTTP\/1\.1$/.exec(requestLine ?? '');
   if (!meta || !request) throw new Error(`${file} is not a saved delivery (no svc-migrate header)`);
   const rawHeaders: string[] = [];
+  const body = data.subarray(split + SEPARATOR.length);
+  let lengthSeen = false;
   for (const line of headerLines) {
     const colon = line.indexOf(':');
     if (colon <= 0) throw new Error(`${file} is not a saved delivery (a header line without a name)`);
-    rawHeaders.push(line.slice(0, colon), line.slice(colon + 1).replace(/^ /, ''));
+    const name = line.slice(0, colon);
+    const value = line.slice(colon + 1).replace(/^ /, '');
+    // What the receiver's server accepts, and so what it can have saved (RFC 9110 §5.1, §5.5).
+    if (!FIELD_NAME.test(name) || !FIELD_VALUE.test(value)) throw new Error(`${file} is not a saved delivery (a malformed header line)`);
+    if (name.toLowerCase() === 'content-length' && (lengthSeen || !/^\d{1,15}$/.test(value) || Number(value) !== body.length)) {
+      throw new Error(`${file} is not a saved delivery (its Content-Length does not match its body of ${body.length} bytes)`);
+    }
+    lengthSeen ||= name.toLowerCase() === 'content-length';
+    rawHeaders.push(name, value);
   }
   return {
     file,
@@ -194,7 +207,7 @@ export function parseSaved(file: string, data: Buffer): SavedDelivery {
     method: request[1] as string,
     path: request[2] as string,
     rawHeaders,
-    body: data.subarray(split + SEPARATOR.length),
+    body,
   };
 }
 

@@ -660,7 +660,7 @@ describe('bounded per connection and in connections', () => {
 });
 
 describe('replay trusts no file', () => {
-  it('skips FIFOs, links, oversized and malformed files, one at a time, sends the rest, and exits 2', async () => {
+  it('skips FIFOs, links, oversized, malformed and hand-broken files, one at a time, sends the rest, and exits 2', async () => {
     const first = tempDir('svc-replay-');
     const source = await listen(['--save', first, '--max-deliveries', '2']);
     const good = [0, 1].map((n) => buildDelivery({ event: 'star', payload: { action: 'created', n }, contentType: 'json' }));
@@ -672,10 +672,15 @@ describe('replay trusts no file', () => {
     writeFileSync(join(first, 'broken.http'), '# svc-migrate delivery; received 2020-01-01T00:00:00.000Z; sequence 1\r\nnot a request line');
     writeFileSync(join(first, 'huge.http'), '# svc-migrate delivery; received 2020-01-01T00:00:00.000Z; sequence 2\r\n');
     truncateSync(join(first, 'huge.http'), 200 * 1024 * 1024);
+    // Saved files edited afterwards into what no receiver could have saved: each would fail the send.
+    const saved = readFileSync(join(first, `${good[1]?.id}.http`), 'latin1');
+    writeFileSync(join(first, 'short.http'), saved.slice(0, -3), 'latin1');
+    writeFileSync(join(first, 'nul.http'), saved.replace('\r\n\r\n', '\r\nx-tab: a\u0000b\r\n\r\n'), 'latin1');
+    writeFileSync(join(first, 'spaced.http'), saved.replace('\r\n\r\n', '\r\nbad name: x\r\n\r\n'), 'latin1');
     const target = await listen(['--max-deliveries', '2']);
     const result = await runCli(['webhook', 'replay', first, '--url', target.url, '--json'], { timeoutMs: 15_000 });
     expect(result.code, result.stderr).toBe(2);
-    expect(result.stderr).toMatch(/5 of 7 files were skipped/);
+    expect(result.stderr).toMatch(/8 of 10 files were skipped/);
     const outcomes = JSON.parse(result.stdout) as { file: string; status: number | null; skipped?: boolean; error?: string }[];
     const byFile = Object.fromEntries(outcomes.map((o) => [o.file, o]));
     expect(byFile['fifo.http']).toMatchObject({ skipped: true, error: 'not a regular file' });
@@ -683,6 +688,8 @@ describe('replay trusts no file', () => {
     expect(byFile['link.http']).toMatchObject({ skipped: true, error: 'a symbolic link, not a file' });
     expect(byFile['broken.http']).toMatchObject({ skipped: true, error: expect.stringMatching(/not a saved delivery/) });
     expect(byFile['huge.http']).toMatchObject({ skipped: true, error: expect.stringMatching(/more than any delivery/) });
+    expect(byFile['short.http']).toMatchObject({ skipped: true, error: expect.stringMatching(/Content-Length does not match its body/) });
+    for (const file of ['nul.http', 'spaced.http']) expect(byFile[file]).toMatchObject({ skipped: true, error: expect.stringMatching(/malformed header line/) });
     for (const delivery of good) expect(byFile[`${delivery.id}.http`]).toMatchObject({ status: 200 });
     expect(await target.exited).toBe(0);
     expect(target.lines.map((l) => l.delivery)).toEqual(good.map((d) => d.id));
