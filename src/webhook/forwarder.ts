@@ -24,6 +24,8 @@ export interface Forwarder {
   add(delivery: ReceivedDelivery): void;
   /** Once every delivery added was forwarded or failed. */
   drained(): Promise<void>;
+  /** Deliveries added and not yet forwarded or failed. */
+  waiting(): number;
 }
 
 /**
@@ -69,5 +71,6 @@ export function createForwarder(options: ForwarderOptions, events: ForwarderEven
         });
     },
     drained: () => chain,
+    waiting: () => waiting,
   };
 }

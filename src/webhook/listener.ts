@@ -33,6 +33,8 @@ export interface ListenerEvents {
   onDrop(): void;
   /** Our own failure after deliveries were answered and saved (drawing them, say). */
   onFault(error: unknown): void;
+  /** The session ended with `waiting` deliveries still to forward: it ends once they are. */
+  onFinishingForwards(waiting: number): void;
   forwarding: ForwarderEvents;
 }
 
@@ -152,6 +154,8 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
   const finished = stopped.then(async (interrupted) => {
     options.signal.removeEventListener('abort', onAbort);
     await receiver.close();
+    const waiting = forwarder?.waiting() ?? 0;
+    if (waiting > 0) events.onFinishingForwards(waiting);
     await forwarder?.drained();
     return { summary, interrupted };
   });

@@ -218,6 +218,22 @@ describe('webhook listen', () => {
     expect(listener.stderr()).toMatch(/forwarded 0, forward failures 2/);
   });
 
+  it('at Ctrl-C, says it is finishing the forwards still under way, and how to stop now', async () => {
+    const target = await startScriptedServer(() => {}); // takes each forward, never answers
+    const listener = await listen(['--forward-to', `${target.port}/`]);
+    const delivery = buildDelivery({ event: 'star', payload: { action: 'created' }, contentType: 'json' });
+    expect((await post(listener.url, delivery.headers, delivery.body)).status).toBe(200);
+    await vi.waitUntil(() => target.requests.length === 1, { timeout: 10_000, interval: 20 });
+    const exited = listener.stop();
+    await vi.waitUntil(() => /finishing 1 forward to http:\/\/localhost:\d+\/ \(each up to 30 s; Ctrl-C again to stop now\)/.test(listener.stderr()), {
+      timeout: 10_000,
+      interval: 20,
+    });
+    await target.close(); // the forward fails at once, and the session ends
+    expect(await exited).toBe(130);
+    expect(listener.stderr()).toMatch(/forward failures 1/);
+  });
+
   it('--max-deliveries counts new deliveries, not redeliveries', async () => {
     const listener = await listen(['--max-deliveries', '2']);
     const first = buildDelivery({ event: 'star', payload: { action: 'created' }, contentType: 'json' });

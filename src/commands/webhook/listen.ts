@@ -101,6 +101,8 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
         dropped = 0;
       },
       onFault: (error) => out.warn(`could not print or forward a delivery (it was answered and saved): ${terminalSafe((error as Error)?.message ?? String(error))}`),
+      onFinishingForwards: (waiting) =>
+        out.info(`finishing ${waiting} forward${waiting > 1 ? 's' : ''} to ${target ?? ''} (each up to ${options.forwardTimeout ?? 30} s; Ctrl-C again to stop now)`),
       forwarding: forwardingLines(context, target ?? '', options.save),
     },
   ).catch((error: unknown) => {
