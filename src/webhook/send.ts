@@ -28,8 +28,10 @@ export async function sendDelivery(input: SendInput): Promise<{ id: string; resu
       throw new UsageError('the --payload file is not JSON, so --action cannot be set in it');
     }
   }
-  const delivery = buildDelivery({ event: input.event, payload, contentType: input.contentType, secret: input.secret });
-  if (delivery.body.length > MAX_PAYLOAD_BYTES) throw new UsageError(`the payload is ${delivery.body.length} bytes; ${TOO_LARGE}`);
+  // The limit is the payload's, not the body's: a form body percent-encodes it (docs/service.md#limits).
+  const json = Buffer.isBuffer(payload) ? payload : Buffer.from(JSON.stringify(payload));
+  if (json.length > MAX_PAYLOAD_BYTES) throw new UsageError(`the payload is ${json.length} bytes; ${TOO_LARGE}`);
+  const delivery = buildDelivery({ event: input.event, payload: json, contentType: input.contentType, secret: input.secret });
   const { postDelivery } = await import('./sender.js');
   try {
     return { id: delivery.id, result: await postDelivery(input.url, delivery.headers, delivery.body, input.timeoutMs, input.signal) };

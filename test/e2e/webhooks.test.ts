@@ -325,6 +325,18 @@ describe('webhook send, verify, events, replay', () => {
     expect(result.stderr).toMatch(/never delivers more than 25 MB/);
   });
 
+  it('holds a form delivery to the payload\'s limit, not its percent-encoded body\'s', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-form-'));
+    const file = join(dir, 'slashes.json');
+    // 9 MB of JSON that encodes to a 27 MB form body: within the 25 MB the service delivers.
+    await import('node:fs').then((fs) => fs.writeFileSync(file, JSON.stringify({ action: 'created', blob: '/'.repeat(9_000_000) })));
+    const listener = await listen(['--max-deliveries', '1']);
+    const result = await runCli(['webhook', 'send', '--url', listener.url, '--event', 'star', '--content-type', 'form', '--payload', file]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(await listener.exited).toBe(0);
+    expect(listener.lines[0]).toMatchObject({ event: 'star', action: 'created', content_type: 'form' });
+  });
+
   it('sandbox → listen --save → replay → listen keeps every byte and header, and --resign re-signs', async () => {
     const { sandbox, env } = await testSandbox();
     const first = mkdtempSync(join(tmpdir(), 'svc-first-'));
