@@ -22,11 +22,17 @@ const TOO_LARGE = 'the service never delivers more than 25 MB';
 export async function sendDelivery(input: SendInput): Promise<{ id: string; result: PostResult }> {
   let payload: Buffer | Record<string, unknown> = input.payload ?? samplePayload(input.event, input.action);
   if (input.payload && input.action !== undefined) {
+    let parsed: unknown;
     try {
-      payload = { ...(JSON.parse(input.payload.toString('utf8')) as Record<string, unknown>), action: input.action };
+      parsed = JSON.parse(input.payload.toString('utf8'));
     } catch {
       throw new UsageError('the --payload file is not JSON, so --action cannot be set in it');
     }
+    // Spreading an array or a string would send its items as numbered properties.
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      throw new UsageError('the --payload file is not a JSON object, so --action cannot be set in it');
+    }
+    payload = { ...parsed, action: input.action };
   }
   // The limit is the payload's, not the body's: a form body percent-encodes it (docs/service.md#limits).
   const json = Buffer.isBuffer(payload) ? payload : Buffer.from(JSON.stringify(payload));

@@ -231,6 +231,19 @@ describe('webhook flags that could never work are usage errors at once, not fail
   });
 });
 
+describe('webhook send --action with a --payload it cannot be set in', () => {
+  it.each([
+    ['not-json', /is not JSON, so --action cannot be set in it/],
+    ['[1,2]', /is not a JSON object, so --action cannot be set in it/],
+    ['"text"', /is not a JSON object/],
+    ['null', /is not a JSON object/],
+  ])('%s', async (content, message) => {
+    const file = join(mkdtempSync(join(tmpdir(), 'svc-payload-')), 'payload.json');
+    writeFileSync(file, content);
+    expectUsage(await runCli(['webhook', 'send', '--url', '1', '--event', 'star', '--action', 'created', '--payload', file]), message);
+  });
+});
+
 describe('Ctrl-C in the webhook commands that wait on a peer or on stdin', () => {
   /** A receiver that takes each request and never answers, and presses Ctrl-C at the first. */
   async function silentTarget() {
