@@ -69,9 +69,10 @@ export async function postDelivery(
         break;
       }
     }
-  } catch (error) {
-    // What was read is enough to show; a body cut after the status line is still an answer.
-    if (size === 0) throw error;
+  } catch {
+    // A body cut or stalled after the status line is still an answer: its status is what counts,
+    // and what was read of it is shown. Only Ctrl-C ends the send here.
+    signal?.throwIfAborted();
   } finally {
     if (!complete) response.body.destroy();
   }

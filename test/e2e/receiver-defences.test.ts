@@ -14,7 +14,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { request } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -339,6 +339,23 @@ describe('bounded reads and a bounded forward queue', () => {
       expect(result.stdout.length).toBeLessThan(400);
     } finally {
       await target.server.close();
+    }
+  });
+
+  it('`webhook send` reports the status of an answer cut before its body, not an unreachable receiver', async () => {
+    // The status line and headers, then the connection ends: none of the 10 bytes announced.
+    const target = createServer((socket) => {
+      socket.on('data', () => socket.end('HTTP/1.1 202 Accepted\r\nContent-Length: 10\r\n\r\n'));
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (target.address() as AddressInfo).port;
+      const result = await runCli(['webhook', 'send', '--url', String(port), '--event', 'ping']);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toMatch(/: 202 in \d+ ms/);
+    } finally {
+      await new Promise((resolve) => target.close(resolve));
     }
   });
 
