@@ -179,7 +179,10 @@ const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 export function parseSaved(file: string, data: Buffer): SavedDelivery {
   const split = data.indexOf(SEPARATOR);
-  if (split < 0) throw new Error(`${file} is not a saved delivery (no blank line after the headers)`);
+  if (split < 0) {
+    const converted = data.subarray(0, 200).toString('latin1').startsWith('# svc-migrate delivery;') && data.includes('\n\n');
+    throw new Error(`${file} is not a saved delivery (${converted ? 'its lines end in LF, not CRLF: was it converted?' : 'no blank line after the headers'})`);
+  }
   const [comment, requestLine, ...headerLines] = data.subarray(0, split).toString('latin1').split('\r\n');
   const meta = /received (\S+); sequence (\d+)/.exec(comment ?? '');
   const request = /^(\S+) (\S+) HTTP\/1\.1$/.exec(requestLine ?? '');
