@@ -19,7 +19,7 @@ export function verifyMessage(report: VerifyReport, theme: ChalkInstance): strin
   else {
     const count = report.problems.length;
     lines.push(`${theme.red('✗')} ${escapeControl(report.path)} failed verification: ${count} problem${count === 1 ? '' : 's'}`);
-    for (const problem of report.problems) lines.push(`  - ${escapeControl(describeProblem(problem))}`);
+    for (const problem of report.problems) lines.push(`  - ${describeProblem(problem)}`);
   }
   if (report.sha256 && report.sha256.expected === report.sha256.actual) lines.push(`  sha256 ${report.sha256.actual} matches ${escapeControl(report.path)}.sha256`);
   if (report.migration_id !== undefined && report.ok) lines.push(`  every repository of migration ${report.migration_id} is in it`);
@@ -50,7 +50,7 @@ export function inspectMessage(report: InspectReport, theme: ChalkInstance): str
   if (files.length > 0) lines.push(`metadata: ${files.join(', ')}`);
   if (!report.complete || report.problems.length > 0) {
     lines.push(theme.yellow('the archive has problems; run `svc-migrate archive verify` for the full check:'));
-    for (const problem of report.problems) lines.push(`  - ${escapeControl(describeProblem(problem))}`);
+    for (const problem of report.problems) lines.push(`  - ${describeProblem(problem)}`);
   }
   return lines.join('\n');
 }

@@ -33,7 +33,6 @@ function findCommandPath(nodes: CommandNode[], words: string): string {
   done`;
 }
 
-/** The function bash and zsh share: find the command path among the words typed, then complete for it. */
 interface ShellWords {
   header: string;
   /** The shell's expressions for the word being completed, the one before, and those typed before it. */
@@ -43,6 +42,7 @@ interface ShellWords {
   footer: string;
 }
 
+/** The function bash and zsh share: find the command path among the words typed, then complete for it. */
 function caseFunction(nodes: CommandNode[], cases: string[], shell: ShellWords): string {
   return `${shell.header}
 _svc_migrate() {

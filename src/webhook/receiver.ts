@@ -149,7 +149,8 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
     // Our own failure (a full disk, a save directory gone) is ours to read on stderr: the sender
     // learns that it failed and which delivery, never our paths or process.
     const body = status === 500 ? { error: 'the receiver could not handle this delivery; it was not accepted', delivery: id ?? null } : { error: reason };
-    // A body refused for what it is (400, 413) or not read at all (503): nothing more is read from this sender.
+    // A body refused for what it is (400, 413), or a sender told to come back later (503): nothing more
+    // is read from it. (A body left unread closes the connection anyway: Exchange.respond.)
     const close = status === 400 || status === 413 || status === 503;
     request.respond(status, JSON.stringify(body), { close, retryAfterSeconds: status === 503 ? 1 : undefined });
   }

@@ -55,7 +55,6 @@ export async function readInputFile(path: string, limit: number, role: string, w
   try {
     return await readBounded(createReadStream(path), limit, () => new UsageError(`${role} ${path} holds more than ${limit} bytes${why}`));
   } catch (error) {
-    if (error instanceof UsageError) throw error;
     throw fromSystemError(error, { action: 'read', path, role });
   }
 }

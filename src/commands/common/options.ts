@@ -28,11 +28,10 @@ export function parsePort(value: string): number {
   return Number(value);
 }
 
-/** `--interval` in seconds, fractions allowed (tests and impatient users). */
-/** The longest wait a timer can hold (2^31 - 1 ms), in whole seconds. */
+/** About 23 days: below the longest a timer can hold (2^31 - 1 ms, 2,147,483 s), in round figures. */
 const MAX_SECONDS = 2_000_000;
 
-/** Seconds above 0, to the millisecond (a timer counts whole ms), at most about 23 days (a timer's most). */
+/** `<seconds>` options: above 0, fractions to the millisecond (a timer counts whole ms), at most MAX_SECONDS. */
 export function parseSeconds(value: string): number {
   if (!/^\d+(\.\d{1,3})?$/.test(value) || Number(value) <= 0 || Number(value) > MAX_SECONDS) {
     throw new InvalidArgumentError(`expected a number of seconds above 0 and at most ${MAX_SECONDS}, to the millisecond, not "${value}"`);
