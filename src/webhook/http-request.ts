@@ -35,15 +35,22 @@ export interface RequestHead {
 /** Bytes of a request line and its header fields, at most (node:http's default). */
 export const MAX_HEAD_BYTES = 16 * 1024;
 
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** A token (RFC 9110 §5.6.2): a method, a field name. */
+const TOKEN_CHARACTERS = '[!#$%&\'*+\\-.^_`|~0-9A-Za-z]+';
+/** A field value: no control but HTAB, no DEL, no CR or LF (RFC 9110 §5.5). */
+const VALUE_CHARACTERS = '[\\t\\x20-\\x7e\\x80-\\xff]*';
+const TOKEN = new RegExp(`^${TOKEN_CHARACTERS}$`);
+/** A field name, and a field value, as this server accepts them (and so as a saved delivery holds them). */
+export const FIELD_NAME = TOKEN;
+export const FIELD_VALUE = new RegExp(`^${VALUE_CHARACTERS}$`);
+const FIELD_LINE = new RegExp(`^${TOKEN_CHARACTERS}:${VALUE_CHARACTERS}$`);
 /** Visible ASCII: a request-target holds no spaces, controls or raw non-ASCII bytes. */
 const TARGET = /^[\x21-\x7e]+$/;
 /**
  * The header fields after the request line, each "CRLF name:value": a token for a name, no space
- * before the colon, no line folded onto the one before (RFC 9112 §5.1, §5.2), and in a value no
- * control but HTAB, no DEL, no CR or LF (RFC 9110 §5.5).
+ * before the colon, no line folded onto the one before (RFC 9112 §5.1, §5.2).
  */
-const FIELDS = /(?:\r\n[!#$%&'*+\-.^_`|~0-9A-Za-z]+:[\t\x20-\x7e\x80-\xff]*)*$/y;
+const FIELDS = new RegExp(`(?:\\r\\n${TOKEN_CHARACTERS}:${VALUE_CHARACTERS})*$`, 'y');
 /** Fields that say how to read the message or whom it is for: one of each, or the request is refused. */
 const SINGLE_FIELDS = new Set(['content-length', 'host', 'content-type']);
 /** Fields that hold one value: a repeat is dropped, the first kept (as node:http does). */
@@ -92,7 +99,7 @@ export function parseRequestHead(text: string): RequestHead {
   }
   const version = protocol === 'HTTP/1.1' ? '1.1' : '1.0';
   if (version === '1.1' && headers.host === undefined) throw new HttpRequestError(400, 'no Host field');
-  const connection = headers.connection === undefined ? undefined : tokens(headers.connection);
+  const connection = tokens(headers.connection ?? '');
   const expect = headers.expect?.toLowerCase();
   if (expect !== undefined && expect !== '100-continue') throw new HttpRequestError(417, `cannot meet Expect: ${expect}`);
   return {
@@ -102,7 +109,7 @@ export function parseRequestHead(text: string): RequestHead {
     rawHeaders,
     headers,
     framing: framing(headers, version),
-    keepAlive: version === '1.1' ? !connection?.includes('close') : connection?.includes('keep-alive') === true,
+    keepAlive: version === '1.1' ? !connection.includes('close') : connection.includes('keep-alive'),
     expectContinue: expect === '100-continue' && version === '1.1',
   };
 }
@@ -114,8 +121,8 @@ function trimmed(text: string, start: number, end: number): string {
   return text.slice(start, end);
 }
 
-function tokens(list: string | undefined): string[] {
-  return list === undefined ? [] : list.toLowerCase().split(',').map((item) => item.trim());
+function tokens(list: string): string[] {
+  return list.toLowerCase().split(',').map((item) => item.trim());
 }
 
 function framing(headers: Record<string, string>, version: '1.0' | '1.1'): BodyFraming {
@@ -182,7 +189,7 @@ export class ChunkedDecoder {
         if (content === '') return { data, end: at };
         this.trailerBytes += line.length;
         if (this.trailerBytes > MAX_HEAD_BYTES) throw new HttpRequestError(431, 'trailer fields too large');
-        if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+:[\t\x20-\x7e\x80-\xff]*$/.test(content)) throw new HttpRequestError(400, 'malformed trailer field');
+        if (!FIELD_LINE.test(content)) throw new HttpRequestError(400, 'malformed trailer field');
       }
     }
     return { data, end: undefined };

@@ -4,6 +4,7 @@ import { chmod, type FileHandle, open, readdir, rename, stat, unlink } from 'nod
 import { join } from 'node:path';
 import { makeDirectory } from '../make-directory.js';
 import { MAX_PAYLOAD_BYTES } from './delivery.js';
+import { FIELD_NAME, FIELD_VALUE } from './http-request.js';
 import type { ReceivedDelivery } from './receiver.js';
 
 // A saved delivery is one file, `<name>.http` (deliveryFileName): a comment line with when it
@@ -174,9 +175,6 @@ function groupCommit(flush: () => Promise<void>): () => Promise<void> {
   };
 }
 
-const FIELD_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
-
 export function parseSaved(file: string, data: Buffer): SavedDelivery {
   const split = data.indexOf(SEPARATOR);
   if (split < 0) {
@@ -195,7 +193,7 @@ export function parseSaved(file: string, data: Buffer): SavedDelivery {
     if (colon <= 0) throw new Error(`${file} is not a saved delivery (a header line without a name)`);
     const name = line.slice(0, colon);
     const value = line.slice(colon + 1).replace(/^ /, '');
-    // What the receiver's server accepts, and so what it can have saved (RFC 9110 §5.1, §5.5).
+    // What the receiver's server accepts, and so what it can have saved.
     if (!FIELD_NAME.test(name) || !FIELD_VALUE.test(value)) throw new Error(`${file} is not a saved delivery (a malformed header line)`);
     if (name.toLowerCase() === 'content-length' && (lengthSeen || !/^\d{1,15}$/.test(value) || Number(value) !== body.length)) {
       throw new Error(`${file} is not a saved delivery (its Content-Length does not match its body of ${body.length} bytes)`);
