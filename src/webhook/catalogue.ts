@@ -254,7 +254,12 @@ function describe(value: unknown): string {
 }
 
 /** `--events` entries: `event` or `event.action`, each checked against the catalogue. */
-export function parseEventFilter(list: string): { event: string; action?: string }[] {
+export interface EventFilter {
+  event: string;
+  action?: string;
+}
+
+export function parseEventFilter(list: string): EventFilter[] {
   return list
     .split(',')
     .map((entry) => entry.trim())

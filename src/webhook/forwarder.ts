@@ -39,8 +39,11 @@ export function createForwarder(options: ForwarderOptions, events: ForwarderEven
   let waitingBytes = 0;
   let skipped = 0;
 
+  // Loaded once, when forwarding is on: undici is not needed at start-up otherwise.
+  const sender = import('./sender.js');
+
   async function forward(delivery: ReceivedDelivery): Promise<void> {
-    const { postDelivery, sendableHeaders } = await import('./sender.js');
+    const { postDelivery, sendableHeaders } = await sender;
     try {
       const result = await postDelivery(options.target, sendableHeaders(delivery.rawHeaders), delivery.rawBody, options.timeoutMs);
       events.onForwarded(delivery, result);

@@ -1,3 +1,5 @@
+import { isLoopbackHost } from '../api/transport-policy.js';
+import type { EventFilter } from './catalogue.js';
 import { createForwarder, type ForwarderEvents } from './forwarder.js';
 import { DeliveryRefused, type ReceivedDelivery, type ReceiverOptions, type Rejection, startReceiver } from './receiver.js';
 import type { DeliveryStore } from './store.js';
@@ -8,12 +10,7 @@ import type { DeliveryStore } from './store.js';
 /** Bytes of deliveries waiting to be forwarded, at most; `forward.maxWaiting` bounds their number. */
 const FORWARD_QUEUE_BYTES = 256 * 1024 * 1024;
 
-export interface EventFilter {
-  event: string;
-  action?: string;
-}
-
-export interface ListenerOptions extends Pick<ReceiverOptions, 'host' | 'port' | 'path' | 'secrets' | 'dedupe' | 'loopbackHostsOnly'> {
+export interface ListenerOptions extends Pick<ReceiverOptions, 'host' | 'port' | 'path' | 'secrets' | 'dedupe'> {
   maxConnections: number;
   /** Deliveries of other events are answered (and saved), neither shown nor forwarded; none: all. */
   filters: EventFilter[];
@@ -106,7 +103,8 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
     path: options.path,
     secrets: options.secrets,
     dedupe: options.dedupe,
-    loopbackHostsOnly: options.loopbackHostsOnly,
+    // Without a secret, on a loopback address: only this machine's names (DNS rebinding, ReceiverOptions).
+    loopbackHostsOnly: options.secrets.length === 0 && isLoopbackHost(options.host),
     maxConnections: options.maxConnections,
     accept(delivery) {
       if (!wanted(delivery) || delivery.duplicate) return undefined;

@@ -1,3 +1,4 @@
+import { UsageError } from '../errors.js';
 import { signatureHeaders } from './signature.js';
 import { listSaved, parseSaved, readSaved } from './store.js';
 
@@ -15,11 +16,13 @@ const SIGNATURE = /^x-hub-signature(-256)?$/i;
 /**
  * Re-sends saved deliveries byte for byte, in their original order, one file in memory at a time;
  * with `resignWith`, signed anew with that secret. A file that is not a saved delivery is reported
- * and skipped; a failure to send one is reported and the rest are sent. Throws when `path` cannot
- * be listed, and the signal's reason at Ctrl-C (no file is sent after it).
+ * and skipped; a failure to send one is reported and the rest are sent. Throws a UsageError when
+ * `path` cannot be listed, and the signal's reason at Ctrl-C (no file is sent after it).
  */
 export async function replaySaved(path: string, url: string, signal: AbortSignal, resignWith?: string): Promise<ReplayOutcome[]> {
-  const { entries, unreadable } = await listSaved(path);
+  const { entries, unreadable } = await listSaved(path).catch((error: unknown) => {
+    throw new UsageError(`cannot read deliveries from ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  });
   const { postDelivery, sendableHeaders } = await import('./sender.js');
   const skip = (file: string, error: string): ReplayOutcome => ({ file, status: null, ms: null, error, skipped: true });
   const outcomes = unreadable.map(({ name, reason }) => skip(name, reason));

@@ -5,10 +5,10 @@ import { isLoopbackHost } from '../../api/transport-policy.js';
 import { isSystemError, portError } from '../../system-errors.js';
 import { terminalSafe } from '../../ui/terminal-safe.js';
 import { deliveryLine, deliveryRecord, rejectionLine } from '../../ui/webhook.js';
-import { parseEventFilter } from '../../webhook/catalogue.js';
+import { type EventFilter, parseEventFilter } from '../../webhook/catalogue.js';
 import type { ForwarderEvents } from '../../webhook/forwarder.js';
 import { forwardUrl } from '../../webhook/target-url.js';
-import { type EventFilter, type ListenSummary, startListener } from '../../webhook/listener.js';
+import { type ListenSummary, startListener } from '../../webhook/listener.js';
 import { DEFAULT_MAX_CONNECTIONS, type ReceivedDelivery } from '../../webhook/receiver.js';
 import { type DeliveryStore, openStore, StoreError } from '../../webhook/store.js';
 import { examples, parsePort, parsePositiveInt, parseSeconds } from '../common/options.js';
@@ -80,7 +80,6 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
       secrets,
       dedupe: options.dedupe,
       // Without a secret, a web page could rebind its name to this address and post: only loopback names then.
-      loopbackHostsOnly: secrets.length === 0 && isLoopbackHost(options.host),
       maxConnections: options.maxConnections,
       filters,
       store,

@@ -19,13 +19,7 @@ async function replay(context: Context, path: string, options: ReplayOptions): P
     throw new UsageError('--secret is used only with --resign', { hint: 'add --resign to sign the deliveries again with it; without, they are sent as saved' });
   }
   const url = deliveryUrl(options.url);
-  let outcomes: ReplayOutcome[];
-  try {
-    outcomes = await replaySaved(path, url, context.signal, options.resign ? options.secret : undefined);
-  } catch (error) {
-    if (error instanceof CliError) throw error;
-    throw new UsageError(`cannot read deliveries from ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-  }
+  const outcomes = await replaySaved(path, url, context.signal, options.resign ? options.secret : undefined);
   if (outcomes.length === 0) throw new UsageError(`no saved deliveries (*.http) in ${path}`);
   context.out.result(outcomes, (list) =>
     list
