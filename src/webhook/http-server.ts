@@ -122,10 +122,9 @@ class Connection implements ConnectionSide {
     if (this.state !== 'handling') this.parse();
   }
 
-  /** The rest of a body its handler did not read is dropped, so the next request can be read. */
+  /** The rest of a body its handler did not read is dropped once answered, so the next request can be read. */
   discard(bytes: number): void {
     this.discarding = bytes;
-    this.dropDiscarded();
   }
 
   private dropDiscarded(): void {

@@ -29,8 +29,7 @@ function mixed(hash: number): number {
  * open addressing on an FNV-1a hash of those bytes, and an entry matches only if its bytes are
  * equal. The hash starts from a random seed of each table and is mixed at the end: ids are the
  * sender's to choose, and ids that all fall in one place of the index, were the hash known, would
- * make every lookup walk all of them. A delivery asks `has`, then `add`s the same id: the second
- * call reuses the first's probe when nothing was added between them (docs/benchmarks.md).
+ * make every lookup walk all of them (docs/benchmarks.md).
  */
 export function rememberedIds(capacity: number): RememberedIds {
   const kept = new Uint8Array(capacity * SLOT);
@@ -47,22 +46,16 @@ export function rememberedIds(capacity: number): RememberedIds {
   const mask = size - 1;
   let next = 0;
   let used = 0;
-  /** Counts changes to the index: a probe made before the last change is stale. */
-  let changes = 0;
   let probes = 0;
   const seed = randomBytes(4).readInt32LE() ^ FNV_OFFSET;
 
-  // The id last looked up: the characters kept of it (latin1), their length marker, hash and
-  // index position (-1: absent), as of `probedAt` changes.
-  let probedId: string | undefined;
+  // The id last looked up: the characters kept of it (latin1), their length marker and hash.
   let keyText = '';
   let keyLength = 0;
   let keyHash = 0;
-  let probe = -1;
-  let probedAt = -1;
 
+  /** The index position of `id`, or -1; it becomes the key `add` keeps. */
   function lookUp(id: string): number {
-    if (id === probedId && probedAt === changes) return probe;
     let hash = seed;
     let narrow = id.length <= SLOT;
     for (let i = 0; narrow && i < id.length; i++) {
@@ -80,10 +73,7 @@ export function rememberedIds(capacity: number): RememberedIds {
       for (let i = 0; i < keyText.length; i++) hash = Math.imul(hash ^ keyText.charCodeAt(i), FNV_PRIME);
     }
     keyHash = mixed(hash);
-    probedId = id;
-    probedAt = changes;
-    probe = find();
-    return probe;
+    return find();
   }
 
   function matches(slot: number): boolean {
@@ -132,7 +122,6 @@ export function rememberedIds(capacity: number): RememberedIds {
       lengths[slot] = keyLength;
       hashes[slot] = keyHash;
       insert(keyHash, slot);
-      changes++;
       if (used > size / 2) rebuild();
     },
   };
