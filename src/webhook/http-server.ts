@@ -94,6 +94,11 @@ class Connection implements ConnectionSide {
   private discarding = 0;
   /** Bytes received and not yet consumed. */
   private buffered: Buffer | undefined;
+  /**
+   * How many bytes at the front of `buffered` were searched for the end of a head already: a head
+   * that trickles in is searched once, not again from its start at each read.
+   */
+  private searched = 0;
   private startedAt = Date.now();
   private servedAny = false;
   private parsing = false;
@@ -149,13 +154,16 @@ class Connection implements ConnectionSide {
           this.state = 'head';
           this.startedAt = Date.now();
         }
-        const end = this.buffered.indexOf(END_OF_HEAD);
+        const end = this.buffered.indexOf(END_OF_HEAD, Math.max(0, this.searched - 3));
         if (end < 0 ? this.buffered.length > MAX_HEAD_BYTES + 3 : end > MAX_HEAD_BYTES) {
           return this.refuse(new HttpRequestError(431, 'the request head is over 16 KiB'));
         }
         // A line ended by LF alone would wait for a CRLF that never comes: refused at once.
-        if (end < 0 && hasBareLineFeed(this.buffered)) return this.refuse(new HttpRequestError(400, 'a line of the request head ends without CR'));
-        if (end < 0) return;
+        if (end < 0 && hasBareLineFeed(this.buffered, this.searched)) return this.refuse(new HttpRequestError(400, 'a line of the request head ends without CR'));
+        if (end < 0) {
+          this.searched = this.buffered.length;
+          return;
+        }
         let head: RequestHead;
         try {
           head = parseRequestHead(this.buffered.toString('latin1', 0, end));
@@ -176,11 +184,13 @@ class Connection implements ConnectionSide {
   private skip(count: number): void {
     const buffered = this.buffered as Buffer;
     this.buffered = count < buffered.length ? buffered.subarray(count) : undefined;
+    this.searched = 0;
   }
 
   takeAll(): Buffer | undefined {
     const buffered = this.buffered;
     this.buffered = undefined;
+    this.searched = 0;
     return buffered;
   }
 
@@ -231,6 +241,7 @@ class Connection implements ConnectionSide {
   /** A request refused before any handler saw it: answered, and the connection ended. */
   private refuse(error: HttpRequestError): void {
     this.buffered = undefined;
+    this.searched = 0;
     if (!this.socket.destroyed) writeAnswer(this.socket, 'POST', error.status, JSON.stringify({ error: error.message }), { close: true });
     this.end();
   }
@@ -257,8 +268,8 @@ class Connection implements ConnectionSide {
   }
 }
 
-/** An LF not preceded by CR in what was received of a head. */
-function hasBareLineFeed(bytes: Buffer): boolean {
-  for (let at = bytes.indexOf(0x0a); at >= 0; at = bytes.indexOf(0x0a, at + 1)) if (bytes[at - 1] !== 0x0d) return true;
+/** An LF not preceded by CR in what was received of a head, from `from` on. */
+function hasBareLineFeed(bytes: Buffer, from: number): boolean {
+  for (let at = bytes.indexOf(0x0a, from); at >= 0; at = bytes.indexOf(0x0a, at + 1)) if (bytes[at - 1] !== 0x0d) return true;
   return false;
 }

@@ -162,6 +162,16 @@ describe('the receiver\'s HTTP server', () => {
     );
   });
 
+  it('reads a head sent a byte at a time, and still refuses one with a bare LF sent so', async () => {
+    const port = await serve();
+    const dripped = open(port);
+    for (const byte of Buffer.from(post('drip'))) await dripped.write(Buffer.from([byte]));
+    expect(bodyOf((await dripped.answered(1))[0])).toBe('drip');
+    const bare = open(port);
+    for (const byte of Buffer.from('POST / HTTP/1.1\r\nHost: h\nX: y')) await bare.write(Buffer.from([byte]));
+    expect((await bare.answered(1))[0]?.status).toBe(400);
+  });
+
   it('sends 100 Continue only when the body is read, and never to a request refused on its head', async () => {
     const port = await serve(async (request) => {
       if (request.target === '/refused') return request.respond(404, '{}');
