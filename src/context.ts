@@ -4,7 +4,7 @@ import { type Clock, systemClock } from './clock.js';
 import { UsageError } from './errors.js';
 import type { Io } from './io.js';
 import { type GlobalFlags, resolveSettings, type Settings } from './settings/resolve.js';
-import { readStoredSettings } from './settings/store.js';
+import { configDirectory, readStoredSettings } from './settings/store.js';
 import { Output } from './ui/output.js';
 import { Prompter } from './ui/prompt.js';
 import type { Sandbox, SandboxOptions } from './sandbox/server.js';
@@ -76,11 +76,10 @@ export async function createContext(
   factory: Factory = defaultFactory,
 ): Promise<Context> {
   let ignored: string | undefined;
-  let settings = resolveSettings(flags, io.env, {}, { stdinIsTty: Boolean(io.stdin.isTTY) });
-  const stored = readStoredSettings(settings.configDir, (reason, hint) => {
+  const stored = readStoredSettings(configDirectory(io.env), (reason, hint) => {
     ignored = `ignoring the stored settings: ${reason}; ${hint}`;
   });
-  settings = resolveSettings(flags, io.env, stored, { stdinIsTty: Boolean(io.stdin.isTTY) });
+  let settings = resolveSettings(flags, io.env, stored, { stdinIsTty: Boolean(io.stdin.isTTY) });
   const out = new Output({
     json: settings.json,
     quiet: settings.quiet,

@@ -59,7 +59,7 @@ function pick<T>(flag: T | undefined, env: T | undefined, stored: T | undefined)
 
 const truthy = (value: string | undefined) => value !== undefined && value !== '' && value !== '0' && value !== 'false';
 
-/** Precedence of docs/cli.md: flag > environment > stored config > default. Pure given its inputs. */
+/** Precedence of docs/cli.md: flag > environment > stored config > default. Pure given its inputs and the home directory. */
 export function resolveSettings(
   flags: GlobalFlags,
   env: Env,
