@@ -1,8 +1,10 @@
 // Text from outside (a payload, a header, a server's answer) must not drive the terminal: an
 // escape sequence can set the window title, clear the screen or forge lines of our output.
 
-/** C0 and C1 control characters, DEL, and the bidirectional overrides and isolates. */
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+/** DEL, the C1 controls (0x9b is CSI), and the bidirectional overrides and isolates. */
+const DEL_C1_BIDI = '\\u007f-\\u009f\\u202a-\\u202e\\u2066-\\u2069';
+/** Those and the C0 controls. */
+const UNSAFE = new RegExp(`[\\u0000-\\u001f${DEL_C1_BIDI}]`);
 const EVERY_UNSAFE = new RegExp(UNSAFE.source, 'g');
 
 /** The text with every control character replaced by U+FFFD, so a line stays one line and inert. */
@@ -10,8 +12,8 @@ export function terminalSafe(text: string): string {
   return UNSAFE.test(text) ? text.replace(EVERY_UNSAFE, '\ufffd') : text;
 }
 
-/** What JSON.stringify leaves raw in strings though a terminal may act on it: DEL, C1 (0x9b is CSI), bidi controls. */
-const RAW_IN_JSON = /[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+/** What JSON.stringify leaves raw in strings though a terminal may act on it (it escapes C0 itself). */
+const RAW_IN_JSON = new RegExp(`[${DEL_C1_BIDI}]`);
 const EVERY_RAW_IN_JSON = new RegExp(RAW_IN_JSON.source, 'g');
 
 /**
