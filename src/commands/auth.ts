@@ -35,7 +35,7 @@ async function login(context: Context, options: LoginOptions): Promise<void> {
   const { baseUrl, org } = context.settings;
   // What is given as a flag is stored: it must pass what `config set` asks of it.
   if (org.source === 'flag' && org.value) checkedConfigValue('org', org.value);
-  if (baseUrl.source === 'flag' && baseUrl.value) checkedConfigValue('baseUrl', baseUrl.value);
+  const keptBaseUrl = baseUrl.source === 'flag' && baseUrl.value ? checkedConfigValue('baseUrl', baseUrl.value) : undefined;
   const token = await readToken(context, options.withToken);
   if (!token) throw new UsageError('no token given', { hint: 'echo "$TOKEN" | svc-migrate auth login --with-token' });
   if (!baseUrl.value) {
@@ -59,8 +59,8 @@ async function login(context: Context, options: LoginOptions): Promise<void> {
     store.set('org', org.value);
     kept.push(`org ${org.value}`);
   }
-  if (baseUrl.source === 'flag') {
-    store.set('baseUrl', checkedConfigValue('baseUrl', baseUrl.value));
+  if (keptBaseUrl !== undefined) {
+    store.set('baseUrl', keptBaseUrl);
     kept.push(`baseUrl ${baseUrl.value}`);
   }
   context.out.success(`token ${tokenHint(token)} checked (${result.message}) and stored in ${store.path}${kept.length ? `, with ${kept.join(' and ')}` : ''}`);

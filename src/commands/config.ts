@@ -1,6 +1,6 @@
 import { type Command, Argument } from 'commander';
 import { API_VERSION } from '../api/types.js';
-import type { Context, Runner } from '../context.js';
+import type { Runner } from '../context.js';
 import { UsageError } from '../errors.js';
 import { examples } from './common/options.js';
 import { checkedConfigValue, CONFIG_KEYS, type ConfigKey, openSettingsStore, readStoredSettings } from '../settings/store.js';
@@ -12,7 +12,6 @@ export function register(program: Command, run: Runner): void {
     .command('config')
     .description('read and change stored settings: org, baseUrl, apiVersion')
     .addHelpText('after', examples(['svc-migrate config set org acme', 'svc-migrate config set baseUrl https://api.example.com', 'svc-migrate config list --json']));
-  const dir = (context: Context) => context.settings.configDir;
 
   config
     .command('get')
@@ -22,7 +21,7 @@ export function register(program: Command, run: Runner): void {
     .action((key: ConfigKey, _options: unknown, command: Command) =>
       run(command, async (context) => {
         // A key with a default prints it, as the program would use it.
-        const value = readStoredSettings(dir(context))[key] ?? (key === 'apiVersion' ? API_VERSION : undefined);
+        const value = readStoredSettings(context.settings.configDir)[key] ?? (key === 'apiVersion' ? API_VERSION : undefined);
         if (value === undefined) throw new UsageError(`${key} is not set`, { hint: `svc-migrate config set ${key} <value>` });
         context.out.result({ [key]: value }, () => value);
       }),
@@ -35,7 +34,7 @@ export function register(program: Command, run: Runner): void {
     .argument('<value>', 'the value')
     .action((key: ConfigKey, value: string, _options: unknown, command: Command) =>
       run(command, async (context) => {
-        const store = await openSettingsStore(dir(context));
+        const store = await openSettingsStore(context.settings.configDir);
         store.set(key, checkedConfigValue(key, value));
         context.out.success(`${key} set`);
       }),
@@ -47,7 +46,7 @@ export function register(program: Command, run: Runner): void {
     .addArgument(keyArgument())
     .action((key: ConfigKey, _options: unknown, command: Command) =>
       run(command, async (context) => {
-        (await openSettingsStore(dir(context))).delete(key);
+        (await openSettingsStore(context.settings.configDir)).delete(key);
         context.out.success(`${key} unset`);
       }),
     );
@@ -57,7 +56,7 @@ export function register(program: Command, run: Runner): void {
     .description('print every stored setting (the token is never shown)')
     .action((_options: unknown, command: Command) =>
       run(command, async (context) => {
-        const stored = readStoredSettings(dir(context));
+        const stored = readStoredSettings(context.settings.configDir);
         const settings = Object.fromEntries(CONFIG_KEYS.filter((key) => stored[key] !== undefined).map((key) => [key, stored[key]]));
         context.out.result(settings, (data) =>
           Object.keys(data).length === 0 ? 'nothing stored' : Object.entries(data).map(([k, v]) => `${k}=${v}`).join('\n'),
@@ -70,7 +69,7 @@ export function register(program: Command, run: Runner): void {
     .description('print where the settings file is')
     .action((_options: unknown, command: Command) =>
       run(command, async (context) => {
-        const path = `${dir(context)}/config.json`;
+        const path = `${context.settings.configDir}/config.json`;
         context.out.result({ path }, () => path);
       }),
     );
