@@ -234,13 +234,14 @@ export function catalogueWarnings(event: string, payload: Record<string, unknown
   if (!spec) return [`unknown event "${event}" (not in the catalogue)`];
   const warnings: string[] = [];
   // Own properties only: a payload's "__proto__" or "constructor" is data, never a lookup.
-  const has = (property: string) => Object.hasOwn(payload, property);
-  const action = has('action') ? payload.action : undefined;
-  if (has('action') && typeof action !== 'string') warnings.push(`"action" is ${describe(action)}, not a string`);
+  const hasAction = Object.hasOwn(payload, 'action');
+  const action = hasAction ? payload.action : undefined;
+  if (hasAction && typeof action !== 'string') warnings.push(`"action" is ${describe(action)}, not a string`);
   const name = typeof action === 'string' ? action : undefined;
-  const missing = requiredProperties(spec, name).filter((property) => !has(property));
+  const missing: string[] = [];
+  for (const property of requiredProperties(spec, name)) if (!Object.hasOwn(payload, property)) missing.push(property);
   if (missing.length > 0) warnings.push(`missing required ${missing.join(', ')}${name !== undefined && name === SHOWN_ACTION.get(event) ? ` (of action ${name})` : ''}`);
-  if (spec.action === 'none' && has('action')) warnings.push(`"${event}" carries no action, but this payload has action ${describe(action)}`);
+  if (spec.action === 'none' && hasAction) warnings.push(`"${event}" carries no action, but this payload has action ${describe(action)}`);
   return warnings;
 }
 

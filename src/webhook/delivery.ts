@@ -104,9 +104,11 @@ export function parsePayload(raw: Buffer, kind: ContentKind): Record<string, unk
 }
 
 /** Headers of docs/service.md#delivery-headers a real delivery always has; their absence is reported. */
+const ALWAYS_SENT = [DELIVERY_HEADERS.hookId, DELIVERY_HEADERS.targetType, DELIVERY_HEADERS.targetId];
+
 export function headerWarnings(headers: Record<string, string | undefined>): string[] {
   const warnings: string[] = [];
-  for (const name of [DELIVERY_HEADERS.hookId, DELIVERY_HEADERS.targetType, DELIVERY_HEADERS.targetId]) {
+  for (const name of ALWAYS_SENT) {
     if (!headers[name]) warnings.push(`missing ${name} header`);
   }
   const agent = headers['user-agent'] ?? '';

@@ -45,7 +45,7 @@ export function createForwarder(options: ForwarderOptions, events: ForwarderEven
   async function forward(delivery: ReceivedDelivery): Promise<void> {
     const { postDelivery, sendableHeaders } = await sender;
     try {
-      const result = await postDelivery(options.target, sendableHeaders(delivery.rawHeaders), delivery.rawBody, options.timeoutMs);
+      const result = await postDelivery(options.target, sendableHeaders(delivery.rawHeaders()), delivery.rawBody, options.timeoutMs);
       events.onForwarded(delivery, result);
     } catch (error) {
       events.onFailed(delivery, error);

@@ -9,7 +9,7 @@ import { HttpRequestError, type RequestHead } from './http-request.js';
 export interface ServerRequest {
   method: string;
   target: string;
-  rawHeaders: string[];
+  readonly rawHeaders: string[];
   headers: Record<string, string>;
   /**
    * The body, at most `limit` bytes: at once when all of it has arrived (the usual delivery comes in
@@ -59,7 +59,6 @@ const MAX_DISCARD_BYTES = 64 * 1024;
 export class Exchange implements ServerRequest {
   readonly method: string;
   readonly target: string;
-  readonly rawHeaders: string[];
   readonly headers: Record<string, string>;
   private readonly connection: ConnectionSide;
   private readonly head: RequestHead;
@@ -77,9 +76,13 @@ export class Exchange implements ServerRequest {
     this.head = head;
     this.method = head.method;
     this.target = head.target;
-    this.rawHeaders = head.rawHeaders;
     this.headers = head.headers;
     this.bodyRead = head.framing.kind === 'none';
+  }
+
+  /** Built from the head when first asked for. */
+  get rawHeaders(): string[] {
+    return this.head.rawHeaders;
   }
 
   get reading(): boolean {

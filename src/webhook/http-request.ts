@@ -18,8 +18,8 @@ export interface RequestHead {
   /** The request-target exactly as sent (a path and query, as a rule). */
   target: string;
   version: '1.0' | '1.1';
-  /** Names and values as received, in order: name, value, name, value… */
-  rawHeaders: string[];
+  /** Names and values as received, in order: name, value, name, value… (built when first asked for). */
+  readonly rawHeaders: string[];
   /**
    * Lower-case names; a repeated field's values joined with ", " (RFC 9110 §5.3; cookies with "; "),
    * or only its first for a field of one value.
@@ -79,39 +79,81 @@ export function parseRequestHead(text: string): RequestHead {
   }
   FIELDS.lastIndex = at;
   if (!FIELDS.test(text)) throw new HttpRequestError(400, 'malformed header field');
-  const rawHeaders: string[] = [];
+  const fieldsAt = at;
   const headers = Object.create(NO_PROTOTYPE) as Record<string, string>;
   // Names are ASCII tokens (FIELDS), and lower-casing latin1 keeps every character's place: one
   // conversion of the whole head gives every name's key.
   const lowered = text.toLowerCase();
   while (at < text.length) {
     const colon = text.indexOf(':', at);
-    const name = text.slice(at + 2, colon);
     const key = lowered.slice(at + 2, colon);
     at = text.indexOf('\r\n', colon);
     if (at < 0) at = text.length;
     const value = trimmed(text, colon + 1, at);
-    rawHeaders.push(name, value);
     const before = headers[key];
     if (before === undefined) headers[key] = value;
-    else if (SINGLE_FIELDS.has(key)) throw new HttpRequestError(400, `more than one ${name} field`);
+    else if (SINGLE_FIELDS.has(key)) throw new HttpRequestError(400, `more than one ${text.slice(colon - key.length, colon)} field`);
     else if (!FIRST_WINS.has(key)) headers[key] = `${before}${key === 'cookie' ? '; ' : ', '}${value}`;
   }
   const version = protocol === 'HTTP/1.1' ? '1.1' : '1.0';
   if (version === '1.1' && headers.host === undefined) throw new HttpRequestError(400, 'no Host field');
-  const connection = tokens(headers.connection ?? '');
+  const connection = headers.connection === undefined ? [] : tokens(headers.connection);
   const expect = headers.expect?.toLowerCase();
   if (expect !== undefined && expect !== '100-continue') throw new HttpRequestError(417, `cannot meet Expect: ${expect}`);
-  return {
+  return new ParsedHead(text, fieldsAt, {
     method,
     target,
     version,
-    rawHeaders,
     headers,
     framing: framing(headers, version),
     keepAlive: version === '1.1' ? !connection.includes('close') : connection.includes('keep-alive'),
     expectContinue: expect === '100-continue' && version === '1.1',
-  };
+  });
+}
+
+/**
+ * A head whose list of fields as received is built only when asked for (to save or forward a
+ * delivery): most requests never need it.
+ */
+class ParsedHead implements RequestHead {
+  readonly method: string;
+  readonly target: string;
+  readonly version: '1.0' | '1.1';
+  readonly headers: Record<string, string>;
+  readonly framing: BodyFraming;
+  readonly keepAlive: boolean;
+  readonly expectContinue: boolean;
+  private readonly text: string;
+  /** Where the fields start: the CRLF that ends the request line. */
+  private readonly fieldsAt: number;
+  private raw: string[] | undefined;
+
+  constructor(text: string, fieldsAt: number, parsed: Omit<RequestHead, 'rawHeaders'>) {
+    this.text = text;
+    this.fieldsAt = fieldsAt;
+    this.method = parsed.method;
+    this.target = parsed.target;
+    this.version = parsed.version;
+    this.headers = parsed.headers;
+    this.framing = parsed.framing;
+    this.keepAlive = parsed.keepAlive;
+    this.expectContinue = parsed.expectContinue;
+  }
+
+  get rawHeaders(): string[] {
+    if (this.raw) return this.raw;
+    const { text } = this;
+    const raw: string[] = [];
+    for (let at = this.fieldsAt; at < text.length;) {
+      const colon = text.indexOf(':', at);
+      const name = text.slice(at + 2, colon);
+      at = text.indexOf('\r\n', colon);
+      if (at < 0) at = text.length;
+      raw.push(name, trimmed(text, colon + 1, at));
+    }
+    this.raw = raw;
+    return raw;
+  }
 }
 
 /** `text` from `start` to `end` without the spaces and tabs around it (optional whitespace). */

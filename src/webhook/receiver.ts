@@ -33,8 +33,8 @@ export interface ReceivedDelivery {
   contentType: ContentKind;
   method: string;
   path: string;
-  /** Header names and values exactly as received, in order. */
-  rawHeaders: string[];
+  /** Header names and values exactly as received, in order: built when first asked for (to save or forward). */
+  rawHeaders(): string[];
   headers: Record<string, string>;
   rawBody: Buffer;
   /**
@@ -161,7 +161,8 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
     if (options.loopbackHostsOnly && !LOOPBACK_HOST.test(headers.host ?? '')) {
       throw new DeliveryRefused(403, `Host "${headers.host ?? ''}" is not this machine: without a secret only localhost, 127.0.0.1 and [::1] are served`);
     }
-    const path = request.target.split('?')[0];
+    const query = request.target.indexOf('?');
+    const path = query < 0 ? request.target : request.target.slice(0, query);
     if (path !== options.path) throw new DeliveryRefused(404, `nothing is listening at ${path} (the receiver's path is ${options.path})`);
     if (request.method !== 'POST') throw new DeliveryRefused(405, `deliveries are POSTs, not ${request.method}`);
     const kind = contentKind(headers['content-type']);
@@ -199,7 +200,8 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
       if (error instanceof BodyError) throw new DeliveryRefused(error.status, error.message);
       throw error;
     }
-    const warnings = [...headerWarnings(headers), ...catalogueWarnings(event, payload)];
+    const warnings = headerWarnings(headers);
+    warnings.push(...catalogueWarnings(event, payload));
     if (verification.legacy) warnings.push('signed with the legacy sha1 X-Hub-Signature only');
     const action = Object.hasOwn(payload, 'action') && typeof payload.action === 'string' ? payload.action : undefined;
     const delivery: ReceivedDelivery = {
@@ -213,7 +215,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
       contentType: kind,
       method: request.method,
       path: request.target,
-      rawHeaders: request.rawHeaders,
+      rawHeaders: () => request.rawHeaders,
       headers,
       rawBody,
       payload: () => parsePayload(rawBody, kind),

@@ -39,17 +39,17 @@ export function verifySignature(
   const value = (algorithm === 'sha256' ? headers.signature256 : headers.signature) ?? '';
   const prefix = `${algorithm}=`;
   const hex = value.slice(prefix.length);
-  if (!value.startsWith(prefix) || hex.length !== HEX_LENGTH[algorithm] || !/^[0-9a-f]+$/i.test(hex)) {
+  const given = GIVEN[algorithm];
+  // Hex decoding stops at the first pair that is not hex: fewer bytes than the digest's is malformed.
+  if (!value.startsWith(prefix) || hex.length !== HEX_LENGTH[algorithm] || given.write(hex, 'hex') !== given.length) {
     return { valid: false, reason: `malformed ${algorithm === 'sha256' ? 'X-Hub-Signature-256' : 'X-Hub-Signature'} header` };
   }
-  const given = GIVEN[algorithm];
-  given.write(hex, 'hex');
   let match = -1;
   // Compare with every secret, without stopping early, so timing says nothing about which matched.
-  secrets.forEach((secret, index) => {
-    const expected = createHmac(algorithm, keyOf(secret)).update(body).digest();
+  for (let index = 0; index < secrets.length; index++) {
+    const expected = createHmac(algorithm, keyOf(secrets[index] as string)).update(body).digest();
     if (timingSafeEqual(expected, given) && match < 0) match = index;
-  });
+  }
   if (match >= 0) return { valid: true, algorithm, legacy: algorithm === 'sha1', secretIndex: match };
   return {
     valid: false,

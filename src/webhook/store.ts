@@ -129,7 +129,8 @@ function headBytes(delivery: ReceivedDelivery): Buffer {
     `# svc-migrate delivery; received ${delivery.receivedAt}; sequence ${delivery.sequence}`,
     `${delivery.method} ${delivery.path} HTTP/1.1`,
   ];
-  for (let i = 0; i < delivery.rawHeaders.length; i += 2) lines.push(`${delivery.rawHeaders[i]}: ${delivery.rawHeaders[i + 1]}`);
+  const rawHeaders = delivery.rawHeaders();
+  for (let i = 0; i < rawHeaders.length; i += 2) lines.push(`${rawHeaders[i]}: ${rawHeaders[i + 1]}`);
   // The server read the head as latin1, a character a byte: written back so, it is the bytes received.
   return Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1');
 }

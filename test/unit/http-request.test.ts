@@ -28,6 +28,8 @@ describe('request heads', () => {
     const repeated = parseRequestHead(head('POST / HTTP/1.1', 'Host: h', 'User-Agent: u1', 'User-Agent: u2', 'Cookie: a=1', 'Cookie: b=2'));
     expect([repeated.headers['user-agent'], repeated.headers.cookie]).toEqual(['u1', 'a=1; b=2']);
     expect(repeated.rawHeaders).toEqual(['Host', 'h', 'User-Agent', 'u1', 'User-Agent', 'u2', 'Cookie', 'a=1', 'Cookie', 'b=2']);
+    // A refused repeat is named as it was sent.
+    expect(() => parseRequestHead(head('POST / HTTP/1.1', 'Host: a', 'hOsT: b'))).toThrow('more than one hOsT field');
     // A field named like an Object.prototype member is just a field.
     const named = parseRequestHead(head('POST / HTTP/1.1', 'Host: h', '__proto__: x', 'Constructor: c', 'Constructor: d')).headers;
     expect([named.__proto__, named.constructor]).toEqual(['x', 'c, d']);

@@ -103,7 +103,7 @@ describe('webhook lines', () => {
     contentType: 'json',
     method: 'POST',
     path: '/',
-    rawHeaders: [],
+    rawHeaders: () => [],
     headers: {},
     rawBody: Buffer.alloc(0),
     payload: () => ({}),

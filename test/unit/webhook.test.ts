@@ -29,6 +29,7 @@ describe('signatures (docs/service.md#authentication)', () => {
     ['wrong prefix', { signature256: sign(body, secret).replace('sha256=', 'sha1=') }, /malformed/],
     ['short', { signature256: 'sha256=abcd' }, /malformed/],
     ['not hex', { signature256: `sha256=${'z'.repeat(64)}` }, /malformed/],
+    ['hex but for its last character', { signature256: `sha256=${'a'.repeat(63)}g` }, /malformed/],
     ['another secret', { signature256: sign(body, 'other') }, /different secret/],
     ['altered body', { signature256: sign(Buffer.from('Hello, World?'), secret) }, /altered in transit/],
   ])('rejects a %s signature with a reason', (_name, headers, reason) => {
