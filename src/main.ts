@@ -1,3 +1,5 @@
+import { fstatSync } from 'node:fs';
+import { Readable } from 'node:stream';
 import { CommanderError } from 'commander';
 import { tuneRuntime } from './api/tuning.js';
 import type { Factory } from './context.js';
@@ -72,7 +74,27 @@ export async function main(proc: NodeJS.Process): Promise<void> {
       proc.exit(proc.exitCode ?? ExitCode.Ok);
     });
   }
-  const code = await run(proc.argv.slice(2), proc, controller.signal);
+  const code = await run(proc.argv.slice(2), processIo(proc), controller.signal);
   proc.off('SIGINT', onSigint);
   proc.exitCode = code;
+}
+
+/**
+ * The process's streams. Node reads a directory on stdin (`… < dir`) as an empty stream, which
+ * would pass for an empty input: reading it fails instead, as reading a directory does.
+ */
+function processIo(proc: NodeJS.Process): Io {
+  let directory = false;
+  try {
+    directory = fstatSync(0).isDirectory();
+  } catch {
+    // No stdin at all (closed): reading it ends at once, as Node has it.
+  }
+  if (!directory) return proc;
+  const stdin = new Readable({
+    read() {
+      this.destroy(Object.assign(new Error('EISDIR: illegal operation on a directory, read'), { code: 'EISDIR', syscall: 'read', errno: -21 }));
+    },
+  });
+  return { stdin, stdout: proc.stdout, stderr: proc.stderr, env: proc.env };
 }

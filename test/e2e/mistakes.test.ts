@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -313,6 +313,22 @@ describe('files', () => {
     expectUsage(await runCli(['sandbox', '--seed', '/dev/zero']), /--seed \/dev\/zero holds more than/);
     expectUsage(await runCli(['auth', 'login', '--with-token'], { env, stdin: 'x'.repeat(70_000) }), /stdin holds more than 65536 bytes, more than a token can be/);
     expectUsage(await runCli(['start', '--repos-file', '-'], { env, stdin: 'a\n'.repeat(9_000_000) }), /stdin holds more than 16777216 bytes/);
+  });
+
+  it('a directory on stdin is refused, not read as an empty body', () => {
+    // A real process: what Node makes of a directory as file descriptor 0 is the point.
+    const dir = mkdtempSync(join(tmpdir(), 'svc-stdin-dir-'));
+    const stdin = openSync(dir, 'r');
+    try {
+      const signature = 'sha256=f8b4a1d4c4c4f2e3b3b0f5e1c1d2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4';
+      const result = spawnSync(process.execPath, [BIN, 'webhook', 'verify', '--secret', 's', '--signature', signature], {
+        stdio: [stdin, 'pipe', 'pipe'],
+        encoding: 'utf8',
+      });
+      expectUsage({ code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr }, /stdin is a directory, not a delivery/, /redirect a file/);
+    } finally {
+      closeSync(stdin);
+    }
   });
 
   it('start --repos-file naming a directory says so', async () => {

@@ -43,8 +43,13 @@ async function readBounded(stream: Readable, limit: number, tooLarge: () => Erro
 }
 
 /** Everything on stdin, at most `limit` bytes (`what` names what it should hold). */
-export function readStdin(context: Context, limit: number, what: string): Promise<Buffer> {
-  return readBounded(context.io.stdin, limit, () => new UsageError(`stdin holds more than ${limit} bytes, more than ${what} can be`), context.signal);
+export async function readStdin(context: Context, limit: number, what: string): Promise<Buffer> {
+  try {
+    return await readBounded(context.io.stdin, limit, () => new UsageError(`stdin holds more than ${limit} bytes, more than ${what} can be`), context.signal);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EISDIR') throw error;
+    throw new UsageError(`stdin is a directory, not ${what}`, { hint: 'redirect a file (… < file) or pipe one in' });
+  }
 }
 
 /**
