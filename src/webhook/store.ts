@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
+import { constants, unlinkSync } from 'node:fs';
 import { chmod, type FileHandle, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeDirectory } from '../make-directory.js';
@@ -25,6 +25,29 @@ export interface SavedDelivery {
 }
 
 const SEPARATOR = Buffer.from('\r\n\r\n');
+
+/**
+ * Temporary files being written. A process that ends at once (a second Ctrl-C) removes them on
+ * its way out: none of them holds a delivery answered 2xx, and none is left behind.
+ */
+const unfinished = new Set<string>();
+function removeUnfinished(): void {
+  for (const temp of unfinished) {
+    try {
+      unlinkSync(temp);
+    } catch {
+      // Renamed or removed meanwhile.
+    }
+  }
+}
+function track(temp: string): void {
+  if (unfinished.size === 0) process.on('exit', removeUnfinished);
+  unfinished.add(temp);
+}
+function untrack(temp: string): void {
+  unfinished.delete(temp);
+  if (unfinished.size === 0) process.off('exit', removeUnfinished);
+}
 const SAFE_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}$/;
 
 /** A user's mistake about the save directory (not ours, a file, unreadable), with what to do. */
@@ -95,6 +118,7 @@ export async function openStore(dir: string): Promise<DeliveryStore> {
       const file = join(dir, name);
       const temp = join(dir, `.${name}.${randomBytes(8).toString('hex')}.tmp`);
       let handle: FileHandle | undefined;
+      track(temp);
       try {
         // O_EXCL: a fresh file or nothing; a link or file planted under this name is an error, not a target.
         handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
@@ -107,6 +131,8 @@ export async function openStore(dir: string): Promise<DeliveryStore> {
         await handle?.close().catch(() => {});
         await unlink(temp).catch(() => {});
         throw new Error(`could not save ${name} in ${dir}: ${(error as Error).message}`);
+      } finally {
+        untrack(temp);
       }
       // The rename is durable once the directory is: saves that finish together share one flush.
       await syncDir().catch((error: unknown) => {

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect } from 'node:net';
@@ -206,4 +207,24 @@ describe('receiver under bad input', () => {
     expect(listener.lines).toHaveLength(total);
     expect(new Set(listener.lines.map((l) => l.delivery)).size).toBe(total);
   }, 120_000);
+});
+
+describe('a receiver ended at once (a second Ctrl-C) while saving', () => {
+  it('leaves no temporary file behind', () => {
+    // A real process that exits while a save is being written, as the second Ctrl-C makes it.
+    const dir = mkdtempSync(join(tmpdir(), 'svc-exit-save-'));
+    const store = new URL('../../dist/webhook/store.js', import.meta.url).href;
+    const script = `
+      import { readdirSync } from 'node:fs';
+      import { openStore } from ${JSON.stringify(store)};
+      const store = await openStore(${JSON.stringify(dir)});
+      const delivery = { id: 'big', receivedAt: 'now', sequence: 1, method: 'POST', path: '/', rawHeaders: () => [], rawBody: Buffer.alloc(64 * 1024 * 1024, 0x61) };
+      store.save(delivery).catch(() => {});
+      const exitOnceWriting = () => (readdirSync(${JSON.stringify(dir)}).some((name) => name.endsWith('.tmp')) ? process.exit(130) : setImmediate(exitOnceWriting));
+      exitOnceWriting();
+    `;
+    const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(result.status, result.stderr).toBe(130);
+    expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  });
 });
