@@ -20,9 +20,17 @@ export interface OutputOptions {
   stderr: Stream;
 }
 
+/** JSON text built elsewhere, printed as it is: one line of valid JSON (a payload spliced in as sent). */
+export class JsonText {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+}
+
 /** What scripts read: JSON, in which nothing from outside can drive a terminal it is shown on. */
 function jsonText(value: unknown, indent?: number): string {
-  return inertJson(JSON.stringify(value, null, indent));
+  return inertJson(value instanceof JsonText ? value.text : JSON.stringify(value, null, indent));
 }
 
 /**
@@ -68,7 +76,7 @@ export class Output {
     this.stdout.write(this.json ? `${jsonText(data)}\n` : `${human(data)}\n`);
   }
 
-  /** As `line`, for a record dear to build (a delivery's parsed payload): `json` runs only with --json. */
+  /** As `line`, for a record dear to build (a delivery's payload): `json` runs only with --json. */
   lineOf(json: () => unknown, human: () => string): void {
     this.stdout.write(this.json ? `${jsonText(json())}\n` : `${human()}\n`);
   }

@@ -1,11 +1,26 @@
 import type { ChalkInstance } from 'chalk';
 import type { EventSpec } from '../webhook/catalogue.js';
 import type { ReceivedDelivery, Rejection } from '../webhook/receiver.js';
+import { JsonText } from './output.js';
 import { renderTable, type TableLayout } from './tables.js';
 import { terminalSafe as safe } from './terminal-safe.js';
 
-/** What `webhook listen --json` prints for each delivery (one line each). */
-export function deliveryRecord(delivery: ReceivedDelivery) {
+const LINE_BREAKS = /[\r\n]/g;
+
+/**
+ * What `webhook listen --json` prints for each delivery, one line each: its record, then the payload
+ * exactly as it was sent (numbers beyond a double's precision, key order and all), on one line.
+ * Any depth prints: the payload is never parsed and serialized again for it.
+ */
+export function deliveryJson(delivery: ReceivedDelivery): JsonText {
+  const record = JSON.stringify(deliveryRecord(delivery));
+  // Valid JSON holds line breaks only as whitespace between tokens (in strings they are escaped):
+  // as spaces, the payload keeps its meaning on one line.
+  const payload = delivery.payloadText().replace(LINE_BREAKS, ' ');
+  return new JsonText(`${record.slice(0, -1)},"payload":${payload}}`);
+}
+
+function deliveryRecord(delivery: ReceivedDelivery) {
   return {
     received_at: delivery.receivedAt,
     event: delivery.event,
@@ -21,7 +36,6 @@ export function deliveryRecord(delivery: ReceivedDelivery) {
     duplicate: delivery.duplicate,
     warnings: delivery.warnings,
     headers: delivery.headers,
-    payload: delivery.payload(),
   };
 }
 

@@ -72,8 +72,11 @@ export function contentKind(header: string | undefined): ContentKind | undefined
   return undefined;
 }
 
-/** The payload object of a JSON body, or of the `payload` field of a form body. Throws BodyError with a reason. */
-export function parsePayload(raw: Buffer, kind: ContentKind): Record<string, unknown> {
+/**
+ * The payload's JSON text: a JSON body decoded, or the `payload` field of a form body. Throws
+ * BodyError with a reason.
+ */
+export function payloadText(raw: Buffer, kind: ContentKind): string {
   // Native checks, then a plain decode: a fatal TextDecoder costs more on every delivery. Most
   // bodies are ASCII, which reads as latin1 byte for byte, without decoding.
   let text: string;
@@ -90,6 +93,12 @@ export function parsePayload(raw: Buffer, kind: ContentKind): Record<string, unk
     }
     text = field;
   }
+  return text;
+}
+
+/** The payload object of a JSON body, or of the `payload` field of a form body. Throws BodyError with a reason. */
+export function parsePayload(raw: Buffer, kind: ContentKind): Record<string, unknown> {
+  const text = payloadText(raw, kind);
   let payload: unknown;
   try {
     payload = JSON.parse(text) as unknown;

@@ -1,6 +1,6 @@
 import { DELIVERY_HEADERS } from '../api/types.js';
 import { catalogueWarnings } from './catalogue.js';
-import { BodyError, type ContentKind, contentKind, headerWarnings, MAX_FORM_BODY_BYTES, MAX_PAYLOAD_BYTES, parsePayload } from './delivery.js';
+import { BodyError, type ContentKind, contentKind, headerWarnings, MAX_FORM_BODY_BYTES, MAX_PAYLOAD_BYTES, parsePayload, payloadText } from './delivery.js';
 import { HttpRequestError } from './http-request.js';
 import { type ServerRequest, startHttpServer } from './http-server.js';
 import { rememberedIds } from './remembered-ids.js';
@@ -38,10 +38,11 @@ export interface ReceivedDelivery {
   headers: Record<string, string>;
   rawBody: Buffer;
   /**
-   * The payload, parsed anew from the body at each call: a parsed payload can take twenty times its
-   * bytes, so none is kept while deliveries wait to be answered, printed or forwarded.
+   * The payload's JSON text as it was sent (checked to be an object), made anew from the body at
+   * each call: nothing more than the body is kept while deliveries wait to be answered, printed or
+   * forwarded.
    */
-  payload(): Record<string, unknown>;
+  payloadText(): string;
   verification: { verified: boolean; algorithm?: 'sha256' | 'sha1'; legacy?: boolean; secret?: number };
   warnings: string[];
   duplicate: boolean;
@@ -218,7 +219,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
       rawHeaders: () => request.rawHeaders,
       headers,
       rawBody,
-      payload: () => parsePayload(rawBody, kind),
+      payloadText: () => payloadText(rawBody, kind),
       verification,
       warnings,
       duplicate: false,

@@ -444,6 +444,20 @@ describe('nothing in a payload drives the terminal or the receiver', () => {
     expect(JSON.parse(listener.lines()[0] as string).delivery).toBe('id-\u009b31m\u0085');
   });
 
+  it('prints each payload in --json lines exactly as it came, however deep, on one line', async () => {
+    const listener = await listenHuman(['--secret', SECRET, '--json']);
+    const deep = signed('ping', `{"zen":"deep","hook_id":1,"nest":${'['.repeat(200_000)}${']'.repeat(200_000)}}`);
+    const exact = signed('ping', '{\n  "zen": "exact",\n  "hook_id": 12345678901234567890123,\r\n  "ratio": 1.10,\n  "text": "a\\nb \u2028"\n}');
+    for (const delivery of [deep, exact]) expect((await post(listener.url, delivery.headers, delivery.body)).status).toBe(200);
+    await listener.until(() => listener.lines().length === 2);
+    const [deepLine, exactLine] = listener.lines() as [string, string];
+    expect(deepLine.length).toBeGreaterThan(400_000);
+    expect(JSON.parse(deepLine)).toMatchObject({ delivery: deep.id, warnings: [] });
+    // The numbers as they were written (a parse and a new serialization would round and reformat them).
+    expect(exactLine).toContain('"hook_id": 12345678901234567890123,    "ratio": 1.10,');
+    expect(JSON.parse(exactLine).payload).toEqual(JSON.parse(exact.body.toString()));
+  });
+
   it('saves, forwards and replays header fields as they came: named like a built-in, or with bytes above 0x7f', async () => {
     const received: string[][] = [];
     const target = await startScriptedServer((_request, response, raw) => {

@@ -106,7 +106,7 @@ describe('webhook lines', () => {
     rawHeaders: () => [],
     headers: {},
     rawBody: Buffer.alloc(0),
-    payload: () => ({}),
+    payloadText: () => '{}',
     verification: { verified: true, algorithm: 'sha256', legacy: false, secret: 2 },
     warnings: [],
     duplicate: false,

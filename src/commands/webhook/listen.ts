@@ -4,7 +4,7 @@ import { InterruptedError, UsageError } from '../../errors.js';
 import { isLoopbackHost } from '../../api/transport-policy.js';
 import { isSystemError, portError } from '../../system-errors.js';
 import { terminalSafe } from '../../ui/terminal-safe.js';
-import { deliveryLine, deliveryRecord, rejectionLine } from '../../ui/webhook.js';
+import { deliveryJson, deliveryLine, rejectionLine } from '../../ui/webhook.js';
 import { type EventFilter, parseEventFilter } from '../../webhook/catalogue.js';
 import type { ForwarderEvents } from '../../webhook/forwarder.js';
 import { forwardUrl } from '../../webhook/target-url.js';
@@ -128,25 +128,13 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
   return summary;
 }
 
-/**
- * One line per delivery, whatever its payload: one too deep to serialize is left out rather than
- * lost with the line, and a line that cannot be drawn at all is replaced by a plain one.
- */
+/** One line per delivery, whatever its payload; a line that cannot be drawn at all is replaced by a warning. */
 function printDelivery(context: Context, delivery: ReceivedDelivery, secretCount: number): void {
   const { out } = context;
-  const human = () => deliveryLine(delivery, out.theme, secretCount);
   try {
-    out.lineOf(() => deliveryRecord(delivery), human);
-  } catch {
-    try {
-      out.lineOf(() => {
-        const record = { ...deliveryRecord(delivery), payload: null };
-        record.warnings = [...record.warnings, 'payload too deeply nested to print; it is saved as received'];
-        return record;
-      }, human);
-    } catch (error) {
-      out.warn(`delivery ${terminalSafe(delivery.id)} (${terminalSafe(delivery.event)}) was accepted, but cannot be printed: ${terminalSafe((error as Error).message)}`);
-    }
+    out.lineOf(() => deliveryJson(delivery), () => deliveryLine(delivery, out.theme, secretCount));
+  } catch (error) {
+    out.warn(`delivery ${terminalSafe(delivery.id)} (${terminalSafe(delivery.event)}) was accepted, but cannot be printed: ${terminalSafe((error as Error).message)}`);
   }
 }
 
