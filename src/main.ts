@@ -1,4 +1,5 @@
 import { fstatSync } from 'node:fs';
+import { constants } from 'node:os';
 import { Readable } from 'node:stream';
 import { CommanderError } from 'commander';
 import { tuneRuntime } from './api/tuning.js';
@@ -93,7 +94,7 @@ function processIo(proc: NodeJS.Process): Io {
   if (!directory) return proc;
   const stdin = new Readable({
     read() {
-      this.destroy(Object.assign(new Error('EISDIR: illegal operation on a directory, read'), { code: 'EISDIR', syscall: 'read', errno: -21 }));
+      this.destroy(Object.assign(new Error('EISDIR: illegal operation on a directory, read'), { code: 'EISDIR', syscall: 'read', errno: -constants.errno.EISDIR }));
     },
   });
   return { stdin, stdout: proc.stdout, stderr: proc.stderr, env: proc.env };

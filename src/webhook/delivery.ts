@@ -112,9 +112,10 @@ export function parsePayload(raw: Buffer, kind: ContentKind): Record<string, unk
   return payload as Record<string, unknown>;
 }
 
-/** Headers of docs/service.md#delivery-headers a real delivery always has; their absence is reported. */
+/** Headers of docs/service.md#delivery-headers a real delivery always has. */
 const ALWAYS_SENT = [DELIVERY_HEADERS.hookId, DELIVERY_HEADERS.targetType, DELIVERY_HEADERS.targetId];
 
+/** What a delivery's headers lack of a real delivery's: missing headers, another User-Agent. */
 export function headerWarnings(headers: Record<string, string | undefined>): string[] {
   const warnings: string[] = [];
   for (const name of ALWAYS_SENT) {

@@ -25,6 +25,7 @@ export interface SavedDelivery {
 }
 
 const SEPARATOR = Buffer.from('\r\n\r\n');
+const SAFE_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}$/;
 
 /**
  * Temporary files being written. A process that ends at once (a second Ctrl-C) removes them on
@@ -48,7 +49,6 @@ function untrack(temp: string): void {
   unfinished.delete(temp);
   if (unfinished.size === 0) process.off('exit', removeUnfinished);
 }
-const SAFE_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}$/;
 
 /** A user's mistake about the save directory (not ours, a file, unreadable), with what to do. */
 export class StoreError extends Error {
