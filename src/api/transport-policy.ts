@@ -1,9 +1,29 @@
 import { AuthError, UnavailableError, UsageError } from '../errors.js';
 
-/** Hosts whose traffic never leaves the machine: plain HTTP to them exposes nothing. */
+/**
+ * Hosts whose traffic never leaves the machine: plain HTTP to them exposes nothing. An address is
+ * read in any of its spellings (127.1, 0:0:0:0:0:0:0:1, ::ffff:127.0.0.1), as the system reads it.
+ */
 export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  return host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+  const host = canonicalHost(hostname);
+  return (
+    host === 'localhost' ||
+    host.endsWith('.localhost') ||
+    host === '[::1]' ||
+    /^127(\.\d{1,3}){3}$/.test(host) ||
+    // IPv4-mapped 127.0.0.0/8
+    /^\[::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}\]$/.test(host)
+  );
+}
+
+/** A host name or address as a URL writes it: lower case, an address in its one shortest form. */
+function canonicalHost(hostname: string): string {
+  const bare = hostname.replace(/^\[|\]$/g, '');
+  try {
+    return new URL(`http://${bare.includes(':') ? `[${bare}]` : bare}/`).hostname;
+  } catch {
+    return hostname.toLowerCase();
+  }
 }
 
 /**

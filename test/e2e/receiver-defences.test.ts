@@ -761,4 +761,14 @@ describe('DNS rebinding', () => {
     expect(await withSecret.exited).toBe(0);
     expect(await wide.exited).toBe(0);
   });
+
+  it('knows loopback in any spelling of --host: 127.1 is checked like 127.0.0.1, and not called beyond loopback', async () => {
+    const delivery = buildDelivery({ event: 'watch', payload: { action: 'started' }, contentType: 'json' });
+    for (const host of ['127.1', '0:0:0:0:0:0:0:1']) {
+      const listener = await listen(['--host', host]);
+      expect(await hostPost(listener.url, 'attacker.example', delivery.body, delivery.headers), host).toBe(403);
+      await listener.stop();
+      expect(listener.stderr(), host).not.toMatch(/beyond loopback/);
+    }
+  });
 });
