@@ -20,6 +20,9 @@ export interface OutputOptions {
   stderr: Stream;
 }
 
+/** Characters of lines `together` joins into one write, at most. */
+const JOINED_AT_MOST = 1024 * 1024;
+
 /** JSON text built elsewhere, printed as it is: one line of valid JSON (a payload spliced in as sent). */
 export class JsonText {
   readonly text: string;
@@ -81,12 +84,21 @@ export class Output {
     this.stdout.write(this.json ? `${jsonText(json())}\n` : `${human()}\n`);
   }
 
-  /** Runs `print` and writes what it sent to stdout at once: a server's burst of lines costs one write. */
+  /**
+   * Runs `print` and writes what it sent to stdout at once: a server's burst of lines costs one
+   * write. Lines are joined only up to a size: a burst of large ones, joined, could pass the
+   * longest string JavaScript can make, and the lines after it would be lost.
+   */
   together(print: () => void): void {
     const target = this.stdout;
     let held = '';
     this.stdout = {
       write: (text: string) => {
+        if (held.length + text.length > JOINED_AT_MOST) {
+          if (held) target.write(held);
+          held = '';
+          return target.write(text);
+        }
         held += text;
         return true;
       },

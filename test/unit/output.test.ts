@@ -35,6 +35,19 @@ describe('Output.together', () => {
     out.line({}, () => 'after');
     expect(writes).toEqual(['before the failure\n', 'after\n']);
   });
+
+  it('joins lines only up to a size: a burst of large lines goes out whole, each in order', () => {
+    const { out, writes } = output(false);
+    const large = 'x'.repeat(700 * 1024);
+    out.together(() => {
+      out.line({}, () => 'small');
+      out.line({}, () => large);
+      out.line({}, () => large);
+      out.line({}, () => 'last');
+    });
+    expect(writes.join('')).toBe(`small\n${large}\n${large}\nlast\n`);
+    expect(Math.max(...writes.map((text) => text.length))).toBeLessThanOrEqual(1024 * 1024);
+  });
 });
 
 describe('Output.lineOf', () => {
