@@ -3,13 +3,15 @@ import { type BodyFraming, ChunkedDecoder, HttpRequestError } from './http-reque
 /**
  * A request body as its bytes arrive, by its framing (a length, or chunks), at most `limit` bytes:
  * `hold` is told of every byte kept before it is kept (and may refuse it by throwing). The usual
- * body arrives whole in one read and is handed back as it came, without a copy; one of a known
- * length that takes more reads is copied into a buffer of that length as they come, so that it is
- * never held twice (as pieces and joined).
+ * body arrives whole in one read and is handed back as it came, without a copy. Any other is
+ * copied into a buffer of its own as it comes: one of the declared length, or for chunks one that
+ * doubles as it fills. A piece is never kept as a view into the read it came in, which would keep
+ * that whole read alive (a chunk of one byte behind a 4 KiB extension held 64 KiB), and a body of
+ * many small chunks is not many small objects.
  */
 export class BodyReader {
-  private readonly parts: Buffer[] = [];
-  private whole: Buffer | undefined;
+  private first: Buffer | undefined;
+  private buffer: Buffer | undefined;
   private size = 0;
   private readonly decoder: ChunkedDecoder | undefined;
   /** The declared length; undefined for a chunked body. */
@@ -37,22 +39,32 @@ export class BodyReader {
     }
     for (const piece of data) {
       if (this.size + piece.length > this.limit) throw new HttpRequestError(413, `the body is over the limit of ${this.limit} bytes`);
-      this.hold(piece.length);
       this.keep(piece);
     }
     if (end === undefined) return undefined;
-    const body = this.whole ?? (this.parts.length === 1 ? this.parts[0] : undefined) ?? Buffer.concat(this.parts, this.size);
+    const body = this.first ?? this.buffer?.subarray(0, this.size) ?? Buffer.alloc(0);
     return { body, rest: end < chunk.length ? chunk.subarray(end) : undefined };
   }
 
   private keep(piece: Buffer): void {
-    if (this.length !== undefined && this.size > 0 && !this.whole) {
-      this.whole = Buffer.allocUnsafe(this.length);
-      (this.parts[0] as Buffer).copy(this.whole);
-      this.parts.length = 0;
+    if (piece.length === 0) return;
+    this.hold(piece.length);
+    // A whole body of known length in one piece: handed back as it came.
+    if (this.length !== undefined && this.size === 0 && piece.length === this.length) {
+      this.first = piece;
+      this.size = piece.length;
+      return;
     }
-    if (this.whole) piece.copy(this.whole, this.size);
-    else this.parts.push(piece);
-    this.size += piece.length;
+    const needed = this.size + piece.length;
+    if (!this.buffer || needed > this.buffer.length) {
+      // The pages of a large buffer are the system's until written: a sender who declares 25 MB
+      // and sends one byte costs one page, and `hold` counts what was received.
+      const capacity = this.length ?? Math.min(this.limit, Math.max(needed, 2 * (this.buffer?.length ?? 0), 16 * 1024));
+      const grown = Buffer.allocUnsafe(capacity);
+      this.buffer?.copy(grown, 0, 0, this.size);
+      this.buffer = grown;
+    }
+    piece.copy(this.buffer, this.size);
+    this.size = needed;
   }
 }

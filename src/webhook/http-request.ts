@@ -187,6 +187,13 @@ function framing(headers: Record<string, string>, version: '1.0' | '1.1'): BodyF
 const MAX_CHUNK_LINE = 4096;
 
 /**
+ * Bytes of chunk-size lines and the CRLFs after chunk data that a body may have beyond the bytes of
+ * data they frame: a sender of one-byte chunks, or of long extensions, sends several times its
+ * body, and the work of reading each line, for nothing.
+ */
+const FRAMING_ALLOWANCE = 64 * 1024;
+
+/**
  * Decodes a chunked body as its bytes arrive (RFC 9112 §7.1): `push` takes the next bytes and
  * returns the data they held and, once the last chunk and the trailers are read, where in them the
  * message ended. Extensions and trailer fields are read and dropped; every line is bounded.
@@ -196,6 +203,8 @@ export class ChunkedDecoder {
   private line = '';
   private remaining = 0;
   private trailerBytes = 0;
+  private dataBytes = 0;
+  private framingBytes = 0;
 
   push(bytes: Buffer): { data: Buffer[]; end: number | undefined } {
     const data: Buffer[] = [];
@@ -206,6 +215,7 @@ export class ChunkedDecoder {
         data.push(bytes.subarray(at, at + take));
         at += take;
         this.remaining -= take;
+        this.dataBytes += take;
         if (this.remaining === 0) this.state = 'data-end';
         continue;
       }
@@ -219,6 +229,10 @@ export class ChunkedDecoder {
       this.line = '';
       if (!line.endsWith('\r\n')) throw new HttpRequestError(400, 'a chunk line ends without CRLF');
       const content = line.slice(0, -2);
+      if (this.state !== 'trailer') {
+        this.framingBytes += line.length;
+        if (this.framingBytes > this.dataBytes + FRAMING_ALLOWANCE) throw new HttpRequestError(413, 'chunk sizes and extensions outweigh the data they frame');
+      }
       if (this.state === 'data-end') {
         if (content !== '') throw new HttpRequestError(400, 'chunk data longer than its size');
         this.state = 'size';

@@ -586,6 +586,22 @@ describe('bounded per connection and in connections', () => {
     expect(listener.lines).toEqual([]);
   });
 
+  it('answers 413 to a chunked body whose framing outweighs its data, before any signature is checked', async () => {
+    const listener = await listen(['--secret', SECRET]);
+    const answer = await new Promise<string>((resolve) => {
+      let text = '';
+      const socket = connect(Number(new URL(listener.url).port), '127.0.0.1', () => {
+        socket.write('POST / HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n');
+        socket.write('1\r\n{\r\n'.repeat(50_000));
+      });
+      socket.on('error', () => {});
+      socket.setEncoding('latin1').on('data', (chunk: string) => (text += chunk));
+      socket.on('close', () => resolve(text));
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 413 .*chunk sizes and extensions outweigh the data/s);
+    await listener.stop();
+  });
+
   it('holds at most 250 MiB of bodies over all connections: beyond, 503 (or the connection dropped), and it serves again after', async () => {
     const listener = await listen(['--secret', SECRET]);
     const port = Number(new URL(listener.url).port);

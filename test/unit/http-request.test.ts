@@ -125,7 +125,14 @@ describe('chunked bodies', () => {
     ['an endless size line', `1;${'x'.repeat(5000)}`, 400],
     ['a malformed trailer', '0\r\nnot a field\r\n\r\n', 400],
     ['endless trailers', `0\r\n${'X-A: b\r\n'.repeat(3000)}`, 431],
+    ['one-byte chunks, whose framing outweighs their data', '1\r\na\r\n'.repeat(20_000), 413],
+    ['small chunks behind long extensions', `1;${'x'.repeat(4000)}\r\na\r\n`.repeat(20), 413],
   ])('refuses %s', (_name, wire, status) => {
     expect(() => decode([Buffer.from(wire)])).toThrow(expect.objectContaining({ status }));
+  });
+
+  it('reads chunks of a hundred bytes, with short extensions, as far as the body goes', () => {
+    const wire = `${'64;v=1\r\n'.concat('a'.repeat(100), '\r\n').repeat(5000)}0\r\n\r\n`;
+    expect(decode([Buffer.from(wire)]).body).toHaveLength(500_000);
   });
 });
