@@ -602,6 +602,27 @@ describe('bounded per connection and in connections', () => {
     await listener.stop();
   });
 
+  it('decodes only the payload field of a form: millions of empty fields beside it fit a small heap', async () => {
+    const child = spawn(process.execPath, ['--max-old-space-size=160', BIN, 'webhook', 'listen', '--port', '0', '--secret', SECRET, '--json'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, SVC_WEBHOOK_SECRET: '' },
+    });
+    children.push(child);
+    let stderr = '';
+    let stdout = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    await waitUntil(() => /listening on http/.test(stderr) || child.exitCode !== null);
+    const url = /listening on (http:\/\/\S+?)(,|\s|$)/.exec(stderr)?.[1] as string;
+    // 15 million fields: as URLSearchParams entries, far more than 160 MB of heap.
+    const form = `payload=${encodeURIComponent('{"action":"created"}')}&${'a&'.repeat(15_000_000)}`;
+    const delivery = signed('star', form, { 'content-type': 'application/x-www-form-urlencoded' }, 'form');
+    const answer = await post(url, delivery.headers, delivery.body).catch((error: Error) => ({ status: -1, body: error.message }));
+    expect(answer.status, stderr).toBe(200);
+    await waitUntil(() => stdout.includes('\n'));
+    expect(JSON.parse(stdout).payload).toEqual({ action: 'created' });
+  }, 30_000);
+
   it('holds at most 250 MiB of bodies over all connections: beyond, 503 (or the connection dropped), and it serves again after', async () => {
     const listener = await listen(['--secret', SECRET]);
     const port = Number(new URL(listener.url).port);

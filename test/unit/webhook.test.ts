@@ -89,6 +89,9 @@ describe('deliveries (docs/service.md#delivery-headers)', () => {
   it('parses JSON and form bodies and explains what is wrong with bad ones', () => {
     expect(parsePayload(Buffer.from('payload=%7B%22a%22%3A1%7D'), 'form')).toEqual({ a: 1 });
     expect(() => parsePayload(Buffer.from('a=1'), 'form')).toThrow(/without a "payload" field/);
+    expect(() => parsePayload(Buffer.from('a=1&xpayload=%7B%7D'), 'form')).toThrow(/without a "payload" field/);
+    // The first payload field, wherever it stands, decoded as URLSearchParams decodes ('+' is a space).
+    expect(parsePayload(Buffer.from('a=1&&payload=%7B%22a%22%3A%22x+y%25%22%7D&payload=%7B%7D&b'), 'form')).toEqual({ a: 'x y%' });
     expect(() => parsePayload(Buffer.from('{"a":'), 'json')).toThrow(/malformed JSON/);
     expect(() => parsePayload(Buffer.from([0x7b, 0xff, 0x7d]), 'json')).toThrow(/not valid UTF-8/);
     // An overlong encoding and a lone surrogate are invalid too; a byte-order mark is not content.
