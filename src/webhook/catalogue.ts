@@ -266,7 +266,10 @@ export function parseEventFilter(list: string): EventFilter[] {
     .map((entry) => entry.trim())
     .filter(Boolean)
     .map((entry) => {
-      const [event, action] = entry.split('.', 2) as [string, string | undefined];
+      // A dispatch's action is the dispatcher's event_type, dots and all: only the first dot divides.
+      const dot = entry.indexOf('.');
+      const event = dot < 0 ? entry : entry.slice(0, dot);
+      const action = dot < 0 ? undefined : entry.slice(dot + 1);
       const spec = CATALOGUE.get(event);
       if (!spec) {
         const close = closest(event, [...CATALOGUE.keys()]);

@@ -12,7 +12,7 @@ const FORWARD_QUEUE_BYTES = 256 * 1024 * 1024;
 
 export interface ListenerOptions extends Pick<ReceiverOptions, 'host' | 'port' | 'path' | 'secrets' | 'dedupe'> {
   maxConnections: number;
-  /** Deliveries of other events are answered (and saved), neither shown nor forwarded; none: all. */
+  /** Deliveries of other events are answered, neither saved, shown nor forwarded; none: all. */
   filters: EventFilter[];
   store?: DeliveryStore | undefined;
   forward?: { target: string; timeoutMs: number; maxWaiting: number } | undefined;
@@ -44,7 +44,7 @@ export interface ListenSummary {
   forward_failed: number;
   /** Saved and answered, but not forwarded: the target was too far behind. */
   forward_skipped: number;
-  /** Answered (and saved), but neither shown nor forwarded: the filters left them out. */
+  /** Answered, but neither saved, shown nor forwarded: the filters left them out. */
   filtered: number;
 }
 

@@ -251,14 +251,21 @@ describe('webhook listen', () => {
     const typo = await runCli(['webhook', 'listen', '--port', '0', '--events', 'pull_requests']);
     expect(typo.code).toBe(2);
     expect(typo.stderr).toMatch(/did you mean "pull_request"/);
-    const listener = await listen(['--events', 'issues.opened', '--max-deliveries', '1']);
-    for (const action of ['closed', 'opened']) {
-      const delivery = buildDelivery({ event: 'issues', payload: { action }, contentType: 'json' });
+    // A dispatch's action is whatever its sender chose, dots included.
+    const listener = await listen(['--events', 'issues.opened,repository_dispatch.deploy.prod', '--max-deliveries', '2']);
+    const sent = [
+      ['issues', 'closed'],
+      ['repository_dispatch', 'deploy'],
+      ['issues', 'opened'],
+      ['repository_dispatch', 'deploy.prod'],
+    ];
+    for (const [event, action] of sent) {
+      const delivery = buildDelivery({ event: event as string, payload: { action }, contentType: 'json' });
       expect((await post(listener.url, delivery.headers, delivery.body)).status).toBe(200);
     }
     expect(await listener.exited).toBe(0);
-    expect(listener.lines.map((l) => l.action)).toEqual(['opened']);
-    expect(listener.stderr()).toMatch(/received 2, .*left out by --events 1/);
+    expect(listener.lines.map((l) => l.action)).toEqual(['opened', 'deploy.prod']);
+    expect(listener.stderr()).toMatch(/received 4, .*left out by --events 2/);
   });
 
   it('warns when listening beyond loopback without a secret', async () => {

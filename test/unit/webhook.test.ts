@@ -61,6 +61,7 @@ describe('event catalogue (docs/service.md#event-catalogue)', () => {
 
   it('checks --events against the catalogue and suggests the closest name', () => {
     expect(parseEventFilter('push, issues.opened')).toEqual([{ event: 'push' }, { event: 'issues', action: 'opened' }]);
+    expect(parseEventFilter('repository_dispatch.deploy.prod')).toEqual([{ event: 'repository_dispatch', action: 'deploy.prod' }]);
     expect(() => parseEventFilter('pull_requests')).toThrow(/did you mean "pull_request"/);
     expect(() => parseEventFilter('push.created')).toThrow(/has no actions/);
   });
