@@ -1,3 +1,4 @@
+import { redactUrl } from '../api/redact.js';
 import { UnavailableError, UsageError } from '../errors.js';
 import { buildDelivery, type ContentKind, MAX_PAYLOAD_BYTES } from './delivery.js';
 import { samplePayload } from './samples.js';
@@ -43,7 +44,7 @@ export async function sendDelivery(input: SendInput): Promise<{ id: string; resu
     return { id: delivery.id, result: await postDelivery(input.url, delivery.headers, delivery.body, input.timeoutMs, input.signal) };
   } catch (error) {
     input.signal.throwIfAborted();
-    throw new UnavailableError(`could not deliver to ${input.url}: ${(error as Error).message}`, {
+    throw new UnavailableError(`could not deliver to ${redactUrl(input.url)}: ${(error as Error).message}`, {
       hint: 'is the receiver running? (svc-migrate webhook listen)',
     });
   }

@@ -48,9 +48,10 @@ export async function postDelivery(
   signal?: AbortSignal,
 ): Promise<PostResult> {
   const started = performance.now();
-  const response = await request(new URL(url), {
+  const target = new URL(url);
+  const response = await request(target, {
     method: 'POST',
-    headers,
+    headers: withCredentials(target, headers),
     body,
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
@@ -78,4 +79,30 @@ export async function postDelivery(
   }
   const text = Buffer.concat(chunks, size).subarray(0, PREVIEW_BYTES).toString('utf8');
   return { status: response.statusCode, ms: Math.round(performance.now() - started), preview: text.slice(0, PREVIEW_CHARS) };
+}
+
+/**
+ * The user and password of a URL (http://user:pass@host/), which undici would leave out in
+ * silence, sent as Basic credentials, as curl sends them; they are then taken out of the URL.
+ */
+function withCredentials(url: URL, headers: Record<string, string> | string[]): Record<string, string> | string[] {
+  if (!url.username && !url.password) return headers;
+  const pairs = Array.isArray(headers) ? headers : Object.entries(headers).flat();
+  const sent: string[] = [];
+  for (let i = 0; i < pairs.length; i += 2) {
+    if ((pairs[i] as string).toLowerCase() !== 'authorization') sent.push(pairs[i] as string, pairs[i + 1] as string);
+  }
+  const credentials = `${percentDecoded(url.username)}:${percentDecoded(url.password)}`;
+  sent.push('authorization', `Basic ${Buffer.from(credentials).toString('base64')}`);
+  url.username = '';
+  url.password = '';
+  return sent;
+}
+
+function percentDecoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }

@@ -329,6 +329,27 @@ describe('bounded reads and a bounded forward queue', () => {
     }
   });
 
+  it('sends the user and password of a forward URL as Basic credentials, and prints neither them nor a token', async () => {
+    const target = await startScriptedServer((_request, response) => response.writeHead(200).end('ok'));
+    try {
+      const forwardTo = `http://alice:pa%40ss@127.0.0.1:${target.port}/hook?token=QTOKEN`;
+      const listener = await listen(['--secret', SECRET, '--forward-to', forwardTo, '--max-deliveries', '1']);
+      const delivery = buildDelivery({ event: 'watch', payload: { action: 'started' }, contentType: 'json', secret: SECRET });
+      expect((await post(listener.url, delivery.headers, delivery.body)).status).toBe(200);
+      expect(await listener.exited).toBe(0);
+      expect(target.requests[0]?.url).toBe('/hook?token=QTOKEN');
+      expect(target.requests[0]?.headers.authorization).toBe(`Basic ${Buffer.from('alice:pa@ss').toString('base64')}`);
+      expect(listener.stderr()).toMatch(/→ http:\/\/REDACTED@127\.0\.0\.1:\d+\/hook\?token=\[REDACTED\] 200/);
+      expect(listener.stderr()).not.toMatch(/pa%40ss|QTOKEN/);
+      const send = await runCli(['webhook', 'send', '--url', forwardTo.replace(String(target.port), '1'), '--event', 'ping']);
+      expect(send.code).toBe(8);
+      expect(send.stderr).toMatch(/could not deliver to http:\/\/REDACTED@127\.0\.0\.1:1\//);
+      expect(send.stderr).not.toMatch(/pa%40ss|QTOKEN/);
+    } finally {
+      await target.close();
+    }
+  });
+
   it('`webhook send` shows the start of an endless answer and stops reading', async () => {
     const target = await endlessTarget();
     try {

@@ -1,6 +1,7 @@
 import { type Command, Option } from 'commander';
 import type { Context, Runner } from '../../context.js';
 import { InterruptedError, UsageError } from '../../errors.js';
+import { redactUrl } from '../../api/redact.js';
 import { isLoopbackHost } from '../../api/transport-policy.js';
 import { isSystemError, portError } from '../../system-errors.js';
 import { terminalSafe } from '../../ui/terminal-safe.js';
@@ -60,6 +61,8 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
     throw new UsageError(`--events: ${(error as Error).message}`, { hint: 'run `svc-migrate webhook events` for the catalogue' });
   }
   const target = options.forwardTo ? forwardUrl(options.forwardTo) : undefined;
+  // What is printed of the target: a password or token in its URL is the user's, never shown.
+  const shownTarget = target === undefined ? undefined : redactUrl(target);
   let store: DeliveryStore | undefined;
   if (options.save) {
     try {
@@ -101,14 +104,14 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
       },
       onFault: (error) => out.warn(`could not print or forward a delivery (it was answered and saved): ${terminalSafe((error as Error)?.message ?? String(error))}`),
       onFinishingForwards: (waiting) =>
-        out.info(`finishing ${waiting} forward${waiting > 1 ? 's' : ''} to ${target ?? ''} (each up to ${options.forwardTimeout ?? 30} s; Ctrl-C again to stop now)`),
-      forwarding: forwardingLines(context, target ?? '', options.save),
+        out.info(`finishing ${waiting} forward${waiting > 1 ? 's' : ''} to ${shownTarget ?? ''} (each up to ${options.forwardTimeout ?? 30} s; Ctrl-C again to stop now)`),
+      forwarding: forwardingLines(context, shownTarget ?? '', options.save),
     },
   ).catch((error: unknown) => {
     throw isSystemError(error) ? portError(error, { port: options.port, host: options.host, flag: '--port' }) : error;
   });
 
-  out.essential(`listening on ${listener.url}${target ? `, forwarding to ${target}` : ''}${options.save ? `, saving to ${options.save}` : ''}`);
+  out.essential(`listening on ${listener.url}${shownTarget ? `, forwarding to ${shownTarget}` : ''}${options.save ? `, saving to ${options.save}` : ''}`);
   if (secrets.length === 0) {
     out.warn('no secret: every delivery is accepted and marked unverified (pass --secret or set SVC_WEBHOOK_SECRET)');
     if (!isLoopbackHost(options.host)) out.warn(`listening on ${options.host}, beyond loopback, without a secret: anyone who can reach it can post`);
