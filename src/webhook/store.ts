@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { constants, unlinkSync } from 'node:fs';
-import { chmod, type FileHandle, open, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { chmod, type FileHandle, link, lstat, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeDirectory } from '../make-directory.js';
 import { MAX_PAYLOAD_BYTES } from './delivery.js';
@@ -11,7 +11,9 @@ import type { ReceivedDelivery } from './receiver.js';
 // arrived and in which order, the request line, the headers as received, a blank line, then the
 // raw body bytes. Payloads of private repositories end up there: files are 0600 in a 0700
 // directory, created exclusively (never through a link someone planted), written to a temporary
-// name of their own, flushed to disk, then renamed, so no reader ever sees half a delivery.
+// name of their own, flushed to disk, then given their name, so no reader ever sees half a
+// delivery. A name already taken (the same id again, with --no-dedupe or past the remembered ids)
+// is never replaced: the new file is `<name>~2.http`, `~3`…
 
 export interface SavedDelivery {
   file: string;
@@ -115,7 +117,7 @@ export async function openStore(dir: string): Promise<DeliveryStore> {
     tightened,
     async save(delivery) {
       const name = deliveryFileName(delivery.id);
-      const file = join(dir, name);
+      let file: string;
       const temp = join(dir, `.${name}.${randomBytes(8).toString('hex')}.tmp`);
       let handle: FileHandle | undefined;
       track(temp);
@@ -126,7 +128,7 @@ export async function openStore(dir: string): Promise<DeliveryStore> {
         await handle.sync();
         await handle.close();
         handle = undefined;
-        await rename(temp, file);
+        file = await publish(temp, dir, name);
       } catch (error) {
         await handle?.close().catch(() => {});
         await unlink(temp).catch(() => {});
@@ -141,6 +143,52 @@ export async function openStore(dir: string): Promise<DeliveryStore> {
       return file;
     },
   };
+}
+
+/** Names this process is giving a file at the moment. */
+const publishing = new Set<string>();
+
+/**
+ * Gives the finished file at `temp` its name: `name`, or `name` with ~2, ~3… where that is taken.
+ * A hard link fails rather than replace a file; where the file system has none (FAT, some network
+ * shares), a rename after a check, with `publishing` keeping this process's saves apart.
+ */
+async function publish(temp: string, dir: string, name: string): Promise<string> {
+  const base = name.slice(0, -'.http'.length);
+  for (let copy = 1; ; copy++) {
+    const file = join(dir, copy === 1 ? name : `${base}~${copy}.http`);
+    if (publishing.has(file)) continue;
+    publishing.add(file);
+    try {
+      if (await placed(temp, file)) return file;
+    } finally {
+      publishing.delete(file);
+    }
+  }
+}
+
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EMLINK']);
+
+/** Whether `temp` now has the name `file`; false when `file` exists. */
+async function placed(temp: string, file: string): Promise<boolean> {
+  try {
+    await link(temp, file);
+    await unlink(temp).catch(() => {});
+    return true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? '';
+    if (code === 'EEXIST') return false;
+    if (!NO_HARD_LINKS.has(code)) throw error;
+  }
+  const taken = await lstat(file).then(
+    () => true,
+    (error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return false;
+      throw error;
+    },
+  );
+  if (!taken) await rename(temp, file);
+  return !taken;
 }
 
 function storeError(dir: string, error: unknown): StoreError {

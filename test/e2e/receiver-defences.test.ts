@@ -231,18 +231,21 @@ describe('unsafe input, answered safely', () => {
       const id = saved.rawHeaders[saved.rawHeaders.findIndex((h) => h.toLowerCase() === 'x-service-delivery') + 1] as string;
       expect(saved.body.equals(sent.get(id) as Buffer), name).toBe(true);
     }
-    // Ten rounds of twenty concurrent deliveries under one id: the file is always one of them, whole.
+    // Ten rounds of twenty concurrent deliveries under one id: each answered one is saved, whole, in a file of its own.
+    const sameId = () => readdirSync(dir).filter((name) => name.startsWith('same-id'));
     for (let round = 0; round < 10; round++) {
       const bodies = await Promise.all(
         Array.from({ length: 20 }, async (_, n) => {
           const delivery = buildDelivery({ event: 'star', payload: { action: 'created', round, n, pad: String(n).repeat(200_000) }, contentType: 'json', id: 'same-id' });
           expect((await post(listener.url, delivery.headers, delivery.body)).status).toBe(200);
-          return delivery.body;
+          return delivery.body.toString();
         }),
       );
-      const saved = parseSaved('same-id.http', readFileSync(join(dir, 'same-id.http')));
-      expect(bodies.some((body) => body.equals(saved.body)), `round ${round}`).toBe(true);
+      const saved = sameId().map((name) => parseSaved(name, readFileSync(join(dir, name))).body.toString());
+      for (const body of bodies) expect(saved, `round ${round}`).toContain(body);
     }
+    expect(sameId()).toHaveLength(200);
+    expect(sameId()).toContain('same-id~200.http');
     expect(readdirSync(dir).filter((name) => !name.endsWith('.http'))).toEqual([]);
     await listener.stop();
   }, 60_000);
@@ -269,7 +272,9 @@ describe('unsafe input, answered safely', () => {
     expect((await post(listener.url, delivery.headers, delivery.body)).status).toBe(200);
     await listener.exited;
     expect(readFileSync(victim, 'utf8')).toBe('untouched');
-    const saved = lstatSync(join(dir, `${delivery.id}.http`));
+    // The name was taken, by the link: the delivery is saved beside it, and the link left alone.
+    expect(lstatSync(join(dir, `${delivery.id}.http`)).isSymbolicLink()).toBe(true);
+    const saved = lstatSync(join(dir, `${delivery.id}~2.http`));
     expect(saved.isFile()).toBe(true);
     expect(saved.mode & 0o777).toBe(0o600);
 

@@ -212,7 +212,8 @@ describe('webhook listen', () => {
     expect((await post(listener.url, delivery.headers, delivery.body)).status).toBe(200);
     await listener.waitFor(2);
     expect(listener.lines.map((l) => l.duplicate)).toEqual([false, false]);
-    expect(readdirSync(dir)).toEqual([`${delivery.id}.http`]);
+    // Both were answered 200, so both are saved: the second beside the first, never over it.
+    expect(readdirSync(dir).sort()).toEqual([`${delivery.id}.http`, `${delivery.id}~2.http`]);
     await listener.stop();
     expect(listener.stderr()).toMatch(/→ http:\/\/localhost:9\/unreachable failed for /);
     expect(listener.stderr()).toMatch(/forwarded 0, forward failures 2/);
