@@ -46,6 +46,8 @@ export interface ListenSummary {
   forward_skipped: number;
   /** Answered, but neither saved, shown nor forwarded: the filters left them out. */
   filtered: number;
+  /** Connections closed on arrival: `--max-connections` were open. */
+  dropped: number;
 }
 
 export interface Listener {
@@ -64,6 +66,7 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
     forward_failed: 0,
     forward_skipped: 0,
     filtered: 0,
+    dropped: 0,
   };
   const { filters, store } = options;
   const wanted = (delivery: ReceivedDelivery) =>
@@ -142,7 +145,10 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
       summary.rejected++;
       events.onRejection(rejection);
     },
-    onDrop: () => events.onDrop(),
+    onDrop() {
+      summary.dropped++;
+      events.onDrop();
+    },
     onFault: (error) => events.onFault(error),
   });
 

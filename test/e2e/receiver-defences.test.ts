@@ -738,18 +738,24 @@ describe('bounded per connection and in connections', () => {
     const port = Number(new URL(listener.url).port);
     const first = await openConnection(port);
     const second = await openConnection(port);
-    const third = await new Promise<string>((resolve) => {
-      let answer = '';
-      const socket = connect(port, '127.0.0.1', () => socket.write('GET / HTTP/1.1\r\nhost: localhost\r\n\r\n'));
-      socket.on('data', (chunk) => (answer += chunk.toString()));
-      socket.on('error', () => {});
-      socket.on('close', () => resolve(answer));
-    });
-    expect(third).toBe('');
+    const extra = () =>
+      new Promise<string>((resolve) => {
+        let answer = '';
+        const socket = connect(port, '127.0.0.1', () => socket.write('GET / HTTP/1.1\r\nhost: localhost\r\n\r\n'));
+        socket.on('data', (chunk) => (answer += chunk.toString()));
+        socket.on('error', () => {});
+        socket.on('close', () => resolve(answer));
+      });
+    expect(await extra()).toBe('');
+    await waitUntil(() => /2 connections are open: closed 1 more on arrival \(--max-connections\)/.test(listener.stderr()));
+    // Within the next ten seconds no line each, but every one is told: at the end of them, and in the summary.
+    expect(await Promise.all([extra(), extra(), extra()])).toEqual(['', '', '']);
+    const told = () => [...listener.stderr().matchAll(/closed (\d+) more on arrival/g)].reduce((sum, match) => sum + Number(match[1]), 0);
+    await waitUntil(() => told() === 4);
     first.destroy();
     second.destroy();
-    await waitUntil(() => /2 connections are open: closed 1 more on arrival \(--max-connections\)/.test(listener.stderr()));
     await listener.stop();
+    expect(listener.stderr()).toMatch(/connections closed on arrival 4/);
   });
 });
 

@@ -74,7 +74,13 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
     if (store.tightened) out.warn(`${options.save} was open to other users; it is now 0700 (saved deliveries hold private payloads)`);
   }
   let lastDropWarning = Number.NEGATIVE_INFINITY;
-  let dropped = 0;
+  let unreported = 0;
+  let dropReportDue = false;
+  const reportDrops = () => {
+    lastDropWarning = context.clock.now();
+    out.warn(`${options.maxConnections} connections are open: closed ${unreported} more on arrival (--max-connections)`);
+    unreported = 0;
+  };
   const listener = await startListener(
     {
       host: options.host,
@@ -95,12 +101,20 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
       onDeliveries: (deliveries) => out.together(() => deliveries.forEach((delivery) => printDelivery(context, delivery, secrets.length))),
       onRejection: (rejection) => out.warn(rejectionLine(rejection)),
       onDrop() {
-        dropped++;
+        unreported++;
         // At most one line in ten seconds: a flood of connections must not become a flood of output.
-        if (context.clock.now() - lastDropWarning < 10_000) return;
-        lastDropWarning = context.clock.now();
-        out.warn(`${options.maxConnections} connections are open: closed ${dropped} more on arrival (--max-connections)`);
-        dropped = 0;
+        // Those closed meanwhile are told at the end of the ten seconds, and in the summary.
+        const wait = lastDropWarning + 10_000 - context.clock.now();
+        if (wait <= 0) return reportDrops();
+        if (dropReportDue) return;
+        dropReportDue = true;
+        context.clock.sleep(wait, context.signal).then(
+          () => {
+            dropReportDue = false;
+            if (unreported > 0) reportDrops();
+          },
+          () => {},
+        );
       },
       onFault: (error) => out.warn(`could not print or forward a delivery (it was answered and saved): ${terminalSafe((error as Error)?.message ?? String(error))}`),
       onFinishingForwards: (waiting) =>
@@ -124,7 +138,8 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
     `received ${summary.received}, verified ${summary.verified}, rejected ${summary.rejected}, duplicates ${summary.duplicates}` +
       (target ? `, forwarded ${summary.forwarded}, forward failures ${summary.forward_failed}` : '') +
       (summary.forward_skipped > 0 ? `, not forwarded ${summary.forward_skipped}` : '') +
-      (summary.filtered > 0 ? `, left out by --events ${summary.filtered}` : ''),
+      (summary.filtered > 0 ? `, left out by --events ${summary.filtered}` : '') +
+      (summary.dropped > 0 ? `, connections closed on arrival ${summary.dropped}` : ''),
   );
   // Ctrl-C ends a receiver as it ends any command: exit 130 (the summary above says what it got).
   if (interrupted) throw new InterruptedError('');
