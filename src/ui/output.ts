@@ -146,8 +146,10 @@ export class Output {
   /** An error as docs/cli.md prescribes: one line (and a hint) for humans, one JSON object for scripts. */
   error(error: unknown, options: { debug: boolean }): void {
     const known = error instanceof CliError;
-    // A message may quote a server (an API error's text): nothing in it may drive the terminal.
-    const message = terminalSafe(known ? error.message : `unexpected error: ${(error as Error)?.message ?? String(error)}`);
+    // A message may quote a server (an API error's text): nothing in it may drive the terminal. As
+    // JSON its control characters are escaped (jsonText), so a script reads the value as it came.
+    const raw = known ? error.message : `unexpected error: ${(error as Error)?.message ?? String(error)}`;
+    const message = this.json ? raw : terminalSafe(raw);
     // An error with nothing to say (Ctrl-C at a prompt) ends quietly for a human.
     if (known && !message && !this.json) return;
     if (this.json) {

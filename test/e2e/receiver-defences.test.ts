@@ -511,7 +511,7 @@ describe('nothing in a payload drives the terminal or the receiver', () => {
     }
   });
 
-  it('replaces control characters in an API error message', async () => {
+  it('replaces control characters in an API error message, and escapes them in its JSON', async () => {
     const api = await startScriptedServer((_request, response) => {
       response.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ message: `no${ESC}]0;pwned${'\u0007'}\nhint: run rm -rf ~` }));
     });
@@ -521,6 +521,11 @@ describe('nothing in a payload drives the terminal or the receiver', () => {
       expect(result.stderr).toMatch(/forbidden: no\ufffd\]0;pwned\ufffd\ufffdhint: run rm -rf ~/);
       expect(result.stderr).not.toContain(ESC);
       expect(result.stderr.split('\n').filter((line) => line.startsWith('hint: run rm'))).toEqual([]);
+      // As JSON the message is the server's, every control character escaped: inert, and the same value.
+      const json = await runCli(['list', '--org', 'acme', '--json'], { env: { SVC_BASE_URL: api.url, SVC_TOKEN: 'svc_test_token' } });
+      expect(json.stderr).not.toContain(ESC);
+      expect(json.stderr.trim().split('\n')).toHaveLength(1);
+      expect(JSON.parse(json.stderr).error.message).toMatch(`forbidden: no${ESC}]0;pwned${'\u0007'}\nhint: run rm -rf ~ (GET `);
     } finally {
       await api.close();
     }
