@@ -159,11 +159,10 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
   /** The usual delivery is handled in the turn it arrived in, without a promise; a slow body or a save makes one. */
   function handle(request: ServerRequest): Promise<void> | undefined {
     const { headers } = request;
-    if (options.loopbackHostsOnly && !LOOPBACK_HOST.test(headers.host ?? '')) {
-      throw new DeliveryRefused(403, `Host "${headers.host ?? ''}" is not this machine: without a secret only localhost, 127.0.0.1 and [::1] are served`);
+    const { host, path } = addressOf(request);
+    if (options.loopbackHostsOnly && !LOOPBACK_HOST.test(host)) {
+      throw new DeliveryRefused(403, `Host "${host}" is not this machine: without a secret only localhost, 127.0.0.1 and [::1] are served`);
     }
-    const query = request.target.indexOf('?');
-    const path = query < 0 ? request.target : request.target.slice(0, query);
     if (path !== options.path) throw new DeliveryRefused(404, `nothing is listening at ${path} (the receiver's path is ${options.path})`);
     if (request.method !== 'POST') throw new DeliveryRefused(405, `deliveries are POSTs, not ${request.method}`);
     const kind = contentKind(headers['content-type']);
@@ -281,6 +280,22 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
   });
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   return { url: `http://${host}:${server.port}${options.path}`, port: server.port, close: () => server.close() };
+}
+
+/**
+ * The host and path a request is addressed to: from its Host field and target, or from an
+ * absolute-form target (`POST http://host/path`), which a server must accept and whose host
+ * stands instead of the Host field's (RFC 9112 §3.2.2).
+ */
+function addressOf(request: ServerRequest): { host: string; path: string } {
+  const { target } = request;
+  if (target.startsWith('/')) {
+    const query = target.indexOf('?');
+    return { host: request.headers.host ?? '', path: query < 0 ? target : target.slice(0, query) };
+  }
+  const url = /^https?:\/\//i.test(target) && URL.canParse(target) ? new URL(target) : undefined;
+  if (!url) throw new DeliveryRefused(400, `a request-target must be a path or an http URL, not ${target}`);
+  return { host: url.host, path: url.pathname };
 }
 
 /** `repository.full_name` when it is a string; a payload decides nothing else about the line printed for it. */

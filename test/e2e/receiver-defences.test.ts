@@ -836,6 +836,27 @@ describe('DNS rebinding', () => {
     expect(await wide.exited).toBe(0);
   });
 
+  it('serves a request addressed in absolute form by the URL it names, whatever its Host field says', async () => {
+    const listener = await listen([]);
+    const port = Number(new URL(listener.url).port);
+    const statusOf = (target: string, n: number) =>
+      new Promise<string>((resolve) => {
+        const delivery = buildDelivery({ event: 'watch', payload: { action: 'started', n }, contentType: 'json' });
+        const head = Object.entries(delivery.headers).map(([name, value]) => `${name}: ${value}`).join('\r\n');
+        let answer = '';
+        const socket = connect(port, '127.0.0.1', () => socket.end(`POST ${target} HTTP/1.1\r\nhost: localhost\r\n${head}\r\n\r\n${delivery.body.toString()}`));
+        socket.on('error', () => {});
+        socket.setEncoding('latin1').on('data', (chunk: string) => (answer += chunk));
+        socket.on('close', () => resolve(/^HTTP\/1\.1 (\d+)/.exec(answer)?.[1] ?? 'none'));
+      });
+    expect(await statusOf(`http://127.0.0.1:${port}/`, 1)).toBe('200');
+    expect(await statusOf(`HTTP://localhost:${port}/?x=1`, 2)).toBe('200');
+    expect(await statusOf(`http://attacker.example:${port}/`, 3)).toBe('403');
+    expect(await statusOf(`http://127.0.0.1:${port}/elsewhere`, 4)).toBe('404');
+    expect(await statusOf('*', 5)).toBe('400');
+    await listener.stop();
+  });
+
   it('knows loopback in any spelling of --host: 127.1 is checked like 127.0.0.1, and not called beyond loopback', async () => {
     const delivery = buildDelivery({ event: 'watch', payload: { action: 'started' }, contentType: 'json' });
     for (const host of ['127.1', '0:0:0:0:0:0:0:1']) {
