@@ -143,6 +143,14 @@ describe.skipIf(!hasScript)('on a terminal', () => {
     expect(result.code, result.screen).toBe(130);
     expectNoBug(result);
   });
+
+  it('webhook listen --secret answered with Enter alone is a usage error, not a secret', async () => {
+    const result = await onTerminal(['webhook', 'listen', '--port', '0', '--secret'], { steps: [[/Webhook secret/, '\r']] });
+    expect(result.code, result.screen).toBe(2);
+    expect(result.screen).toMatch(/the secret entered is empty/);
+    expect(result.screen).not.toMatch(/listening|verifying/);
+    expectNoBug(result);
+  });
 });
 
 describe('ports', () => {

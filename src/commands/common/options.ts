@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from 'commander';
+import { UsageError } from '../../errors.js';
 
 /** commander argument parser for `<migration-id>`: a positive integer (docs/cli.md). */
 export function parseMigrationId(value: string): number {
@@ -57,4 +58,22 @@ export function parseByteSize(value: string): number {
   const bytes = Number(match[1]) * 1024 ** power;
   if (bytes < 1 || !Number.isSafeInteger(bytes)) throw new InvalidArgumentError(`"${value}" is not a usable size`);
   return bytes;
+}
+
+/**
+ * A webhook secret as given (`where`: the flag, the variable, the prompt): one empty or of spaces
+ * alone (`--secret "$UNSET"`, Enter at the prompt) is a key nobody chose, with which anyone's
+ * signature checks out.
+ */
+export function checkedSecret(secret: string, where: string, hint: string): string {
+  if (secret.trim() === '') throw new UsageError(`${where} is ${secret === '' ? 'empty' : 'only whitespace'}`, { hint });
+  return secret;
+}
+
+const ENV_SECRET_HINT = 'set SVC_WEBHOOK_SECRET to the webhook\'s secret, or unset it';
+
+/** The secret of `--secret`, else of SVC_WEBHOOK_SECRET, checked; undefined when neither is given. */
+export function givenSecret(flag: string | undefined, fromEnv: string | undefined, flagHint: string): string | undefined {
+  if (flag !== undefined) return checkedSecret(flag, '--secret', flagHint);
+  return fromEnv === undefined ? undefined : checkedSecret(fromEnv, 'SVC_WEBHOOK_SECRET', ENV_SECRET_HINT);
 }

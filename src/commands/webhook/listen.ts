@@ -12,7 +12,7 @@ import { forwardUrl } from '../../webhook/target-url.js';
 import { type ListenSummary, startListener } from '../../webhook/listener.js';
 import { DEFAULT_MAX_CONNECTIONS, type ReceivedDelivery } from '../../webhook/receiver.js';
 import { type DeliveryStore, openStore, StoreError } from '../../webhook/store.js';
-import { examples, parsePort, parsePositiveInt, parseSeconds } from '../common/options.js';
+import { checkedSecret, examples, givenSecret, parsePort, parsePositiveInt, parseSeconds } from '../common/options.js';
 
 interface ListenOptions {
   port: number;
@@ -33,33 +33,40 @@ interface ListenOptions {
 /** What commander hands the parser for a bare `--secret`: a NUL, which no argument can contain. */
 const ASK = '\u0000';
 
+const EMPTY_SECRET_HINT = 'pass the webhook\'s secret, or leave --secret out to accept unverified deliveries';
+
+/** Every secret given, each checked: `--secret "$UNSET"` or Enter at the prompt would verify with a key nobody chose. */
 async function collectSecrets(context: Context, given: (string | true)[] | undefined): Promise<string[]> {
   const secrets: string[] = [];
   for (const value of given ?? []) {
-    if (value === true) secrets.push(await context.prompt.secret('Webhook secret', '--secret <value> or SVC_WEBHOOK_SECRET', 'a webhook secret'));
-    else secrets.push(value);
+    if (value === true) {
+      const typed = await context.prompt.secret('Webhook secret', '--secret <value> or SVC_WEBHOOK_SECRET', 'a webhook secret');
+      secrets.push(checkedSecret(typed, 'the secret entered', EMPTY_SECRET_HINT));
+    } else secrets.push(checkedSecret(value, '--secret', EMPTY_SECRET_HINT));
   }
-  const fromEnv = context.settings.webhookSecret;
-  if (fromEnv && !secrets.includes(fromEnv)) secrets.push(fromEnv);
+  const fromEnv = givenSecret(undefined, context.settings.webhookSecret, EMPTY_SECRET_HINT);
+  if (fromEnv !== undefined && !secrets.includes(fromEnv)) secrets.push(fromEnv);
   return secrets;
 }
 
 /** The verifying receiver: answers fast, saves before answering, prints and forwards after. */
 async function listen(context: Context, options: ListenOptions): Promise<ListenSummary> {
   const { out } = context;
-  // `--secret "$UNSET"`: an empty key would make anyone's signature "verified".
-  if (options.secret?.includes('')) throw new UsageError('--secret is empty', { hint: 'pass the webhook\'s secret, or leave --secret out to accept unverified deliveries' });
   // The path a sender posts to: a request-target's path, which no query, fragment or space can be part of.
   if (!/^\/[\x21-\x7e]*$/.test(options.path) || /[?#]/.test(options.path)) {
     throw new UsageError(`--path must be a path such as / or /hooks, not "${options.path}"`);
   }
   const secrets = await collectSecrets(context, options.secret);
+  // `--host "$UNSET"` would bind every interface.
+  if (options.host.trim() === '') throw new UsageError('--host is empty', { hint: 'name the address to bind: 127.0.0.1 (the default), or 0.0.0.0 for every interface' });
   let filters: EventFilter[] = [];
   try {
-    filters = options.events ? parseEventFilter(options.events) : [];
+    filters = options.events === undefined ? [] : parseEventFilter(options.events);
   } catch (error) {
     throw new UsageError(`--events: ${(error as Error).message}`, { hint: 'run `svc-migrate webhook events` for the catalogue' });
   }
+  // `--events "$UNSET"` would show every event.
+  if (options.events !== undefined && filters.length === 0) throw new UsageError('--events lists no events', { hint: 'name events such as push,issues.opened, or leave --events out for all' });
   const target = options.forwardTo ? forwardUrl(options.forwardTo) : undefined;
   // What is printed of the target: a password or token in its URL is the user's, never shown.
   const shownTarget = target === undefined ? undefined : redactUrl(target);

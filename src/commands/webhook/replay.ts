@@ -4,7 +4,7 @@ import { CliError, ExitCode, UnavailableError, UsageError } from '../../errors.j
 import { terminalSafe } from '../../ui/terminal-safe.js';
 import { type ReplayOutcome, replaySaved } from '../../webhook/replay.js';
 import { deliveryUrl } from '../../webhook/target-url.js';
-import { examples } from '../common/options.js';
+import { checkedSecret, examples } from '../common/options.js';
 
 interface ReplayOptions {
   url: string;
@@ -14,12 +14,13 @@ interface ReplayOptions {
 
 /** Re-sends saved deliveries (webhook/replay.ts); the exit code says whether any was not sent, refused or skipped. */
 async function replay(context: Context, path: string, options: ReplayOptions): Promise<ReplayOutcome[]> {
-  if (options.resign && !options.secret) throw new UsageError('--resign needs --secret, the secret to sign with');
+  if (options.resign && options.secret === undefined) throw new UsageError('--resign needs --secret, the secret to sign with');
   if (!options.resign && options.secret !== undefined) {
     throw new UsageError('--secret is used only with --resign', { hint: 'add --resign to sign the deliveries again with it; without, they are sent as saved' });
   }
   const url = deliveryUrl(options.url);
-  const outcomes = await replaySaved(path, url, context.signal, options.resign ? options.secret : undefined);
+  const secret = options.resign ? checkedSecret(options.secret as string, '--secret', 'pass the secret the receiver verifies with') : undefined;
+  const outcomes = await replaySaved(path, url, context.signal, secret);
   if (outcomes.length === 0) throw new UsageError(`no saved deliveries (*.http) in ${path}`);
   context.out.result(outcomes, (list) =>
     list

@@ -7,7 +7,7 @@ import type { ContentKind } from '../../webhook/delivery.js';
 import { PAYLOAD_LIMIT, sendDelivery } from '../../webhook/send.js';
 import { deliveryUrl } from '../../webhook/target-url.js';
 import { readInputFile } from '../common/input.js';
-import { examples, parseSeconds } from '../common/options.js';
+import { examples, givenSecret, parseSeconds } from '../common/options.js';
 
 interface SendOptions {
   url: string;
@@ -30,7 +30,7 @@ interface SendResult {
 async function send(context: Context, options: SendOptions): Promise<SendResult> {
   const url = deliveryUrl(options.url);
   // `--secret "$UNSET"` would send the delivery unsigned, though a secret was meant.
-  if (options.secret === '') throw new UsageError('--secret is empty', { hint: 'pass the webhook\'s secret, or leave --secret out to send unsigned' });
+  const secret = givenSecret(options.secret, context.settings.webhookSecret, 'pass the webhook\'s secret, or leave --secret out to send unsigned');
   // The event goes in a header: a field value of visible characters, as every event name is.
   if (!/^[\x21-\x7e]+$/.test(options.event)) {
     throw new UsageError(`--event must be an event name such as push or issues, not "${options.event}"`);
@@ -43,7 +43,7 @@ async function send(context: Context, options: SendOptions): Promise<SendResult>
     action: options.action,
     payload,
     contentType: options.contentType,
-    secret: options.secret ?? context.settings.webhookSecret,
+    secret,
     timeoutMs: (options.timeout ?? 30) * 1000,
     signal: context.signal,
   });

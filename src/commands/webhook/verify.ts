@@ -4,7 +4,7 @@ import { CliError, ExitCode, UsageError } from '../../errors.js';
 import { MAX_FORM_BODY_BYTES } from '../../webhook/delivery.js';
 import { verifySignature } from '../../webhook/signature.js';
 import { readStdin } from '../common/input.js';
-import { examples } from '../common/options.js';
+import { examples, givenSecret } from '../common/options.js';
 
 interface VerifyOptions {
   secret?: string;
@@ -13,8 +13,8 @@ interface VerifyOptions {
 
 /** Offline check of a signature header value against a body on stdin: exit 0 valid, 1 invalid. */
 async function verify(context: Context, options: VerifyOptions): Promise<boolean> {
-  const secret = options.secret ?? context.settings.webhookSecret;
-  if (!secret) throw new UsageError('--secret is required (or SVC_WEBHOOK_SECRET)');
+  const secret = givenSecret(options.secret, context.settings.webhookSecret, 'pass the webhook\'s secret');
+  if (secret === undefined) throw new UsageError('--secret is required (or SVC_WEBHOOK_SECRET)');
   if (context.io.stdin.isTTY) {
     context.out.info('reading the body from stdin: paste it, then press Ctrl-D (or run it as `… < body.json`)');
   }
