@@ -49,36 +49,50 @@ export async function postDelivery(
 ): Promise<PostResult> {
   const started = performance.now();
   const target = new URL(url);
-  const response = await request(target, {
-    method: 'POST',
-    headers: withCredentials(target, headers),
-    body,
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-    signal: signal ? AbortSignal.any([AbortSignal.timeout(timeoutMs), signal]) : AbortSignal.timeout(timeoutMs),
-  });
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let complete = true;
+  // The whole exchange within timeoutMs (undici's own timeouts bound each wait, not their sum: a
+  // target trickling a byte a second would hold it for hours), or until Ctrl-C. A timer of our
+  // own, not AbortSignal.any([AbortSignal.timeout(…), signal]): Node 20 may collect the timeout
+  // signal inside `any`, which then never fires.
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
+  const stop = () => deadline.abort(signal?.reason);
+  signal?.addEventListener('abort', stop, { once: true });
   try {
-    for await (const chunk of response.body) {
-      const bytes = chunk as Buffer;
-      chunks.push(bytes);
-      size += bytes.length;
-      if (size >= PREVIEW_BYTES) {
-        complete = false;
-        break;
-      }
-    }
-  } catch {
-    // A body cut or stalled after the status line is still an answer: its status is what counts,
-    // and what was read of it is shown. Only Ctrl-C ends the send here.
     signal?.throwIfAborted();
+    const response = await request(target, {
+      method: 'POST',
+      headers: withCredentials(target, headers),
+      body,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      signal: deadline.signal,
+    });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let complete = true;
+    try {
+      for await (const chunk of response.body) {
+        const bytes = chunk as Buffer;
+        chunks.push(bytes);
+        size += bytes.length;
+        if (size >= PREVIEW_BYTES) {
+          complete = false;
+          break;
+        }
+      }
+    } catch {
+      // A body cut, stalled or past the deadline after the status line is still an answer: its
+      // status is what counts, and what was read of it is shown. Only Ctrl-C ends the send here.
+      signal?.throwIfAborted();
+    } finally {
+      if (!complete) response.body.destroy();
+    }
+    const text = Buffer.concat(chunks, size).subarray(0, PREVIEW_BYTES).toString('utf8');
+    return { status: response.statusCode, ms: Math.round(performance.now() - started), preview: text.slice(0, PREVIEW_CHARS) };
   } finally {
-    if (!complete) response.body.destroy();
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', stop);
   }
-  const text = Buffer.concat(chunks, size).subarray(0, PREVIEW_BYTES).toString('utf8');
-  return { status: response.statusCode, ms: Math.round(performance.now() - started), preview: text.slice(0, PREVIEW_CHARS) };
 }
 
 /**

@@ -390,6 +390,36 @@ describe('bounded reads and a bounded forward queue', () => {
     }
   });
 
+  it('`webhook send` gives up on an answer that trickles in at --timeout, whole exchange and all', async () => {
+    // The status line, then a byte every 200 ms for as long as the client listens: the preview's 480 bytes take 96 s.
+    const target = createServer((socket) => {
+      socket.on('error', () => {});
+      socket.once('data', () => {
+        socket.write('HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n');
+        const drip = setInterval(() => socket.write('.'), 200);
+        socket.on('close', () => clearInterval(drip));
+      });
+    });
+    await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (target.address() as AddressInfo).port;
+      // A full collection every 100 ms, as a long wait sees them now and then: a timeout signal
+      // inside AbortSignal.any was collected on Node 20, and never fired.
+      const collecting = ['--expose-gc', '--import', 'data:text/javascript,setInterval(() => globalThis.gc(), 100).unref()'];
+      const child = spawn(process.execPath, [...collecting, BIN, 'webhook', 'send', '--url', String(port), '--event', 'ping', '--timeout', '1'], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      children.push(child);
+      let stdout = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      expect(code).toBe(0);
+      expect(stdout).toMatch(/sent ping \S+: 200 in \d+ ms \.+/);
+    } finally {
+      await new Promise((resolve) => target.close(resolve));
+    }
+  }, 30_000);
+
   it('`webhook send` reports the status of an answer cut before its body, not an unreachable receiver', async () => {
     // The status line and headers, then the connection ends: none of the 10 bytes announced.
     const target = createServer((socket) => {
