@@ -6,6 +6,8 @@ import type { TableLayout } from './tables.js';
 import { inertJson, terminalSafe } from './terminal-safe.js';
 
 export interface Stream extends Pick<Writable, 'write'> {
+  /** Bytes written and waiting for the reader (a pipe's reader that stopped reading leaves them here). */
+  writableLength?: number;
   isTTY?: boolean;
   /** A terminal's width; 0 or missing on some pseudo-terminals (`script`, `docker exec -t`). */
   columns?: number;
@@ -22,6 +24,9 @@ export interface OutputOptions {
 
 /** Characters of lines `together` joins into one write, at most. */
 const JOINED_AT_MOST = 1024 * 1024;
+
+/** Bytes waiting in stdout or stderr beyond which the output is behind (`behind`). */
+const UNREAD_AT_MOST = 16 * 1024 * 1024;
 
 /** JSON text built elsewhere, printed as it is: one line of valid JSON (a payload spliced in as sent). */
 export class JsonText {
@@ -48,12 +53,14 @@ export class Output {
   readonly theme: ChalkInstance;
   private stdout: Stream;
   private readonly stderr: Stream;
+  private readonly streams: Stream[];
 
   constructor(options: OutputOptions) {
     this.json = options.json;
     this.quiet = options.quiet;
     this.stdout = options.stdout;
     this.stderr = options.stderr;
+    this.streams = [options.stdout, options.stderr];
     const colorful = options.color ?? Boolean(options.stderr.isTTY);
     this.theme = new Chalk({ level: colorful ? 1 : 0 });
     this.decorated = drawable(options.stderr) && !options.json && !options.quiet;
@@ -109,6 +116,16 @@ export class Output {
       this.stdout = target;
       if (held) target.write(held);
     }
+  }
+
+  /**
+   * Whether what was written waits for a reader that is not reading (`listen --json | slow`), on
+   * stdout or stderr, or on the one named: a server then takes on no more work whose lines would
+   * pile up in memory.
+   */
+  behind(only?: 'stderr'): boolean {
+    const streams = only === 'stderr' ? [this.stderr] : this.streams;
+    return streams.some((stream) => (stream.writableLength ?? 0) > UNREAD_AT_MOST);
   }
 
   info(message: string): void {

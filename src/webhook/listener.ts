@@ -20,6 +20,11 @@ export interface ListenerOptions extends Pick<ReceiverOptions, 'host' | 'port' |
   maxDeliveries?: number | undefined;
   /** Ctrl-C: the session ends, interrupted. */
   signal: AbortSignal;
+  /**
+   * True while the lines already printed wait for a reader who is not reading: deliveries to show
+   * are then refused (503, to be delivered again) rather than their lines kept in memory.
+   */
+  outputBehind(): boolean;
 }
 
 export interface ListenerEvents {
@@ -110,7 +115,9 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
     loopbackHostsOnly: options.secrets.length === 0 && isLoopbackHost(options.host),
     maxConnections: options.maxConnections,
     accept(delivery) {
-      if (!wanted(delivery) || delivery.duplicate) return undefined;
+      if (!wanted(delivery)) return undefined;
+      if (options.outputBehind()) throw new DeliveryRefused(503, 'this receiver\'s output is not being read; deliver it again later');
+      if (delivery.duplicate) return undefined;
       // Past --max-deliveries nothing more is answered 2xx: the service delivers it again later.
       if (options.maxDeliveries !== undefined) {
         if (taken >= options.maxDeliveries) throw new DeliveryRefused(503, 'this receiver takes no more deliveries (--max-deliveries); deliver it again later');

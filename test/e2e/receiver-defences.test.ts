@@ -706,6 +706,35 @@ describe('bounded per connection and in connections', () => {
     expect(JSON.parse(stdout).payload).toEqual({ action: 'created' });
   }, 30_000);
 
+  it('refuses deliveries (503) while its output is not being read, and prints every one it answered 200 once it is', async () => {
+    const child = spawn(process.execPath, [BIN, 'webhook', 'listen', '--port', '0', '--json'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, SVC_WEBHOOK_SECRET: '' },
+    });
+    children.push(child);
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    await waitUntil(() => /listening on http/.test(stderr));
+    const url = /listening on (http:\/\/\S+?)(,|\s|$)/.exec(stderr)?.[1] as string;
+    // Nobody reads stdout: each 1 MB line waits in the receiver's memory.
+    const statuses: number[] = [];
+    for (let n = 0; n < 40 && !statuses.includes(503); n++) {
+      const delivery = buildDelivery({ event: 'watch', payload: { action: 'started', n, pad: 'p'.repeat(1024 * 1024) }, contentType: 'json' });
+      statuses.push((await post(url, delivery.headers, delivery.body)).status);
+    }
+    expect(statuses.at(-1), statuses.join()).toBe(503);
+    expect(statuses.slice(0, -1).every((status) => status === 200)).toBe(true);
+    // Read at last: every delivery answered 200 is there, and the receiver takes deliveries again.
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    const lines = () => stdout.split('\n').filter(Boolean).length;
+    await waitUntil(() => lines() === statuses.length - 1);
+    const after = buildDelivery({ event: 'watch', payload: { action: 'started' }, contentType: 'json' });
+    expect((await post(url, after.headers, after.body)).status).toBe(200);
+    await waitUntil(() => lines() === statuses.length);
+    expect(stderr).toMatch(/rejected 503 POST \/ watch .*output is not being read/);
+  }, 30_000);
+
   it('holds at most 250 MiB of bodies over all connections: beyond, 503 (or the connection dropped), and it serves again after', async () => {
     const listener = await listen(['--secret', SECRET]);
     const port = Number(new URL(listener.url).port);

@@ -102,11 +102,15 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
       forward: target ? { target, timeoutMs: (options.forwardTimeout ?? 30) * 1000, maxWaiting: options.forwardQueue } : undefined,
       maxDeliveries: options.maxDeliveries,
       signal: context.signal,
+      outputBehind: () => out.behind(),
     },
     {
       // A burst of deliveries is printed with one write.
       onDeliveries: (deliveries) => out.together(() => deliveries.forEach((delivery) => printDelivery(context, delivery, secrets.length))),
-      onRejection: (rejection) => out.warn(rejectionLine(rejection)),
+      onRejection(rejection) {
+        // Counted in the summary; not printed while stderr is not being read (a flood would pile up).
+        if (!out.behind('stderr')) out.warn(rejectionLine(rejection));
+      },
       onDrop() {
         unreported++;
         // At most one line in ten seconds: a flood of connections must not become a flood of output.
