@@ -8,7 +8,7 @@ import { CliError, ExitCode, InterruptedError, UsageError } from './errors.js';
 import type { Io } from './io.js';
 import { buildProgram } from './program.js';
 import { colorChoice } from './settings/resolve.js';
-import { fromSystemError } from './system-errors.js';
+import { fileError, fromSystemError } from './system-errors.js';
 import { Output } from './ui/output.js';
 
 /** Runs one invocation and returns its exit code; never exits the process itself. */
@@ -63,21 +63,37 @@ function errorOutput(argv: string[], io: Io): Output {
 export async function main(proc: NodeJS.Process): Promise<void> {
   tuneRuntime();
   const controller = new AbortController();
-  const onSigint = () => {
-    if (controller.signal.aborted) proc.exit(ExitCode.Interrupted);
+  // SIGTERM (kill, timeout, docker stop, systemctl stop) and SIGHUP (the terminal closed) end a run
+  // as Ctrl-C does, cleaning up as it does, and exit 128 + the signal's number as shells report it;
+  // the second of any of them ends it at once.
+  let exitCode: number = ExitCode.Interrupted;
+  const onSignal = (signal: NodeJS.Signals) => {
+    const code = signal === 'SIGINT' ? ExitCode.Interrupted : 128 + constants.signals[signal];
+    if (controller.signal.aborted) proc.exit(code);
+    exitCode = code;
     controller.abort(new InterruptedError());
   };
-  proc.on('SIGINT', onSigint);
-  // A reader that stops early (`svc-migrate list | head`) ends the run quietly, as with any shell tool.
-  for (const stream of [proc.stdout, proc.stderr]) {
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+  for (const signal of signals) proc.on(signal, onSignal);
+  for (const [stream, name] of [
+    [proc.stdout, 'stdout'],
+    [proc.stderr, 'stderr'],
+  ] as const) {
     stream.on('error', (error: NodeJS.ErrnoException) => {
-      if (error.code !== 'EPIPE') throw error;
-      proc.exit(proc.exitCode ?? ExitCode.Ok);
+      // A reader that stops early (`svc-migrate list | head`) ends the run quietly, as with any shell tool.
+      if (error.code === 'EPIPE') proc.exit(proc.exitCode ?? ExitCode.Ok);
+      // One that cannot be written (a full disk, /dev/full) is the machine's: said on stderr if
+      // stderr is not the one failing, exit 2.
+      if (name === 'stdout') {
+        const failure = fileError(error, { action: 'write to', path: 'stdout' });
+        errorOutput(proc.argv, proc).error(new CliError(failure.message, ExitCode.Usage, { hint: 'send stdout elsewhere, or free the disk it fills' }), { debug: false });
+      }
+      proc.exit(ExitCode.Usage);
     });
   }
   const code = await run(proc.argv.slice(2), processIo(proc), controller.signal);
-  proc.off('SIGINT', onSigint);
-  proc.exitCode = code;
+  for (const signal of signals) proc.off(signal, onSignal);
+  proc.exitCode = code === ExitCode.Interrupted ? exitCode : code;
 }
 
 /**

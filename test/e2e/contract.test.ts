@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -311,5 +311,19 @@ describe('exit 1 is for our bugs only', () => {
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toMatch(/\/proc/);
     noBug(result.stderr);
+  });
+
+  it.skipIf(!existsSync('/dev/full'))('stdout on a full disk (/dev/full) is exit 2 with a message, not a stack trace', async () => {
+    const full = openSync('/dev/full', 'w');
+    try {
+      const child = spawn(process.execPath, [BIN, 'webhook', 'events'], { stdio: ['ignore', full, 'pipe'] });
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(2);
+      expect(stderr).toMatch(/^error: cannot write to stdout: no space left on the device\nhint: send stdout elsewhere/);
+      noBug(stderr);
+    } finally {
+      closeSync(full);
+    }
   });
 });

@@ -819,6 +819,21 @@ describe('bounded per connection and in connections', () => {
     socket.destroy();
   });
 
+  it('ends on SIGTERM or SIGHUP as on Ctrl-C: the save under way finishes, the summary is printed, exit 143 or 129', async () => {
+    for (const [signal, code] of [['SIGTERM', 143], ['SIGHUP', 129]] as const) {
+      const dir = tempDir('svc-term-');
+      const listener = await listen(['--save', dir], { spawn: true });
+      const delivery = buildDelivery({ event: 'watch', payload: { action: 'started', pad: 'p'.repeat(8 * 1024 * 1024) }, contentType: 'json' });
+      const answered = post(listener.url, delivery.headers, delivery.body);
+      await waitUntil(() => readdirSync(dir).length > 0);
+      process.kill(listener.pid, signal);
+      expect((await answered).status, signal).toBe(200);
+      expect(await listener.exited, signal).toBe(code);
+      expect(listener.stderr(), signal).toMatch(/received 1, /);
+      expect(readdirSync(dir), signal).toEqual([`${delivery.id}.http`]);
+    }
+  });
+
   it('closes connections beyond --max-connections on arrival, and says so', async () => {
     const listener = await listen(['--max-connections', '2']);
     const port = Number(new URL(listener.url).port);
