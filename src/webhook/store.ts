@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { constants, unlinkSync } from 'node:fs';
-import { chmod, type FileHandle, link, lstat, open, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { chmod, type FileHandle, link, lstat, open, readdir, realpath, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeDirectory } from '../make-directory.js';
 import { MAX_PAYLOAD_BYTES } from './delivery.js';
@@ -74,7 +74,9 @@ function deliveryFileName(id: string): string {
 }
 
 export interface DeliveryStore {
+  /** The directory as given, and as resolved at start (where deliveries are saved). */
   dir: string;
+  resolved: string;
   /** True when an existing directory was open to others and was made private. */
   tightened: boolean;
   /** Resolves with the file once the delivery and its name are on disk. */
@@ -99,13 +101,26 @@ export async function openStore(dir: string): Promise<DeliveryStore> {
       'use a directory of your own, e.g. --save ~/deliveries',
     );
   }
+  // Saves go to the path the directory had at start, links resolved: a link in the given path (a
+  // planted one, in a shared /tmp) that is swapped later cannot send them elsewhere. Before each
+  // save that path is checked again, not followed if it became a link, and must still be a private
+  // directory of ours: one replaced by anything else is refused (500), never written to unchecked.
+  const real = await realpath(dir).catch((error: unknown) => {
+    throw storeError(dir, error);
+  });
+  const stillOurs = async () => {
+    const now = await lstat(real).catch(() => undefined);
+    if (!now?.isDirectory()) return `${dir} is no longer a directory`;
+    if ((uid !== undefined && now.uid !== uid) || (now.mode & 0o077) !== 0) return `${dir} is no longer a private directory of yours`;
+    return undefined;
+  };
   let tightened = false;
   if ((info.mode & 0o077) !== 0) {
-    await chmod(dir, 0o700);
+    await chmod(real, 0o700);
     tightened = true;
   }
   const syncDir = groupCommit(async () => {
-    const handle = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+    const handle = await open(real, constants.O_RDONLY | constants.O_DIRECTORY);
     try {
       await handle.sync();
     } finally {
@@ -114,11 +129,14 @@ export async function openStore(dir: string): Promise<DeliveryStore> {
   });
   return {
     dir,
+    resolved: real,
     tightened,
     async save(delivery) {
       const name = deliveryFileName(delivery.id);
+      const problem = await stillOurs();
+      if (problem) throw new Error(`could not save ${name}: ${problem} (it was replaced since the receiver started)`);
       let file: string;
-      const temp = join(dir, `.${name}.${randomBytes(8).toString('hex')}.tmp`);
+      const temp = join(real, `.${name}.${randomBytes(8).toString('hex')}.tmp`);
       let handle: FileHandle | undefined;
       track(temp);
       try {
@@ -128,7 +146,7 @@ export async function openStore(dir: string): Promise<DeliveryStore> {
         await handle.sync();
         await handle.close();
         handle = undefined;
-        file = await publish(temp, dir, name);
+        file = await publish(temp, real, name);
       } catch (error) {
         await handle?.close().catch(() => {});
         await unlink(temp).catch(() => {});

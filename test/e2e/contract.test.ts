@@ -318,7 +318,7 @@ describe('exit 1 is for our bugs only', () => {
     try {
       const child = spawn(process.execPath, [BIN, 'webhook', 'events'], { stdio: ['ignore', full, 'pipe'] });
       let stderr = '';
-      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
       expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(2);
       expect(stderr).toMatch(/^error: cannot write to stdout: no space left on the device\nhint: send stdout elsewhere/);
       noBug(stderr);

@@ -7,6 +7,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -210,7 +211,7 @@ describe('unsafe input, answered safely', () => {
     expect(failed.body).not.toContain(String(listener.pid));
     expect(failed.body).not.toMatch(/ENOTDIR|\/tmp/);
     // The detail is ours, on stderr.
-    await waitUntil(() => new RegExp(`rejected 500 .*${delivery.id}.*could not save .*ENOTDIR`).test(listener.stderr()));
+    await waitUntil(() => new RegExp(`rejected 500 .*${delivery.id}.*could not save .*is no longer a directory`).test(listener.stderr()));
     rmSync(dir);
     mkdirSync(dir, { mode: 0o700 });
     const again = await post(listener.url, delivery.headers, delivery.body);
@@ -309,6 +310,39 @@ describe('unsafe input, answered safely', () => {
     expect((await post(second.url, delivery.headers, delivery.body)).status).toBe(200);
     await second.exited;
     expect(statSync(join(open, `${delivery.id}.http`)).mode & 0o777).toBe(0o600);
+  });
+
+  it('saves into the directory it checked: a link in its path swapped later sends nothing elsewhere', async () => {
+    const root = tempDir('svc-swap-');
+    const [real, elsewhere] = [join(root, 'real'), join(root, 'elsewhere')];
+    mkdirSync(real, { mode: 0o700 });
+    mkdirSync(elsewhere, { mode: 0o755 });
+    // --save names a link (as one planted in a shared directory would be), then the link is swapped.
+    const named = join(root, 'deliveries');
+    symlinkSync(real, named);
+    const listener = await listen(['--save', named]);
+    const send = (n: number) => {
+      const delivery = buildDelivery({ event: 'watch', payload: { action: 'started', n }, contentType: 'json' });
+      return post(listener.url, delivery.headers, delivery.body).then((answer) => ({ id: delivery.id, status: answer.status }));
+    };
+    const first = await send(1);
+    rmSync(named);
+    symlinkSync(elsewhere, named);
+    const second = await send(2);
+    expect([first.status, second.status]).toEqual([200, 200]);
+    expect(readdirSync(real).sort()).toEqual([`${first.id}.http`, `${second.id}.http`].sort());
+    // The directory itself moved away and a link or an open directory put in its place: refused, not written to.
+    renameSync(real, `${real}.old`);
+    symlinkSync(elsewhere, real);
+    expect((await send(3)).status).toBe(500);
+    rmSync(real);
+    mkdirSync(real, { mode: 0o755 });
+    expect((await send(4)).status).toBe(500);
+    await listener.stop();
+    expect(readdirSync(elsewhere)).toEqual([]);
+    expect(readdirSync(real)).toEqual([]);
+    expect(listener.stderr()).toMatch(/rejected 500 .*deliveries is no longer a directory \(it was replaced since the receiver started\)/);
+    expect(listener.stderr()).toMatch(/rejected 500 .*deliveries is no longer a private directory of yours/);
   });
 
   it.skipIf(process.getuid?.() !== 0)('refuses a save directory that belongs to another user (exit 2)', async () => {

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import type { Context, Runner } from '../../context.js';
 import { InterruptedError, UsageError } from '../../errors.js';
@@ -78,7 +79,8 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
       if (error instanceof StoreError) throw new UsageError(error.message, error.hint === undefined ? {} : { hint: error.hint });
       throw error;
     }
-    if (store.tightened) out.warn(`${options.save} was open to other users; it is now 0700 (saved deliveries hold private payloads)`);
+    const where = terminalSafe(store.resolved === resolve(options.save) ? options.save : `${options.save} (${store.resolved})`);
+    if (store.tightened) out.warn(`${where} was open to other users; it is now 0700 (saved deliveries hold private payloads)`);
   }
   let lastDropWarning = Number.NEGATIVE_INFINITY;
   let unreported = 0;
