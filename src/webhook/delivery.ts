@@ -83,7 +83,7 @@ export function payloadText(raw: Buffer, kind: ContentKind): string {
   if (isAscii(raw)) text = raw.toString('latin1');
   else if (isUtf8(raw)) text = raw.toString('utf8');
   else throw new BodyError('the body is not valid UTF-8');
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // as TextDecoder did: a byte-order mark is not content
+  text = withoutByteOrderMark(text);
   if (kind === 'form') {
     const field = formPayload(text);
     if (field === undefined) throw new BodyError('form body without a "payload" field');
@@ -91,15 +91,16 @@ export function payloadText(raw: Buffer, kind: ContentKind): string {
     if (field.length > MAX_PAYLOAD_BYTES || Buffer.byteLength(field) > MAX_PAYLOAD_BYTES) {
       throw new BodyError(`the decoded payload is over the 25 MB payload limit (${Buffer.byteLength(field)} bytes)`, 413);
     }
-    text = field;
+    text = withoutByteOrderMark(field);
   }
   return text;
 }
 
 /**
- * The first `payload` field of a form body, decoded as URLSearchParams decodes it. Only that field
- * is decoded: a body of 75 MB holds some 39 million empty fields, which URLSearchParams would make
- * an object each of (2.6 GB, for seconds). The service writes the name as it is, never encoded.
+ * The first `payload` field of a form body, decoded (`+` a space, `%XX` a byte of UTF-8). Only that
+ * field is decoded: a body of 75 MB holds some 39 million empty fields, which URLSearchParams would
+ * make an object each of (2.6 GB, for seconds). The service writes the name as it is, never
+ * encoded. Bytes that are not UTF-8 are refused, as in a JSON body, not replaced.
  */
 function formPayload(form: string): string | undefined {
   let start = 0;
@@ -107,8 +108,19 @@ function formPayload(form: string): string | undefined {
     start = form.indexOf('&payload=') + 1;
     if (start === 0) return undefined;
   }
+  start += 'payload='.length;
   const end = form.indexOf('&', start);
-  return new URLSearchParams(end < 0 ? form.slice(start) : form.slice(start, end)).get('payload') ?? undefined;
+  const encoded = end < 0 ? form.slice(start) : form.slice(start, end);
+  try {
+    return decodeURIComponent(encoded.replaceAll('+', ' '));
+  } catch {
+    throw new BodyError('the form\'s payload field is not percent-encoded UTF-8');
+  }
+}
+
+/** As TextDecoder reads: a byte-order mark is not content. */
+function withoutByteOrderMark(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
 /** The payload object of a JSON body, or of the `payload` field of a form body. Throws BodyError with a reason. */

@@ -163,6 +163,15 @@ describe('right about real payloads', () => {
     expect(listener.lines).toEqual([]);
     expect(listener.stderr()).toMatch(/received 0, verified 0, rejected 2/);
   });
+
+  it('answers 400 to a signed payload that is not UTF-8, as JSON and as a form, rather than change it', async () => {
+    const listener = await listen(['--secret', SECRET]);
+    const asJson = signed('push', Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]));
+    const asForm = signed('push', 'payload=%7B%22a%22%3A%22%FF%22%7D', { 'content-type': 'application/x-www-form-urlencoded' }, 'form');
+    for (const delivery of [asJson, asForm]) expect((await post(listener.url, delivery.headers, delivery.body)).status).toBe(400);
+    await listener.stop();
+    expect(listener.lines).toEqual([]);
+  });
 });
 
 describe('unsafe input, answered safely', () => {

@@ -93,6 +93,11 @@ describe('deliveries (docs/service.md#delivery-headers)', () => {
     expect(() => parsePayload(Buffer.from('a=1&xpayload=%7B%7D'), 'form')).toThrow(/without a "payload" field/);
     // The first payload field, wherever it stands, decoded as URLSearchParams decodes ('+' is a space).
     expect(parsePayload(Buffer.from('a=1&&payload=%7B%22a%22%3A%22x+y%25%22%7D&payload=%7B%7D&b'), 'form')).toEqual({ a: 'x y%' });
+    // Bytes that are not UTF-8 are refused in a form as in a JSON body, not replaced; a BOM is read as in a JSON body.
+    for (const bytes of ['%FF', '%ED%A0%80', '%C0%AF', '%zz']) {
+      expect(() => parsePayload(Buffer.from(`payload=%7B%22a%22%3A%22${bytes}%22%7D`), 'form'), bytes).toThrow(/not percent-encoded UTF-8/);
+    }
+    expect(parsePayload(Buffer.from('payload=%EF%BB%BF%7B%22a%22%3A%22%C3%A9%22%7D'), 'form')).toEqual({ a: 'é' });
     expect(() => parsePayload(Buffer.from('{"a":'), 'json')).toThrow(/malformed JSON/);
     expect(() => parsePayload(Buffer.from([0x7b, 0xff, 0x7d]), 'json')).toThrow(/not valid UTF-8/);
     // An overlong encoding and a lone surrogate are invalid too; a byte-order mark is not content.
