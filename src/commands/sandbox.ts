@@ -30,7 +30,7 @@ async function sandbox(context: Context, options: SandboxCommandOptions): Promis
     archivePadBytes: options.archiveSize ?? 0,
   };
   if (options.rateLimit) sandboxOptions.rateLimit = { limit: options.rateLimit, windowSeconds: 3600 };
-  if (options.seed) sandboxOptions.seed = parseSeed((await readInputFile(options.seed, INPUT_LIMITS.seed, '--seed')).toString('utf8'), options.seed);
+  if (options.seed) sandboxOptions.seed = parseSeed((await readInputFile(options.seed, INPUT_LIMITS.seed, '--seed', context.signal)).toString('utf8'), options.seed);
   let running: Awaited<ReturnType<typeof startSandbox>>;
   try {
     running = await startSandbox(sandboxOptions);

@@ -7,6 +7,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   renameSync,
   rmSync,
   statSync,
@@ -462,6 +463,35 @@ describe('bounded reads and a bounded forward queue', () => {
       await new Promise((resolve) => target.close(resolve));
     }
   }, 30_000);
+
+  it('`webhook send --payload` from a FIFO nobody writes to ends at Ctrl-C with 130, and reads one that is written', async () => {
+    const fifo = join(tempDir('svc-fifo-'), 'payload');
+    execFileSync('mkfifo', [fifo]);
+    const child = spawn(process.execPath, [BIN, 'webhook', 'send', '--url', '1', '--event', 'ping', '--payload', fifo], { stdio: 'ignore' });
+    children.push(child);
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    // Once it waits on the FIFO (it has opened it: a writer's open no longer blocks), Ctrl-C.
+    const holds = (fd: string) => {
+      try {
+        return readlinkSync(`/proc/${child.pid}/fd/${fd}`) === fifo;
+      } catch {
+        return false;
+      }
+    };
+    await waitUntil(() => readdirSync(`/proc/${child.pid}/fd`).some(holds));
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    const target = await startScriptedServer((_request, response) => response.writeHead(202).end());
+    try {
+      const written = spawn(process.execPath, [BIN, 'webhook', 'send', '--url', String(target.port), '--event', 'ping', '--payload', fifo], { stdio: 'ignore' });
+      children.push(written);
+      writeFileSync(fifo, '{"zen":"through a FIFO"}');
+      expect(await new Promise((resolve) => written.once('exit', resolve))).toBe(0);
+      expect(target.requests[0]?.body).toBe('{"zen":"through a FIFO"}');
+    } finally {
+      await target.close();
+    }
+  });
 
   it('`webhook send` reports the status of an answer cut before its body, not an unreachable receiver', async () => {
     // The status line and headers, then the connection ends: none of the 10 bytes announced.

@@ -77,7 +77,7 @@ export async function collectRepositories(
     const bytes =
       flags.reposFile === '-'
         ? await readStdin(context, INPUT_LIMITS.reposFile, 'a list of repositories')
-        : await readInputFile(flags.reposFile, INPUT_LIMITS.reposFile, '--repos-file');
+        : await readInputFile(flags.reposFile, INPUT_LIMITS.reposFile, '--repos-file', context.signal);
     const text = bytes.toString('utf8');
     entries.push(...parseReposFile(text, flags.reposFile === '-' ? 'stdin' : flags.reposFile));
   }

@@ -1,5 +1,8 @@
-import { createReadStream } from 'node:fs';
+import { closeSync, constants, createReadStream, fstatSync, open } from 'node:fs';
+import { Socket } from 'node:net';
 import { addAbortSignal, type Readable } from 'node:stream';
+import { isatty, ReadStream } from 'node:tty';
+import { promisify } from 'node:util';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { fromSystemError } from '../../system-errors.js';
@@ -53,13 +56,32 @@ export async function readStdin(context: Context, limit: number, what: string): 
 }
 
 /**
- * A file the user named (a pipe such as `<(…)` too), at most `limit` bytes; `role` is its flag, and
- * `why` says why no more is read.
+ * A file the user named (a pipe such as `<(…)`, a FIFO, a terminal too), at most `limit` bytes;
+ * `role` is its flag, and `why` says why no more is read. Ctrl-C (`signal`) ends the wait for a
+ * pipe's writer or a person's typing.
  */
-export async function readInputFile(path: string, limit: number, role: string, why = ''): Promise<Buffer> {
+export async function readInputFile(path: string, limit: number, role: string, signal: AbortSignal, why = ''): Promise<Buffer> {
   try {
-    return await readBounded(createReadStream(path), limit, () => new UsageError(`${role} ${path} holds more than ${limit} bytes${why}`));
+    return await readBounded(await openInput(path), limit, () => new UsageError(`${role} ${path} holds more than ${limit} bytes${why}`), signal);
   } catch (error) {
     throw fromSystemError(error, { action: 'read', path, role });
+  }
+}
+
+/**
+ * A stream of the file at `path`. Opened without blocking: a FIFO's open waits for a writer, and a
+ * read of a pipe or a terminal for its data, in a thread that Node waits for at exit, so not even
+ * a second Ctrl-C would end the run. Those are read as sockets and terminals are, event by event.
+ */
+async function openInput(path: string): Promise<Readable> {
+  const fd = await promisify(open)(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const info = fstatSync(fd);
+    if (info.isFIFO() || info.isSocket()) return new Socket({ fd, readable: true, writable: false });
+    if (isatty(fd)) return new ReadStream(fd);
+    return createReadStream('', { fd });
+  } catch (error) {
+    closeSync(fd);
+    throw error;
   }
 }

@@ -36,7 +36,7 @@ async function send(context: Context, options: SendOptions): Promise<SendResult>
     throw new UsageError(`--event must be an event name such as push or issues, not "${options.event}"`);
   }
   if (!eventSpec(options.event)) context.out.warn(`"${options.event}" is not in the event catalogue; sending it anyway`);
-  const payload = options.payload ? await readInputFile(options.payload, PAYLOAD_LIMIT.bytes, '--payload', PAYLOAD_LIMIT.why) : undefined;
+  const payload = options.payload ? await readInputFile(options.payload, PAYLOAD_LIMIT.bytes, '--payload', context.signal, PAYLOAD_LIMIT.why) : undefined;
   const { id, result } = await sendDelivery({
     url,
     event: options.event,
