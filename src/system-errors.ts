@@ -58,6 +58,14 @@ export function fileError(error: NodeJS.ErrnoException, context: FileContext = {
   return new CliError(`${subject}: ${reason}`, ExitCode.Usage, { hint: `${hint}${after}`, cause: error });
 }
 
+/** Why a file or directory could not be read, in words and with the system's code (ENOENT). */
+export function readingReason(error: unknown): string {
+  const { code, message } = error as NodeJS.ErrnoException;
+  if (code === undefined) return message;
+  const [reason] = fileReason(code, '', true);
+  return reason.includes(code) ? reason : `${reason} (${code})`;
+}
+
 function fileReason(code: string, path: string, reading: boolean): [string, string] {
   const parent = dirname(path);
   switch (code) {

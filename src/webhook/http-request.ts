@@ -52,7 +52,7 @@ const TARGET = /^[\x21-\x7e]+$/;
  */
 const FIELDS = new RegExp(`(?:\\r\\n${TOKEN_CHARACTERS}:${VALUE_CHARACTERS})*$`, 'y');
 /** Fields that say how to read the message or whom it is for: one of each, or the request is refused. */
-const SINGLE_FIELDS = new Set(['content-length', 'host', 'content-type']);
+export const SINGLE_FIELDS = new Set(['content-length', 'host', 'content-type']);
 /** Fields that hold one value: a repeat is dropped, the first kept (as node:http does). */
 const FIRST_WINS = new Set(['user-agent', 'authorization', 'proxy-authorization', 'referer', 'from', 'if-modified-since', 'if-unmodified-since', 'max-forwards']);
 

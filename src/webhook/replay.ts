@@ -1,5 +1,6 @@
 import { UsageError } from '../errors.js';
 import { signatureHeaders } from './signature.js';
+import { readingReason } from '../system-errors.js';
 import { listSaved, parseSaved, readSaved } from './store.js';
 
 export interface ReplayOutcome {
@@ -17,17 +18,24 @@ const SIGNATURE = /^x-hub-signature(-256)?$/i;
  * Re-sends saved deliveries byte for byte, in their original order, one file in memory at a time;
  * with `resignWith`, signed anew with that secret. A file that is not a saved delivery is reported
  * and skipped; a failure to send one is reported and the rest are sent. Throws a UsageError when
- * `path` cannot be listed, and the signal's reason at Ctrl-C (no file is sent after it).
+ * `path` cannot be listed. At Ctrl-C no file is sent after the one under way: what was done until
+ * then is returned, `interrupted`.
  */
-export async function replaySaved(path: string, url: string, signal: AbortSignal, resignWith?: string): Promise<ReplayOutcome[]> {
+export async function replaySaved(
+  path: string,
+  url: string,
+  signal: AbortSignal,
+  resignWith?: string,
+): Promise<{ outcomes: ReplayOutcome[]; total: number; interrupted: boolean }> {
   const { entries, unreadable } = await listSaved(path).catch((error: unknown) => {
-    throw new UsageError(`cannot read deliveries from ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new UsageError(`cannot read deliveries from ${path}: ${readingReason(error)}`);
   });
   const { postDelivery, sendableHeaders } = await import('./sender.js');
   const skip = (file: string, error: string): ReplayOutcome => ({ file, status: null, ms: null, error, skipped: true });
   const outcomes = unreadable.map(({ name, reason }) => skip(name, reason));
+  const total = outcomes.length + entries.length;
   for (const entry of entries) {
-    signal.throwIfAborted();
+    if (signal.aborted) return { outcomes, total, interrupted: true };
     let delivery;
     try {
       delivery = parseSaved(entry.name, await readSaved(entry.file));
@@ -41,9 +49,9 @@ export async function replaySaved(path: string, url: string, signal: AbortSignal
       const result = await postDelivery(url, headers, delivery.body, 30_000, signal);
       outcomes.push({ file: entry.name, status: result.status, ms: result.ms });
     } catch (error) {
-      signal.throwIfAborted();
+      if (signal.aborted) return { outcomes, total, interrupted: true };
       outcomes.push({ file: entry.name, status: null, ms: null, error: (error as Error).message });
     }
   }
-  return outcomes;
+  return { outcomes, total, interrupted: false };
 }

@@ -3,8 +3,9 @@ import { constants, unlinkSync } from 'node:fs';
 import { chmod, type FileHandle, link, lstat, open, readdir, realpath, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeDirectory } from '../make-directory.js';
+import { readingReason } from '../system-errors.js';
 import { MAX_PAYLOAD_BYTES } from './delivery.js';
-import { FIELD_NAME, FIELD_VALUE } from './http-request.js';
+import { FIELD_NAME, FIELD_VALUE, SINGLE_FIELDS } from './http-request.js';
 import type { ReceivedDelivery } from './receiver.js';
 
 // A saved delivery is one file, `<name>.http` (deliveryFileName): a comment line with when it
@@ -278,27 +279,33 @@ export function parseSaved(file: string, data: Buffer): SavedDelivery {
   const meta = /received (\S+); sequence (\d+)/.exec(comment ?? '');
   const request = /^(\S+) (\S+) HTTP\/1\.1$/.exec(requestLine ?? '');
   if (!meta || !request) throw new Error(`${file} is not a saved delivery (no svc-migrate header)`);
+  // What the receiver saves, and so all a saved file can hold: a POST, each field once where only
+  // one may be, values without the spaces around them that the server's reading drops.
+  if (request[1] !== 'POST') throw new Error(`${file} is not a saved delivery (a ${request[1]} request; deliveries are POSTs)`);
   const rawHeaders: string[] = [];
   const body = data.subarray(split + SEPARATOR.length);
-  let lengthSeen = false;
+  const seen = new Set<string>();
   for (const line of headerLines) {
     const colon = line.indexOf(':');
     if (colon <= 0) throw new Error(`${file} is not a saved delivery (a header line without a name)`);
     const name = line.slice(0, colon);
     const value = line.slice(colon + 1).replace(/^ /, '');
-    // What the receiver's server accepts, and so what it can have saved.
-    if (!FIELD_NAME.test(name) || !FIELD_VALUE.test(value)) throw new Error(`${file} is not a saved delivery (a malformed header line)`);
-    if (name.toLowerCase() === 'content-length' && (lengthSeen || !/^\d{1,15}$/.test(value) || Number(value) !== body.length)) {
+    const key = name.toLowerCase();
+    if (!FIELD_NAME.test(name) || !FIELD_VALUE.test(value) || /^[ \t]|[ \t]$/.test(value)) {
+      throw new Error(`${file} is not a saved delivery (a malformed header line)`);
+    }
+    if (SINGLE_FIELDS.has(key) && seen.has(key)) throw new Error(`${file} is not a saved delivery (more than one ${name} field)`);
+    if (key === 'content-length' && (!/^\d{1,15}$/.test(value) || Number(value) !== body.length)) {
       throw new Error(`${file} is not a saved delivery (its Content-Length does not match its body of ${body.length} bytes)`);
     }
-    lengthSeen ||= name.toLowerCase() === 'content-length';
+    seen.add(key);
     rawHeaders.push(name, value);
   }
   return {
     file,
     sequence: Number(meta[2]),
     receivedAt: meta[1] as string,
-    method: request[1] as string,
+    method: request[1],
     path: request[2] as string,
     rawHeaders,
     body,
@@ -313,7 +320,7 @@ const MAX_SAVED_BYTES = MAX_PAYLOAD_BYTES * 3 + 1024 * 1024;
 
 /** A saved delivery found by listSaved: where it is, and its place in arrival order. */
 export interface SavedEntry {
-  file: string;
+  file: Buffer;
   name: string;
   sequence: number;
   receivedAt: string;
@@ -330,9 +337,14 @@ export interface Unreadable {
  */
 export async function listSaved(path: string): Promise<{ entries: SavedEntry[]; unreadable: Unreadable[] }> {
   const info = await stat(path);
+  // Names as bytes: one that is not UTF-8 is still a name the file can be opened by.
+  const prefix = Buffer.from(join(path, '/'));
   const candidates = info.isDirectory()
-    ? (await readdir(path)).filter((name) => name.endsWith('.http')).sort().map((name) => ({ name, file: join(path, name) }))
-    : [{ name: path, file: path }];
+    ? (await readdir(path, { encoding: 'buffer' }))
+        .filter((name) => name.toString('latin1').endsWith('.http'))
+        .sort((a, b) => Buffer.compare(a, b))
+        .map((name) => ({ name: name.toString(), file: Buffer.concat([prefix, name]) }))
+    : [{ name: path, file: Buffer.from(path) }];
   const entries: SavedEntry[] = [];
   const unreadable: Unreadable[] = [];
   for (const candidate of candidates) {
@@ -354,10 +366,10 @@ export async function listSaved(path: string): Promise<{ entries: SavedEntry[]; 
  * above MAX_SAVED_BYTES). Opened without waiting (a FIFO would block an open for reading) and
  * without following a final link, then checked on the descriptor itself.
  */
-export async function readSaved(file: string, limit?: number): Promise<Buffer> {
+export async function readSaved(file: string | Buffer, limit?: number): Promise<Buffer> {
   const flags = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
   const handle = await open(file, flags).catch((error: NodeJS.ErrnoException) => {
-    throw new Error(error.code === 'ELOOP' ? 'a symbolic link, not a file' : (error.code ?? error.message));
+    throw new Error(error.code === 'ELOOP' ? 'a symbolic link, not a file' : readingReason(error));
   });
   try {
     const info = await handle.stat();

@@ -266,11 +266,19 @@ describe('Ctrl-C in the webhook commands that wait on a peer or on stdin', () =>
       const head = `# svc-migrate delivery; received 2026-11-25T00:00:0${n}.000Z; sequence ${n}\r\nPOST / HTTP/1.1\r\ncontent-type: application/json\r\nx-service-event: ping`;
       writeFileSync(join(dir, `d${n}.http`), `${head}\r\n\r\n{}`);
     }
-    const { target, signal } = await silentTarget();
+    // The first is answered; Ctrl-C comes while the second waits for its answer.
+    const controller = new AbortController();
+    const target = await startScriptedServer(
+      (_request, response) => response.writeHead(200).end(),
+      () => controller.abort(new InterruptedError()),
+    );
     try {
-      const result = await runCli(['webhook', 'replay', dir, '--url', target.url], { signal });
+      const result = await runCli(['webhook', 'replay', dir, '--url', target.url], { signal: controller.signal });
       expect(result.code, result.stderr).toBe(130);
-      expect(target.requests).toHaveLength(1);
+      expect(target.requests).toHaveLength(2);
+      // What was sent is said, so that a rerun's duplicates are no surprise.
+      expect(result.stdout).toMatch(/^d1\.http: 200 in \d+ ms\n$/);
+      expect(result.stderr).toMatch(/interrupted: 1 of 3 files were sent/);
       expectNoBug(result);
     } finally {
       await target.close();

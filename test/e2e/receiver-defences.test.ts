@@ -951,10 +951,14 @@ describe('replay trusts no file', () => {
     writeFileSync(join(first, 'short.http'), saved.slice(0, -3), 'latin1');
     writeFileSync(join(first, 'nul.http'), saved.replace('\r\n\r\n', '\r\nx-tab: a\u0000b\r\n\r\n'), 'latin1');
     writeFileSync(join(first, 'spaced.http'), saved.replace('\r\n\r\n', '\r\nbad name: x\r\n\r\n'), 'latin1');
-    const target = await listen(['--max-deliveries', '2']);
+    writeFileSync(join(first, 'get.http'), saved.replace('POST / ', 'GET / '), 'latin1');
+    // A name that is not UTF-8 is still a file to send.
+    const third = buildDelivery({ event: 'star', payload: { action: 'created', n: 2 }, contentType: 'json' });
+    writeFileSync(Buffer.from([...Buffer.from(`${first}/third-`), 0xff, ...Buffer.from('.http')]), saved.replaceAll(good[1]?.id as string, third.id), 'latin1');
+    const target = await listen(['--max-deliveries', '3']);
     const result = await runCli(['webhook', 'replay', first, '--url', target.url, '--json'], { timeoutMs: 15_000 });
     expect(result.code, result.stderr).toBe(2);
-    expect(result.stderr).toMatch(/8 of 10 files were skipped/);
+    expect(result.stderr).toMatch(/9 of 12 files were skipped/);
     const outcomes = JSON.parse(result.stdout) as { file: string; status: number | null; skipped?: boolean; error?: string }[];
     const byFile = Object.fromEntries(outcomes.map((o) => [o.file, o]));
     expect(byFile['fifo.http']).toMatchObject({ skipped: true, error: 'not a regular file' });
@@ -964,9 +968,11 @@ describe('replay trusts no file', () => {
     expect(byFile['huge.http']).toMatchObject({ skipped: true, error: expect.stringMatching(/more than any delivery/) });
     expect(byFile['short.http']).toMatchObject({ skipped: true, error: expect.stringMatching(/Content-Length does not match its body/) });
     for (const file of ['nul.http', 'spaced.http']) expect(byFile[file]).toMatchObject({ skipped: true, error: expect.stringMatching(/malformed header line/) });
+    expect(byFile['get.http']).toMatchObject({ skipped: true, error: expect.stringMatching(/a GET request; deliveries are POSTs/) });
     for (const delivery of good) expect(byFile[`${delivery.id}.http`]).toMatchObject({ status: 200 });
+    expect(byFile['third-\ufffd.http']).toMatchObject({ status: 200 });
     expect(await target.exited).toBe(0);
-    expect(target.lines.map((l) => l.delivery)).toEqual(good.map((d) => d.id));
+    expect(target.lines.map((l) => l.delivery).sort()).toEqual([...good, third].map((d) => d.id).sort());
     expect(existsSync(join(first, 'fifo.http'))).toBe(true);
   }, 30_000);
 });

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Context, Runner } from '../../context.js';
-import { CliError, ExitCode, UnavailableError, UsageError } from '../../errors.js';
+import { CliError, ExitCode, InterruptedError, UnavailableError, UsageError } from '../../errors.js';
 import { terminalSafe } from '../../ui/terminal-safe.js';
 import { type ReplayOutcome, replaySaved } from '../../webhook/replay.js';
 import { deliveryUrl } from '../../webhook/target-url.js';
@@ -20,13 +20,15 @@ async function replay(context: Context, path: string, options: ReplayOptions): P
   }
   const url = deliveryUrl(options.url);
   const secret = options.resign ? checkedSecret(options.secret as string, '--secret', 'pass the secret the receiver verifies with') : undefined;
-  const outcomes = await replaySaved(path, url, context.signal, secret);
-  if (outcomes.length === 0) throw new UsageError(`no saved deliveries (*.http) in ${path}`);
+  const { outcomes, total, interrupted } = await replaySaved(path, url, context.signal, secret);
+  if (total === 0) throw new UsageError(`no saved deliveries (*.http) in ${path}`);
   context.out.result(outcomes, (list) =>
     list
       .map((o) => terminalSafe(`${o.file}: ${o.skipped ? `skipped (${o.error})` : o.status === null ? `failed (${o.error})` : `${o.status} in ${o.ms} ms`}`))
       .join('\n'),
   );
+  // What was sent is shown above: a rerun would send those again.
+  if (interrupted) throw new InterruptedError(`interrupted: ${outcomes.filter((o) => o.status !== null).length} of ${total} files were sent`);
   const unsent = outcomes.filter((o) => o.status === null && !o.skipped);
   const refused = outcomes.filter((o) => o.status !== null && (o.status < 200 || o.status >= 300));
   const skipped = outcomes.filter((o) => o.skipped);
