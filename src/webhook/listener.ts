@@ -1,4 +1,6 @@
+import { redactUrl } from '../api/redact.js';
 import { isLoopbackHost } from '../api/transport-policy.js';
+import { UsageError } from '../errors.js';
 import type { EventFilter } from './catalogue.js';
 import { createForwarder, type ForwarderEvents } from './forwarder.js';
 import { DeliveryRefused, type ReceivedDelivery, type ReceiverOptions, type Rejection, startReceiver } from './receiver.js';
@@ -159,6 +161,13 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
     onFault: (error) => events.onFault(error),
   });
 
+  if (options.forward && postsTo(options.forward.target, receiver.port, options.path)) {
+    await receiver.close();
+    throw new UsageError(`--forward-to ${redactUrl(options.forward.target)} is this receiver: each delivery would come back to be forwarded again`, {
+      hint: 'forward to your app\'s port and path',
+    });
+  }
+
   const onAbort = () => stop(true);
   if (options.signal.aborted) onAbort();
   else options.signal.addEventListener('abort', onAbort, { once: true });
@@ -171,4 +180,10 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
     return { summary, interrupted };
   });
   return { url: receiver.url, finished };
+}
+
+/** Whether `target` is this machine's `port` and `path`: the receiver itself. */
+function postsTo(target: string, port: number, path: string): boolean {
+  const url = new URL(target);
+  return isLoopbackHost(url.hostname) && Number(url.port || 80) === port && url.pathname === path;
 }

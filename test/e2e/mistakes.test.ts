@@ -154,6 +154,13 @@ describe.skipIf(!hasScript)('on a terminal', () => {
 });
 
 describe('ports', () => {
+  it('webhook listen --forward-to its own port and path is a usage error, not a loop', async () => {
+    const held = await busyPort();
+    await new Promise((resolve) => busy.pop()?.close(resolve));
+    const result = await runCli(['webhook', 'listen', '--port', String(held), '--no-dedupe', '--forward-to', String(held)]);
+    expectUsage(result, new RegExp(`--forward-to http://localhost:${held}/ is this receiver`), /forward to your app's port and path/);
+  });
+
   it('webhook listen on a busy port names the port and exits 2', async () => {
     const port = await busyPort();
     const result = await runCli(['webhook', 'listen', '--port', String(port)]);
