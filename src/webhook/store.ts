@@ -3,7 +3,7 @@ import { constants, unlinkSync } from 'node:fs';
 import { chmod, type FileHandle, link, lstat, open, readdir, realpath, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeDirectory } from '../make-directory.js';
-import { readingReason } from '../system-errors.js';
+import { fileError, readingReason } from '../system-errors.js';
 import { MAX_PAYLOAD_BYTES } from './delivery.js';
 import { FIELD_NAME, FIELD_VALUE, SINGLE_FIELDS } from './http-request.js';
 import type { ReceivedDelivery } from './receiver.js';
@@ -214,7 +214,8 @@ function storeError(dir: string, error: unknown): StoreError {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'EACCES' || code === 'EPERM') return new StoreError(`cannot create or use --save ${dir}: permission denied`, 'choose a directory you can write to');
   if (code === 'ENOTDIR' || code === 'EEXIST') return new StoreError(`--save ${dir} is not a directory`, 'name a directory (it is created if missing)');
-  return new StoreError(`cannot create or use --save ${dir}: ${code ?? (error as Error).message}`);
+  const failure = fileError(error as NodeJS.ErrnoException, { action: 'create the directory', path: dir, role: '--save' });
+  return new StoreError(failure.message, failure.hint);
 }
 
 function headBytes(delivery: ReceivedDelivery): Buffer {
