@@ -53,14 +53,15 @@ export class Output {
   readonly theme: ChalkInstance;
   private stdout: Stream;
   private readonly stderr: Stream;
-  private readonly streams: Stream[];
+  /** stdout itself, while `together` stands in for it. */
+  private readonly results: Stream;
 
   constructor(options: OutputOptions) {
     this.json = options.json;
     this.quiet = options.quiet;
     this.stdout = options.stdout;
     this.stderr = options.stderr;
-    this.streams = [options.stdout, options.stderr];
+    this.results = options.stdout;
     const colorful = options.color ?? Boolean(options.stderr.isTTY);
     this.theme = new Chalk({ level: colorful ? 1 : 0 });
     this.decorated = drawable(options.stderr) && !options.json && !options.quiet;
@@ -124,8 +125,8 @@ export class Output {
    * pile up in memory.
    */
   behind(only?: 'stderr'): boolean {
-    const streams = only === 'stderr' ? [this.stderr] : this.streams;
-    return streams.some((stream) => (stream.writableLength ?? 0) > UNREAD_AT_MOST);
+    const unread = (stream: Stream) => (stream.writableLength ?? 0) > UNREAD_AT_MOST;
+    return unread(this.stderr) || (only === undefined && unread(this.results));
   }
 
   info(message: string): void {
