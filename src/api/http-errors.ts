@@ -101,6 +101,6 @@ function validationMessages(body: ServiceErrorBody): string[] {
     else if (field) out.push(`${field}${value}: ${item.code ?? 'invalid'}`);
   }
   if (out.length === 0 && body.message && body.message !== 'Validation Failed') out.push(body.message);
-  // What the service names (values included) reaches the terminal: no control characters.
-  return out.map((line) => String(line).replace(/[\u0000-\u001f\u007f-\u009f]/g, '\ufffd'));
+  // As the service wrote them: what prints them makes them inert (ui/terminal-safe.ts).
+  return out.map(String);
 }

@@ -636,21 +636,24 @@ describe('nothing in a payload drives the terminal or the receiver', () => {
     }
   });
 
-  it('replaces control characters in an API error message, and escapes them in its JSON', async () => {
+  it.each([
+    [403, { message: `no${ESC}]0;pwned${'\u0007'}\nhint: run rm -rf ~` }, 3, 'forbidden: '],
+    [422, { message: 'Validation Failed', errors: [{ message: `no${ESC}]0;pwned${'\u0007'}\nhint: run rm -rf ~` }] }, 5, 'the service rejected the request: '],
+  ])('replaces control characters in an API error message (%i), and escapes them in its JSON', async (status, body, code, said) => {
     const api = await startScriptedServer((_request, response) => {
-      response.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ message: `no${ESC}]0;pwned${'\u0007'}\nhint: run rm -rf ~` }));
+      response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     });
     try {
       const result = await runCli(['list', '--org', 'acme'], { env: { SVC_BASE_URL: api.url, SVC_TOKEN: 'svc_test_token' } });
-      expect(result.code).toBe(3);
-      expect(result.stderr).toMatch(/forbidden: no\ufffd\]0;pwned\ufffd\ufffdhint: run rm -rf ~/);
+      expect(result.code).toBe(code);
+      expect(result.stderr).toMatch(`${said}no\ufffd]0;pwned\ufffd\ufffdhint: run rm -rf ~`);
       expect(result.stderr).not.toContain(ESC);
       expect(result.stderr.split('\n').filter((line) => line.startsWith('hint: run rm'))).toEqual([]);
       // As JSON the message is the server's, every control character escaped: inert, and the same value.
       const json = await runCli(['list', '--org', 'acme', '--json'], { env: { SVC_BASE_URL: api.url, SVC_TOKEN: 'svc_test_token' } });
       expect(json.stderr).not.toContain(ESC);
       expect(json.stderr.trim().split('\n')).toHaveLength(1);
-      expect(JSON.parse(json.stderr).error.message).toMatch(`forbidden: no${ESC}]0;pwned${'\u0007'}\nhint: run rm -rf ~ (GET `);
+      expect(JSON.parse(json.stderr).error.message).toMatch(`${said}no${ESC}]0;pwned${'\u0007'}\nhint: run rm -rf ~`);
     } finally {
       await api.close();
     }
