@@ -11,6 +11,9 @@ export const ExitCode = {
   Unavailable: 8,
   VerificationFailed: 9,
   Interrupted: 130,
+  /** Ended by SIGHUP or SIGTERM, as Ctrl-C ends a run: 128 + the signal's number, as shells report it. */
+  HungUp: 129,
+  Terminated: 143,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
@@ -83,8 +86,8 @@ export class WaitTimeoutError extends CliError {
 }
 
 export class InterruptedError extends CliError {
-  constructor(message = 'interrupted', details: ErrorDetails = {}) {
-    super(message, ExitCode.Interrupted, details);
+  constructor(message = 'interrupted', details: ErrorDetails = {}, exitCode: ExitCode = ExitCode.Interrupted) {
+    super(message, exitCode, details);
   }
 }
 

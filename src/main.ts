@@ -37,7 +37,12 @@ export async function run(
     }
     // A system error nobody caught (a path, a port) is the user's machine, not a bug.
     const mapped = fromSystemError(error);
-    const failure = signal.aborted && !(mapped instanceof CliError) ? new InterruptedError() : mapped;
+    let failure = signal.aborted && !(mapped instanceof CliError) ? new InterruptedError() : mapped;
+    // Ended by SIGTERM or SIGHUP rather than Ctrl-C: the interruption's code says which (main).
+    const reason: unknown = signal.reason;
+    if (failure instanceof InterruptedError && reason instanceof InterruptedError && failure.exitCode !== reason.exitCode) {
+      failure = new InterruptedError(failure.message, {}, reason.exitCode);
+    }
     errorOutput(argv, io).error(failure, { debug: argv.includes('--debug') || Boolean(io.env.SVC_DEBUG) });
     return failure instanceof CliError ? failure.exitCode : ExitCode.Unexpected;
   }
@@ -66,14 +71,12 @@ export async function main(proc: NodeJS.Process): Promise<void> {
   // SIGTERM (kill, timeout, docker stop, systemctl stop) and SIGHUP (the terminal closed) end a run
   // as Ctrl-C does, cleaning up as it does, and exit 128 + the signal's number as shells report it;
   // the second of any of them ends it at once.
-  let exitCode: number = ExitCode.Interrupted;
-  const onSignal = (signal: NodeJS.Signals) => {
-    const code = signal === 'SIGINT' ? ExitCode.Interrupted : 128 + constants.signals[signal];
-    if (controller.signal.aborted) proc.exit(code);
-    exitCode = code;
-    controller.abort(new InterruptedError());
+  const codes = { SIGINT: ExitCode.Interrupted, SIGTERM: ExitCode.Terminated, SIGHUP: ExitCode.HungUp } as const;
+  const onSignal = (signal: keyof typeof codes) => {
+    if (controller.signal.aborted) proc.exit(codes[signal]);
+    controller.abort(new InterruptedError('interrupted', {}, codes[signal]));
   };
-  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+  const signals = Object.keys(codes) as (keyof typeof codes)[];
   for (const signal of signals) proc.on(signal, onSignal);
   for (const [stream, name] of [
     [proc.stdout, 'stdout'],
@@ -93,7 +96,7 @@ export async function main(proc: NodeJS.Process): Promise<void> {
   }
   const code = await run(proc.argv.slice(2), processIo(proc), controller.signal);
   for (const signal of signals) proc.off(signal, onSignal);
-  proc.exitCode = code === ExitCode.Interrupted ? exitCode : code;
+  proc.exitCode = code;
 }
 
 /**

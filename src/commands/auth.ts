@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { clientOptions, type Context, type Runner } from '../context.js';
 import { checkToken, type TokenCheck } from '../core/auth.js';
-import { AuthError, CliError, ExitCode, UsageError } from '../errors.js';
+import { AuthError, CliError, ExitCode, InterruptedError, UsageError } from '../errors.js';
 import { INPUT_LIMITS, readStdin } from './common/input.js';
 import { examples } from './common/options.js';
 import { checkedConfigValue, openSettingsStore } from '../settings/store.js';
@@ -79,7 +79,7 @@ async function status(context: Context): Promise<AuthStatus> {
     try {
       result = await check(context, baseUrl.value, org.value, token.value);
     } catch (error) {
-      if (!(error instanceof CliError) || error.exitCode === ExitCode.Interrupted) throw error;
+      if (!(error instanceof CliError) || error instanceof InterruptedError) throw error;
       failure = error;
       result = { result: error.exitCode === ExitCode.Auth ? 'rejected' : 'unreachable', message: error.message };
     }

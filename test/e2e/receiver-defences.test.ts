@@ -906,6 +906,8 @@ describe('bounded per connection and in connections', () => {
       expect((await answered).status, signal).toBe(200);
       expect(await listener.exited, signal).toBe(code);
       expect(listener.stderr(), signal).toMatch(/received 1, /);
+      // Its --json error line says the same code as the process.
+      expect(JSON.parse(listener.stderr().trim().split('\n').at(-1) as string), signal).toEqual({ error: { code, status: null, message: 'interrupted' } });
       expect(readdirSync(dir), signal).toEqual([`${delivery.id}.http`]);
     }
   });
