@@ -1,3 +1,4 @@
+import { isLoopbackHost } from '../api/transport-policy.js';
 import { DELIVERY_HEADERS } from '../api/types.js';
 import { catalogueWarnings } from './catalogue.js';
 import { BodyError, type ContentKind, contentKind, headerWarnings, MAX_FORM_BODY_BYTES, MAX_PAYLOAD_BYTES, parsePayload, payloadText } from './delivery.js';
@@ -105,8 +106,6 @@ export class DeliveryRefused extends Error {
   }
 }
 
-const LOOPBACK_HOST = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d{1,5})?$/i;
-
 /** The verifying webhook receiver: an HTTP server (http-server.ts) that yields deliveries and rejections, and never prints. */
 export async function startReceiver(options: ReceiverOptions): Promise<Receiver> {
   const clock = millisecondClock();
@@ -160,7 +159,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
   function handle(request: ServerRequest): Promise<void> | undefined {
     const { headers } = request;
     const { host, path } = addressOf(request);
-    if (options.loopbackHostsOnly && !LOOPBACK_HOST.test(host)) {
+    if (options.loopbackHostsOnly && !isLoopbackHost(withoutPort(host))) {
       throw new DeliveryRefused(403, `Host "${host}" is not this machine: without a secret only localhost, 127.0.0.1 and [::1] are served`);
     }
     if (path !== options.path) throw new DeliveryRefused(404, `nothing is listening at ${path} (the receiver's path is ${options.path})`);
@@ -296,6 +295,13 @@ function addressOf(request: ServerRequest): { host: string; path: string } {
   const url = /^https?:\/\//i.test(target) && URL.canParse(target) ? new URL(target) : undefined;
   if (!url) throw new DeliveryRefused(400, `a request-target must be a path or an http URL, not ${target}`);
   return { host: url.host, path: url.pathname };
+}
+
+/** The host of a Host field (`name`, `name:port`, `[v6]:port`); one with anything else after it is left whole, and no loopback name. */
+function withoutPort(host: string): string {
+  const port = /:\d{1,5}$/.exec(host);
+  const bare = port ? host.slice(0, port.index) : host;
+  return bare.startsWith('[') || !bare.includes(':') ? bare : host;
 }
 
 /** `repository.full_name` when it is a string; a payload decides nothing else about the line printed for it. */

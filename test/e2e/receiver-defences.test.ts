@@ -997,10 +997,11 @@ describe('DNS rebinding', () => {
     const delivery = buildDelivery({ event: 'watch', payload: { action: 'started' }, contentType: 'json' });
     const listener = await listen([]);
     const port = new URL(listener.url).port;
-    for (const host of ['attacker.example', `attacker.example:${port}`, `127.0.0.1.nip.io:${port}`, `localhost.attacker.example:${port}`]) {
+    const crafted = ['localhost.', `localhost:${port}@attacker.example`, `localhost:${port}:1`, '[::1', '127.0.0.1 .attacker.example'];
+    for (const host of ['attacker.example', `attacker.example:${port}`, `127.0.0.1.nip.io:${port}`, `localhost.attacker.example:${port}`, ...crafted]) {
       expect(await hostPost(listener.url, host, delivery.body, delivery.headers), host).toBe(403);
     }
-    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, 'LOCALHOST', `[::1]:${port}`]) {
+    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, 'LOCALHOST', `[::1]:${port}`, `127.1:${port}`, `[0:0:0:0:0:0:0:1]:${port}`, `[::ffff:127.0.0.1]`]) {
       expect(await hostPost(listener.url, host, delivery.body, { ...delivery.headers, 'x-service-delivery': host }), host).toBe(200);
     }
     await listener.stop();
