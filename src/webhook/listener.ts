@@ -1,3 +1,6 @@
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { redactUrl } from '../api/redact.js';
 import { isLoopbackHost } from '../api/transport-policy.js';
 import { UsageError } from '../errors.js';
@@ -161,7 +164,7 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
     onFault: (error) => events.onFault(error),
   });
 
-  if (options.forward && postsTo(options.forward.target, receiver.port, options.path)) {
+  if (options.forward && (await isThisReceiver(options.forward.target, receiver.port, options.path))) {
     await receiver.close();
     throw new UsageError(`--forward-to ${redactUrl(options.forward.target)} is this receiver: each delivery would come back to be forwarded again`, {
       hint: 'forward to your app\'s port and path',
@@ -182,8 +185,15 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
   return { url: receiver.url, finished };
 }
 
-/** Whether `target` is this machine's `port` and `path`: the receiver itself. */
-function postsTo(target: string, port: number, path: string): boolean {
+/**
+ * Whether `target` is this receiver: its port and path, at an address of this machine (loopback,
+ * 0.0.0.0, an interface's, or a name that resolves to one).
+ */
+async function isThisReceiver(target: string, port: number, path: string): Promise<boolean> {
   const url = new URL(target);
-  return isLoopbackHost(url.hostname) && Number(url.port || 80) === port && url.pathname === path;
+  if (Number(url.port || (url.protocol === 'https:' ? 443 : 80)) !== port || url.pathname !== path) return false;
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const addresses = isIP(host) ? [host] : await lookup(host, { all: true }).then((found) => found.map(({ address }) => address), () => []);
+  const own = new Set(Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map(({ address }) => address)));
+  return addresses.some((address) => isLoopbackHost(address) || address === '0.0.0.0' || address === '::' || own.has(address));
 }

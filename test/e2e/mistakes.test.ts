@@ -157,8 +157,16 @@ describe('ports', () => {
   it('webhook listen --forward-to its own port and path is a usage error, not a loop', async () => {
     const held = await busyPort();
     await new Promise((resolve) => busy.pop()?.close(resolve));
-    const result = await runCli(['webhook', 'listen', '--port', String(held), '--no-dedupe', '--forward-to', String(held)]);
-    expectUsage(result, new RegExp(`--forward-to http://localhost:${held}/ is this receiver`), /forward to your app's port and path/);
+    // By its port alone (localhost), or by any address of this machine.
+    const targets: [string, string][] = [
+      [String(held), `http://localhost:${held}/`],
+      [`http://0.0.0.0:${held}/?x=1`, `http://0.0.0.0:${held}/?x=1`],
+    ];
+    for (const [target, shown] of targets) {
+      const result = await runCli(['webhook', 'listen', '--port', String(held), '--no-dedupe', '--forward-to', target]);
+      expectUsage(result, /is this receiver: each delivery would come back/, /forward to your app's port and path/);
+      expect(result.stderr).toContain(`--forward-to ${shown} is this receiver`);
+    }
   });
 
   it('webhook listen on a busy port names the port and exits 2', async () => {
