@@ -1,6 +1,6 @@
 // Redaction happens where traces and errors are built, so no later printer can leak a credential.
 
-const SENSITIVE_QUERY_KEY = /sig|signature|token|credential|secret|key|auth|password|policy/i;
+const SENSITIVE_QUERY_KEY = /sig|token|credential|secret|key|auth|pass|policy|jwt|bearer|hmac|session|sid|code|otp/i;
 const REDACTED = '[REDACTED]';
 
 /** A URL with the values of credential-like query parameters and any userinfo replaced. */

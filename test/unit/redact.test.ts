@@ -10,6 +10,9 @@ describe('redaction', () => {
     expect(redacted).toContain('expires=1700000000');
     expect(redacted).toContain('X-Amz-Signature=[REDACTED]');
     expect(redactUrl('https://user:pw@host/x')).not.toContain('pw');
+    const hook = redactUrl('http://127.0.0.1/h?pass=PS&jwt=JW&bearer=BR&hmac=HM&code=CC&session=SE&sid=SD&otp=OT&page=2');
+    expect(hook).not.toMatch(/PS|JW|BR|HM|CC|SE|SD|OT/);
+    expect(hook).toContain('page=2');
   });
 
   it('hides authorization headers whatever the scheme', () => {
