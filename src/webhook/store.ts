@@ -111,8 +111,11 @@ export async function openStore(dir: string): Promise<DeliveryStore> {
   });
   const stillOurs = async () => {
     const now = await lstat(real).catch(() => undefined);
-    if (!now?.isDirectory()) return `${dir} is no longer a directory`;
-    if ((uid !== undefined && now.uid !== uid) || (now.mode & 0o077) !== 0) return `${dir} is no longer a private directory of yours`;
+    if (!now) return `${real} is gone`;
+    if (now.isSymbolicLink()) return `${real} is a link now`;
+    if (!now.isDirectory()) return `${real} is no longer a directory`;
+    if (uid !== undefined && now.uid !== uid) return `${real} belongs to user ${now.uid} now`;
+    if ((now.mode & 0o077) !== 0) return `${real} is open to other users now (mode ${(now.mode & 0o777).toString(8)})`;
     return undefined;
   };
   let tightened = false;
@@ -135,7 +138,7 @@ export async function openStore(dir: string): Promise<DeliveryStore> {
     async save(delivery) {
       const name = deliveryFileName(delivery.id);
       const problem = await stillOurs();
-      if (problem) throw new Error(`could not save ${name}: ${problem} (it was replaced since the receiver started)`);
+      if (problem) throw new Error(`could not save ${name}: the save directory ${problem}`);
       let file: string;
       const temp = join(real, `.${name}.${randomBytes(8).toString('hex')}.tmp`);
       let handle: FileHandle | undefined;

@@ -221,7 +221,7 @@ describe('unsafe input, answered safely', () => {
     expect(failed.body).not.toContain(String(listener.pid));
     expect(failed.body).not.toMatch(/ENOTDIR|\/tmp/);
     // The detail is ours, on stderr.
-    await waitUntil(() => new RegExp(`rejected 500 .*${delivery.id}.*could not save .*is no longer a directory`).test(listener.stderr()));
+    await waitUntil(() => new RegExp(`rejected 500 .*${delivery.id}.*could not save .*the save directory .* is no longer a directory`).test(listener.stderr()));
     rmSync(dir);
     mkdirSync(dir, { mode: 0o700 });
     const again = await post(listener.url, delivery.headers, delivery.body);
@@ -351,8 +351,8 @@ describe('unsafe input, answered safely', () => {
     await listener.stop();
     expect(readdirSync(elsewhere)).toEqual([]);
     expect(readdirSync(real)).toEqual([]);
-    expect(listener.stderr()).toMatch(/rejected 500 .*deliveries is no longer a directory \(it was replaced since the receiver started\)/);
-    expect(listener.stderr()).toMatch(/rejected 500 .*deliveries is no longer a private directory of yours/);
+    expect(listener.stderr()).toMatch(new RegExp(`rejected 500 .*the save directory ${real} is a link now`));
+    expect(listener.stderr()).toMatch(new RegExp(`rejected 500 .*the save directory ${real} is open to other users now \\(mode 755\\)`));
   });
 
   it.skipIf(process.getuid?.() !== 0)('refuses a save directory that belongs to another user (exit 2)', async () => {
