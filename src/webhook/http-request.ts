@@ -237,7 +237,8 @@ export class ChunkedDecoder {
         if (content !== '') throw new HttpRequestError(400, 'chunk data longer than its size');
         this.state = 'size';
       } else if (this.state === 'size') {
-        const match = /^([0-9a-fA-F]{1,8})[ \t]*(?:;[\x20-\x7e\t]*)?$/.exec(content);
+        // Any number of leading zeros, then at most 8 digits: a size under 4 GiB (RFC 9112 §7.1).
+        const match = /^0*([0-9a-fA-F]{1,8})[ \t]*(?:;[\x20-\x7e\t]*)?$/.exec(content);
         if (!match) throw new HttpRequestError(400, 'malformed chunk size');
         this.remaining = parseInt(match[1] as string, 16);
         this.state = this.remaining === 0 ? 'trailer' : 'data';

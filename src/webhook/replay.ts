@@ -26,7 +26,7 @@ export async function replaySaved(
   url: string,
   signal: AbortSignal,
   resignWith?: string,
-): Promise<{ outcomes: ReplayOutcome[]; total: number; interrupted: boolean }> {
+): Promise<{ outcomes: ReplayOutcome[]; total: number; interrupted: boolean; inFlight?: string }> {
   const { entries, unreadable } = await listSaved(path).catch((error: unknown) => {
     throw new UsageError(`cannot read deliveries from ${path}: ${readingReason(error)}`);
   });
@@ -49,7 +49,8 @@ export async function replaySaved(
       const result = await postDelivery(url, headers, delivery.body, 30_000, signal);
       outcomes.push({ file: entry.name, status: result.status, ms: result.ms });
     } catch (error) {
-      if (signal.aborted) return { outcomes, total, interrupted: true };
+      // The receiver may have it already: the one under way at Ctrl-C is named.
+      if (signal.aborted) return { outcomes, total, interrupted: true, inFlight: entry.name };
       outcomes.push({ file: entry.name, status: null, ms: null, error: (error as Error).message });
     }
   }

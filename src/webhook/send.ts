@@ -44,8 +44,9 @@ export async function sendDelivery(input: SendInput): Promise<{ id: string; resu
     return { id: delivery.id, result: await postDelivery(input.url, delivery.headers, delivery.body, input.timeoutMs, input.signal) };
   } catch (error) {
     input.signal.throwIfAborted();
+    const timedOut = (error as Error).name === 'TimeoutError';
     throw new UnavailableError(`could not deliver to ${redactUrl(input.url)}: ${(error as Error).message}`, {
-      hint: 'is the receiver running? (svc-migrate webhook listen)',
+      hint: timedOut ? 'the receiver took longer than --timeout to answer: raise it, or check the receiver' : 'is the receiver running? (svc-migrate webhook listen)',
     });
   }
 }

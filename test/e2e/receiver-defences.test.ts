@@ -493,6 +493,17 @@ describe('bounded reads and a bounded forward queue', () => {
     }
   });
 
+  it('`webhook send` to a target that never answers says it took longer than --timeout, not that nothing listens', async () => {
+    const target = await startScriptedServer(() => {}); // takes the request, never answers
+    try {
+      const result = await runCli(['webhook', 'send', '--url', String(target.port), '--event', 'ping', '--timeout', '0.2']);
+      expect(result.code).toBe(8);
+      expect(result.stderr).toMatch(/no answer within 200 ms\nhint: the receiver took longer than --timeout to answer/);
+    } finally {
+      await target.close();
+    }
+  });
+
   it('`webhook send` reports the status of an answer cut before its body, not an unreachable receiver', async () => {
     // The status line and headers, then the connection ends: none of the 10 bytes announced.
     const target = createServer((socket) => {

@@ -131,6 +131,10 @@ describe('chunked bodies', () => {
     expect(() => decode([Buffer.from(wire)])).toThrow(expect.objectContaining({ status }));
   });
 
+  it('reads a chunk size with any number of leading zeros', () => {
+    expect(decode([Buffer.from('0000000005\r\nhello\r\n00000000000\r\n\r\n')]).body).toBe('hello');
+  });
+
   it('reads chunks of a hundred bytes, with short extensions, as far as the body goes', () => {
     const wire = `${'64;v=1\r\n'.concat('a'.repeat(100), '\r\n').repeat(5000)}0\r\n\r\n`;
     expect(decode([Buffer.from(wire)]).body).toHaveLength(500_000);

@@ -20,7 +20,7 @@ async function replay(context: Context, path: string, options: ReplayOptions): P
   }
   const url = deliveryUrl(options.url);
   const secret = options.resign ? checkedSecret(options.secret as string, '--secret', 'pass the secret the receiver verifies with') : undefined;
-  const { outcomes, total, interrupted } = await replaySaved(path, url, context.signal, secret);
+  const { outcomes, total, interrupted, inFlight } = await replaySaved(path, url, context.signal, secret);
   if (total === 0) throw new UsageError(`no saved deliveries (*.http) in ${path}`);
   context.out.result(outcomes, (list) =>
     list
@@ -28,7 +28,10 @@ async function replay(context: Context, path: string, options: ReplayOptions): P
       .join('\n'),
   );
   // What was sent is shown above: a rerun would send those again.
-  if (interrupted) throw new InterruptedError(`interrupted: ${outcomes.filter((o) => o.status !== null).length} of ${total} files were sent`);
+  if (interrupted) {
+    const sent = `${outcomes.filter((o) => o.status !== null).length} of ${total} files were sent`;
+    throw new InterruptedError(`interrupted: ${sent}${inFlight ? `, and ${terminalSafe(inFlight)} was being sent (its receiver may have it)` : ''}`);
+  }
   const unsent = outcomes.filter((o) => o.status === null && !o.skipped);
   const refused = outcomes.filter((o) => o.status !== null && (o.status < 200 || o.status >= 300));
   const skipped = outcomes.filter((o) => o.skipped);
