@@ -1,6 +1,6 @@
 import { UsageError } from '../errors.js';
-import { signatureHeaders } from './signature.js';
 import { readingReason } from '../system-errors.js';
+import { signatureHeaders } from './signature.js';
 import { listSaved, parseSaved, readSaved } from './store.js';
 
 export interface ReplayOutcome {

@@ -70,10 +70,12 @@ export function checkedSecret(secret: string, where: string, hint: string): stri
   return secret;
 }
 
-const ENV_SECRET_HINT = 'set SVC_WEBHOOK_SECRET to the webhook\'s secret, or unset it';
+/** The secret of SVC_WEBHOOK_SECRET, checked; undefined when it is not set. */
+export function envSecret(fromEnv: string | undefined): string | undefined {
+  return fromEnv === undefined ? undefined : checkedSecret(fromEnv, 'SVC_WEBHOOK_SECRET', 'set SVC_WEBHOOK_SECRET to the webhook\'s secret, or unset it');
+}
 
 /** The secret of `--secret`, else of SVC_WEBHOOK_SECRET, checked; undefined when neither is given. */
 export function givenSecret(flag: string | undefined, fromEnv: string | undefined, flagHint: string): string | undefined {
-  if (flag !== undefined) return checkedSecret(flag, '--secret', flagHint);
-  return fromEnv === undefined ? undefined : checkedSecret(fromEnv, 'SVC_WEBHOOK_SECRET', ENV_SECRET_HINT);
+  return flag === undefined ? envSecret(fromEnv) : checkedSecret(flag, '--secret', flagHint);
 }

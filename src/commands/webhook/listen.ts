@@ -13,7 +13,7 @@ import { forwardUrl } from '../../webhook/target-url.js';
 import { type ListenSummary, startListener } from '../../webhook/listener.js';
 import { DEFAULT_MAX_CONNECTIONS, type ReceivedDelivery } from '../../webhook/receiver.js';
 import { type DeliveryStore, openStore, StoreError } from '../../webhook/store.js';
-import { checkedSecret, examples, givenSecret, parsePort, parsePositiveInt, parseSeconds } from '../common/options.js';
+import { checkedSecret, envSecret, examples, parsePort, parsePositiveInt, parseSeconds } from '../common/options.js';
 
 interface ListenOptions {
   port: number;
@@ -45,7 +45,7 @@ async function collectSecrets(context: Context, given: (string | true)[] | undef
       secrets.push(checkedSecret(typed, 'the secret entered', EMPTY_SECRET_HINT));
     } else secrets.push(checkedSecret(value, '--secret', EMPTY_SECRET_HINT));
   }
-  const fromEnv = givenSecret(undefined, context.settings.webhookSecret, EMPTY_SECRET_HINT);
+  const fromEnv = envSecret(context.settings.webhookSecret);
   if (fromEnv !== undefined && !secrets.includes(fromEnv)) secrets.push(fromEnv);
   return secrets;
 }
@@ -57,7 +57,6 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
   if (!/^\/[\x21-\x7e]*$/.test(options.path) || /[?#]/.test(options.path)) {
     throw new UsageError(`--path must be a path such as / or /hooks, not "${options.path}"`);
   }
-  const secrets = await collectSecrets(context, options.secret);
   // `--host "$UNSET"` would bind every interface.
   if (options.host.trim() === '') throw new UsageError('--host is empty', { hint: 'name the address to bind: 127.0.0.1 (the default), or 0.0.0.0 for every interface' });
   let filters: EventFilter[] = [];
@@ -71,6 +70,8 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
   const target = options.forwardTo ? forwardUrl(options.forwardTo) : undefined;
   // What is printed of the target: a password or token in its URL is the user's, never shown.
   const shownTarget = target === undefined ? undefined : redactUrl(target);
+  // Asked for only once every flag is known to be usable.
+  const secrets = await collectSecrets(context, options.secret);
   let store: DeliveryStore | undefined;
   if (options.save) {
     try {
