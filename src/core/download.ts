@@ -10,6 +10,7 @@ import type { Clock } from '../clock.js';
 import { ArchiveVerificationError, verifyArchive } from './archive/verify.js';
 import { replaceFile } from './exclusive-files.js';
 import { FileSink, type Sink, StreamSink, writeError } from './download-sinks.js';
+import { announcedTooLarge, freeSpaceFor, NoRoomError, roomWithoutLength, unannouncedTooLarge } from './free-space.js';
 import { startBackgroundHash } from './hasher.js';
 import { CliError, ExitCode, InterruptedError, MigrationFailedError, UnavailableError } from '../errors.js';
 
@@ -33,7 +34,7 @@ export interface DownloadOptions {
    * the `.part` file and throws ArchiveVerificationError (exit 9). Ignored for a stream (`-o -`).
    */
   verify?: boolean | { onProgress?: (read: number, total: number) => void; signal?: AbortSignal | undefined };
-  /** Largest archive accepted from storage that announces no length (default DEFAULT_MAX_SIZE). */
+  /** Largest archive accepted from storage that announces no length (default DEFAULT_MAX_SIZE; less if the disk has less room). */
   maxSize?: number;
   /** Mid-stream failures survived before giving up. */
   maxResumes?: number;
@@ -247,6 +248,14 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
         if (resuming) await startOver('storage sent the whole archive again instead of the rest');
         total = length;
       }
+      // Room for what is still to come, checked before a byte of it is written (none for a stream).
+      const space = sink instanceof FileSink ? await freeSpaceFor(sink.partPath) : undefined;
+      const noRoom = space && total !== undefined ? announcedTooLarge(space, id, total - sink.offset, sink.offset) : undefined;
+      if (noRoom) {
+        incoming.discard();
+        throw noRoom;
+      }
+      const spaceBound = space && total === undefined ? sink.offset + roomWithoutLength(space) : Infinity;
       const rangesSupported = header(response.headers, 'accept-ranges') === 'bytes' || response.status === 206;
       // Resuming needs both the validator and the size of what we hold: without either, a cut starts over.
       const resumable = rangesSupported && validator !== undefined && total !== undefined;
@@ -262,7 +271,9 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
             overrun = `storage sent more than the ${total} bytes it announced`;
             throw new Error(overrun);
           }
-          if (total === undefined && end > maxSize) throw new ArchiveTooLargeError(maxSize);
+          if (total === undefined && end > Math.min(maxSize, spaceBound)) {
+            throw space && spaceBound < maxSize ? unannouncedTooLarge(space, id, end) : new ArchiveTooLargeError(maxSize);
+          }
           const written = sink.write(chunk, hash);
           collectGarbage(chunk.length);
           options.onProgress?.({ received: sink.offset, total, resumedFrom });
@@ -272,7 +283,7 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
           cut = `the archive ended early at ${sink.offset} of ${total} bytes`;
       } catch (error) {
         if (client.aborted) throw new InterruptedError('download interrupted', { hint: resumeHint(sink, id) });
-        if (error instanceof ArchiveTooLargeError) {
+        if (error instanceof ArchiveTooLargeError || error instanceof NoRoomError) {
           // Nothing of an archive we refused is worth keeping.
           await sink.restart(hash);
           throw error;

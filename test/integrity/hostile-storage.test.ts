@@ -1,11 +1,13 @@
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statfsSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/run-cli.js';
+import { testSandbox } from '../helpers/sandbox.js';
 
 // Hostile or buggy archive storage, played by a stub on loopback that also answers the three API
 // calls a download makes. Each case is one answer that used to leave a wrong archive behind.
@@ -210,5 +212,177 @@ describe('a resume can never splice two files', () => {
     const result = await runCli(['status', '9'], { env, timeoutMs: 60_000 });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/rejected the request as malformed/);
+  });
+});
+
+// A real small disk: a 100 MiB tmpfs, so that a body without a length has room to run up to the
+// margin (64 MiB kept free) before it is stopped. Mounting needs root; elsewhere these are skipped.
+const canMountTmpfs = (() => {
+  const probe = tempDir();
+  if (spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', probe]).status !== 0) return false;
+  return spawnSync('umount', [probe]).status === 0;
+})();
+const MiB = 1024 * 1024;
+const freeIn = (dir: string) => {
+  const stats = statfsSync(dir);
+  return stats.bavail * stats.bsize;
+};
+
+describe.skipIf(!canMountTmpfs)('free space before bytes (a 100 MiB tmpfs; skipped: cannot mount tmpfs, not root?)', () => {
+  let disk = '';
+  beforeAll(() => {
+    disk = tempDir();
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=100m', 'tmpfs', disk]);
+  });
+  afterAll(() => {
+    if (disk) execFileSync('umount', ['-l', disk]);
+  });
+  afterEach(() => {
+    for (const name of readdirSync(disk)) rmSync(join(disk, name), { force: true });
+  });
+  const plain = (env: Record<string, string>, extra: string[] = []) =>
+    runCli(['download', '7', '-o', join(disk, 'a.tar.gz'), '--no-verify', ...extra], { env, timeoutMs: 60_000 });
+
+  /** Headers at once; the body only after a pause, and only if the client is still there. */
+  function lateBody(response: ServerResponse, headers: Record<string, string | number>, status = 200): { bodySent: () => boolean } {
+    let open = true;
+    let sent = false;
+    response.on('close', () => (open = false));
+    response.writeHead(status, headers);
+    response.flushHeaders();
+    setTimeout(() => {
+      if (!open) return;
+      sent = true;
+      endless(response, randomBytes(64 * 1024));
+    }, 300);
+    return { bodySent: () => sent };
+  }
+
+  it('stops a body without a length at the free space less the margin: exit 2, nothing kept, the disk not filled', async () => {
+    const { env } = await stub((_request, response) => {
+      response.writeHead(200, { etag: '"A"', 'content-type': 'application/gzip' });
+      endless(response, randomBytes(64 * 1024));
+    });
+    const result = await plain(env);
+    expect(result.code, result.stderr).toBe(2);
+    const said = new RegExp(
+      `^error: not enough free space in ${disk} for migration 7's archive: storage announced no length and sent [\\d.]+ MiB \\((\\d+) bytes\\), ` +
+        'with 100.0 MiB \\(104857600 bytes\\) free; stopped to keep 64.0 MiB free\n' +
+        `hint: free some space in ${disk}, or choose another --output on a disk with more room; nothing was kept\n$`,
+    );
+    expect(result.stderr).toMatch(said);
+    // Stopped at the margin, not at a full disk: the last chunk read crossed 100 - 64 MiB.
+    const received = Number(said.exec(result.stderr)?.[1]);
+    expect(received).toBeGreaterThan(36 * MiB);
+    expect(received).toBeLessThan(37 * MiB);
+    expect(readdirSync(disk)).toEqual([]);
+    expect(freeIn(disk)).toBe(100 * MiB);
+  });
+
+  it('refuses an announced length larger than the free space before a byte of the body is sent', async () => {
+    let storage: { bodySent: () => boolean } | undefined;
+    const { env, storage: seen } = await stub((_request, response) => {
+      storage = lateBody(response, { etag: '"A"', 'accept-ranges': 'bytes', 'content-length': 200 * MiB });
+    });
+    const result = await plain(env);
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toBe(
+      `error: not enough free space in ${disk} for migration 7's archive: 200.0 MiB (209715200 bytes) needed, 100.0 MiB (104857600 bytes) free\n` +
+        `hint: free some space in ${disk}, or choose another --output on a disk with more room; nothing was written\n`,
+    );
+    expect(seen).toHaveLength(1);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(storage?.bodySent()).toBe(false);
+    expect(readdirSync(disk)).toEqual([]);
+  });
+
+  it('on a resume, compares only the bytes still to come, and keeps the .part when they do not fit', async () => {
+    const output = join(disk, 'a.tar.gz');
+    const meta = { migrationId: 7, guid: '0b989ba4-242f-11e5-81e1-c7b6966d2516', validator: '"A"' };
+    // 100 MiB already received (a sparse file: it takes no room on the tmpfs), 150 MiB to come.
+    writeFileSync(`${output}.part`, '');
+    truncateSync(`${output}.part`, 100 * MiB);
+    writeFileSync(`${output}.part.json`, JSON.stringify({ ...meta, total: 250 * MiB }));
+    let storage: { bodySent: () => boolean } | undefined;
+    const { env, storage: seen } = await stub((_request, response) => {
+      storage = lateBody(
+        response,
+        { etag: '"A"', 'content-range': `bytes ${100 * MiB}-${250 * MiB - 1}/${250 * MiB}`, 'content-length': 150 * MiB },
+        206,
+      );
+    });
+    const free = freeIn(disk);
+    const refused = await plain(env, ['--no-checksum']);
+    expect(refused.code, refused.stderr).toBe(2);
+    expect(refused.stderr).toBe(
+      `error: not enough free space in ${disk} for migration 7's archive: 150.0 MiB (157286400 bytes) still needed, ${(free / MiB).toFixed(1)} MiB (${free} bytes) free\n` +
+        `hint: free some space in ${disk}, or choose another --output on a disk with more room; ` +
+        'the 100.0 MiB (104857600 bytes) already downloaded are kept for resuming\n',
+    );
+    expect(seen).toEqual([{ range: `bytes=${100 * MiB}-`, ifRange: '"A"' }]);
+    expect(statSync(`${output}.part`).size).toBe(100 * MiB);
+    expect(existsSync(`${output}.part.json`)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(storage?.bodySent()).toBe(false);
+
+    // The same .part with 10 MiB to come: more than fits as a whole archive, but the rest fits.
+    writeFileSync(`${output}.part.json`, JSON.stringify({ ...meta, total: 110 * MiB }));
+    const rest = randomBytes(10 * MiB);
+    const { env: env2 } = await stub((_request, response) => {
+      response.writeHead(206, { etag: '"A"', 'content-range': `bytes ${100 * MiB}-${110 * MiB - 1}/${110 * MiB}`, 'content-length': rest.length });
+      response.end(rest);
+    });
+    const resumed = await plain(env2, ['--no-checksum']);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(statSync(output).size).toBe(110 * MiB);
+  });
+
+  it('export: an archive larger than the free space stops it before the download, nothing unlocked or deleted', async () => {
+    const { sandbox, env } = await testSandbox({ exportSeconds: 0.2, archivePadBytes: 2 * MiB });
+    // Leave about 1 MiB free on the disk.
+    const filler = openSync(join(disk, 'filler'), 'w');
+    try {
+      while (freeIn(disk) > 2 * MiB) writeSync(filler, Buffer.alloc(MiB));
+    } finally {
+      closeSync(filler);
+    }
+    const output = join(disk, 'a.tar.gz');
+    const result = await runCli(
+      ['export', 'widgets', '--lock', '--unlock', '--delete-archive', '--yes', '-o', output, '--interval', '0.1'],
+      { env, timeoutMs: 60_000 },
+    );
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(new RegExp(`error: not enough free space in ${disk} for migration \\d+'s archive: [\\d.]+ MiB \\(\\d+ bytes\\) needed, [\\d.]+ [KM]iB \\(\\d+ bytes\\) free`));
+    expect(sandbox.requests.filter((r) => r.method === 'DELETE')).toEqual([]);
+    expect(readdirSync(disk)).toEqual(['filler']);
+  });
+
+  it('still says the disk is full when something else fills it during the download, and keeps the .part', async () => {
+    const output = join(disk, 'a.tar.gz');
+    const { env } = await stub((_request, response) => {
+      response.writeHead(200, { etag: '"A"', 'accept-ranges': 'bytes', 'content-length': 50 * MiB });
+      response.write(randomBytes(MiB));
+      // Once the download has begun writing (past its check), another writer takes the rest of the disk.
+      const fill = setInterval(() => {
+        if (!existsSync(`${output}.part`) || statSync(`${output}.part`).size === 0) return;
+        clearInterval(fill);
+        const filler = join(disk, 'filler');
+        for (let i = 0; freeIn(disk) > 0 && i < 100; i++) {
+          try {
+            writeFileSync(filler, Buffer.alloc(MiB), { flag: 'a' });
+          } catch {
+            break;
+          }
+        }
+        endless(response, randomBytes(64 * 1024));
+      }, 5);
+      response.on('close', () => clearInterval(fill));
+    });
+    const result = await plain(env);
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(/cannot write .*a\.tar\.gz\.part: no space left on the device/);
+    expect(result.stderr).toMatch(/hint: free some space .*; what was downloaded so far is kept for resuming/);
+    expect(existsSync(output)).toBe(false);
+    expect(statSync(`${output}.part`).size).toBeGreaterThan(0);
   });
 });
