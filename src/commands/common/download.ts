@@ -22,7 +22,7 @@ export function addDownloadOptions(command: Command): Command {
     .option('--force', 'overwrite an existing file')
     .option('--no-checksum', 'skip the sha256 (a little faster)')
     .option('--no-verify', 'UNSAFE: skip checking the archive after the download (see `archive verify`)')
-    .option('--max-size <bytes>', 'largest archive accepted when storage announces no length (default 100G)', parseByteSize);
+    .option('--max-size <bytes>', 'largest archive accepted when storage announces no length (default 100G; less when the disk has less free)', parseByteSize);
 }
 
 /**
