@@ -85,6 +85,7 @@ function human(bytes: number): string {
   return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${UNITS[unit]}`;
 }
 
-function sized(bytes: number): string {
+/** A size for a message: in bytes when small, else in binary units with the exact bytes after. */
+export function sized(bytes: number): string {
   return bytes < 1024 ? `${bytes} bytes` : `${human(bytes)} (${bytes} bytes)`;
 }

@@ -1,11 +1,11 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statfsSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startStorageStub as stub } from '../helpers/storage-stub.js';
 import { runCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
 
@@ -14,56 +14,6 @@ import { testSandbox } from '../helpers/sandbox.js';
 
 const tempDir = () => mkdtempSync(join(tmpdir(), 'svc-hostile-'));
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
-
-type StorageHandler = (request: IncomingMessage, response: ServerResponse, attempt: number) => void;
-
-interface Stub {
-  env: Record<string, string>;
-  storage: { range?: string; ifRange?: string }[];
-}
-
-const servers: Server[] = [];
-afterEach(async () => {
-  await Promise.all(
-    servers.splice(0).map(
-      (server) =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections();
-          server.close(() => resolve());
-        }),
-    ),
-  );
-});
-
-async function stub(storage: StorageHandler, api?: (request: IncomingMessage, response: ServerResponse) => boolean): Promise<Stub> {
-  const seen: Stub['storage'] = [];
-  let base = '';
-  const server = createServer((request, response) => {
-    const url = request.url ?? '/';
-    if (api?.(request, response)) return;
-    if (url.startsWith('/storage/')) {
-      seen.push({ range: request.headers.range, ifRange: request.headers['if-range'] as string | undefined });
-      storage(request, response, seen.length);
-    } else if (url === '/orgs/acme/migrations/7/archive') {
-      response.writeHead(302, { location: `${base}/storage/archive.tar.gz?signature=x` }).end();
-    } else if (url.startsWith('/orgs/acme/migrations/7')) {
-      response.writeHead(200, { 'content-type': 'application/json' });
-      response.end(
-        JSON.stringify({
-          id: 7,
-          guid: '0b989ba4-242f-11e5-81e1-c7b6966d2516',
-          state: 'exported',
-          updated_at: new Date().toISOString(),
-          created_at: new Date().toISOString(),
-        }),
-      );
-    } else response.writeHead(404).end();
-  });
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { env: { SVC_BASE_URL: base, SVC_TOKEN: 't0k3n', SVC_ORG: 'acme' }, storage: seen };
-}
 
 /** Writes `chunk` again and again until the client goes away. */
 function endless(response: ServerResponse, chunk: Buffer): void {

@@ -8,7 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGzip, deflateSync, gunzipSync, gzipSync, inflateSync } from 'node:zlib';
 import { describe, expect, it, vi } from 'vitest';
 import type { Migration } from '../../src/api/types.js';
-import { TarReader } from '../../src/core/archive/tar-reader.js';
+import { Parser, type ReadEntry } from 'tar';
 import { TarWriter } from '../../src/sandbox/tar.js';
 import { BIN, runCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
@@ -40,18 +40,17 @@ let shared: Promise<string> | undefined;
 /** One sandbox archive for the tests that only read it (each tampers with a copy of its own). */
 const goodArchive = () => (shared ??= sandboxArchive().then(({ output }) => output));
 
+/** The members of an archive as npm's tar reads them (the test's own reading, not the check's). */
 function readMembers(file: string): Member[] {
   const members: Member[] = [];
-  const reader = new TarReader((entry) => {
+  const parser = new Parser({ strict: true });
+  parser.on('entry', (entry: ReadEntry) => {
     const chunks: Buffer[] = [];
-    const type = entry.type === 'directory' ? 'directory' : entry.type === 'symlink' ? 'symlink' : 'file';
-    return {
-      data: (chunk) => chunks.push(Buffer.from(chunk)),
-      end: () => members.push({ name: entry.name, type, data: Buffer.concat(chunks), link: entry.linkName }),
-    };
+    const type = entry.type === 'Directory' ? 'directory' : entry.type === 'SymbolicLink' ? 'symlink' : 'file';
+    entry.on('data', (chunk: Buffer) => chunks.push(Buffer.from(chunk)));
+    entry.on('end', () => members.push({ name: entry.path, type, data: Buffer.concat(chunks), ...(entry.linkpath ? { link: entry.linkpath } : {}) }));
   });
-  reader.push(gunzipSync(readFileSync(file)));
-  reader.finish();
+  parser.end(gunzipSync(readFileSync(file)));
   return members;
 }
 

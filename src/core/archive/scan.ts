@@ -1,15 +1,17 @@
 import { fileError } from '../../system-errors.js';
 import { createHash, type Hash } from 'node:crypto';
-import { closeSync, createReadStream, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, constants, createReadStream, lstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { dirname, join, posix } from 'node:path';
-import { Transform, Writable } from 'node:stream';
+import { dirname, join } from 'node:path';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { CliError, InterruptedError, UsageError } from '../../errors.js';
-import { collectorForChunks } from '../../api/tuning.js';
-import { type EntryHandler, type TarEntry, TarFormatError, TarReader } from './tar-reader.js';
 import type { ArchiveProblem } from '../../archive-problem.js';
+import { GIT_MEMBER, gitMemberUse, linkTargetProblem, memberNameProblem } from './member-names.js';
+import { MetadataFormatError, MetadataRecordReader } from './metadata-records.js';
+import { type MemberHandler, type TarMember, TarFormatError, TarMemberReader } from './tar-members.js';
+import { type ExtractionBudget, recordMetadata } from './scan-parts.js';
 
 /** What the archive holds of one repository's git data (docs/service.md#archive). */
 export interface GitDataScan {
@@ -21,10 +23,14 @@ export interface GitDataScan {
   hasHead: boolean;
   looseObjects: number;
   packs: number;
+  /** The archive's config asks for SHA-256 object names. */
+  sha256Objects: boolean;
   /** Ref name → object id, from loose refs and packed-refs. */
   refs: Record<string, string>;
-  /** Where the git data was extracted for the deep check, if it was. */
+  /** Where its allowed members were copied for the deep check, if they were. */
   extractedTo?: string;
+  /** A member of it could not be copied as it is (a problem was recorded): git is not run on it. */
+  damaged?: boolean;
 }
 
 interface MetadataFileScan {
@@ -55,25 +61,40 @@ export interface ArchiveScan {
 }
 
 export interface ScanOptions {
-  /** Extract each repository's git data below this directory (for `git fsck`). */
+  /**
+   * A private directory: each repository's allowed git members are copied to `copies/<n>`, and
+   * the shape of all its members (empty files and directories) laid out in `layout/<n>`, where the
+   * file system finds members that clash or repeat, whatever the check does with them.
+   */
   extractTo?: string;
+  /** Bytes the copies may take in all (free space less a margin); past it the scan stops. */
+  budget?: ExtractionBudget;
   sha256?: boolean;
   onProgress?(read: number, total: number): void;
   /** Ctrl-C: stops reading, and the scan throws InterruptedError. */
   signal?: AbortSignal | undefined;
 }
 
-/** A metadata file larger than this is not parsed (the service splits them far below it). */
-const MAX_METADATA_BYTES = 256 << 20;
+/** Bounds on what a scan keeps, whatever the archive holds: past them, a problem says so. */
+const MAX_REPOSITORIES = 10_000;
+const MAX_METADATA_FILES = 100_000;
+const MAX_REFS = 100_000;
+/** Refs and the config are read as text only up to this size. */
 const MAX_SMALL_FILE = 1 << 20;
-const GIT_MEMBER = /^repositories\/([^/]+)\/([^/]+)\.git(?:\/(.*))?$/;
-/** Not extracted: git would run or follow them. Our own minimal config replaces the archive's. */
-const NOT_EXTRACTED = /^(config|hooks\/.*|objects\/info\/(http-)?alternates)$/;
+
+/** What each kind of copied git file starts with; anything else is not git data and is not copied on. */
+const SIGNATURES: [RegExp, (head: Buffer) => boolean, string][] = [
+  [/\.pack$/, (head) => head.toString('latin1', 0, 4) === 'PACK', 'is not a git pack (it does not start with "PACK")'],
+  [/\.idx$/, (head) => head.readUInt32BE(0) === 0xff744f63, 'is not a git pack index'],
+  // A loose object is a zlib stream: its first two bytes name deflate and check each other.
+  [/^objects\/[0-9a-f]{2}\//, (head) => ((head[0] as number) & 0x0f) === 8 && (((head[0] as number) << 8) | (head[1] as number)) % 31 === 0, 'is not a git object (not zlib data)'],
+];
 
 /**
- * Reads a migration archive once, streaming (`.tar.gz` → gunzip → tar), checking its structure
- * and member paths, parsing its metadata JSON and, if asked, extracting the git data of each
- * repository to a directory. Never throws for what is wrong inside the archive: that is a problem.
+ * Reads a migration archive once, streaming (`.tar.gz` → gunzip → tar), checking its structure and
+ * every member's name, reading its metadata JSON as it streams and, if asked, copying each
+ * repository's allowed git members to a directory. Never throws for what is wrong inside the
+ * archive: that is a problem.
  */
 export async function scanArchive(path: string, options: ScanOptions = {}): Promise<ArchiveScan> {
   const info = await stat(path).catch((error: NodeJS.ErrnoException) => {
@@ -94,67 +115,74 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
   };
   const problem = (message: string, file?: string, repository?: string) =>
     scan.problems.push({ ...(repository ? { repository } : {}), ...(file ? { file } : {}), message });
+  const listed = new Set<string>();
+  const metadataNames = new Set<string>();
+  const layouts = new Map<string, string>();
+  let refs = 0;
+  let tooManyRepositories = false;
 
-  const tar = new TarReader((entry) => {
+  const onMember = (member: TarMember): MemberHandler | undefined => {
     scan.entries++;
-    const name = entry.name.replace(/^(\.\/)+/, '');
-    const unsafe = unsafePath(name, entry);
-    if (unsafe) {
-      problem(unsafe, name);
-      return undefined;
+    const { name, type } = member;
+    const wrong = memberNameProblem(name, type);
+    if (wrong) return void problem(wrong, name);
+    if (type === 'symlink' || type === 'hardlink') {
+      const outside = linkTargetProblem(name, type, member.linkName);
+      if (outside) return void problem(outside, name);
     }
-    if (entry.type === 'special') {
-      problem('is a device or FIFO, which a migration archive never holds', name);
-      return undefined;
-    }
-    const git = GIT_MEMBER.exec(name.replace(/\/$/, ''));
-    if (git) return gitMember(git, name, entry);
-    if (!name.includes('/') && name.endsWith('.json') && entry.type === 'file') return metadataMember(name, entry);
+    if (type === 'special') return void problem('is a device or FIFO, which a migration archive never holds', name);
+    const git = GIT_MEMBER.exec(type === 'directory' ? name.slice(0, -1) : name);
+    if (git) return gitMember(`${git[1]}/${git[2]}`, git[3] ?? '', member);
+    if (!name.includes('/') && name.endsWith('.json') && type === 'file') return metadataMember(name);
     return undefined;
-  });
+  };
 
-  function metadataMember(name: string, entry: TarEntry): EntryHandler {
+  function metadataMember(name: string): MemberHandler | undefined {
+    if (metadataNames.has(name)) return void problem('appears twice in the archive (an importer would keep only the last)', name);
+    if (metadataNames.size >= MAX_METADATA_FILES) {
+      if (metadataNames.size === MAX_METADATA_FILES) problem(`the archive holds more than ${MAX_METADATA_FILES} metadata files; the rest were not read`);
+      metadataNames.add(name);
+      return undefined;
+    }
+    metadataNames.add(name);
     const kind = name.replace(/(_\d+)?\.json$/, '');
     const file: MetadataFileScan = { file: name, kind };
     scan.metadataFiles.push(file);
-    if (entry.size > MAX_METADATA_BYTES) {
-      problem(`is ${entry.size} bytes, too large to check (over ${MAX_METADATA_BYTES >> 20} MiB)`, name);
-      return {};
-    }
-    const chunks: Buffer[] = [];
+    let reader: MetadataRecordReader | undefined = new MetadataRecordReader((record) => {
+      if (record) recordMetadata(scan, listed, kind, record);
+    });
+    const fault = (error: unknown) => {
+      if (!(error instanceof MetadataFormatError)) throw error;
+      problem(/^(holds|is nested|starts)/.test(error.message) ? error.message : `is not valid JSON (${error.message})`, name);
+      reader = undefined;
+    };
     return {
-      data: (chunk) => chunks.push(Buffer.from(chunk)),
-      end: () => {
-        let parsed: unknown;
+      data: (chunk) => {
         try {
-          parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+          reader?.write(chunk);
         } catch (error) {
-          problem(`is not valid JSON (${(error as Error).message})`, name);
-          return;
+          fault(error);
         }
-        if (Array.isArray(parsed)) {
-          file.records = parsed.length;
-          // Counted and dropped at once: only one metadata file is ever held in memory.
-          recordMetadata(scan, kind, parsed);
+      },
+      end: () => {
+        try {
+          reader?.end();
+          if (reader?.records !== undefined) file.records = reader.records;
+        } catch (error) {
+          fault(error);
         }
       },
     };
   }
 
-  /** A member that cannot be placed because another took its path is the archive's fault; a full disk is not. */
-  function conflict(error: NodeJS.ErrnoException, name: string, repository: string, path: string): void {
-    if (error.code === 'ENOTDIR' || error.code === 'EEXIST' || error.code === 'EISDIR') {
-      problem('clashes with another member of the same path (a file where a directory is, or the reverse)', name, repository);
-      return;
-    }
-    throw extractError(path, error);
-  }
-
-  function gitMember(match: RegExpExecArray, name: string, entry: TarEntry): EntryHandler | undefined {
-    const repository = `${match[1]}/${match[2]}`;
-    const rest = match[3] ?? '';
+  function gitMember(repository: string, rest: string, member: TarMember): MemberHandler | undefined {
     let repo = scan.gitData.get(repository);
     if (!repo) {
+      if (scan.gitData.size >= MAX_REPOSITORIES) {
+        if (!tooManyRepositories) problem(`the archive holds the git data of more than ${MAX_REPOSITORIES} repositories; the rest were not checked`);
+        tooManyRepositories = true;
+        return undefined;
+      }
       repo = {
         repository,
         path: `repositories/${repository}.git`,
@@ -163,66 +191,52 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
         hasHead: false,
         looseObjects: 0,
         packs: 0,
+        sha256Objects: false,
         refs: {},
-        ...(options.extractTo ? { extractedTo: join(options.extractTo, String(scan.gitData.size)) } : {}),
+        ...(options.extractTo ? { extractedTo: join(options.extractTo, 'copies', String(scan.gitData.size)) } : {}),
       };
+      if (options.extractTo) layouts.set(repository, join(options.extractTo, 'layout', String(scan.gitData.size)));
       scan.gitData.set(repository, repo);
-      if (repo.extractedTo) mkdirSync(repo.extractedTo, { recursive: true, mode: 0o700 });
     }
-    if (entry.type !== 'file') {
-      if (entry.type === 'directory' && repo.extractedTo && rest) {
-        try {
-          mkdirSync(join(repo.extractedTo, rest), { recursive: true, mode: 0o700 });
-        } catch (error) {
-          conflict(error as NodeJS.ErrnoException, name, repository, join(repo.extractedTo, rest));
+    const target = repo;
+    const use = gitMemberUse(rest, member.type);
+    if (use.use === 'refuse') {
+      target.damaged = true;
+      return void problem(use.reason, member.name, repository);
+    }
+    if (target.extractedTo && rest) {
+      const clash = placeInLayout(layouts.get(repository) as string, rest, member.type);
+      if (clash) {
+        target.damaged = true;
+        return void problem(clash, member.name, repository);
+      }
+    }
+    if (member.type !== 'file') return undefined;
+    target.files++;
+    target.bytes += member.size;
+    if (rest === 'HEAD') target.hasHead = true;
+    if (/^objects\/[0-9a-f]{2}\//.test(rest) && use.use === 'copy') target.looseObjects++;
+    if (/\.pack$/.test(rest) && use.use === 'copy') target.packs++;
+
+    const handlers: MemberHandler[] = [];
+    if ((rest.startsWith('refs/') || rest === 'packed-refs' || rest === 'config') && member.size <= MAX_SMALL_FILE) {
+      handlers.push(textOf((text) => {
+        if (rest === 'config') {
+          // Read past, never written: only whether it asks for SHA-256 object names is taken from it.
+          target.sha256Objects = /^\s*objectformat\s*=\s*sha256\s*$/im.test(text);
+          return;
         }
-      }
-      return undefined;
+        const found = rest === 'packed-refs'
+          ? text.split('\n').map((line) => /^([0-9a-f]{40}|[0-9a-f]{64}) (refs\/\S+)$/.exec(line)).filter((m) => m !== null).map((m) => [m[2], m[1]])
+          : /^[0-9a-f]{40}$|^[0-9a-f]{64}$/.test(text.trim()) ? [[rest, text.trim()]] : [];
+        for (const [ref, id] of found) {
+          if (refs >= MAX_REFS || !ref || !id || ref in target.refs) continue;
+          target.refs[ref] = id;
+          refs++;
+        }
+      }));
     }
-    repo.files++;
-    repo.bytes += entry.size;
-    if (rest === 'HEAD') repo.hasHead = true;
-    if (/^objects\/[0-9a-f]{2}\/[0-9a-f]{38}([0-9a-f]{24})?$/.test(rest)) repo.looseObjects++;
-    if (/^objects\/pack\/pack-[0-9a-f]+\.pack$/.test(rest)) repo.packs++;
-    if (/^objects\/info\/(http-)?alternates$/.test(rest)) {
-      problem('borrows objects from outside the archive (alternates), so the repository is not self-contained', name, repository);
-    }
-    const handlers: EntryHandler[] = [];
-    const wantText = (rest.startsWith('refs/') || rest === 'packed-refs' || rest === 'config') && entry.size <= MAX_SMALL_FILE;
-    if (wantText) {
-      const chunks: Buffer[] = [];
-      const target = repo;
-      handlers.push({
-        data: (chunk) => chunks.push(Buffer.from(chunk)),
-        end: () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          if (rest === 'packed-refs') {
-            for (const line of text.split('\n')) {
-              const ref = /^([0-9a-f]{40,64}) (\S+)$/.exec(line);
-              if (ref?.[1] && ref[2]) target.refs[ref[2]] ??= ref[1];
-            }
-          } else if (rest === 'config') {
-            if (target.extractedTo) writeConfig(target.extractedTo, text);
-          } else if (/^[0-9a-f]{40,64}$/.test(text.trim())) target.refs[rest] = text.trim();
-        },
-      });
-    }
-    if (repo.extractedTo && rest && !NOT_EXTRACTED.test(rest)) {
-      const path = join(repo.extractedTo, rest);
-      try {
-        mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-        const fd = openSync(path, 'w', 0o600);
-        handlers.push({
-          data: (chunk) => {
-            let done = 0;
-            while (done < chunk.length) done += writeSync(fd, chunk, done);
-          },
-          end: () => closeSync(fd),
-        });
-      } catch (error) {
-        conflict(error as NodeJS.ErrnoException, name, repository, path);
-      }
-    }
+    if (use.use === 'copy' && target.extractedTo) handlers.push(copyMember(target, rest, member));
     if (handlers.length === 0) return undefined;
     return {
       data: (chunk) => handlers.forEach((handler) => handler.data?.(chunk)),
@@ -230,28 +244,67 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
     };
   }
 
+  /**
+   * Writes one allowed member into the repository's copy: a new file only, never through a link,
+   * and only once its first bytes show it is what its name says and the room it declares is there.
+   */
+  function copyMember(repo: GitDataScan, rest: string, member: TarMember): MemberHandler {
+    const path = join(repo.extractedTo as string, rest);
+    const signature = SIGNATURES.find(([pattern]) => pattern.test(rest));
+    let head: Buffer | undefined = Buffer.alloc(0);
+    let fd: number | undefined;
+    let refused = false;
+    const write = (chunk: Buffer) => {
+      try {
+        let done = 0;
+        while (done < chunk.length) done += writeSync(fd as number, chunk, done);
+      } catch (error) {
+        throw extractError(path, error as NodeJS.ErrnoException);
+      }
+    };
+    /** Judges the first bytes, then makes the file and writes them. */
+    const start = (first: Buffer) => {
+      head = undefined;
+      if (signature && !signature[1](Buffer.concat([first, Buffer.alloc(4)]))) {
+        refused = true;
+        repo.damaged = true;
+        return problem(signature[2], member.name, repo.repository);
+      }
+      options.budget?.spend(member.size, path);
+      try {
+        mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+        fd = openSync(path, NEW_FILE, 0o600);
+      } catch (error) {
+        // The layout already refused clashes and repeats: what is left is the machine's.
+        throw extractError(path, error as NodeJS.ErrnoException);
+      }
+      write(first);
+    };
+    return {
+      data: (chunk) => {
+        if (refused) return;
+        if (head) {
+          head = Buffer.concat([head, chunk]);
+          if (head.length >= 4) start(head);
+          return;
+        }
+        write(chunk);
+      },
+      end: () => {
+        if (head) start(head);
+        if (fd !== undefined) closeSync(fd);
+      },
+    };
+  }
+
   const hash: Hash | undefined = options.sha256 ? createHash('sha256') : undefined;
   let read = 0;
-  // As in a download: buffers read and inflated wait for a collection, which would otherwise let
-  // a 1 GiB check hold tens of MB of them (api/tuning.ts).
-  const collectGarbage = collectorForChunks();
   const count = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       read += chunk.length;
-      collectGarbage(chunk.length);
       hash?.update(chunk);
       options.onProgress?.(read, info.size);
       done(null, chunk);
-    },
-  });
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      try {
-        tar.push(chunk);
-        done();
-      } catch (error) {
-        done(error as Error);
-      }
     },
   });
   try {
@@ -261,14 +314,13 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
       createReadStream(path, { highWaterMark: 1 << 20 }),
       count,
       createGunzip({ chunkSize: 256 << 10 }),
-      sink,
+      new TarMemberReader(onMember),
       options.signal ? { signal: options.signal } : {},
     );
-    tar.finish();
     scan.complete = true;
   } catch (error) {
-    if (error instanceof CliError) throw error;
     if (options.signal?.aborted) throw new InterruptedError('archive check interrupted');
+    if (error instanceof CliError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     if (error instanceof TarFormatError) problem(`tar structure: ${error.message}`);
     else if (code === 'Z_BUF_ERROR' || /unexpected end/i.test((error as Error).message)) {
@@ -279,99 +331,46 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
       throw readError(path, error as NodeJS.ErrnoException);
     } else throw error;
   }
-  if (hash) scan.sha256 = hash.digest('hex');
-
+  if (hash && scan.complete) scan.sha256 = hash.digest('hex');
   return scan;
 }
 
-function recordMetadata(scan: ArchiveScan, kind: string, items: unknown[]): void {
-  for (const item of items) {
-    if (typeof item !== 'object' || item === null) continue;
-    const record = item as Record<string, unknown>;
-    if (kind === 'repositories') {
-      const name = repositoryName(record);
-      if (name && !scan.repositories.includes(name)) scan.repositories.push(name);
-      continue;
-    }
-    if (kind === 'organizations') {
-      const login = typeof record.login === 'string' ? record.login : lastSegment(record.url);
-      if (login) scan.organizations.push(login);
-      continue;
-    }
-    const owner = repositoryOf(record);
-    if (!owner) continue;
-    const counts = (scan.counts[owner] ??= {});
-    counts[kind] = (counts[kind] ?? 0) + 1;
-  }
-}
+const NEW_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
-/** owner/name of a repository record: its full_name, else its URL, else owner and name. */
-function repositoryName(record: Record<string, unknown>): string | undefined {
-  if (typeof record.full_name === 'string') return record.full_name;
-  for (const key of ['html_url', 'url']) {
-    const fromUrl = ownerAndName(record[key]);
-    if (fromUrl) return fromUrl;
-  }
-  const owner = record.owner as Record<string, unknown> | string | undefined;
-  const login = typeof owner === 'string' ? lastSegment(owner) : typeof owner?.login === 'string' ? owner.login : undefined;
-  return login && typeof record.name === 'string' ? `${login}/${record.name}` : undefined;
-}
-
-/** The repository a metadata record belongs to (its `repository` field: a URL or an object). */
-function repositoryOf(record: Record<string, unknown>): string | undefined {
-  const value = record.repository;
-  if (typeof value === 'string') return ownerAndName(value) ?? (/^[^/\s]+\/[^/\s]+$/.test(value) ? value : undefined);
-  if (typeof value === 'object' && value !== null) return repositoryName(value as Record<string, unknown>);
-  // Records without the field (comments, reviews) name it in their own URL: …/<owner>/<repo>/issues/1.
-  const url = typeof record.url === 'string' ? record.url : undefined;
-  const match = url ? /^https?:\/\/[^/]+\/([^/]+)\/([^/]+)\/(issues|pull|pulls|releases|milestones|commit|projects)\//.exec(url) : null;
-  return match ? `${match[1]}/${match[2]}` : undefined;
-}
-
-function ownerAndName(value: unknown): string | undefined {
-  if (typeof value !== 'string') return undefined;
+/**
+ * Lays out one member's shape (an empty file, or a directory) below `root`, or says why it cannot
+ * be: another member took its path, or a file where it needs a directory, or the reverse. An
+ * importer would extract one of the two, or fail; which one is not for us to guess.
+ */
+function placeInLayout(root: string, rest: string, type: TarMember['type']): string | undefined {
+  const path = join(root, rest);
   try {
-    const parts = new URL(value).pathname.split('/').filter(Boolean);
-    const [owner, name] = parts[0] === 'repos' ? parts.slice(1) : parts.slice(-2);
-    return owner && name ? `${owner}/${name.replace(/\.git$/, '')}` : undefined;
-  } catch {
+    if (type === 'directory') {
+      mkdirSync(path, { recursive: true, mode: 0o700 });
+      return undefined;
+    }
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    closeSync(openSync(path, NEW_FILE, 0o600));
     return undefined;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const directoryThere = code === 'EEXIST' && lstatSync(path, { throwIfNoEntry: false })?.isDirectory();
+    if (code === 'EEXIST' && !directoryThere) return 'appears twice in the archive (an importer would keep only the last)';
+    if (code === 'EEXIST' || code === 'ENOTDIR' || code === 'EISDIR') {
+      return 'clashes with another member of the same path (a file where a directory is, or the reverse)';
+    }
+    if (code === 'ENAMETOOLONG') return 'has a name too long to be a file';
+    throw extractError(path, error as NodeJS.ErrnoException);
   }
 }
 
-function lastSegment(value: unknown): string | undefined {
-  if (typeof value !== 'string') return undefined;
-  return value.split('/').filter(Boolean).pop();
-}
-
-/** Why a member may not be extracted as it is: an absolute path, `..`, or a link leading outside. */
-function unsafePath(name: string, entry: Pick<TarEntry, 'type' | 'linkName'>): string | undefined {
-  const escapes = (path: string) => path.startsWith('/') || /^[A-Za-z]:[\\/]/.test(path) || path.startsWith('\\');
-  const hasDotDot = (path: string) => path.split(/[\\/]/).includes('..');
-  if (escapes(name)) return 'has an absolute path';
-  if (hasDotDot(name)) return 'has a path with ".." that leads outside the archive';
-  if (entry.type === 'symlink') {
-    const target = entry.linkName;
-    if (escapes(target)) return `is a symbolic link to an absolute path (${target})`;
-    const resolved = posix.normalize(posix.join(posix.dirname(name), target));
-    if (resolved === '..' || resolved.startsWith('../')) return `is a symbolic link pointing outside the archive (${target})`;
-  }
-  if (entry.type === 'hardlink') {
-    const target = entry.linkName;
-    if (escapes(target) || hasDotDot(target)) return `is a hard link pointing outside the archive (${target})`;
-  }
-  return undefined;
-}
-
-/** Our own config for the extracted copy: the archive's could make git run or read things. */
-function writeConfig(dir: string, original: string): void {
-  const sha256 = /objectformat\s*=\s*sha256/i.test(original);
-  const config = sha256
-    ? '[core]\n\trepositoryformatversion = 1\n\tbare = true\n[extensions]\n\tobjectformat = sha256\n'
-    : '[core]\n\trepositoryformatversion = 0\n\tbare = true\n';
-  const fd = openSync(join(dir, 'config'), 'w', 0o600);
-  writeSync(fd, config);
-  closeSync(fd);
+/** A member's text, handed over once whole (only for small members). */
+function textOf(use: (text: string) => void): MemberHandler {
+  const chunks: Buffer[] = [];
+  return {
+    data: (chunk) => chunks.push(Buffer.from(chunk)),
+    end: () => use(Buffer.concat(chunks).toString('utf8')),
+  };
 }
 
 function readError(path: string, error: NodeJS.ErrnoException): CliError {
@@ -385,7 +384,7 @@ function readError(path: string, error: NodeJS.ErrnoException): CliError {
   return fileError(error, { action: 'read', path });
 }
 
-function extractError(path: string, error: NodeJS.ErrnoException): CliError {
+export function extractError(path: string, error: NodeJS.ErrnoException): CliError {
   return fileError(error, {
     action: 'extract git data for checking to',
     path,

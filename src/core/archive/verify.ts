@@ -1,12 +1,13 @@
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { InterruptedError, VerificationError } from '../../errors.js';
+import { VerificationError } from '../../errors.js';
 import { type ArchiveProblem, describeProblem } from '../../archive-problem.js';
+import { freeSpaceFor } from '../free-space.js';
+import { checkRepository, gitVersion, makeGitHome } from './git-check.js';
 import { type GitDataScan, scanArchive } from './scan.js';
-import { childEnvironment } from '../../settings/environment.js';
+import { ExtractionBudget } from './scan-parts.js';
 
 type GitCheck = 'passed' | 'failed' | 'skipped: git is not on PATH' | 'skipped: asked not to' | 'no git data';
 
@@ -69,63 +70,25 @@ export class ArchiveVerificationError extends VerificationError {
   }
 }
 
-const GIT_ENV = {
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_TERMINAL_PROMPT: '0',
-  GIT_OPTIONAL_LOCKS: '0',
-  LC_ALL: 'C',
-};
-
-/** What `git --version` said, by PATH: an org export checks hundreds of archives with the same git. */
-const gitVersions = new Map<string | undefined, Promise<string | undefined>>();
-
-/** Resolves the git on PATH, or undefined: the deep check needs it, and says so when it is missing. */
-function gitVersion(): Promise<string | undefined> {
-  const env = childEnvironment(GIT_ENV);
-  let version = gitVersions.get(env.PATH);
-  if (!version) {
-    version = new Promise((resolve) => {
-      execFile('git', ['--version'], { env }, (error, stdout) => resolve(error ? undefined : stdout.trim()));
-    });
-    gitVersions.set(env.PATH, version);
-  }
-  return version;
-}
-
-/** Runs `git fsck --full` on one extracted bare repository: every object's content against its name, loose and packed. */
-function fsck(dir: string, signal: AbortSignal | undefined): Promise<{ ok: boolean; lines: string[] }> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      'git',
-      ['--git-dir', dir, 'fsck', '--full', '--no-dangling', '--no-progress'],
-      { env: childEnvironment({ ...GIT_ENV, HOME: dir }), maxBuffer: 16 << 20, ...(signal ? { signal } : {}) },
-      (error, stdout, stderr) => {
-        if (signal?.aborted) return reject(new InterruptedError('archive check interrupted'));
-        const lines = `${stderr}\n${stdout}`
-          .split('\n')
-          .map((line) => line.trim())
-          .filter((line) => line && !/^(notice|warning: .*unborn|Checking|dangling)/i.test(line));
-        resolve({ ok: !error, lines });
-      },
-    );
-  });
-}
-
 /**
- * Checks a migration archive end to end (docs/service.md#archive): gzip and tar complete, no member
- * escaping the archive, metadata JSON that parses, git data for every listed repository, every git
- * object intact (`git fsck` on a temporary extraction, removed afterwards), and, when the service
- * was asked, every repository of the migration present.
+ * Checks a migration archive end to end (docs/service.md#archive): gzip and tar complete, every
+ * member named in normal form, metadata JSON that parses, git data for every listed repository,
+ * every git object intact (`git fsck` on a repository of git's own making that holds only copies of
+ * the archive's refs, objects and packs, in a private temporary directory removed afterwards), and,
+ * when the service was asked, every repository of the migration present.
  */
 export async function verifyArchive(path: string, options: VerifyOptions = {}): Promise<VerifyReport> {
   const wantGit = options.gitCheck !== false;
   const git = wantGit ? await gitVersion() : undefined;
   const workDir = git ? await mkdtemp(join(tmpdir(), 'svc-migrate-verify-')) : undefined;
   try {
+    const home = workDir ? await makeGitHome(workDir) : undefined;
+    const repositoriesDir = workDir ? join(workDir, 'repositories') : undefined;
+    const space = repositoriesDir ? await freeSpaceFor(repositoriesDir) : undefined;
     const expectedSha = options.sha256 ?? (await sidecarSha256(path));
     const scan = await scanArchive(path, {
-      ...(workDir ? { extractTo: workDir } : {}),
+      ...(repositoriesDir ? { extractTo: repositoriesDir } : {}),
+      ...(space ? { budget: new ExtractionBudget(space) } : {}),
       sha256: expectedSha !== undefined,
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       signal: options.signal,
@@ -181,25 +144,14 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
     } else {
       gitCheck = 'passed';
       for (const repo of withGit) {
-        if (!repo.extractedTo || !repo.hasHead) {
+        // A repository with a refused, clashing or foreign member, or without HEAD, is already named
+        // by a problem; git is not run on what could not be copied as it is.
+        if (!repo.extractedTo || !repo.hasHead || repo.damaged || !home || !existsSync(repo.extractedTo)) {
           verdicts.set(repo.repository, 'failed');
           gitCheck = 'failed';
           continue;
         }
-        // Tar keeps no empty directory unless told to; git wants refs/ and objects/ to exist.
-        const layout = await Promise.all(
-          ['refs', 'objects'].map((dir) => mkdir(join(repo.extractedTo ?? '', dir), { recursive: true }).then(() => true, () => false)),
-        );
-        if (layout.includes(false)) {
-          // A member took the place of refs/ or objects/: already named by the scan, and git cannot look.
-          verdicts.set(repo.repository, 'failed');
-          gitCheck = 'failed';
-          continue;
-        }
-        if (!existsSync(join(repo.extractedTo, 'config'))) {
-          await writeFile(join(repo.extractedTo, 'config'), '[core]\n\trepositoryformatversion = 0\n\tbare = true\n', { mode: 0o600 });
-        }
-        const result = await fsck(repo.extractedTo, options.signal);
+        const result = await checkRepository(repo.extractedTo, repo.sha256Objects, home, options.signal);
         verdicts.set(repo.repository, result.ok ? 'passed' : 'failed');
         if (!result.ok) {
           gitCheck = 'failed';

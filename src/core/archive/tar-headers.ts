@@ -1,0 +1,153 @@
+// What the tar library reads and what GNU tar reads must be the same members, or an archive could
+// verify as one thing and extract as another. The library (npm's `tar`) is lenient where GNU tar
+// is strict and the reverse; these checks refuse every header and extended header on which the two
+// could part ways (docs/reliability.md#the-archive-check). They judge blocks the library has
+// already framed; they never frame anything themselves.
+
+const BLOCK = 512;
+
+/** Type flags a member may have: files, links, directories, devices, and the headers that name them. */
+const FILE_TYPES = new Set(['0', '\0', '7']);
+const NAMING_TYPES = new Set(['x', 'g', 'L', 'K']);
+const OTHER_TYPES = new Set(['1', '2', '3', '4', '5', '6']);
+
+export type HeaderFormat = 'ustar' | 'gnu' | 'v7';
+
+export interface CheckedHeader {
+  /** The type flag as written ('\0' for an old-style file). */
+  flag: string;
+  /** The data size the header announces (what both readers skip). */
+  size: number;
+  format: HeaderFormat;
+}
+
+export function isZeroBlock(block: Buffer): boolean {
+  for (let i = 0; i < BLOCK; i += 8) if (block.readBigUInt64LE(i) !== 0n) return false;
+  return true;
+}
+
+/**
+ * Reads the fields of a header block that decide the member list, and returns why the two readers
+ * could disagree on it, or the fields when they cannot.
+ */
+export function checkHeaderBlock(block: Buffer): CheckedHeader | { disagreement: string } {
+  const magic = block.toString('latin1', 257, 265);
+  const format: HeaderFormat | undefined =
+    magic === 'ustar\u000000' ? 'ustar' : magic === 'ustar  \0' ? 'gnu' : magic === '\0'.repeat(8) ? 'v7' : undefined;
+  // GNU tar takes any "ustar\0" as POSIX and reads a name prefix; the library only with version "00".
+  if (!format) return { disagreement: 'a header with an unknown format marker' };
+  const flag = String.fromCharCode(block[156] as number);
+  if (!FILE_TYPES.has(flag) && !NAMING_TYPES.has(flag) && !OTHER_TYPES.has(flag)) {
+    // GNU sparse files, multi-volume parts, dump directories, vendor types: GNU tar reads data or
+    // names in them that the library skips.
+    return { disagreement: `a member of type ${JSON.stringify(flag)}, which only some tar readers understand` };
+  }
+  for (const [field, start, length] of NUMERIC_FIELDS) {
+    if (readNumber(block, start, length, field !== 'checksum') === undefined) {
+      return { disagreement: `a header whose ${field} field is not a plain number` };
+    }
+  }
+  const size = readNumber(block, 124, 12) as number;
+  if (!FILE_TYPES.has(flag) && !NAMING_TYPES.has(flag) && size !== 0) {
+    // Directories and links carry no data; readers differ on whether to skip what one claims.
+    return { disagreement: 'a link, directory or device header that announces data' };
+  }
+  for (const [field, start, length] of textFields(format)) {
+    // The library ends a name at its first NUL only up to the next line break; GNU tar at the NUL.
+    const end = block.indexOf(0, start);
+    if (end !== -1 && end < start + length && block.subarray(end, start + length).includes(0x0a)) {
+      return { disagreement: `a header whose ${field} field holds more after its end` };
+    }
+  }
+  return { flag, size, format };
+}
+
+const NUMERIC_FIELDS: [string, number, number][] = [
+  ['mode', 100, 8],
+  ['uid', 108, 8],
+  ['gid', 116, 8],
+  ['size', 124, 12],
+  ['mtime', 136, 12],
+  ['checksum', 148, 8],
+];
+
+function textFields(format: HeaderFormat): [string, number, number][] {
+  const fields: [string, number, number][] = [['name', 0, 100], ['link name', 157, 100]];
+  // In GNU-format headers bytes 345–500 are times and sparse data, which neither reader takes as a name.
+  if (format === 'ustar') fields.push(['name prefix', 345, 155]);
+  return fields;
+}
+
+/**
+ * A numeric field as both readers agree on it: optional leading spaces, octal digits, then a space
+ * or NUL (or the end of the field); or GNU's positive base-256. Anything else either reader takes
+ * its own way (GNU tar refuses it and skips to the next header it can find; the library reads the
+ * digits up to the first other character).
+ */
+function readNumber(block: Buffer, start: number, length: number, base256 = true): number | undefined {
+  if (base256 && block[start] === 0x80) {
+    let value = 0;
+    for (let i = start + 1; i < start + length; i++) value = value * 256 + (block[i] as number);
+    return Number.isSafeInteger(value) ? value : undefined;
+  }
+  const text = block.toString('latin1', start, start + length);
+  const match = /^ *([0-7]+)(?:[ \0][^]*)?$/.exec(text);
+  return match?.[1] === undefined ? undefined : parseInt(match[1], 8);
+}
+
+/** pax keywords that both readers apply alike, or that neither uses for the member list. */
+const PAX_KEYWORDS = new Set(['path', 'linkpath', 'size', 'mtime', 'atime', 'ctime', 'uid', 'gid', 'uname', 'gname', 'comment']);
+const PAX_NUMBER = /^(?:size|uid|gid)$/;
+const PAX_TIME = /^[amc]time$/;
+
+export interface PaxRecords {
+  path?: string;
+  linkpath?: string;
+  size?: number;
+}
+
+/**
+ * A pax extended header's body, read by record length as POSIX (and GNU tar) does, or why the
+ * library's line-by-line reading could differ: a value holding a line break or a NUL, a length that
+ * does not match, a keyword outside the few both readers treat alike (GNU.sparse.* among them).
+ */
+export function readPaxBody(body: string, global: boolean): PaxRecords | { disagreement: string } {
+  const bytes = Buffer.from(body, 'utf8');
+  if (body.includes('\uFFFD')) return { disagreement: 'an extended header that is not valid UTF-8' };
+  const records: PaxRecords = {};
+  let at = 0;
+  while (at < bytes.length) {
+    const space = bytes.indexOf(0x20, at);
+    const lengthText = space === -1 ? '' : bytes.toString('latin1', at, space);
+    const length = /^[1-9][0-9]{0,8}$/.test(lengthText) ? Number(lengthText) : 0;
+    if (length === 0 || at + length > bytes.length || bytes[at + length - 1] !== 0x0a) {
+      return { disagreement: 'an extended header with a malformed record' };
+    }
+    const record = bytes.toString('utf8', space + 1, at + length - 1);
+    at += length;
+    const equals = record.indexOf('=');
+    const keyword = equals > 0 ? record.slice(0, equals) : '';
+    const value = record.slice(equals + 1);
+    if (/[\n\0]/.test(record)) return { disagreement: 'an extended header whose value holds a line break or NUL' };
+    const known = PAX_KEYWORDS.has(keyword) || keyword.startsWith('SCHILY.xattr.') || keyword.startsWith('LIBARCHIVE.xattr.');
+    if (!known) return { disagreement: `an extended header keyword ${JSON.stringify(keyword)} that tar readers treat differently` };
+    if (PAX_NUMBER.test(keyword) && !/^\d{1,15}$/.test(value)) return { disagreement: `an extended header whose ${keyword} is not a number` };
+    if (PAX_TIME.test(keyword) && !/^-?\d{1,15}(\.\d{1,9})?$/.test(value)) return { disagreement: `an extended header whose ${keyword} is not a time` };
+    if (keyword === 'path' || keyword === 'linkpath' || keyword === 'size') {
+      // A global header that renames or resizes every later member: the readers apply it differently.
+      if (global) return { disagreement: `a global extended header that sets ${keyword}` };
+      if (records[keyword] !== undefined) return { disagreement: `an extended header that sets ${keyword} twice` };
+      if (keyword === 'size') records.size = Number(value);
+      else if (keyword === 'path') records.path = value;
+      else records.linkpath = value;
+    }
+  }
+  return records;
+}
+
+/** A GNU long name or link body: the name and NULs after it, nothing else (the readers cut it apart differently). */
+export function readLongName(body: string): string | { disagreement: string } {
+  const match = /^([^\0]+)\0*$/.exec(body);
+  if (!match?.[1] || body.includes('\uFFFD')) return { disagreement: 'a GNU long name that is not one plain name' };
+  return match[1];
+}

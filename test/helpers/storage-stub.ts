@@ -1,0 +1,60 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+// A stub on loopback that answers the three API calls a download of migration 7 of `acme` makes
+// and plays its archive storage, as a test scripts it: hostile or buggy storage, or an archive the
+// test built. Its servers close after each test (test/helpers/cleanup.ts).
+
+type StorageHandler = (request: IncomingMessage, response: ServerResponse, attempt: number) => void;
+
+interface Stub {
+  env: Record<string, string>;
+  storage: { range?: string; ifRange?: string }[];
+}
+
+const servers: Server[] = [];
+
+export async function closeStorageStubs(): Promise<void> {
+  await Promise.all(
+    servers.splice(0).map(
+      (server) =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    ),
+  );
+}
+
+export async function startStorageStub(
+  storage: StorageHandler,
+  api?: (request: IncomingMessage, response: ServerResponse) => boolean,
+): Promise<Stub> {
+  const seen: Stub['storage'] = [];
+  let base = '';
+  const server = createServer((request, response) => {
+    const url = request.url ?? '/';
+    if (api?.(request, response)) return;
+    if (url.startsWith('/storage/')) {
+      seen.push({ range: request.headers.range, ifRange: request.headers['if-range'] as string | undefined });
+      storage(request, response, seen.length);
+    } else if (url === '/orgs/acme/migrations/7/archive') {
+      response.writeHead(302, { location: `${base}/storage/archive.tar.gz?signature=x` }).end();
+    } else if (url.startsWith('/orgs/acme/migrations/7')) {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(
+        JSON.stringify({
+          id: 7,
+          guid: '0b989ba4-242f-11e5-81e1-c7b6966d2516',
+          state: 'exported',
+          updated_at: new Date().toISOString(),
+          created_at: new Date().toISOString(),
+        }),
+      );
+    } else response.writeHead(404).end();
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { env: { SVC_BASE_URL: base, SVC_TOKEN: 't0k3n', SVC_ORG: 'acme' }, storage: seen };
+}

@@ -1,0 +1,311 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { createGzip } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { BIN, runCli } from '../helpers/run-cli.js';
+import { startStorageStub } from '../helpers/storage-stub.js';
+import { member, tarGz, tarOf } from '../helpers/tar-bytes.js';
+
+// Archives built to turn the check against the owner: each names a way an archive (or whoever
+// serves one) could make the check run a command, read objects from elsewhere, or spend memory,
+// disk and time without bound. docs/reliability.md#the-archive-check says what stops each.
+
+const tempDir = () => mkdtempSync(join(tmpdir(), 'svc-hostile-archive-'));
+const git = (args: string[], cwd?: string) =>
+  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@e', '-c', 'init.defaultBranch=main', ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: cwd ?? tmpdir(), GIT_CONFIG_NOSYSTEM: '1' },
+  });
+
+interface RepoFile {
+  rest: string;
+  data: Buffer;
+}
+
+/** A real bare repository of one commit, its files as an archive holds them, and a working tree's index. */
+function realRepository(): { files: RepoFile[]; index: Buffer; objects: string } {
+  const dir = tempDir();
+  git(['init', '-q', 'work'], dir);
+  writeFileSync(join(dir, 'work', 'README.md'), '# r\n');
+  git(['add', 'README.md'], join(dir, 'work'));
+  git(['commit', '-q', '-m', 'first'], join(dir, 'work'));
+  git(['clone', '-q', '--bare', 'work', 'r.git'], dir);
+  const bare = join(dir, 'r.git');
+  const files: RepoFile[] = [];
+  const walk = (at: string) => {
+    for (const name of readdirSync(at)) {
+      const path = join(at, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else files.push({ rest: relative(bare, path), data: readFileSync(path) });
+    }
+  };
+  walk(bare);
+  return { files, index: readFileSync(join(dir, 'work', '.git', 'index')), objects: join(bare, 'objects') };
+}
+
+/** The repository's files under `repositories/acme/r.git/` (config left out unless `keep` says so). */
+function repositoryMembers(files: RepoFile[], keep = (rest: string) => rest !== 'config' && !rest.startsWith('hooks/')): Buffer[] {
+  return files.filter((file) => keep(file.rest)).map((file) => member({ name: `repositories/acme/r.git/${file.rest}` }, file.data));
+}
+
+const metadata = () => [
+  member({ name: 'schema.json' }, '{"version":"1.2.0"}'),
+  member({ name: 'repositories_000001.json' }, JSON.stringify([{ full_name: 'acme/r' }])),
+];
+
+function writeArchive(bytes: Buffer): string {
+  const file = join(tempDir(), 'a.tar.gz');
+  writeFileSync(file, bytes);
+  return file;
+}
+
+const verify = (file: string, extra: string[] = []) => runCli(['archive', 'verify', file, '--json', ...extra], { timeoutMs: 60_000 });
+type Problem = { repository?: string; file?: string; message: string };
+const problemsOf = (stdout: string) => (JSON.parse(stdout) as { problems: Problem[] }).problems;
+
+describe('nothing inside an archive decides what runs', () => {
+  let repo: ReturnType<typeof realRepository>;
+  let marker: string;
+  /** A config that runs a command whenever git reads an index. */
+  let evilConfig: string;
+  beforeAll(() => {
+    repo = realRepository();
+    marker = join(tempDir(), 'ran');
+    evilConfig = `[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfsmonitor = "touch ${marker}; false"\n`;
+  });
+
+  const ways: [string, () => Buffer[]][] = [
+    ['a config named with a "." segment', () => [member({ name: 'repositories/acme/r.git/./config' }, evilConfig)]],
+    ['a config named with "//"', () => [member({ name: 'repositories/acme/r.git//config' }, evilConfig)]],
+    [
+      'a commondir naming a second repository with its own config',
+      () => [
+        member({ name: 'repositories/acme/r.git/commondir' }, '../1\n'),
+        member({ name: 'repositories/acme/s.git/config' }, evilConfig),
+        member({ name: 'repositories/acme/s.git/HEAD' }, 'ref: refs/heads/main\n'),
+      ],
+    ],
+  ];
+
+  for (const [way, extra] of ways) {
+    it(`never runs the command of ${way} (with an index beside it): exit 9`, async () => {
+      const index = member({ name: 'repositories/acme/r.git/index' }, repo.index);
+      const archive = writeArchive(tarGz(...metadata(), ...repositoryMembers(repo.files), index, ...extra()));
+      const result = await verify(archive);
+      expect(existsSync(marker), 'the archive\'s command ran').toBe(false);
+      expect(result.code, result.stderr).toBe(9);
+      expect(problemsOf(result.stdout)).toContainEqual(expect.objectContaining({ file: 'repositories/acme/r.git/index', message: expect.stringMatching(/git index/) }));
+    });
+  }
+
+  it('names the name that is not in normal form, and the file git would have followed', async () => {
+    const [dot, slashes, commondir] = ways.map(([, extra]) => extra());
+    const archive = writeArchive(tarGz(...metadata(), ...repositoryMembers(repo.files), ...dot!, ...slashes!, commondir![0]!));
+    const problems = problemsOf((await verify(archive)).stdout);
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        { file: 'repositories/acme/r.git/./config', message: 'has a "." segment in its path (not in normal form)' },
+        { file: 'repositories/acme/r.git//config', message: 'has an empty segment ("//") in its path (not in normal form)' },
+        { repository: 'acme/r', file: 'repositories/acme/r.git/commondir', message: 'points git at another directory or configuration' },
+      ]),
+    );
+  });
+
+  it('never runs it in a plain download with default flags either', async () => {
+    const archive = tarGz(...metadata(), ...repositoryMembers(repo.files), member({ name: 'repositories/acme/r.git/index' }, repo.index), ...ways[0]![1]());
+    const { env } = await startStorageStub((_request, response) => {
+      response.writeHead(200, { 'content-length': String(archive.length), etag: '"a"' }).end(archive);
+    });
+    const output = join(tempDir(), 'out.tar.gz');
+    const result = await runCli(['download', '7', '-o', output], { env });
+    expect(existsSync(marker)).toBe(false);
+    expect(result.code, result.stderr).toBe(9);
+    expect(existsSync(output)).toBe(false);
+  });
+
+  it('never borrows objects from outside the archive: alternates under any spelling are problems', async () => {
+    const noObjects = repositoryMembers(repo.files, (rest) => rest === 'HEAD' || rest === 'packed-refs' || rest.startsWith('refs/'));
+    for (const name of ['objects/info/alternates', './objects/info/alternates', 'objects//info/alternates']) {
+      const archive = writeArchive(tarGz(...metadata(), ...noObjects, member({ name: `repositories/acme/r.git/${name}` }, `${repo.objects}\n`)));
+      const result = await verify(archive);
+      expect(result.code, `${name}: ${result.stdout}`).toBe(9);
+      const report = JSON.parse(result.stdout) as { git_check: string };
+      expect(report.git_check).toBe('failed');
+    }
+  });
+
+  it('a GIT_* variable of the user\'s environment does not change what git checks', async () => {
+    // Objects elsewhere, named by the environment: git would read them as if the archive held them.
+    const noObjects = repositoryMembers(repo.files, (rest) => rest === 'HEAD' || rest === 'packed-refs' || rest.startsWith('refs/'));
+    const archive = writeArchive(tarGz(...metadata(), ...noObjects));
+    vi.stubEnv('GIT_OBJECT_DIRECTORY', repo.objects);
+    vi.stubEnv('GIT_ALTERNATE_OBJECT_DIRECTORIES', repo.objects);
+    try {
+      const result = await verify(archive);
+      expect(result.code, result.stdout).toBe(9);
+      expect(problemsOf(result.stdout)).toContainEqual(expect.objectContaining({ repository: 'acme/r', message: expect.stringMatching(/git fsck found/) }));
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+});
+
+describe('what is verified is what GNU tar reads', () => {
+  it('reads a GNU header\'s times as times, not as a name prefix', async () => {
+    // Bytes 345–500 of a GNU header hold times and sparse data; read as a prefix they hid the name.
+    const gnu = { magic: 'ustar  \0', at345: Buffer.concat([Buffer.from('hidden'), Buffer.alloc(6)]) };
+    const archive = writeArchive(tarGz(...metadata(), member({ name: '/tmp/abs-evil.txt', ...gnu }, 'x')));
+    const listed = execFileSync('tar', ['-tzf', archive], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    expect(listed.split('\n')).toContain('/tmp/abs-evil.txt');
+    const result = await verify(archive);
+    expect(result.code).toBe(9);
+    expect(problemsOf(result.stdout)).toEqual([{ file: '/tmp/abs-evil.txt', message: 'has an absolute path' }]);
+  });
+
+  it('sees git data behind a GNU header as git data', async () => {
+    const repo = realRepository();
+    const gnu = { magic: 'ustar  \0', at345: 'zz' };
+    const members = repo.files.filter((file) => file.rest !== 'config').map((file) =>
+      member({ name: `repositories/acme/r.git/${file.rest}`, ...gnu }, file.rest.startsWith('objects/') ? Buffer.concat([file.data.subarray(0, 2), Buffer.from('broken')]) : file.data),
+    );
+    const archive = writeArchive(tarGz(...metadata(), ...members));
+    const result = await verify(archive);
+    expect(result.code).toBe(9);
+    const report = JSON.parse(result.stdout) as { git_check: string; repositories: { name: string; git_data: boolean }[] };
+    expect(report.repositories).toEqual([expect.objectContaining({ name: 'acme/r', git_data: true })]);
+    expect(report.git_check).toBe('failed');
+  });
+});
+
+/** Peak resident memory of a child, read from /proc while it runs (VmHWM only grows). */
+function peakRss(pid: number, into: { kb: number }): NodeJS.Timeout {
+  return setInterval(() => {
+    try {
+      const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      if (match) into.kb = Math.max(into.kb, Number(match[1]));
+    } catch {
+      // Gone: the last reading stands.
+    }
+  }, 20);
+}
+
+/** An archive whose one metadata file is `size` bytes of `[{},{},…]`: valid JSON, millions of records. */
+async function metadataBomb(size: number): Promise<string> {
+  const file = join(tempDir(), 'bomb.tar.gz');
+  const records = Math.floor((size - 2) / 3);
+  const body = Buffer.concat([Buffer.from('['), Buffer.from('{},'.repeat(records - 1)), Buffer.from('{}]')]);
+  const gzip = createGzip({ level: 1 });
+  const out: Buffer[] = [];
+  gzip.on('data', (chunk: Buffer) => out.push(chunk));
+  const done = new Promise((resolve) => gzip.on('end', resolve));
+  gzip.end(tarOf(member({ name: 'schema.json' }, '{}'), member({ name: 'issues_000001.json' }, body)));
+  await done;
+  writeFileSync(file, Buffer.concat(out));
+  return file;
+}
+
+describe('what an archive costs is bounded', () => {
+  let bomb: string;
+  beforeAll(async () => {
+    bomb = await metadataBomb(60 << 20);
+  });
+
+  it('counts a 60 MB metadata file of empty objects in bounded memory (the built binary)', async () => {
+    const child = spawn(process.execPath, [BIN, 'archive', 'verify', bomb, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const peak = { kb: 0 };
+    const timer = peakRss(child.pid as number, peak);
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    clearInterval(timer);
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ ok: true, metadata_files: 2 });
+    expect(peak.kb / 1024).toBeLessThan(150);
+  }, 120_000);
+
+  it('SIGTERM ends a check within a second, its temporary files removed', async () => {
+    const scratch = tempDir();
+    const child = spawn(process.execPath, [BIN, 'archive', 'verify', bomb], { env: { ...process.env, TMPDIR: scratch }, stdio: 'ignore' });
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    // Well into the metadata file: its temporary directory is there.
+    while (readdirSync(scratch).length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const sent = Date.now();
+    child.kill('SIGTERM');
+    expect(await exited).toBe(143);
+    expect(Date.now() - sent).toBeLessThan(1000);
+    expect(readdirSync(scratch)).toEqual([]);
+  }, 60_000);
+});
+
+/** A small tmpfs for TMPDIR (root only; skipped otherwise, saying why). */
+function mountSmallDisk(megabytes: number): string | undefined {
+  const dir = tempDir();
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${megabytes}m`, 'tmpfs', dir], { stdio: 'ignore' });
+    return dir;
+  } catch {
+    rmSync(dir, { recursive: true, force: true });
+    return undefined;
+  }
+}
+
+const smallDisk = mountSmallDisk(64);
+
+describe.skipIf(!smallDisk)(`the git data copied for the check never fills the disk${smallDisk ? '' : ' (skipped: cannot mount a tmpfs here; needs root)'}`, () => {
+  const disk = smallDisk as string;
+  afterAll(() => {
+    execFileSync('umount', [disk]);
+    rmSync(disk, { recursive: true, force: true });
+  });
+
+  /** An archive whose one pack is `size` bytes: `head`, then zeros. */
+  async function packArchive(size: number, head: Buffer): Promise<string> {
+    const repo = realRepository();
+    const refs = repositoryMembers(repo.files, (rest) => rest === 'HEAD' || rest.startsWith('refs/'));
+    const file = join(tempDir(), 'pack.tar.gz');
+    const gzip = createGzip({ level: 1 });
+    const out: Buffer[] = [];
+    gzip.on('data', (chunk: Buffer) => out.push(chunk));
+    const done = new Promise((resolve) => gzip.on('end', resolve));
+    gzip.write(Buffer.concat([...metadata(), ...refs]));
+    gzip.write(member({ name: `repositories/acme/r.git/objects/pack/pack-${'a'.repeat(40)}.pack`, size }).subarray(0, 512));
+    gzip.write(head);
+    const zeros = Buffer.alloc(1 << 20);
+    for (let left = size - head.length; left > 0; left -= zeros.length) gzip.write(zeros.subarray(0, Math.min(left, zeros.length)));
+    gzip.end(Buffer.alloc(1024 + ((512 - (size % 512)) % 512)));
+    await done;
+    writeFileSync(file, Buffer.concat(out));
+    return file;
+  }
+
+  it('a 256 MiB pack of zeros is not a pack: a problem, and nothing of it written', async () => {
+    const archive = await packArchive(256 << 20, Buffer.alloc(0));
+    vi.stubEnv('TMPDIR', disk);
+    const result = await verify(archive).finally(() => vi.unstubAllEnvs());
+    expect(result.code, result.stderr).toBe(9);
+    expect(problemsOf(result.stdout)).toContainEqual(expect.objectContaining({ message: 'is not a git pack (it does not start with "PACK")' }));
+    expect(readdirSync(disk)).toEqual([]);
+  }, 60_000);
+
+  it('a pack larger than the room left stops the check before it is written: exit 2 naming TMPDIR', async () => {
+    const archive = await packArchive(256 << 20, Buffer.from('PACK\0\0\0\x02\0\0\0\x01', 'latin1'));
+    vi.stubEnv('TMPDIR', disk);
+    const result = await runCli(['archive', 'verify', archive], { timeoutMs: 60_000 }).finally(() => vi.unstubAllEnvs());
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(new RegExp(`error: not enough free space in ${disk}/svc-migrate-verify-\\w+ to check the archive's git objects`));
+    expect(result.stderr).toMatch(/hint: set TMPDIR to a directory with more room/);
+    expect(readdirSync(disk)).toEqual([]);
+  }, 60_000);
+
+  it('an archive that fits is checked as usual', async () => {
+    const repo = realRepository();
+    const archive = writeArchive(tarGz(...metadata(), ...repositoryMembers(repo.files)));
+    mkdirSync(join(disk, 'sub'), { recursive: true });
+    vi.stubEnv('TMPDIR', join(disk, 'sub'));
+    const result = await verify(archive).finally(() => vi.unstubAllEnvs());
+    expect(result.code, result.stdout).toBe(0);
+  });
+});
