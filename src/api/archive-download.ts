@@ -2,7 +2,7 @@ import type { Writable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { InterruptedError, UnavailableError } from '../errors.js';
 import { type Headers, header } from './headers.js';
-import { classifyNetworkError } from './network-errors.js';
+import { classifyNetworkError, closedClientError } from './network-errors.js';
 import { redactUrl } from './redact.js';
 import { stream } from './undici.js';
 
@@ -58,6 +58,8 @@ export function openDownload<B extends Writable>(
       if (signal?.aborted) return reject(new InterruptedError());
       const failure = classifyNetworkError(error);
       trace(`✗ GET ${printable} ${failure.code}: ${failure.message}`);
+      // Closed connections are not a cut to resume from: every try would fail the same way.
+      if (failure.kind === 'closed') return reject(closedClientError('GET', printable));
       reject(
         new UnavailableError(`the archive download failed: ${failure.code} ${failure.message}`, {
           hint: 'run the same command again to resume',

@@ -12,7 +12,7 @@ import { type RateLimitWait, rateLimitWait } from './rate-limit.js';
 import { type Links, parseLinkHeader } from './paginate.js';
 import { redactHeader, redactUrl, scrub } from './redact.js';
 import { createDispatcher, type ProxySettings, requestTimeouts, type Timeouts } from './dispatcher.js';
-import { classifyNetworkError, networkError } from './network-errors.js';
+import { classifyNetworkError, closedClientError, networkError } from './network-errors.js';
 import { request } from './undici.js';
 import { checkCredentials } from './transport-policy.js';
 import type { HttpMethod, RequestOptions } from './request.js';
@@ -67,6 +67,12 @@ interface CachedResponse {
   headers: Headers;
 }
 
+/** What a client shares with the clients scoped from it: the ETag cache, and whether it was closed. */
+interface SharedState {
+  closed: boolean;
+  etags: Map<string, CachedResponse>;
+}
+
 /**
  * The one HTTP client of the program: required headers, timeouts, retries, rate-limit waits,
  * conditional GETs, redacted tracing and the mapping of HTTP failures to CliErrors.
@@ -78,10 +84,14 @@ export class ApiClient {
   private readonly clock: Clock;
   private readonly random: () => number;
   private readonly dispatcher: Dispatcher;
-  private readonly etags = new Map<string, CachedResponse>();
+  private readonly shared: SharedState;
+  /** Made by `scoped()`: its connections and state are its parent's. */
+  private readonly isScope: boolean;
 
-  constructor(options: ClientOptions) {
+  constructor(options: ClientOptions, shared?: SharedState) {
     this.options = options;
+    this.shared = shared ?? { closed: false, etags: new Map() };
+    this.isScope = shared !== undefined;
     this.baseUrl = parseBaseUrl(options.baseUrl);
     checkCredentials(this.baseUrl, options.token, options.insecure ?? false);
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
@@ -121,7 +131,7 @@ export class ApiClient {
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
     const headers = this.headersFor(url, body !== undefined);
     const cacheKey = url.toString();
-    const cached = method === 'GET' ? this.etags.get(cacheKey) : undefined;
+    const cached = method === 'GET' ? this.shared.etags.get(cacheKey) : undefined;
     if (cached) headers['if-none-match'] = cached.etag;
     const printable = redactUrl(cacheKey);
 
@@ -130,6 +140,8 @@ export class ApiClient {
     let secondaryWaitMs = SECONDARY_DEFAULT_WAIT_MS;
     for (;;) {
       this.throwIfAborted();
+      // A closed client is never retried: no try could ever be sent (undici: UND_ERR_DESTROYED).
+      if (this.shared.closed) throw closedClientError(method, printable);
       const started = this.clock.now();
       this.trace(`→ ${method} ${printable}`, headers);
       let response: Dispatcher.ResponseData;
@@ -146,8 +158,10 @@ export class ApiClient {
         this.throwIfAborted();
         const failure = classifyNetworkError(error);
         this.trace(`✗ ${method} ${printable} ${failure.code}: ${failure.message}`);
+        if (this.shared.closed) throw closedClientError(method, printable);
         const canRetry =
           retries < this.retry.tries - 1 &&
+          failure.kind !== 'closed' &&
           failure.kind !== 'dns' &&
           // docs/service.md#start-migration: a lost POST may have created the export; resend only if it never left.
           (method !== 'POST' || failure.kind === 'refused');
@@ -175,7 +189,7 @@ export class ApiClient {
         const data = await readJson<T>(response, `${method} ${printable}`);
         const etag = header(responseHeaders, 'etag');
         if (method === 'GET' && etag && status === 200) {
-          this.etags.set(cacheKey, { etag, data, headers: responseHeaders });
+          this.shared.etags.set(cacheKey, { etag, data, headers: responseHeaders });
         }
         return this.answer(status, responseHeaders, data, url, false);
       }
@@ -231,15 +245,28 @@ export class ApiClient {
     return Boolean(this.options.signal?.aborted);
   }
 
+  /**
+   * The same client (connections, ETags, settings) whose requests and waits also end when `signal`
+   * aborts: a part of a run that must stop while the rest of the program goes on (an org export
+   * stopping its other batches). Closing it closes nothing; closing this client closes both.
+   */
+  scoped(signal: AbortSignal): ApiClient {
+    const signals = this.options.signal ? [this.options.signal, signal] : [signal];
+    return new ApiClient({ ...this.options, signal: AbortSignal.any(signals), dispatcher: this.dispatcher }, this.shared);
+  }
+
   /** Opens a download from archive storage with this client's connections (archive-download.ts). */
   openDownload<B extends Writable>(url: URL, headers: Record<string, string>, createBody: () => B): Promise<DownloadResponse<B>> {
     const { signal, userAgent } = this.options;
+    if (this.shared.closed) return Promise.reject(closedClientError('GET', redactUrl(url.toString())));
     const trace = (line: string, headers?: Record<string, string | undefined>) => this.trace(line, headers);
     const connection = { dispatcher: this.dispatcher, userAgent, signal, timeouts: this.requestTimeouts(), trace };
     return openDownload(connection, url, headers, createBody);
   }
 
   async close(): Promise<void> {
+    if (this.isScope || this.shared.closed) return;
+    this.shared.closed = true;
     if (!this.options.dispatcher) await this.dispatcher.close();
   }
 
