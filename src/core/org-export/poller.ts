@@ -7,6 +7,11 @@ import { defaultPollIntervalMs } from '../wait.js';
 
 /** Pages of the list read per round before the ids still missing are asked one by one. */
 const MAX_LIST_PAGES = 3;
+/**
+ * How long the migrations may go unchecked before the waits end (exit 8): a service or network
+ * down for longer is not passing trouble, and the exports go on without us, ready for a rerun.
+ */
+const MAX_FAILING_MS = 15 * 60_000;
 
 export interface PollerOptions {
   org: string;
@@ -17,6 +22,8 @@ export interface PollerOptions {
   signal?: AbortSignal | undefined;
   onState?(migration: Migration): void;
   onNotice?(message: string): void;
+  /** Default MAX_FAILING_MS. */
+  maxFailingMs?: number;
 }
 
 interface Watcher {
@@ -47,6 +54,7 @@ export class MigrationPoller {
 
   /** Resolves with the migration once it is `exported` or `failed`. */
   watch(id: number): Promise<Migration> {
+    if (this.options.signal?.aborted) return Promise.reject(new InterruptedError('stopped waiting'));
     return new Promise<Migration>((resolve, reject) => {
       this.watchers.set(id, { since: this.options.clock.now(), state: undefined, resolve, reject });
       this.ensureLoop();
@@ -65,15 +73,27 @@ export class MigrationPoller {
   private async run(): Promise<void> {
     const { clock, signal } = this.options;
     const random = this.options.random ?? Math.random;
+    const maxFailingMs = this.options.maxFailingMs ?? MAX_FAILING_MS;
+    let failingSince: number | undefined;
     while (this.watchers.size > 0) {
       try {
         await this.round();
+        failingSince = undefined;
       } catch (error) {
         if (!(error instanceof UnavailableError)) {
           this.rejectAll(error);
           return;
         }
-        // Transient trouble never ends a wait: the exports go on without us.
+        // Passing trouble does not end a wait, but trouble that lasts does: the loop has an end.
+        failingSince ??= clock.now();
+        if (clock.now() - failingSince >= maxFailingMs) {
+          this.rejectAll(
+            new UnavailableError(`could not check the migrations for ${formatMinutes(clock.now() - failingSince)} (${error.message})`, {
+              hint: 'the migrations go on on the service; run the same command again to go on waiting for them',
+            }),
+          );
+          return;
+        }
         this.options.onNotice?.(`could not check the migrations (${error.message}); trying again`);
       }
       if (this.watchers.size === 0) return;
@@ -133,4 +153,9 @@ export class MigrationPoller {
       watcher.reject(error);
     }
   }
+}
+
+function formatMinutes(ms: number): string {
+  const minutes = Math.round(ms / 60_000);
+  return minutes === 1 ? '1 minute' : `${minutes} minutes`;
 }
