@@ -1,14 +1,15 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { access, open, readFile, rename, rm, stat } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { ApiClient } from '../../api/client.js';
 import type { Clock } from '../../clock.js';
-import { type VerifyReport, verifyArchive } from '../archive/verify.js';
+import { InterruptedError, VerificationError } from '../../errors.js';
+import { ArchiveVerificationError, type VerifyReport, verifyArchive } from '../archive/verify.js';
 import { type DownloadProgress, downloadArchive } from '../download.js';
 import { replaceFile } from '../exclusive-files.js';
-import type { BatchRecord, OrgExportEvent } from './journal.js';
+import { archivePathOf, type BatchRecord, type OrgExportEvent } from './journal.js';
 
 interface BatchArchiveSettings {
   org: string;
@@ -17,6 +18,8 @@ interface BatchArchiveSettings {
   verify: boolean;
   clock: Clock;
   signal?: AbortSignal | undefined;
+  /** Something will be unlocked or deleted on the strength of this archive: its sha256 is needed. */
+  release: boolean;
   emit: (event: OrgExportEvent) => void;
 }
 
@@ -27,7 +30,7 @@ interface BatchArchiveSettings {
  */
 export async function fetchBatchArchive(client: ApiClient, settings: BatchArchiveSettings, batch: BatchRecord, id: number): Promise<void> {
   const { org, dir, clock, emit } = settings;
-  const path = join(dir, `migration-${id}.tar.gz`);
+  const path = archivePathOf(dir, id);
   // A run stopped after the last byte arrived: the whole archive is in the .part, fetching it
   // again would redo a finished download. It is checked, then renamed into place.
   let adopted: VerifyReport | undefined;
@@ -49,7 +52,7 @@ export async function fetchBatchArchive(client: ApiClient, settings: BatchArchiv
     // Renamed into place just above, or by a run that stopped before writing down that it had.
     const report = adopted ?? (await verifyArchive(path, { signal: settings.signal }));
     if (report.ok || !settings.verify) {
-      const sha256 = await sha256File(path);
+      const sha256 = await sha256File(path, settings.signal);
       await replaceFile(`${path}.sha256`, `${sha256}  ${basename(path)}\n`);
       const gitObjectsChecked = report.git_check === 'passed' || report.git_check === 'no git data';
       batch.archive = { path, bytes: report.bytes, sha256, verified: report.ok, gitObjectsChecked };
@@ -67,13 +70,58 @@ export async function fetchBatchArchive(client: ApiClient, settings: BatchArchiv
       emit({ type: 'download', batch: batch.index, migrationId: id, received: progress.received, total: progress.total }),
     onNotice: (message) => emit({ type: 'notice', message: `batch ${batch.index}: ${message}` }),
   });
+  // --no-checksum hashed nothing as it came; what is released rests on a digest to check again.
+  const sha256 = result.sha256 ?? (settings.release && result.verified ? await sha256File(result.path, settings.signal) : undefined);
   batch.archive = {
     path: result.path,
     bytes: result.bytes,
-    ...(result.sha256 ? { sha256: result.sha256 } : {}),
+    ...(sha256 ? { sha256 } : {}),
     verified: result.verified,
     gitObjectsChecked: result.gitObjectsChecked,
   };
+}
+
+/**
+ * Right before a batch's repositories are unlocked or its service copy deleted: the archive on disk
+ * must be the very one verified. One this run verified is hashed again against the sha256 recorded
+ * then; one the journal says an earlier run verified is verified again in full (the journal is
+ * checked, not believed), against the recorded sha256 too. 'missing' when it is not on disk at all,
+ * to be fetched again. A different archive is a VerificationError (exit 9): nothing is released.
+ */
+export async function confirmArchive(
+  batch: BatchRecord,
+  id: number,
+  settings: { dir: string; verifiedHere: boolean; signal?: AbortSignal | undefined },
+): Promise<'ok' | 'missing'> {
+  const path = archivePathOf(settings.dir, id);
+  if (!(await exists(path))) return 'missing';
+  const recorded = batch.archive?.sha256;
+  const kept = `nothing was unlocked or deleted for migration ${id}`;
+  const hint = `the service still has its copy: remove ${path} and ${path}.sha256, then run the same command again to download it anew`;
+  const refuse = (error: VerificationError) => {
+    // What is on disk is not known good: the journal and the summary say so too.
+    if (batch.archive) Object.assign(batch.archive, { verified: false, gitObjectsChecked: false });
+    return error;
+  };
+  if (recorded) {
+    const actual = await sha256File(path, settings.signal);
+    if (actual !== recorded) {
+      throw refuse(
+        new VerificationError(`${path} is not the archive that was verified (its sha256 is ${actual}, not ${recorded} as recorded), so ${kept}`, { hint }),
+      );
+    }
+    if (settings.verifiedHere && batch.archive?.verified) return 'ok';
+  }
+  const report = await verifyArchive(path, { signal: settings.signal, ...(recorded ? { sha256: recorded } : {}) });
+  if (!report.ok) throw refuse(new ArchiveVerificationError(report, { hint: `${kept}; ${hint}` }));
+  batch.archive = {
+    path,
+    bytes: report.bytes,
+    sha256: recorded ?? (await sha256File(path, settings.signal)),
+    verified: true,
+    gitObjectsChecked: report.git_check === 'passed' || report.git_check === 'no git data',
+  };
+  return 'ok';
 }
 
 /** Whether `<path>.part` holds every byte its side file says storage announced for migration `id`. */
@@ -96,8 +144,13 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
-async function sha256File(path: string): Promise<string> {
+async function sha256File(path: string, signal: AbortSignal | undefined): Promise<string> {
   const hash = createHash('sha256');
-  await pipeline(createReadStream(path), hash);
+  try {
+    await pipeline(createReadStream(path), hash, signal ? { signal } : {});
+  } catch (error) {
+    if (signal?.aborted) throw new InterruptedError('stopped hashing the archive');
+    throw error;
+  }
   return hash.digest('hex');
 }

@@ -1,13 +1,17 @@
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type CliError, UsageError } from '../../errors.js';
+import type { CliError } from '../../errors.js';
 import { makeDirectory } from '../../make-directory.js';
 import { fileError, isSystemError } from '../../system-errors.js';
 import { replaceFile } from '../exclusive-files.js';
 
 /** The journal's name inside the output directory. */
 export const JOURNAL_FILE = 'svc-migrate-journal.json';
+
+/** The archive of migration `id` in `dir`: the only place a batch's archive can be. */
+export function archivePathOf(dir: string, id: number): string {
+  return join(dir, `migration-${id}.tar.gz`);
+}
 
 /**
  * Where one batch stands. Each state is written before the step it names is taken, so a crash
@@ -89,26 +93,6 @@ export function planBatches(repositories: string[], batchSize: number): BatchRec
   return batches;
 }
 
-export async function readJournal(dir: string): Promise<Journal | undefined> {
-  const path = join(dir, JOURNAL_FILE);
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw journalError('read', path, error);
-  }
-  try {
-    const journal = JSON.parse(text) as Journal;
-    if (journal.version !== 1 || !Array.isArray(journal.batches)) throw new Error('unknown journal shape');
-    return journal;
-  } catch (error) {
-    throw new UsageError(`${path} is not a journal this version can read (${(error as Error).message})`, {
-      hint: 'move it away, or run again with --restart to plan the export anew',
-    });
-  }
-}
-
 /** Replaces the journal so a crash at any instant leaves either the old or the new one whole. */
 export async function writeJournal(dir: string, journal: Journal): Promise<void> {
   const path = join(dir, JOURNAL_FILE);
@@ -127,7 +111,7 @@ export function ensureDirectory(dir: string): void {
   }
 }
 
-function journalError(action: string, path: string, error: unknown): CliError {
+export function journalError(action: string, path: string, error: unknown): CliError {
   if (!isSystemError(error)) throw error;
   return fileError(error, { action, path, role: '--output-dir', after: 'then run the same command again' });
 }

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { ApiClient } from '../../api/client.js';
-import { deleteArchive, listAllMigrations, startMigration } from '../../api/migrations.js';
-import type { Migration, StartMigrationBody } from '../../api/types.js';
+import { deleteArchive } from '../../api/migrations.js';
+import type { StartMigrationBody } from '../../api/types.js';
 import type { Clock } from '../../clock.js';
 import {
   CliError,
@@ -9,13 +9,13 @@ import {
   InterruptedError,
   MigrationFailedError,
   NotFoundError,
-  UnavailableError,
   UsageError,
-  ValidationError,
   VerificationError,
 } from '../../errors.js';
+import { fromSystemError } from '../../system-errors.js';
 import { unlockRepositories } from '../unlock.js';
 import {
+  archivePathOf,
   type BatchRecord,
   type BatchState,
   ensureDirectory,
@@ -23,17 +23,17 @@ import {
   JOURNAL_FILE,
   type OrgExportEvent,
   planBatches,
-  readJournal,
   writeJournal,
 } from './journal.js';
-import { fetchBatchArchive } from './archive.js';
+import { checkOutputDirectory, readJournal } from './journal-read.js';
+import { confirmArchive, fetchBatchArchive } from './archive.js';
+import { lockDirectory } from './lock.js';
 import { MigrationPoller } from './poller.js';
 import { Slots } from './slots.js';
+import { startBatch, type StartContext } from './start.js';
 
 export const DEFAULT_BATCH_SIZE = 50;
 export const DEFAULT_PARALLEL = 4;
-/** A service clock a little behind ours must not hide a migration we started. */
-const START_LOOKUP_SKEW_MS = 10 * 60_000;
 /** Migrations that failed on the service are started again this many times before being reported. */
 const RETRIES = 1;
 
@@ -75,22 +75,41 @@ export interface OrgExportResult {
  * going start → wait → download and verify → unlock → delete-archive exactly as a single export
  * does. Every step is written to the journal before and after it happens, so the same call after a
  * crash carries on: a batch whose start answer was lost is looked up with the list before any new
- * start, and downloads resume from their `.part`.
+ * start, and downloads resume from their `.part`. One run at a time per directory (lock.ts).
+ *
+ * A batch the service fails (a failed migration, a refusal, an archive that fails its check) is
+ * reported and the others go on; a failure of this machine (exit 2: a full disk, a file it cannot
+ * write, the journal) or a bug stops every batch where it stands, and is thrown once all have.
  */
 export async function runOrgExport(client: ApiClient, options: OrgExportOptions): Promise<OrgExportResult> {
-  const { org, dir, clock } = options;
+  const { dir } = options;
   const emit = (event: OrgExportEvent) => options.onEvent?.(event);
   ensureDirectory(dir);
+  checkOutputDirectory(dir);
+  const lock = await lockDirectory(dir, { now: Date.now(), onNotice: (message) => emit({ type: 'notice', message }) });
+  try {
+    return await exportBatches(client, options, emit);
+  } finally {
+    await lock.release();
+  }
+}
+
+async function exportBatches(
+  client: ApiClient,
+  options: OrgExportOptions,
+  emit: (event: OrgExportEvent) => void,
+): Promise<OrgExportResult> {
+  const { org, dir, clock } = options;
   const journalPath = join(dir, JOURNAL_FILE);
 
-  let journal = await readJournal(dir);
-  const resumed = journal !== undefined && !options.restart;
-  if (journal && journal.fingerprint !== options.fingerprint && !options.restart) {
+  let journal = options.restart ? undefined : await readJournal(dir);
+  const resumed = journal !== undefined;
+  if (journal && journal.fingerprint !== options.fingerprint) {
     throw new UsageError(`${journalPath} belongs to another export: \`${journal.command}\``, {
       hint: 'run that command again to continue it, use another --output-dir, or add --restart to plan this one anew (archives already saved stay)',
     });
   }
-  if (!journal || options.restart) {
+  if (!journal) {
     const now = new Date(clock.now()).toISOString();
     journal = {
       version: 1,
@@ -103,14 +122,16 @@ export async function runOrgExport(client: ApiClient, options: OrgExportOptions)
     };
   }
   const state: Journal = journal;
-  // Writes are chained so the file on disk is always one whole, recent snapshot.
+  // Writes are chained so the file on disk is always one whole, recent snapshot; a write that
+  // failed does not keep the next one from trying.
   let writing: Promise<void> = Promise.resolve();
   const save = (): Promise<void> => {
-    writing = writing.then(() => {
+    const next = writing.catch(() => {}).then(() => {
       state.updatedAt = new Date(clock.now()).toISOString();
       return writeJournal(dir, state);
     });
-    return writing;
+    writing = next;
+    return next;
   };
   // A failure of an earlier run is tried again now, from the step where it stopped.
   for (const batch of state.batches) {
@@ -129,78 +150,72 @@ export async function runOrgExport(client: ApiClient, options: OrgExportOptions)
     journal: journalPath,
   });
 
-  const poller = new MigrationPoller(client, {
+  // Ends every request, wait, download and check of this run when one batch fails for a local reason.
+  const stopper = new AbortController();
+  const signal = options.signal ? AbortSignal.any([options.signal, stopper.signal]) : stopper.signal;
+  const api = client.scoped(stopper.signal);
+  let interrupted: unknown;
+  let fatal: unknown;
+  const stopAll = (error: unknown) => {
+    if (fatal !== undefined) return;
+    fatal = error;
+    stopper.abort(error);
+  };
+  const stopped = () => interrupted !== undefined || signal.aborted;
+
+  const poller = new MigrationPoller(api, {
     org,
     clock,
     intervalMs: options.intervalMs,
-    signal: options.signal,
+    signal,
     onNotice: (message) => emit({ type: 'notice', message }),
   });
-  const claimed = new Set(state.batches.flatMap((b) => b.migrationIds));
+  const release = options.unlock || options.deleteArchive;
+  /** Batches whose archive this run verified itself; any other's is verified again before a release. */
+  const verifiedHere = new Set<number>();
 
   const step = async (batch: BatchRecord, next: BatchState, message: string, migrationId?: number) => {
     batch.state = next;
     await save();
     emit({ type: 'batch', batch: batch.index, state: next, migrationId, repositories: batch.repositories.length, message });
   };
+  const starting: StartContext = {
+    client: api,
+    org,
+    body: options.body,
+    clock,
+    signal,
+    claimed: new Set(state.batches.flatMap((b) => b.migrationIds)),
+    save,
+    step,
+    emit,
+  };
 
-  const startBatch = async (batch: BatchRecord): Promise<void> => {
-    if (batch.state === 'starting') {
-      // The last run sent a start and never heard back: the migration may exist already.
-      const found = await findStarted(client, org, batch, claimed);
-      if (found) {
-        batch.migrationIds.push(found.id);
-        claimed.add(found.id);
-        await step(batch, 'started', `found migration ${found.id}, started by an earlier run`, found.id);
-        return;
-      }
-    } else {
-      batch.attempts++;
+  /** Whether the archive on disk is still the one verified; a missing one sends the batch back to fetch it. */
+  const confirmed = async (batch: BatchRecord, id: number): Promise<boolean> => {
+    const outcome = await confirmArchive(batch, id, { dir, verifiedHere: verifiedHere.has(batch.index), signal });
+    if (outcome === 'ok') {
+      verifiedHere.add(batch.index);
+      return true;
     }
-    for (let spamWaits = 0; ; spamWaits++) {
-      batch.state = 'starting';
-      batch.startingAt = clock.now();
-      await save();
-      let migration: Migration;
-      try {
-        migration = await startMigration(client, org, { ...options.body, repositories: batch.repositories });
-      } catch (error) {
-        if (error instanceof ValidationError && /spam|too many/i.test(error.message) && spamWaits < 20) {
-          // docs/service.md#start-migration: a refused start started nothing; wait and ask again.
-          emit({ type: 'notice', message: `batch ${batch.index}: the service refuses new starts for now; waiting` });
-          await clock.sleep(Math.min(60_000, 5_000 * 2 ** Math.min(spamWaits, 4)), options.signal);
-          continue;
-        }
-        if (error instanceof UnavailableError) {
-          // The answer was lost, not necessarily the start: look before starting again.
-          const found = await findStarted(client, org, batch, claimed);
-          if (found) migration = found;
-          else throw error;
-        } else {
-          // A clear refusal started nothing.
-          batch.state = 'pending';
-          throw error;
-        }
-      }
-      batch.migrationIds.push(migration.id);
-      claimed.add(migration.id);
-      await step(batch, 'started', `started migration ${migration.id}`, migration.id);
-      return;
-    }
+    delete batch.archive;
+    await step(batch, 'exported', `${archivePathOf(dir, id)} is not on disk; fetching it again`, id);
+    return false;
   };
 
   /** Takes the batch through its steps; with `untilExported`, only as far as an exported migration. */
   const runBatch = async (batch: BatchRecord, untilExported: boolean): Promise<void> => {
     for (;;) {
-      const id = batch.migrationIds.at(-1);
+      if (signal.aborted) throw new InterruptedError('stopped');
+      const id = batch.migrationIds.at(-1) as number;
       if (untilExported && ON_DISK_STATES.has(batch.state)) return;
       switch (batch.state) {
         case 'pending':
         case 'starting':
-          await startBatch(batch);
+          await startBatch(starting, batch);
           break;
         case 'started': {
-          const migration = await poller.watch(id as number);
+          const migration = await poller.watch(id);
           emit({ type: 'migration', batch: batch.index, migrationId: migration.id, state: migration.state });
           if (migration.state === 'failed') {
             if (batch.attempts <= RETRIES) {
@@ -213,7 +228,8 @@ export async function runOrgExport(client: ApiClient, options: OrgExportOptions)
           break;
         }
         case 'exported':
-          await fetchBatchArchive(client, { ...options, emit }, batch, id as number);
+          await fetchBatchArchive(api, { ...options, signal, release, emit }, batch, id);
+          if (batch.archive?.verified) verifiedHere.add(batch.index);
           await step(
             batch,
             'downloaded',
@@ -222,12 +238,13 @@ export async function runOrgExport(client: ApiClient, options: OrgExportOptions)
           );
           break;
         case 'downloaded':
+          if (release && !(await confirmed(batch, id))) break;
           // Unlocking and deleting are for an archive known good on disk, never for one merely received.
-          if (!batch.archive?.verified && (options.unlock || options.deleteArchive)) {
+          if (!batch.archive?.verified && release) {
             throw new VerificationError(`the archive of migration ${id} was not verified, so nothing was unlocked or deleted`);
           }
           if (options.unlock) {
-            const outcomes = await unlockRepositories(client, org, id as number, batch.repositories);
+            const outcomes = await unlockRepositories(api, org, id, batch.repositories);
             const failed = outcomes.filter((o) => !o.ok);
             if (failed.length > 0) {
               throw new CliError(
@@ -240,6 +257,7 @@ export async function runOrgExport(client: ApiClient, options: OrgExportOptions)
           break;
         case 'unlocked':
           if (options.deleteArchive) {
+            if (!(await confirmed(batch, id))) break;
             // The service's copy may be the only other one: it goes only once every git object was checked.
             if (!batch.archive?.gitObjectsChecked) {
               throw new VerificationError(
@@ -247,7 +265,7 @@ export async function runOrgExport(client: ApiClient, options: OrgExportOptions)
               );
             }
             try {
-              await deleteArchive(client, org, id as number);
+              await deleteArchive(api, org, id);
             } catch (error) {
               // Deleted by an earlier run that stopped before it could say so.
               if (!(error instanceof NotFoundError)) throw error;
@@ -262,39 +280,62 @@ export async function runOrgExport(client: ApiClient, options: OrgExportOptions)
     }
   };
 
+  /** A batch's failure: its own (reported, the others go on), Ctrl-C, or one that stops them all. */
+  const settle = async (batch: BatchRecord, caught: unknown): Promise<void> => {
+    if (options.signal?.aborted) {
+      interrupted ??= caught;
+      return;
+    }
+    // Stopped because another batch failed: where it stands is in the journal already.
+    if (stopper.signal.aborted) return;
+    if (caught instanceof InterruptedError) {
+      interrupted ??= caught;
+      return;
+    }
+    const error = fromSystemError(caught, { role: '--output-dir', after: 'then run the same command again' });
+    if (!(error instanceof CliError)) {
+      stopAll(error);
+      return;
+    }
+    batch.error = { message: error.message, exitCode: error.exitCode };
+    if (error instanceof MigrationFailedError) batch.state = 'failed';
+    emit({ type: 'error', batch: batch.index, migrationId: batch.migrationIds.at(-1), message: error.message, exitCode: error.exitCode });
+    if (isLocal(error)) {
+      emit({ type: 'notice', message: 'stopping the other batches: this failure is not the service\'s; each goes on from where it stopped when the same command runs again' });
+      stopAll(error);
+    }
+    try {
+      await save();
+    } catch (saveError) {
+      stopAll(fromSystemError(saveError));
+    }
+  };
+
   // At most `parallel` migrations on the service (start to exported) and at most `parallel` archives
   // being fetched, verified and released: the next batch starts while the last one downloads.
   const onService = new Slots(Math.max(1, options.parallel));
   const onDisk = new Slots(Math.max(1, options.parallel));
-  let interrupted: unknown;
   const task = async (batch: BatchRecord) => {
     try {
       if (!ON_DISK_STATES.has(batch.state)) {
-        await onService.run(() => (interrupted ? Promise.resolve() : runBatch(batch, true)));
+        await onService.run(() => (stopped() ? Promise.resolve() : runBatch(batch, true)));
       }
-      if (interrupted || !ON_DISK_STATES.has(batch.state)) return;
-      await onDisk.run(() => (interrupted ? Promise.resolve() : runBatch(batch, false)));
+      if (stopped() || !ON_DISK_STATES.has(batch.state)) return;
+      await onDisk.run(() => (stopped() ? Promise.resolve() : runBatch(batch, false)));
     } catch (error) {
-      if (error instanceof InterruptedError || options.signal?.aborted) {
-        interrupted = error;
-        return;
-      }
-      if (!(error instanceof CliError)) throw error;
-      batch.error = { message: error.message, exitCode: error.exitCode };
-      if (error instanceof MigrationFailedError) batch.state = 'failed';
-      await save();
-      emit({
-        type: 'error',
-        batch: batch.index,
-        migrationId: batch.migrationIds.at(-1),
-        message: error.message,
-        exitCode: error.exitCode,
-      });
+      await settle(batch, error);
     }
   };
+  // Every batch has stopped before this returns or throws: nothing of the run outlives it.
   await Promise.all(state.batches.filter((b) => b.state !== 'done').map(task));
-  await writing;
-  if (interrupted) {
+  await writing.catch(() => {});
+  if (fatal !== undefined) {
+    // The journal keeps what is known; when it is what cannot be written, the last whole one stays.
+    await save().catch(() => {});
+    throw endedBy(fatal, journalPath);
+  }
+  // Ctrl-C may land where no step was under way to throw it.
+  if (interrupted || options.signal?.aborted) {
     throw new InterruptedError('stopped the export', {
       hint: `run the same command again to continue; the journal is ${journalPath}`,
     });
@@ -318,27 +359,20 @@ export async function runOrgExport(client: ApiClient, options: OrgExportOptions)
   };
 }
 
-const ON_DISK_STATES: ReadonlySet<BatchState> = new Set(['exported', 'downloaded', 'unlocked', 'done', 'failed']);
-
-/** A migration this batch started but whose answer never came: same repositories, created after the start was sent. */
-async function findStarted(
-  client: ApiClient,
-  org: string,
-  batch: BatchRecord,
-  claimed: Set<number>,
-): Promise<Migration | undefined> {
-  const since = (batch.startingAt ?? 0) - START_LOOKUP_SKEW_MS;
-  const wanted = [...batch.repositories].map((name) => name.toLowerCase()).sort().join('\n');
-  for await (const page of listAllMigrations(client, org, { perPage: 100 })) {
-    for (const migration of page) {
-      if (Date.parse(migration.created_at) < since) return undefined;
-      if (claimed.has(migration.id)) continue;
-      const names = (migration.repositories ?? []).map((repo) => repo.full_name.toLowerCase()).sort().join('\n');
-      if (names === wanted) return migration;
-    }
-  }
-  return undefined;
+/** A failure of this machine, not of the service: exit 2 without an HTTP status (a file, a disk, the journal). */
+function isLocal(error: CliError): boolean {
+  return error.exitCode === ExitCode.Usage && error.status === undefined;
 }
+
+/** The error that ended the run, with the way to continue it. */
+function endedBy(fatal: unknown, journalPath: string): unknown {
+  if (!(fatal instanceof CliError)) return fatal;
+  const more = `the journal ${journalPath} says where each batch stopped; run the same command again to continue`;
+  const hint = fatal.hint?.includes('run the same command again') ? fatal.hint : fatal.hint ? `${fatal.hint}; ${more}` : more;
+  return new CliError(fatal.message, fatal.exitCode, { hint, cause: fatal });
+}
+
+const ON_DISK_STATES: ReadonlySet<BatchState> = new Set(['exported', 'downloaded', 'unlocked', 'done', 'failed']);
 
 /** Which of two exit codes to report: an interruption, then the service's verdicts, then the rest. */
 function worse(a: number, b: number): number {

@@ -1,0 +1,94 @@
+import type { ApiClient } from '../../api/client.js';
+import { listAllMigrations, startMigration } from '../../api/migrations.js';
+import type { Migration, StartMigrationBody } from '../../api/types.js';
+import type { Clock } from '../../clock.js';
+import { UnavailableError, ValidationError } from '../../errors.js';
+import type { BatchRecord, BatchState, OrgExportEvent } from './journal.js';
+
+/** A service clock a little behind ours must not hide a migration we started. */
+const START_LOOKUP_SKEW_MS = 10 * 60_000;
+/** Waits for the service to take starts again ("spammed") before the batch is reported as refused. */
+const MAX_SPAM_WAITS = 20;
+
+export interface StartContext {
+  client: ApiClient;
+  org: string;
+  body: Omit<StartMigrationBody, 'repositories'>;
+  clock: Clock;
+  signal: AbortSignal;
+  /** Migrations some batch already owns: never adopted by another. */
+  claimed: Set<number>;
+  save(): Promise<void>;
+  step(batch: BatchRecord, next: BatchState, message: string, migrationId?: number): Promise<void>;
+  emit(event: OrgExportEvent): void;
+}
+
+/**
+ * Starts the batch's migration. A start the last run sent without hearing back is looked up with
+ * the list first (the migration may exist), and so is one whose answer was lost now; a "spammed"
+ * refusal started nothing and is asked again after a wait, at most MAX_SPAM_WAITS times.
+ */
+export async function startBatch(context: StartContext, batch: BatchRecord): Promise<void> {
+  const { client, org, clock, claimed } = context;
+  if (batch.state === 'starting') {
+    const found = await findStarted(client, org, batch, claimed);
+    if (found) {
+      batch.migrationIds.push(found.id);
+      claimed.add(found.id);
+      await context.step(batch, 'started', `found migration ${found.id}, started by an earlier run`, found.id);
+      return;
+    }
+  } else {
+    batch.attempts++;
+  }
+  for (let spamWaits = 0; ; spamWaits++) {
+    batch.state = 'starting';
+    batch.startingAt = clock.now();
+    await context.save();
+    let migration: Migration;
+    try {
+      migration = await startMigration(client, org, { ...context.body, repositories: batch.repositories });
+    } catch (error) {
+      if (error instanceof ValidationError && /spam|too many/i.test(error.message) && spamWaits < MAX_SPAM_WAITS) {
+        // docs/service.md#start-migration: a refused start started nothing; wait and ask again.
+        context.emit({ type: 'notice', message: `batch ${batch.index}: the service refuses new starts for now; waiting` });
+        await clock.sleep(Math.min(60_000, 5_000 * 2 ** Math.min(spamWaits, 4)), context.signal);
+        continue;
+      }
+      if (error instanceof UnavailableError) {
+        // The answer was lost, not necessarily the start: look before starting again.
+        const found = await findStarted(client, org, batch, claimed);
+        if (found) migration = found;
+        else throw error;
+      } else {
+        // A clear refusal started nothing.
+        batch.state = 'pending';
+        throw error;
+      }
+    }
+    batch.migrationIds.push(migration.id);
+    claimed.add(migration.id);
+    await context.step(batch, 'started', `started migration ${migration.id}`, migration.id);
+    return;
+  }
+}
+
+/** A migration this batch started but whose answer never came: same repositories, created after the start was sent. */
+async function findStarted(
+  client: ApiClient,
+  org: string,
+  batch: BatchRecord,
+  claimed: Set<number>,
+): Promise<Migration | undefined> {
+  const since = (batch.startingAt ?? 0) - START_LOOKUP_SKEW_MS;
+  const wanted = [...batch.repositories].map((name) => name.toLowerCase()).sort().join('\n');
+  for await (const page of listAllMigrations(client, org, { perPage: 100 })) {
+    for (const migration of page) {
+      if (Date.parse(migration.created_at) < since) return undefined;
+      if (claimed.has(migration.id)) continue;
+      const names = (migration.repositories ?? []).map((repo) => repo.full_name.toLowerCase()).sort().join('\n');
+      if (names === wanted) return migration;
+    }
+  }
+  return undefined;
+}
