@@ -42,12 +42,12 @@ export function checkHeaderBlock(block: Buffer): CheckedHeader | { disagreement:
     // names in them that the library skips.
     return { disagreement: `a member of type ${JSON.stringify(flag)}, which only some tar readers understand` };
   }
-  for (const [field, start, length] of NUMERIC_FIELDS) {
-    if (readNumber(block, start, length, field !== 'checksum') === undefined) {
+  for (const [field, start, length, base256Max] of NUMERIC_FIELDS) {
+    if (readNumber(block, start, length, base256Max) === undefined) {
       return { disagreement: `a header whose ${field} field is not a plain number` };
     }
   }
-  const size = readNumber(block, 124, 12) as number;
+  const size = readNumber(block, 124, 12, Number.MAX_SAFE_INTEGER) as number;
   if (!FILE_TYPES.has(flag) && !NAMING_TYPES.has(flag) && size !== 0) {
     // Directories and links carry no data; readers differ on whether to skip what one claims.
     return { disagreement: 'a link, directory or device header that announces data' };
@@ -59,16 +59,19 @@ export function checkHeaderBlock(block: Buffer): CheckedHeader | { disagreement:
       return { disagreement: `a header whose ${field} field holds more after its end` };
     }
   }
+  // With byte 475 set, the library joins even an empty prefix to the name ("/name"); GNU tar does not.
+  if (format === 'ustar' && block[475] !== 0 && block[345] === 0) return { disagreement: 'a header with a name prefix that readers split differently' };
   return { flag, size, format };
 }
 
-const NUMERIC_FIELDS: [string, number, number][] = [
-  ['mode', 100, 8],
-  ['uid', 108, 8],
-  ['gid', 116, 8],
-  ['size', 124, 12],
-  ['mtime', 136, 12],
-  ['checksum', 148, 8],
+/** The numeric fields GNU tar reads: name, offset, length, and the largest base-256 value it takes there. */
+const NUMERIC_FIELDS: [string, number, number, number][] = [
+  ['mode', 100, 8, 0],
+  ['uid', 108, 8, 0xffffffff],
+  ['gid', 116, 8, 0xffffffff],
+  ['size', 124, 12, Number.MAX_SAFE_INTEGER],
+  ['mtime', 136, 12, Number.MAX_SAFE_INTEGER],
+  ['checksum', 148, 8, 0],
 ];
 
 function textFields(format: HeaderFormat): [string, number, number][] {
@@ -84,13 +87,15 @@ function textFields(format: HeaderFormat): [string, number, number][] {
  * its own way (GNU tar refuses it and skips to the next header it can find; the library reads the
  * digits up to the first other character).
  */
-function readNumber(block: Buffer, start: number, length: number, base256 = true): number | undefined {
-  if (base256 && block[start] === 0x80) {
+function readNumber(block: Buffer, start: number, length: number, base256Max = 0): number | undefined {
+  if (block[start] === 0x80) {
     let value = 0;
     for (let i = start + 1; i < start + length; i++) value = value * 256 + (block[i] as number);
-    return Number.isSafeInteger(value) ? value : undefined;
+    return value <= base256Max ? value : undefined;
   }
   const text = block.toString('latin1', start, start + length);
+  // Left empty (as writers do for fields they have no value for): both read 0.
+  if (/^\0[\0 ]*$/.test(text)) return 0;
   const match = /^ *([0-7]+)(?:[ \0][^]*)?$/.exec(text);
   return match?.[1] === undefined ? undefined : parseInt(match[1], 8);
 }
@@ -147,7 +152,7 @@ export function readPaxBody(body: string, global: boolean): PaxRecords | { disag
 
 /** A GNU long name or link body: the name and NULs after it, nothing else (the readers cut it apart differently). */
 export function readLongName(body: string): string | { disagreement: string } {
-  const match = /^([^\0]+)\0*$/.exec(body);
+  const match = /^([^\0]+)\0+$/.exec(body);
   if (!match?.[1] || body.includes('\uFFFD')) return { disagreement: 'a GNU long name that is not one plain name' };
   return match[1];
 }

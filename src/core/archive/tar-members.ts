@@ -184,7 +184,9 @@ export class TarMemberReader extends Writable {
     else if (pending.pax.path !== undefined && pending.longName !== undefined) disagreement = 'a member named by both a pax header and a GNU long name';
     else if (pending.pax.linkpath !== undefined && pending.longLink !== undefined) disagreement = 'a link target given by both a pax header and a GNU long name';
     else if (pending.pax.size !== undefined && type !== 'file') disagreement = 'an extended header giving a size to a member that holds no data';
-    else if (flag !== undefined && flag !== '5' && type === 'directory') disagreement = 'a file header whose name ends with "/"';
+    else if ((pending.pax.linkpath ?? pending.longLink) !== undefined && type !== 'symlink' && type !== 'hardlink') {
+      disagreement = 'a link target given to a member that is not a link';
+    } else if (flag !== undefined && flag !== '5' && type === 'directory') disagreement = 'a file header whose name ends with "/"';
     else if (type === undefined) disagreement = `a member of type ${entry.type}`;
     if (disagreement !== undefined || type === undefined) {
       entry.resume();
