@@ -46,6 +46,12 @@ export function defaultPollIntervalMs(elapsedMs: number, random: () => number): 
   return 30_000 + Math.floor(random() * 30_000);
 }
 
+/**
+ * How long migrations may go unchecked before a wait gives up (exit 8): trouble that lasts is not
+ * passing, and the exports go on without us, ready for the wait to be run again.
+ */
+export const MAX_FAILING_MS = 15 * 60_000;
+
 const FINISHED: ReadonlySet<MigrationState> = new Set(['exported', 'failed']);
 /** Keep this many requests of the hourly budget in reserve for the rest of the job. */
 const BUDGET_RESERVE = 10;
@@ -67,6 +73,7 @@ export async function waitForMigrations(client: ApiClient, options: WaitOptions)
   const done: Tracked[] = [];
   const resumeHint = `run \`svc-migrate status ${options.ids.join(' ')} --wait\` to keep waiting`;
   let budgetUntil = 0;
+  let failingSince: number | undefined;
 
   const sleepUntil = async (at: number) => {
     const ms = at - clock.now();
@@ -99,11 +106,18 @@ export async function waitForMigrations(client: ApiClient, options: WaitOptions)
       // Ctrl-C lands as often during a request as during a sleep: either way the user is told how to resume.
       if (options.signal?.aborted) throw new InterruptedError('stopped waiting', { hint: resumeHint });
       if (!(error instanceof UnavailableError)) throw error;
-      // Transient trouble never ends a wait: the export goes on without us.
+      // Passing trouble does not end a wait, but trouble that lasts does: the loop has an end.
+      failingSince ??= clock.now();
+      if (clock.now() - failingSince >= MAX_FAILING_MS) {
+        throw new UnavailableError(`could not check migration ${next.id} for ${Math.round((clock.now() - failingSince) / 60_000)} minutes (${error.message})`, {
+          hint: resumeHint,
+        });
+      }
       options.onNotice?.(`could not check migration ${next.id} (${error.message}); trying again`);
       next.nextAt = clock.now() + interval;
       continue;
     }
+    failingSince = undefined;
     const pollHint = Number(header(response.headers, 'x-poll-interval'));
     next.nextAt = clock.now() + Math.max(interval, Number.isFinite(pollHint) ? pollHint * 1000 : 0);
     budgetUntil = budgetWait(response.headers, pending.length, clock.now(), options.onNotice);

@@ -313,6 +313,19 @@ describe('every wait of an org export has an end', () => {
     expect(existsSync(join(out, LOCK))).toBe(false);
   }, 90_000);
 
+  it('status --wait gives up on a migration it cannot check for 15 minutes (exit 8), as the org export\'s poll does', async () => {
+    const { sandbox, env } = await testSandbox({ exportSeconds: 3600 });
+    const started = await runCli(['start', 'widgets', '--json'], { env });
+    expect(started.code, started.stderr).toBe(0);
+    const { id } = JSON.parse(started.stdout) as { id: number };
+    sandbox.faults.set({ failNext: 1_000_000, failPath: `/migrations/${id}` });
+    const result = await runCli(['status', String(id), '--wait', '--interval', '0.1'], { env, signal: AbortSignal.timeout(60_000) });
+    expect(result.code, result.stderr).toBe(8);
+    expect(result.stderr).toContain(`could not check migration ${id} for 15 minutes (`);
+    expect(result.stderr).toMatch(/trying again/);
+    expect(result.stderr).toContain(`hint: run \`svc-migrate status ${id} --wait\` to keep waiting`);
+  }, 90_000);
+
   it('waits out a "spammed" refusal at most 20 times, then reports the batch (exit 5)', async () => {
     const { sandbox, env } = await testSandbox({ repositories: 1, spamLimit: { starts: 0, windowSeconds: 60 } });
     const { args } = setUp(1);

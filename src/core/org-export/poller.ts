@@ -3,15 +3,10 @@ import { getMigration, listMigrations } from '../../api/migrations.js';
 import type { Migration } from '../../api/types.js';
 import type { Clock } from '../../clock.js';
 import { InterruptedError, UnavailableError } from '../../errors.js';
-import { defaultPollIntervalMs } from '../wait.js';
+import { defaultPollIntervalMs, MAX_FAILING_MS } from '../wait.js';
 
 /** Pages of the list read per round before the ids still missing are asked one by one. */
 const MAX_LIST_PAGES = 3;
-/**
- * How long the migrations may go unchecked before the waits end (exit 8): a service or network
- * down for longer is not passing trouble, and the exports go on without us, ready for a rerun.
- */
-const MAX_FAILING_MS = 15 * 60_000;
 
 export interface PollerOptions {
   org: string;
@@ -22,8 +17,6 @@ export interface PollerOptions {
   signal?: AbortSignal | undefined;
   onState?(migration: Migration): void;
   onNotice?(message: string): void;
-  /** Default MAX_FAILING_MS. */
-  maxFailingMs?: number;
 }
 
 interface Watcher {
@@ -73,7 +66,6 @@ export class MigrationPoller {
   private async run(): Promise<void> {
     const { clock, signal } = this.options;
     const random = this.options.random ?? Math.random;
-    const maxFailingMs = this.options.maxFailingMs ?? MAX_FAILING_MS;
     let failingSince: number | undefined;
     while (this.watchers.size > 0) {
       try {
@@ -86,7 +78,7 @@ export class MigrationPoller {
         }
         // Passing trouble does not end a wait, but trouble that lasts does: the loop has an end.
         failingSince ??= clock.now();
-        if (clock.now() - failingSince >= maxFailingMs) {
+        if (clock.now() - failingSince >= MAX_FAILING_MS) {
           this.rejectAll(
             new UnavailableError(`could not check the migrations for ${formatMinutes(clock.now() - failingSince)} (${error.message})`, {
               hint: 'the migrations go on on the service; run the same command again to go on waiting for them',
