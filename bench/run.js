@@ -29,8 +29,8 @@ for (const [name, bench] of Object.entries(suites)) {
 
 const format = (value, unit) => (unit === 'requests' || unit === 'faults' ? String(Math.round(value)) : value.toFixed(unit === 'MB' ? 0 : 1));
 function verdict(row, ratio) {
-  if (row.target === undefined) return '—';
-  let met = row.higherIsBetter ? ratio >= row.target : ratio <= row.target;
+  if (row.target === undefined && !row.absolute) return '—';
+  let met = row.target === undefined || (row.higherIsBetter ? ratio >= row.target : ratio <= row.target);
   if (row.absolute) met = met && row.absolute.value < row.absolute.limit;
   return met ? 'yes' : '**no**';
 }
@@ -38,8 +38,9 @@ const header = '| benchmark | ours | baseline | baseline value | ratio | target 
 const lines = rows.map((row) => {
   const ratio = row.ours / row.baseline;
   const unit = row.unit ?? 'ms';
+  const limit = row.absolute ? `< ${row.absolute.limit} ${unit}` : '';
   const target =
-    row.target === undefined ? '—' : `${row.higherIsBetter ? '≥' : '≤'} ${row.target}${row.absolute ? `, and < ${row.absolute.limit} ${unit}` : ''}`;
+    row.target === undefined ? limit || '—' : `${row.higherIsBetter ? '≥' : '≤'} ${row.target}${limit ? `, and ${limit}` : ''}`;
   return `| ${row.name} | ${format(row.ours, unit)} ${unit} | \`${row.baselineName}\` | ${format(row.baseline, unit)} ${unit} | ${ratio.toFixed(2)} | ${target} | ${verdict(row, ratio)} |`;
 });
 const table = [header, ...lines].join('\n');

@@ -9,7 +9,7 @@ import type { ParsedTokenInfo } from '@streamparser/json';
 /** Deeper nesting than this is refused: nothing the service writes comes near it. */
 const MAX_DEPTH = 64;
 /** A single value (or run of spaces) longer than this is refused: the tokenizer would hold it whole. */
-export const MAX_VALUE_BYTES = 8 << 20;
+export const MAX_VALUE_BYTES = 1 << 20;
 /** Fed to the tokenizer in pieces of this size, so a value's length is checked as it grows. */
 const SLICE = 64 << 10;
 /** Longer strings are not kept as fields (names and URLs are far shorter). */
