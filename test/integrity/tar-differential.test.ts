@@ -139,6 +139,14 @@ describe('the check reads tar as GNU tar does', () => {
     await expectAgreement(handmade(), 'handmade');
   });
 
+  it('holds every header the library frames to GNU tar\'s reading (the check is hooked into the library)', async () => {
+    // "ustar\0" with another version: GNU tar reads a name prefix, the library none. Only the
+    // check on the library's header blocks can see it; without it the library reads "n.json".
+    const tar = tarOf(member({ name: 'n.json', magic: 'ustar\0xx', at345: 'hidden' }, 'x'));
+    expect(gnu(tar).members.map((m) => m.name)).toEqual(['hidden/n.json']);
+    expect(await ours(tar)).toEqual({ failed: 'a header with an unknown format marker: tar readers could extract something other than what is checked' });
+  });
+
   it('whatever it reads of a damaged archive without a problem, GNU tar reads alike', async () => {
     const base = handmade();
     const headers = headerOffsets(base);
