@@ -182,6 +182,14 @@ describe('a journal that is checked, not believed', () => {
     expect(releases(sandbox, from)).toEqual([]);
   }, 60_000);
 
+  it('goes on in a directory moved since: the archives are where the journal is, whatever path led there', async () => {
+    const { env, out, args } = await stoppedBeforeRelease();
+    const moved = `${out}-moved`;
+    renameSync(out, moved);
+    const result = await runCli(args.map((arg) => (arg === out ? moved : arg)), { env });
+    expect(result.code, result.stderr).toBe(0);
+  }, 60_000);
+
   it('checks the archive against its sha256 before releasing: one replaced after verification stops the batch (exit 9)', async () => {
     const { sandbox, env, out, args, id, from } = await stoppedBeforeRelease();
     const archive = join(out, `migration-${id}.tar.gz`);

@@ -1,6 +1,6 @@
-import { constants, realpathSync, type Stats, statSync } from 'node:fs';
+import { constants, type Stats, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { basename, join } from 'node:path';
 import { UsageError } from '../../errors.js';
 import { archivePathOf, type BatchRecord, type BatchState, type Journal, JOURNAL_FILE, journalError } from './journal.js';
 
@@ -143,7 +143,8 @@ function checkArchive(value: unknown, where: string, id: number | undefined, dir
   const archive = record(value, `${where}: archive`);
   if (id === undefined) throw new JournalProblem(`${where} records an archive but no migration`);
   const expected = archivePathOf(dir, id);
-  if (archive.path !== expected && !(typeof archive.path === 'string' && sameFile(archive.path, expected))) {
+  // The directory may have been moved, or named by another path, since: only the name must match.
+  if (typeof archive.path !== 'string' || basename(archive.path) !== basename(expected)) {
     throw new JournalProblem(`${where} records its archive as ${show(archive.path)}, but the archive of migration ${id} is ${expected}`);
   }
   wholeNumber(archive.bytes, `${where}: archive.bytes`, 0);
@@ -153,16 +154,6 @@ function checkArchive(value: unknown, where: string, id: number | undefined, dir
   if (typeof archive.verified !== 'boolean') throw new JournalProblem(`${where}: archive.verified is not true or false`);
   if (archive.gitObjectsChecked !== undefined && typeof archive.gitObjectsChecked !== 'boolean') {
     throw new JournalProblem(`${where}: archive.gitObjectsChecked is not true or false`);
-  }
-}
-
-/** The same name in the same directory reached by another path (a link to the directory). */
-function sameFile(recorded: string, expected: string): boolean {
-  if (basename(recorded) !== basename(expected)) return false;
-  try {
-    return realpathSync(dirname(recorded)) === realpathSync(dirname(expected));
-  } catch {
-    return false;
   }
 }
 
