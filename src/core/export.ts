@@ -113,7 +113,9 @@ export async function runExport(client: ApiClient, options: ExportOptions): Prom
         `the service keeps its copy: nothing was unlocked or deleted; fetch it again with \`svc-migrate download ${id}${outputFlag(target(id))} --force\``,
       );
     }
-    return fail(error, `resume the download with \`svc-migrate download ${id}${outputFlag(target(id))}\``);
+    // A state of this machine (no room, a directory it cannot write) is fixed first: its hint leads.
+    const first = error instanceof CliError && error.exitCode === ExitCode.Usage && error.hint ? `${error.hint}; then ` : '';
+    return fail(error, `${first}resume the download with \`svc-migrate download ${id}${outputFlag(target(id))}\``);
   }
   // Unlocking and deleting are for an archive known good on disk, never for one merely received.
   if (!download.verified && (options.unlock || options.deleteArchive)) {

@@ -46,7 +46,7 @@ export function roomWithoutLength(space: FreeSpace): number {
 /** A download stopped, or never begun, for want of room. */
 export class NoRoomError extends CliError {
   constructor(message: string, dir: string, after: string) {
-    super(message, ExitCode.Usage, { hint: `free some space in ${dir}, or choose another --output on a disk with more room; ${after}` });
+    super(message, ExitCode.Usage, { hint: `free some space in ${dir}, or save the archive on a disk with more room; ${after}` });
   }
 }
 

@@ -218,7 +218,7 @@ describe.skipIf(!canMountTmpfs)('free space before bytes (a 100 MiB tmpfs; skipp
     const said = new RegExp(
       `^error: not enough free space in ${disk} for migration 7's archive: storage announced no length and sent [\\d.]+ MiB \\((\\d+) bytes\\), ` +
         'with 100.0 MiB \\(104857600 bytes\\) free; stopped to keep 64.0 MiB free\n' +
-        `hint: free some space in ${disk}, or choose another --output on a disk with more room; nothing was kept\n$`,
+        `hint: free some space in ${disk}, or save the archive on a disk with more room; nothing was kept\n$`,
     );
     expect(result.stderr).toMatch(said);
     // Stopped at the margin, not at a full disk: the last chunk read crossed 100 - 64 MiB.
@@ -238,7 +238,7 @@ describe.skipIf(!canMountTmpfs)('free space before bytes (a 100 MiB tmpfs; skipp
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toBe(
       `error: not enough free space in ${disk} for migration 7's archive: 200.0 MiB (209715200 bytes) needed, 100.0 MiB (104857600 bytes) free\n` +
-        `hint: free some space in ${disk}, or choose another --output on a disk with more room; nothing was written\n`,
+        `hint: free some space in ${disk}, or save the archive on a disk with more room; nothing was written\n`,
     );
     expect(seen).toHaveLength(1);
     await new Promise((resolve) => setTimeout(resolve, 400));
@@ -266,7 +266,7 @@ describe.skipIf(!canMountTmpfs)('free space before bytes (a 100 MiB tmpfs; skipp
     expect(refused.code, refused.stderr).toBe(2);
     expect(refused.stderr).toBe(
       `error: not enough free space in ${disk} for migration 7's archive: 150.0 MiB (157286400 bytes) still needed, ${(free / MiB).toFixed(1)} MiB (${free} bytes) free\n` +
-        `hint: free some space in ${disk}, or choose another --output on a disk with more room; ` +
+        `hint: free some space in ${disk}, or save the archive on a disk with more room; ` +
         'the 100.0 MiB (104857600 bytes) already downloaded are kept for resuming\n',
     );
     expect(seen).toEqual([{ range: `bytes=${100 * MiB}-`, ifRange: '"A"' }]);
@@ -304,6 +304,8 @@ describe.skipIf(!canMountTmpfs)('free space before bytes (a 100 MiB tmpfs; skipp
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toMatch(new RegExp(`error: not enough free space in ${disk} for migration \\d+'s archive: [\\d.]+ MiB \\(\\d+ bytes\\) needed, [\\d.]+ [KM]iB \\(\\d+ bytes\\) free`));
     expect(sandbox.requests.filter((r) => r.method === 'DELETE')).toEqual([]);
+    // The way out starts with making room, then resuming.
+    expect(result.stderr).toMatch(/hint: free some space in .*, or save the archive on a disk with more room; nothing was written; then resume the download with `svc-migrate download \d+ --output /);
     expect(readdirSync(disk)).toEqual(['filler']);
   });
 
