@@ -50,7 +50,7 @@ export function headerBlock(header: RawHeader): Buffer {
   return block;
 }
 
-export function padded(data: Buffer): Buffer {
+function padded(data: Buffer): Buffer {
   const rest = data.length % BLOCK;
   return rest ? Buffer.concat([data, Buffer.alloc(BLOCK - rest)]) : data;
 }
@@ -67,7 +67,7 @@ export function paxHeader(records: [string, string][], type: 'x' | 'g' = 'x'): B
   return member({ name: 'PaxHeader/x', type }, body);
 }
 
-export function paxRecord(key: string, value: string): string {
+function paxRecord(key: string, value: string): string {
   const text = ` ${key}=${value}\n`;
   let length = Buffer.byteLength(text) + 1;
   while (String(length).length + Buffer.byteLength(text) !== length) length++;

@@ -386,7 +386,7 @@ function readError(path: string, error: NodeJS.ErrnoException): CliError {
   return fileError(error, { action: 'read', path });
 }
 
-export function extractError(path: string, error: NodeJS.ErrnoException): CliError {
+function extractError(path: string, error: NodeJS.ErrnoException): CliError {
   return fileError(error, {
     action: 'extract git data for checking to',
     path,

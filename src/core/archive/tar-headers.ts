@@ -11,7 +11,7 @@ const FILE_TYPES = new Set(['0', '\0', '7']);
 const NAMING_TYPES = new Set(['x', 'g', 'L', 'K']);
 const OTHER_TYPES = new Set(['1', '2', '3', '4', '5', '6']);
 
-export type HeaderFormat = 'ustar' | 'gnu' | 'v7';
+type HeaderFormat = 'ustar' | 'gnu' | 'v7';
 
 export interface CheckedHeader {
   /** The type flag as written ('\0' for an old-style file). */
