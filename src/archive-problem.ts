@@ -17,7 +17,7 @@ export function describeProblem(problem: ArchiveProblem): string {
 
 /** Text from inside an archive may hold anything: control characters (and bidi overrides) are shown, never obeyed. */
 export function escapeControl(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, (c) => {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => {
     const code = c.charCodeAt(0);
     return code > 0xff ? `\\u${code.toString(16)}` : `\\x${code.toString(16).padStart(2, '0')}`;
   });

@@ -20,6 +20,8 @@ export interface RawHeader {
   /** Written over the finished header at these offsets (before the checksum, unless `badChecksum`). */
   patch?: [number, Buffer | string][];
   badChecksum?: boolean;
+  /** The 8 bytes of the checksum field, written from the true sum, instead of the usual `%06o\0 `. */
+  checksumField?: (sum: number) => string;
 }
 
 function octal(value: number, width: number): string {
@@ -46,7 +48,7 @@ export function headerBlock(header: RawHeader): Buffer {
   block.write('        ', 148, 'latin1');
   let sum = 0;
   for (const byte of block) sum += byte;
-  block.write(octal(header.badChecksum ? sum + 1 : sum, 7), 148, 'latin1');
+  block.write(header.checksumField?.(sum) ?? octal(header.badChecksum ? sum + 1 : sum, 7), 148, 'latin1');
   return block;
 }
 

@@ -2,11 +2,11 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { createGzip } from 'node:zlib';
+import { createGzip, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BIN, runCli } from '../helpers/run-cli.js';
 import { startStorageStub } from '../helpers/storage-stub.js';
-import { member, tarGz, tarOf } from '../helpers/tar-bytes.js';
+import { headerBlock, member, tarGz, tarOf } from '../helpers/tar-bytes.js';
 
 // Archives built to turn the check against the owner: each names a way an archive (or whoever
 // serves one) could make the check run a command, read objects from elsewhere, or spend memory,
@@ -149,6 +149,84 @@ describe('nothing inside an archive decides what runs', () => {
     } finally {
       vi.unstubAllEnvs();
     }
+  });
+});
+
+/** The header of `member` with `mtime` moved until its unsigned sum is a multiple of 8. */
+function headerWithSumDivisibleBy8(name: string, size: number): Buffer {
+  for (let mtime = 1_700_000_000; ; mtime++) {
+    let found: Buffer | undefined;
+    const block = headerBlock({
+      name,
+      size,
+      patch: [[136, `${mtime.toString(8).padStart(11, '0')}\0`]],
+      // Eight digits and no terminator: GNU tar reads them; the library reads on into the type flag.
+      checksumField: (sum) => (sum % 8 === 0 ? (found = Buffer.alloc(0), (sum / 8).toString(8).padStart(8, '0')) : '00000000'),
+    });
+    if (found) return block;
+  }
+}
+
+describe('every other spelling an attacker tried is a problem (exit 9)', () => {
+  let repo: ReturnType<typeof realRepository>;
+  beforeAll(() => {
+    repo = realRepository();
+  });
+  const base = () => [...metadata(), ...repositoryMembers(repo.files)];
+  const fakeZero = () => {
+    const block = Buffer.alloc(512);
+    block.write('\0       ', 148, 'latin1');
+    return block;
+  };
+  const nameCutBy = (separator: string) => {
+    const name = 'repositories_000001.json';
+    return member({ name, patch: [[name.length + 1, `${separator}xx`]] }, '[]');
+  };
+  const cases: [string, () => Buffer, RegExp][] = [
+    ['a name whose field goes on after its NUL (a line separator there)', () => tarGz(...base(), nameCutBy('\u2028')), /name field holds more after its end/],
+    ['a checksum of eight digits, which the library reads into the type flag', () => tarGz(...base(), headerWithSumDivisibleBy8('notes.txt', 0)), /checksum is not written plainly/],
+    ['a zero block whose checksum field is blank, then more members', () => tarGz(...base(), fakeZero(), member({ name: 'after.json' }, '[]')), /checksum/],
+    ['an archive compressed twice', () => gzipSync(tarGz(...base())), /compressed stream inside/],
+    ['a zstd stream inside', () => gzipSync(Buffer.concat([Buffer.from([0x28, 0xb5, 0x2f, 0xfd]), Buffer.alloc(2044)])), /tar structure/],
+    ['a symbolic link into the git data, written through', () => tarGz(...base(), member({ name: 'x', type: '2', linkName: 'repositories/acme/r.git/objects' }), member({ name: 'x/info/alternates' }, '/tmp\n')), /symbolic link/],
+    ['a .git directory inside a repository', () => tarGz(...base(), member({ name: 'repositories/acme/r.git/.git/config' }, '[core]\n')), /"\.git" segment/],
+    ['a file where a repository\'s directory must be', () => tarGz(...base(), member({ name: 'repositories/acme/s.git' }, 'gitdir: /tmp\n')), /must be a directory/],
+    ['a directory named like a metadata file', () => tarGz(...base(), member({ name: 'issues_000001.json/', type: '5' })), /directory where a metadata file belongs/],
+    ['an empty GNU long name', () => tarGz(...base(), member({ name: '././@LongLink', type: 'L', magic: 'ustar  \0' }), member({ name: 'a.json' }, '[]')), /empty GNU long name/],
+    ['a set-user-ID file', () => tarGz(...base(), member({ name: 'attachments/run', patch: [[100, '0004755\0']] }, '#!/bin/sh\n')), /set-user-ID/],
+    ['data after the end-of-archive marker', () => gzipSync(Buffer.concat([tarOf(...base()), member({ name: 'late.json' }, '[]')])), /data after the end-of-archive marker/],
+    ['a config that runs a command', () => tarGz(...base(), member({ name: 'repositories/acme/r.git/config' }, '[core]\n\tbare = true\n\tpager = touch /tmp/x\n')), /sets core\.pager/],
+    ['a config naming SHA-256 objects past a comment, for SHA-1 data', () => tarGz(...base(), member({ name: 'repositories/acme/r.git/config' }, '[core]\n\trepositoryformatversion = 1\n[extensions]\n\tobjectformat = sha256 ; said plainly\n')), /git fsck found/],
+    ['a promisor pack', () => tarGz(...base(), member({ name: `repositories/acme/r.git/objects/pack/pack-${'a'.repeat(40)}.promisor` })), /fetched on demand/],
+  ];
+  for (const [what, build, message] of cases) {
+    it(what, async () => {
+      const result = await verify(writeArchive(build()));
+      expect(result.code, result.stdout + result.stderr).toBe(9);
+      expect(problemsOf(result.stdout).map((problem) => problem.message).join('\n')).toMatch(message);
+    });
+  }
+
+  it('a commit graph that lies is checked by git fsck, not read past', async () => {
+    const dir = tempDir();
+    git(['init', '-q', '--bare', 'g.git'], dir);
+    for (const file of repo.files) {
+      mkdirSync(join(dir, 'g.git', file.rest, '..'), { recursive: true });
+      writeFileSync(join(dir, 'g.git', file.rest), file.data);
+    }
+    git(['--git-dir', join(dir, 'g.git'), 'commit-graph', 'write', '--reachable']);
+    const graph = readFileSync(join(dir, 'g.git', 'objects', 'info', 'commit-graph'));
+    graph[graph.length - 30] = (graph[graph.length - 30] as number) ^ 0xff;
+    const result = await verify(writeArchive(tarGz(...base(), member({ name: 'repositories/acme/r.git/objects/info/commit-graph' }, graph))));
+    expect(result.code, result.stdout).toBe(9);
+    expect(problemsOf(result.stdout)).toEqual([expect.objectContaining({ repository: 'acme/r', message: expect.stringMatching(/git fsck found/) })]);
+  });
+
+  it('a line separator in a name is shown escaped, never printed as it is', async () => {
+    const result = await runCli(['archive', 'verify', writeArchive(tarGz(...base(), member({ name: 'attachments/a\u2028b' }, 'x')))]);
+    expect(result.code).toBe(9);
+    expect(result.stdout).toContain('attachments/a\\u2028b');
+    expect(result.stdout).not.toContain('\u2028');
   });
 });
 

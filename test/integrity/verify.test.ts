@@ -136,7 +136,7 @@ describe('archive verify', () => {
     ]);
   });
 
-  it('fails members escaping with .. or an absolute path, and symlinks pointing outside', async () => {
+  it('fails members escaping with .. or an absolute path, and any symbolic link', async () => {
     const output = await goodArchive();
     const members = readMembers(output);
     members.push(
@@ -149,8 +149,11 @@ describe('archive verify', () => {
     expect(result.code).toBe(9);
     expect(JSON.parse(result.stdout).problems).toEqual([
       { file: 'attachments/../../evil.sh', message: 'has a path with ".." that leads outside the archive' },
-      { file: 'attachments/passwd', message: 'is a symbolic link pointing outside the archive (../../etc/passwd)' },
-      { file: 'attachments/abs', message: 'is a symbolic link to an absolute path (/etc/shadow)' },
+      // Wherever they point: an importer would write later members through them.
+      ...['passwd', 'abs', 'fine'].map((name) => ({
+        file: `attachments/${name}`,
+        message: 'is a symbolic link, which a migration archive never holds (an importer would write through it)',
+      })),
     ]);
   });
 

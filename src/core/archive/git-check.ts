@@ -1,8 +1,11 @@
 import { execFile } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { ArchiveProblem } from '../../archive-problem.js';
 import { InterruptedError } from '../../errors.js';
 import { childEnvironment } from '../../settings/environment.js';
+import { judgeConfig, parseConfigList } from './git-config.js';
+import type { GitDataScan } from './scan.js';
 
 // git runs on a repository the tool made, with nothing of the user's or the system's git setup and
 // every setting that could run a command turned off (docs/reliability.md#the-archive-check).
@@ -59,24 +62,42 @@ export function gitVersion(): Promise<string | undefined> {
 interface GitRun {
   ok: boolean;
   lines: string[];
+  stdout: string;
 }
 
-function runGit(args: string[], home: GitHome, signal: AbortSignal | undefined): Promise<GitRun> {
+function runGit(args: string[], home: GitHome, signal: AbortSignal | undefined, timeoutMs = 0): Promise<GitRun> {
   return new Promise((resolve, reject) => {
     execFile(
       'git',
       [...SAFE_SETTINGS, ...args],
-      { env: home.env, cwd: home.dir, maxBuffer: 16 << 20, ...(signal ? { signal } : {}) },
+      { env: home.env, cwd: home.dir, maxBuffer: 16 << 20, timeout: timeoutMs, ...(signal ? { signal } : {}) },
       (error, stdout, stderr) => {
         if (signal?.aborted) return reject(new InterruptedError('archive check interrupted'));
+        if (error?.killed && timeoutMs > 0) {
+          return resolve({ ok: false, stdout: '', lines: [`git did not finish within ${timeoutMs / 1000} s, far longer than git data of this size takes`] });
+        }
         const lines = `${stderr}\n${stdout}`
           .split('\n')
           .map((line) => line.trim())
           .filter((line) => line && !/^(notice|warning: .*unborn|Checking|dangling)/i.test(line));
-        resolve({ ok: !error, lines });
+        resolve({ ok: !error, lines, stdout });
       },
     );
   });
+}
+
+/** A copy of an archive's config, read by git's own parser as a plain file: no includes followed. */
+function readConfigFile(file: string, home: GitHome, signal: AbortSignal | undefined): Promise<GitRun> {
+  return runGit(['config', '--file', file, '--no-includes', '--list', '--null'], home, signal);
+}
+
+/**
+ * How long git fsck may take for `bytes` of git data: objects inflate to at most about a thousand
+ * times their size, which git hashes at a GiB or so a second; a few seconds a MiB is ample for real
+ * repositories, and stops one built to inflate without end.
+ */
+function fsckTimeoutMs(bytes: number): number {
+  return 120_000 + Math.ceil(bytes / (1 << 20)) * 4_000;
 }
 
 /**
@@ -84,17 +105,43 @@ function runGit(args: string[], home: GitHome, signal: AbortSignal | undefined):
  * making (its config, no templates), then checks every object's content against its name, loose
  * and packed (`git fsck --full`).
  */
-export async function checkRepository(
-  dir: string,
-  sha256Objects: boolean,
+async function checkRepository(
+  repo: { dir: string; bytes: number; sha256Objects: boolean },
   home: GitHome,
   signal: AbortSignal | undefined,
 ): Promise<GitRun> {
   const init = await runGit(
-    ['init', '--bare', '--quiet', '--template=', ...(sha256Objects ? ['--object-format=sha256'] : []), dir],
+    ['init', '--bare', '--quiet', '--template=', ...(repo.sha256Objects ? ['--object-format=sha256'] : []), repo.dir],
     home,
     signal,
   );
   if (!init.ok) return init;
-  return runGit(['--git-dir', dir, 'fsck', '--full', '--no-dangling', '--no-progress'], home, signal);
+  // Blobs over 16 MiB are hashed as they are read, not held whole in git's memory.
+  const fsck = ['-c', 'core.bigFileThreshold=16m', '--git-dir', repo.dir, 'fsck', '--full', '--no-dangling', '--no-progress'];
+  return runGit(fsck, home, signal, fsckTimeoutMs(repo.bytes));
+}
+
+/**
+ * git's verdict on one repository's copies: its config (git-config.ts), then every object. Returns
+ * the problems found, none when the repository is intact.
+ */
+export async function checkCopiedRepository(
+  repo: GitDataScan & { extractedTo: string },
+  home: GitHome,
+  signal: AbortSignal | undefined,
+): Promise<ArchiveProblem[]> {
+  const problem = (file: string, message: string): ArchiveProblem => ({ repository: repo.repository, file, message });
+  let sha256Objects = false;
+  if (repo.configCopy) {
+    const read = await readConfigFile(repo.configCopy, home, signal);
+    if (!read.ok) return [problem(`${repo.path}/config`, 'is not a config git can read')];
+    const verdict = judgeConfig(parseConfigList(read.stdout));
+    if (verdict.problems.length > 0) return verdict.problems.map((message) => problem(`${repo.path}/config`, message));
+    sha256Objects = verdict.sha256Objects;
+  }
+  const result = await checkRepository({ dir: repo.extractedTo, bytes: repo.bytes, sha256Objects }, home, signal);
+  if (result.ok) return [];
+  const shown = result.lines.slice(0, 5).map((line) => line.replaceAll(repo.extractedTo, repo.path));
+  const more = result.lines.length > 5 ? ` (+${result.lines.length - 5} more)` : '';
+  return [problem(repo.path, `git fsck found corrupt or missing objects: ${shown.join('; ') || 'no details'}${more}`)];
 }

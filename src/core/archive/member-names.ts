@@ -1,13 +1,19 @@
-import type { MemberType } from './tar-members.js';
+import type { MemberType, TarMember } from './tar-members.js';
 
 // The one place where a member's name is judged, on the name exactly as the tar library reports it
 // (docs/reliability.md#the-archive-check). Nothing is normalised: a name that is not already in
 // normal form is a problem, so what is checked is what any importer extracts.
 
+/** A member of a repository's git data: `repositories/<owner>/<name>.git/<rest>`. */
+export const GIT_MEMBER = /^repositories\/([^/]+)\/([^/]+)\.git(?:\/(.*))?$/;
+
+/** Characters that change how a name prints or is cut apart: controls, line separators, bidi marks. */
+const INVISIBLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/;
+
 /** Why a member's name is not a plain relative path in normal form, or undefined. */
-export function memberNameProblem(name: string, type: MemberType): string | undefined {
+function nameProblem(name: string, type: MemberType): string | undefined {
   if (name.includes('\uFFFD')) return 'has a name that is not valid UTF-8';
-  if (/[\u0000-\u001f\u007f]/.test(name)) return 'has a control character in its name';
+  if (INVISIBLE.test(name)) return 'has a control, line-separator or direction character in its name';
   if (name.startsWith('/') || /^[A-Za-z]:/.test(name)) return 'has an absolute path';
   if (name.includes('\\')) return 'has a backslash in its name, which some systems read as a directory separator';
   if (name.endsWith('/') && type !== 'directory') return 'ends with "/" but is not a directory';
@@ -15,27 +21,37 @@ export function memberNameProblem(name: string, type: MemberType): string | unde
   if (segments.includes('..')) return 'has a path with ".." that leads outside the archive';
   if (segments.includes('.')) return 'has a "." segment in its path (not in normal form)';
   if (segments.includes('')) return 'has an empty segment ("//") in its path (not in normal form)';
+  // git takes a `.git` below where it runs for the repository, before the directory itself.
+  if (segments.some((segment) => segment.toLowerCase() === '.git')) return 'has a ".git" segment in its path, which git would take for a repository';
   return undefined;
 }
 
-/** Why a link's target reaches outside the archive, or undefined. */
-export function linkTargetProblem(name: string, type: 'symlink' | 'hardlink', target: string): string | undefined {
-  const kind = type === 'symlink' ? 'symbolic link' : 'hard link';
-  if (target.startsWith('/') || /^[A-Za-z]:/.test(target) || target.startsWith('\\')) return `is a ${kind} to an absolute path (${target})`;
-  // A hard link names another member; a symbolic link is resolved from the link's own directory.
-  const base = type === 'symlink' ? name.split('/').slice(0, -1) : [];
-  const resolved: string[] = [...base];
-  for (const segment of target.split(/[\\/]/)) {
-    if (segment === '..') {
-      if (resolved.length === 0) return `is a ${kind} pointing outside the archive (${target})`;
-      resolved.pop();
-    } else if (segment !== '.' && segment !== '') resolved.push(segment);
-  }
+/** Under repositories/ the service keeps owners' directories holding bare repositories, nothing else. */
+function layoutProblem(name: string, type: MemberType): string | undefined {
+  const path = type === 'directory' ? name.replace(/\/$/, '') : name;
+  if (path !== 'repositories' && !path.startsWith('repositories/')) return undefined;
+  const depth = path.split('/').length;
+  if (depth <= 2) return type === 'directory' ? undefined : 'is a file where the service keeps a directory';
+  if (!GIT_MEMBER.test(path)) return 'is not a repository\'s git data, the only thing the service keeps under repositories/';
+  if (depth === 3 && type !== 'directory') return 'is a file where a repository\'s git data must be a directory';
   return undefined;
 }
 
-/** A member of a repository's git data: `repositories/<owner>/<name>.git/<rest>`. */
-export const GIT_MEMBER = /^repositories\/([^/]+)\/([^/]+)\.git(?:\/(.*))?$/;
+/**
+ * Why a member may not be in a migration archive, whatever it is for: its name, where it lies, what
+ * kind of member it is. Links are refused outright: the service writes none, and an importer
+ * extracting one would write later members through it, wherever it points.
+ */
+export function memberProblem(member: Pick<TarMember, 'name' | 'type' | 'mode'>): string | undefined {
+  const { name, type } = member;
+  const wrong = nameProblem(name, type) ?? layoutProblem(name, type);
+  if (wrong) return wrong;
+  if (type === 'symlink') return 'is a symbolic link, which a migration archive never holds (an importer would write through it)';
+  if (type === 'hardlink') return 'is a hard link, which a migration archive never holds';
+  if (type === 'special') return 'is a device or FIFO, which a migration archive never holds';
+  if ((member.mode & 0o6000) !== 0) return 'has set-user-ID or set-group-ID permission, which an importer running as root would keep';
+  return undefined;
+}
 
 /** What the check does with a member of a bare repository, by its path inside the repository. */
 export type GitMemberUse = { use: 'copy' } | { use: 'skip' } | { use: 'refuse'; reason: string };
@@ -46,7 +62,11 @@ const COPIED = [
   /^packed-refs$/,
   /^refs\/[^/]+(?:\/[^/]+)*$/,
   /^objects\/[0-9a-f]{2}\/(?:[0-9a-f]{38}|[0-9a-f]{62})$/,
-  /^objects\/pack\/pack-(?:[0-9a-f]{40}|[0-9a-f]{64})\.(?:pack|idx)$/,
+  /^objects\/pack\/pack-(?:[0-9a-f]{40}|[0-9a-f]{64})\.(?:pack|idx|rev|bitmap)$/,
+  // What git reads beside the objects to find them faster; git fsck checks them when they are there.
+  /^objects\/pack\/multi-pack-index$/,
+  /^objects\/info\/commit-graph$/,
+  /^objects\/info\/commit-graphs\/(?:commit-graph-chain|graph-[0-9a-f]{40,64}\.graph)$/,
 ];
 
 /**
@@ -61,12 +81,12 @@ const REFUSED: [RegExp, string][] = [
   [/^(worktrees|modules)(\/|$)/i, 'holds the data of another repository or working tree, which a bare repository never has'],
   [/^shallow$/i, 'marks the history as cut short (shallow), so missing commits would not be noticed'],
   [/^info\/grafts$/i, 'rewrites the history git reads (grafts)'],
+  [/\.promisor$/i, 'marks objects as fetched on demand, so missing ones would not be noticed'],
 ];
 
 /** Whether a git member is copied into the checked repository, read past, or a problem. */
 export function gitMemberUse(rest: string, type: MemberType): GitMemberUse {
   for (const [pattern, reason] of REFUSED) if (pattern.test(rest)) return { use: 'refuse', reason };
-  if (type === 'symlink' || type === 'hardlink') return { use: 'refuse', reason: 'is a link, which a repository the service makes never holds' };
   if (type === 'file' && COPIED.some((pattern) => pattern.test(rest))) return { use: 'copy' };
   // config, description, hooks, info/exclude, logs, directories: read past, never written.
   return { use: 'skip' };

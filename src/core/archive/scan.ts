@@ -1,6 +1,6 @@
 import { fileError } from '../../system-errors.js';
 import { createHash, type Hash } from 'node:crypto';
-import { closeSync, constants, createReadStream, lstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, mkdirSync, openSync, writeSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Transform } from 'node:stream';
@@ -8,10 +8,11 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { CliError, InterruptedError, UsageError } from '../../errors.js';
 import type { ArchiveProblem } from '../../archive-problem.js';
-import { GIT_MEMBER, gitMemberUse, linkTargetProblem, memberNameProblem } from './member-names.js';
+import { GIT_MEMBER, gitMemberUse, memberProblem } from './member-names.js';
 import { MetadataFormatError, MetadataRecordReader } from './metadata-records.js';
 import { type MemberHandler, type TarMember, TarFormatError, TarMemberReader } from './tar-members.js';
 import { type ExtractionBudget, recordMetadata } from './scan-parts.js';
+import { extractError, NEW_FILE, placeInLayout, SIGNATURES } from './git-copies.js';
 
 /** What the archive holds of one repository's git data (docs/service.md#archive). */
 export interface GitDataScan {
@@ -23,8 +24,8 @@ export interface GitDataScan {
   hasHead: boolean;
   looseObjects: number;
   packs: number;
-  /** The archive's config asks for SHA-256 object names. */
-  sha256Objects: boolean;
+  /** A copy of the archive's config, apart from the repository, for git to read as a file (git-config.ts). */
+  configCopy?: string;
   /** Ref name → object id, from loose refs and packed-refs. */
   refs: Record<string, string>;
   /** Where its allowed members were copied for the deep check, if they were. */
@@ -79,16 +80,10 @@ export interface ScanOptions {
 const MAX_REPOSITORIES = 10_000;
 const MAX_METADATA_FILES = 100_000;
 const MAX_REFS = 100_000;
-/** Refs and the config are read as text only up to this size. */
+/** Refs are read as text only up to this size. */
 const MAX_SMALL_FILE = 1 << 20;
-
-/** What each kind of copied git file starts with; anything else is not git data and is not copied on. */
-const SIGNATURES: [RegExp, (head: Buffer) => boolean, string][] = [
-  [/\.pack$/, (head) => head.toString('latin1', 0, 4) === 'PACK', 'is not a git pack (it does not start with "PACK")'],
-  [/\.idx$/, (head) => head.readUInt32BE(0) === 0xff744f63, 'is not a git pack index'],
-  // A loose object is a zlib stream: its first two bytes name deflate and check each other.
-  [/^objects\/[0-9a-f]{2}\//, (head) => ((head[0] as number) & 0x0f) === 8 && (((head[0] as number) << 8) | (head[1] as number)) % 31 === 0, 'is not a git object (not zlib data)'],
-];
+/** A bare repository's config is a few hundred bytes; one larger than this is not read. */
+const MAX_CONFIG = 64 << 10;
 
 /**
  * Reads a migration archive once, streaming (`.tar.gz` → gunzip → tar), checking its structure and
@@ -117,28 +112,29 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
     scan.problems.push({ ...(repository ? { repository } : {}), ...(file ? { file } : {}), message });
   const listed = new Set<string>();
   const metadataNames = new Set<string>();
-  const layouts = new Map<string, string>();
+  /** Where each repository's copies, layout and config go: `<extractTo>/{copies,layout,configs}/<slot>`. */
+  const slots = new Map<string, string>();
   let refs = 0;
   let tooManyRepositories = false;
 
   const onMember = (member: TarMember): MemberHandler | undefined => {
     scan.entries++;
     const { name, type } = member;
-    const wrong = memberNameProblem(name, type);
+    const wrong = memberProblem(member);
     if (wrong) return void problem(wrong, name);
-    if (type === 'symlink' || type === 'hardlink') {
-      const outside = linkTargetProblem(name, type, member.linkName);
-      if (outside) return void problem(outside, name);
-    }
-    if (type === 'special') return void problem('is a device or FIFO, which a migration archive never holds', name);
-    const git = GIT_MEMBER.exec(type === 'directory' ? name.slice(0, -1) : name);
+    const path = type === 'directory' ? name.slice(0, -1) : name;
+    const git = GIT_MEMBER.exec(path);
     if (git) return gitMember(`${git[1]}/${git[2]}`, git[3] ?? '', member);
-    if (!name.includes('/') && name.endsWith('.json') && type === 'file') return metadataMember(name);
+    if (!path.includes('/') && path.endsWith('.json')) return metadataMember(path, type);
     return undefined;
   };
 
-  function metadataMember(name: string): MemberHandler | undefined {
+  function metadataMember(name: string, type: TarMember['type']): MemberHandler | undefined {
     if (metadataNames.has(name)) return void problem('appears twice in the archive (an importer would keep only the last)', name);
+    if (type !== 'file') {
+      metadataNames.add(name);
+      return void problem('is a directory where a metadata file belongs', name);
+    }
     if (metadataNames.size >= MAX_METADATA_FILES) {
       if (metadataNames.size === MAX_METADATA_FILES) problem(`the archive holds more than ${MAX_METADATA_FILES} metadata files; the rest were not read`);
       metadataNames.add(name);
@@ -191,11 +187,10 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
         hasHead: false,
         looseObjects: 0,
         packs: 0,
-        sha256Objects: false,
         refs: {},
         ...(options.extractTo ? { extractedTo: join(options.extractTo, 'copies', String(scan.gitData.size)) } : {}),
       };
-      if (options.extractTo) layouts.set(repository, join(options.extractTo, 'layout', String(scan.gitData.size)));
+      slots.set(repository, String(scan.gitData.size));
       scan.gitData.set(repository, repo);
     }
     const target = repo;
@@ -205,7 +200,7 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
       return void problem(use.reason, member.name, repository);
     }
     if (target.extractedTo && rest) {
-      const clash = placeInLayout(layouts.get(repository) as string, rest, member.type);
+      const clash = placeInLayout(join(options.extractTo as string, 'layout', slots.get(repository) as string), rest, member.type);
       if (clash) {
         target.damaged = true;
         return void problem(clash, member.name, repository);
@@ -219,13 +214,17 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
     if (/\.pack$/.test(rest) && use.use === 'copy') target.packs++;
 
     const handlers: MemberHandler[] = [];
-    if ((rest.startsWith('refs/') || rest === 'packed-refs' || rest === 'config') && member.size <= MAX_SMALL_FILE) {
+    if (rest === 'config' && options.extractTo) {
+      // Never written into the repository: a copy beside it, which git reads as a plain file.
+      if (member.size > MAX_CONFIG) {
+        target.damaged = true;
+        return void problem(`is ${member.size} bytes, more than the config of a repository the service makes`, member.name, repository);
+      }
+      target.configCopy = join(options.extractTo, 'configs', slots.get(repository) as string);
+      return copyMember(target, rest, member, target.configCopy);
+    }
+    if ((rest.startsWith('refs/') || rest === 'packed-refs') && member.size <= MAX_SMALL_FILE) {
       handlers.push(textOf((text) => {
-        if (rest === 'config') {
-          // Read past, never written: only whether it asks for SHA-256 object names is taken from it.
-          target.sha256Objects = /^\s*objectformat\s*=\s*sha256\s*$/im.test(text);
-          return;
-        }
         const found = rest === 'packed-refs'
           ? text.split('\n').map((line) => /^([0-9a-f]{40}|[0-9a-f]{64}) (refs\/\S+)$/.exec(line)).filter((m) => m !== null).map((m) => [m[2], m[1]])
           : /^[0-9a-f]{40}$|^[0-9a-f]{64}$/.test(text.trim()) ? [[rest, text.trim()]] : [];
@@ -248,8 +247,7 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
    * Writes one allowed member into the repository's copy: a new file only, never through a link,
    * and only once its first bytes show it is what its name says and the room it declares is there.
    */
-  function copyMember(repo: GitDataScan, rest: string, member: TarMember): MemberHandler {
-    const path = join(repo.extractedTo as string, rest);
+  function copyMember(repo: GitDataScan, rest: string, member: TarMember, path = join(repo.extractedTo as string, rest)): MemberHandler {
     const signature = SIGNATURES.find(([pattern]) => pattern.test(rest));
     let head: Buffer | undefined = Buffer.alloc(0);
     let fd: number | undefined;
@@ -337,35 +335,6 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
   return scan;
 }
 
-const NEW_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
-
-/**
- * Lays out one member's shape (an empty file, or a directory) below `root`, or says why it cannot
- * be: another member took its path, or a file where it needs a directory, or the reverse. An
- * importer would extract one of the two, or fail; which one is not for us to guess.
- */
-function placeInLayout(root: string, rest: string, type: TarMember['type']): string | undefined {
-  const path = join(root, rest);
-  try {
-    if (type === 'directory') {
-      mkdirSync(path, { recursive: true, mode: 0o700 });
-      return undefined;
-    }
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    closeSync(openSync(path, NEW_FILE, 0o600));
-    return undefined;
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const directoryThere = code === 'EEXIST' && lstatSync(path, { throwIfNoEntry: false })?.isDirectory();
-    if (code === 'EEXIST' && !directoryThere) return 'appears twice in the archive (an importer would keep only the last)';
-    if (code === 'EEXIST' || code === 'ENOTDIR' || code === 'EISDIR') {
-      return 'clashes with another member of the same path (a file where a directory is, or the reverse)';
-    }
-    if (code === 'ENAMETOOLONG') return 'has a name too long to be a file';
-    throw extractError(path, error as NodeJS.ErrnoException);
-  }
-}
-
 /** A member's text, handed over once whole (only for small members). */
 function textOf(use: (text: string) => void): MemberHandler {
   const chunks: Buffer[] = [];
@@ -384,12 +353,4 @@ function readError(path: string, error: NodeJS.ErrnoException): CliError {
   }
   if (error.code === 'EISDIR') return new UsageError(`${path} is a directory`, { hint: 'pass the path of a .tar.gz archive' });
   return fileError(error, { action: 'read', path });
-}
-
-function extractError(path: string, error: NodeJS.ErrnoException): CliError {
-  return fileError(error, {
-    action: 'extract git data for checking to',
-    path,
-    after: 'TMPDIR moves the temporary directory; --no-git-check skips the deep check',
-  });
 }

@@ -42,6 +42,10 @@ export function checkHeaderBlock(block: Buffer): CheckedHeader | { disagreement:
     // names in them that the library skips.
     return { disagreement: `a member of type ${JSON.stringify(flag)}, which only some tar readers understand` };
   }
+  // GNU tar reads the checksum from its 8 bytes; the library from 12, running into the type flag
+  // and link name. Only digits ended within the 8 bytes, equal to the sum, read alike.
+  const checksum = /^ *([0-7]{1,7})[ \0]/.exec(block.toString('latin1', 148, 156));
+  if (!checksum?.[1] || parseInt(checksum[1], 8) !== unsignedSum(block)) return { disagreement: 'a header whose checksum is not written plainly, or is wrong' };
   for (const [field, start, length, base256Max] of NUMERIC_FIELDS) {
     if (readNumber(block, start, length, base256Max) === undefined) {
       return { disagreement: `a header whose ${field} field is not a plain number` };
@@ -52,10 +56,13 @@ export function checkHeaderBlock(block: Buffer): CheckedHeader | { disagreement:
     // Directories and links carry no data; readers differ on whether to skip what one claims.
     return { disagreement: 'a link, directory or device header that announces data' };
   }
+  // An empty long name: the library skips it, GNU tar takes "." for the next member's name.
+  if ((flag === 'L' || flag === 'K') && size === 0) return { disagreement: 'an empty GNU long name' };
   for (const [field, start, length] of textFields(format)) {
-    // The library ends a name at its first NUL only up to the next line break; GNU tar at the NUL.
+    // The library ends a name at its first NUL only up to the next line break (or other line
+    // separator); GNU tar at the NUL. Only NULs may follow it.
     const end = block.indexOf(0, start);
-    if (end !== -1 && end < start + length && block.subarray(end, start + length).includes(0x0a)) {
+    if (end !== -1 && end < start + length && block.subarray(end, start + length).some((byte) => byte !== 0)) {
       return { disagreement: `a header whose ${field} field holds more after its end` };
     }
   }
@@ -71,8 +78,14 @@ const NUMERIC_FIELDS: [string, number, number, number][] = [
   ['gid', 116, 8, 0xffffffff],
   ['size', 124, 12, Number.MAX_SAFE_INTEGER],
   ['mtime', 136, 12, Number.MAX_SAFE_INTEGER],
-  ['checksum', 148, 8, 0],
 ];
+
+/** The header's bytes summed as unsigned, the checksum field counted as spaces. */
+function unsignedSum(block: Buffer): number {
+  let sum = 8 * 0x20;
+  for (let i = 0; i < BLOCK; i++) if (i < 148 || i >= 156) sum += block[i] as number;
+  return sum;
+}
 
 function textFields(format: HeaderFormat): [string, number, number][] {
   const fields: [string, number, number][] = [['name', 0, 100], ['link name', 157, 100]];
@@ -87,8 +100,8 @@ function textFields(format: HeaderFormat): [string, number, number][] {
  * its own way (GNU tar refuses it and skips to the next header it can find; the library reads the
  * digits up to the first other character).
  */
-function readNumber(block: Buffer, start: number, length: number, base256Max = 0): number | undefined {
-  if (block[start] === 0x80) {
+function readNumber(block: Buffer, start: number, length: number, base256Max: number): number | undefined {
+  if (block[start] === 0x80 && base256Max > 0) {
     let value = 0;
     for (let i = start + 1; i < start + length; i++) value = value * 256 + (block[i] as number);
     return value <= base256Max ? value : undefined;

@@ -15,6 +15,8 @@ export interface TarMember {
   size: number;
   /** Target of a symbolic or hard link. */
   linkName: string;
+  /** Permission bits (with set-user-ID, set-group-ID and sticky). */
+  mode: number;
 }
 
 export interface MemberHandler {
@@ -50,17 +52,27 @@ const consumeHeader = Object.getOwnPropertySymbols(Parser.prototype).find((symbo
 type HeaderHook = (chunk: Buffer, position: number) => void;
 
 class CheckedParser extends Parser {
-  onHeaderBlock: (block: Buffer) => void = () => {};
+  onHeaderBlock: (chunk: Buffer, position: number) => void = () => {};
 }
 if (consumeHeader) {
   const prototype = Parser.prototype as unknown as Record<symbol, HeaderHook>;
   const original = prototype[consumeHeader] as HeaderHook;
   Object.defineProperty(CheckedParser.prototype, consumeHeader, {
     value(this: CheckedParser, chunk: Buffer, position: number) {
-      this.onHeaderBlock(chunk.subarray(position, position + 512));
+      this.onHeaderBlock(chunk, position);
       original.call(this, chunk, position);
     },
   });
+}
+
+const ZEROS = Buffer.alloc(64 << 10);
+
+function allZero(bytes: Buffer): boolean {
+  for (let at = 0; at < bytes.length; at += ZEROS.length) {
+    const piece = bytes.subarray(at, at + ZEROS.length);
+    if (!piece.equals(ZEROS.subarray(0, piece.length))) return false;
+  }
+  return true;
 }
 
 /** What the naming headers before a member said, to be applied to it. */
@@ -79,9 +91,13 @@ interface Pending {
 export class TarMemberReader extends Writable {
   /** Members reported so far. */
   members = 0;
-  private readonly parser = new CheckedParser({ strict: true });
+  // The library would also inflate a zstd stream it finds inside (gzip: see _write).
+  private readonly parser = new CheckedParser({ strict: true, zstd: false });
   private failure: TarFormatError | undefined;
   private zeroBlocks = 0;
+  /** What follows the end-of-archive marker in the bytes the library was reading when it found it. */
+  private afterEnd: Buffer | undefined;
+  private started = false;
   private readonly namingKinds: string[] = [];
   private readonly memberFlags: string[] = [];
   private pending: Pending = { pax: {}, extendedHeaders: 0 };
@@ -92,7 +108,10 @@ export class TarMemberReader extends Writable {
     if (!consumeHeader) throw new Error('the tar library no longer lets its headers be checked: upgrade svc-migrate');
     this.onMember = onMember;
     const parser = this.parser;
-    parser.onHeaderBlock = (block) => this.header(block);
+    parser.onHeaderBlock = (chunk, position) => {
+      this.header(chunk.subarray(position, position + 512));
+      if (this.zeroBlocks === 2) this.afterEnd ??= chunk.subarray(position + 512);
+    };
     parser.on('meta', (body: string) => this.naming(body));
     parser.on('entry', (entry: ReadEntry) => this.entry(entry));
     parser.on('ignoredEntry', (entry: ReadEntry) => {
@@ -103,8 +122,19 @@ export class TarMemberReader extends Writable {
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
-    // Past the end-of-archive marker nothing is read (the library would hold it all in memory).
-    if (this.zeroBlocks >= 2) return done();
+    // Past the end-of-archive marker only zeros may follow (GNU tar pads to its record size);
+    // anything else is more than a tar reader stopping there sees, and is never fed to the library,
+    // which would hold it all in memory.
+    if (this.zeroBlocks >= 2) {
+      if (!allZero(chunk)) this.fail('data after the end-of-archive marker, which GNU tar does not read');
+      return done(this.failure);
+    }
+    if (!this.started && chunk.length > 0) {
+      this.started = true;
+      // The library inflates a gzip stream it finds at the start of the tar; GNU tar does not.
+      if (chunk[0] === 0x1f && chunk[1] === 0x8b) this.fail('a compressed stream inside the archive\'s own compression, which tar readers read differently');
+      if (this.failure) return done(this.failure);
+    }
     let flowing: boolean;
     try {
       flowing = this.parser.write(chunk);
@@ -114,6 +144,8 @@ export class TarMemberReader extends Writable {
       this.fail(error.message);
       flowing = true;
     }
+    if (this.afterEnd && !allZero(this.afterEnd)) this.fail('data after the end-of-archive marker, which GNU tar does not read');
+    this.afterEnd = undefined;
     if (this.failure) return done(this.failure);
     if (flowing) done();
     else this.parser.once('drain', () => done(this.failure));
@@ -193,7 +225,7 @@ export class TarMemberReader extends Writable {
       return this.fail(`${disagreement ?? 'an unknown member'}: tar readers could extract something other than what is checked`);
     }
     this.members++;
-    const handler = this.onMember({ name: entry.path, type, size: entry.size, linkName: entry.linkpath ?? '' });
+    const handler = this.onMember({ name: entry.path, type, size: entry.size, linkName: entry.linkpath ?? '', mode: entry.mode ?? 0 });
     if (handler?.data) entry.on('data', handler.data);
     else entry.resume();
     if (handler?.end) entry.on('end', handler.end);

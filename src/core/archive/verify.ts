@@ -5,7 +5,7 @@ import { basename, join } from 'node:path';
 import { VerificationError } from '../../errors.js';
 import { type ArchiveProblem, describeProblem } from '../../archive-problem.js';
 import { freeSpaceFor } from '../free-space.js';
-import { checkRepository, gitVersion, makeGitHome } from './git-check.js';
+import { checkCopiedRepository, gitVersion, makeGitHome } from './git-check.js';
 import { type GitDataScan, scanArchive } from './scan.js';
 import { ExtractionBudget } from './scan-parts.js';
 
@@ -151,16 +151,11 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
           gitCheck = 'failed';
           continue;
         }
-        const result = await checkRepository(repo.extractedTo, repo.sha256Objects, home, options.signal);
-        verdicts.set(repo.repository, result.ok ? 'passed' : 'failed');
-        if (!result.ok) {
+        const found = await checkCopiedRepository({ ...repo, extractedTo: repo.extractedTo }, home, options.signal);
+        verdicts.set(repo.repository, found.length === 0 ? 'passed' : 'failed');
+        if (found.length > 0) {
           gitCheck = 'failed';
-          const shown = result.lines.slice(0, 5).map((line) => line.replaceAll(repo.extractedTo ?? '', repo.path));
-          problems.push({
-            repository: repo.repository,
-            file: repo.path,
-            message: `git fsck found corrupt or missing objects: ${shown.join('; ') || 'no details'}${result.lines.length > 5 ? ` (+${result.lines.length - 5} more)` : ''}`,
-          });
+          problems.push(...found);
         }
       }
     }
