@@ -1,5 +1,6 @@
 import { statfs } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
+import { formatBytes } from '../byte-size.js';
 import { CliError, ExitCode } from '../errors.js';
 
 // Room for an archive before its bytes come: a download that cannot fit stops before it fills the
@@ -67,25 +68,13 @@ export function announcedTooLarge(space: FreeSpace, id: number, needed: number, 
 /** A body without an announced length that reached `roomWithoutLength`. */
 export function unannouncedTooLarge(space: FreeSpace, id: number, received: number): NoRoomError {
   return new NoRoomError(
-    `not enough free space in ${space.dir} for migration ${id}'s archive: storage announced no length and sent ${sized(received)}, with ${sized(space.free)} free; stopped to keep ${human(space.margin)} free`,
+    `not enough free space in ${space.dir} for migration ${id}'s archive: storage announced no length and sent ${sized(received)}, with ${sized(space.free)} free; stopped to keep ${formatBytes(space.margin)} free`,
     space.dir,
     'nothing was kept',
   );
 }
 
-const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
-
-function human(bytes: number): string {
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < UNITS.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${UNITS[unit]}`;
-}
-
 /** A size for a message: in bytes when small, else in binary units with the exact bytes after. */
 export function sized(bytes: number): string {
-  return bytes < 1024 ? `${bytes} bytes` : `${human(bytes)} (${bytes} bytes)`;
+  return bytes < 1024 ? `${bytes} bytes` : `${formatBytes(bytes)} (${bytes} bytes)`;
 }

@@ -21,17 +21,7 @@ export function formatState(state: string, theme: ChalkInstance): string {
   }
 }
 
-const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-
-export function formatBytes(bytes: number): string {
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < UNITS.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${UNITS[unit]}`;
-}
+export { formatBytes } from '../byte-size.js';
 
 /** `95000` → `1m35s`; `4000` → `4s`. */
 export function formatDuration(ms: number): string {

@@ -1,56 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Agent } from 'undici';
-import { ApiClient, type ClientOptions } from '../../src/api/client.js';
 import { getMigration, unlockRepository } from '../../src/api/migrations.js';
-import type { Clock } from '../../src/clock.js';
-import { CliError, ExitCode, InterruptedError } from '../../src/errors.js';
-import { empty, hangUp, json, type ScriptedServer, startScriptedServer } from '../helpers/scripted-server.js';
+import { ExitCode, InterruptedError } from '../../src/errors.js';
+import { client, failure, recordingClock, server } from '../helpers/api-client.js';
+import { empty, hangUp, json } from '../helpers/scripted-server.js';
 
 // Every retry of the request loop has an end, and a client that was closed is never retried: a
 // request on it fails at once, sends nothing, and is not an UnavailableError (which waits take for
 // passing trouble and try again).
-
-const servers: ScriptedServer[] = [];
-const clients: ApiClient[] = [];
-
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((client) => client.close()));
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
-
-async function server(...handlers: Parameters<typeof startScriptedServer>): Promise<ScriptedServer> {
-  const started = await startScriptedServer(...handlers);
-  servers.push(started);
-  return started;
-}
-
-function recordingClock(): Clock & { sleeps: number[] } {
-  const sleeps: number[] = [];
-  return {
-    sleeps,
-    now: () => Date.now(),
-    sleep: async (ms, signal) => {
-      if (signal?.aborted) throw signal.reason as Error;
-      sleeps.push(ms);
-    },
-  };
-}
-
-function client(baseUrl: string, options: Partial<ClientOptions> = {}): ApiClient {
-  const created = new ApiClient({ baseUrl, token: 'ghp_testtoken0123456789', userAgent: 'svc-migrate/9.9.9', clock: recordingClock(), ...options });
-  clients.push(created);
-  return created;
-}
-
-async function failure(promise: Promise<unknown>): Promise<CliError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof CliError) return error;
-    throw error;
-  }
-  throw new Error('expected a CliError');
-}
 
 const migration = { id: 7, state: 'exporting', repositories: [] };
 

@@ -1,8 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect, createServer as createNetServer, type Server } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
-import { ApiClient, type ClientOptions } from '../../src/api/client.js';
+import { describe, expect, it } from 'vitest';
 import type { RateLimitWait } from '../../src/api/rate-limit.js';
 import {
   getArchiveUrl,
@@ -11,58 +10,9 @@ import {
   startMigration,
   unlockRepository,
 } from '../../src/api/migrations.js';
-import type { Clock } from '../../src/clock.js';
-import { CliError, ExitCode } from '../../src/errors.js';
-import { empty, hangUp, json, type ScriptedServer, startScriptedServer } from '../helpers/scripted-server.js';
-
-const TOKEN = 'ghp_testtoken0123456789';
-const servers: ScriptedServer[] = [];
-const clients: ApiClient[] = [];
-
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((client) => client.close()));
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
-
-async function server(...handlers: Parameters<typeof startScriptedServer>): Promise<ScriptedServer> {
-  const started = await startScriptedServer(...handlers);
-  servers.push(started);
-  return started;
-}
-
-/** A clock whose sleeps return at once and are recorded, so backoff and waits cost no test time. */
-function recordingClock(): Clock & { sleeps: number[] } {
-  const sleeps: number[] = [];
-  return {
-    sleeps,
-    now: () => Date.now(),
-    sleep: async (ms) => {
-      sleeps.push(ms);
-    },
-  };
-}
-
-function client(baseUrl: string, options: Partial<ClientOptions> = {}): ApiClient {
-  const created = new ApiClient({
-    baseUrl,
-    token: TOKEN,
-    userAgent: 'svc-migrate/9.9.9',
-    clock: recordingClock(),
-    ...options,
-  });
-  clients.push(created);
-  return created;
-}
-
-async function failure(promise: Promise<unknown>): Promise<CliError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof CliError) return error;
-    throw error;
-  }
-  throw new Error('expected a CliError');
-}
+import { ExitCode } from '../../src/errors.js';
+import { client, failure, recordingClock, server, TOKEN } from '../helpers/api-client.js';
+import { empty, hangUp, json } from '../helpers/scripted-server.js';
 
 const migration = { id: 7, state: 'exporting', repositories: [] };
 

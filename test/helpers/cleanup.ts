@@ -3,6 +3,7 @@ import { stopListeners } from './listener.js';
 import { stopSandboxCommands } from './sandbox-command.js';
 import { closeTestSandboxes } from './sandbox.js';
 import { closeStorageStubs } from './storage-stub.js';
+import { closeApiClients } from './api-client.js';
 
 // A setup file, run for every test file: the helpers' modules are shared by the files of a worker
 // (vitest.config.ts), so hooks registered where they are defined would serve only the first file.
@@ -11,4 +12,5 @@ afterEach(async () => {
   stopSandboxCommands();
   await closeTestSandboxes();
   await closeStorageStubs();
+  await closeApiClients();
 });

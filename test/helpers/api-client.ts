@@ -1,0 +1,53 @@
+import { ApiClient, type ClientOptions } from '../../src/api/client.js';
+import type { Clock } from '../../src/clock.js';
+import { CliError } from '../../src/errors.js';
+import { type ScriptedServer, startScriptedServer } from './scripted-server.js';
+
+// The API client against scripted servers on loopback: the servers and clients a test makes are
+// closed after it (test/helpers/cleanup.ts).
+
+export const TOKEN = 'ghp_testtoken0123456789';
+
+const servers: ScriptedServer[] = [];
+const clients: ApiClient[] = [];
+
+export async function closeApiClients(): Promise<void> {
+  await Promise.all(clients.splice(0).map((client) => client.close()));
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+}
+
+export async function server(...handlers: Parameters<typeof startScriptedServer>): Promise<ScriptedServer> {
+  const started = await startScriptedServer(...handlers);
+  servers.push(started);
+  return started;
+}
+
+/** A clock whose sleeps return at once and are recorded, so backoff and waits cost no test time. */
+export function recordingClock(): Clock & { sleeps: number[] } {
+  const sleeps: number[] = [];
+  return {
+    sleeps,
+    now: () => Date.now(),
+    sleep: async (ms, signal) => {
+      if (signal?.aborted) throw signal.reason as Error;
+      sleeps.push(ms);
+    },
+  };
+}
+
+export function client(baseUrl: string, options: Partial<ClientOptions> = {}): ApiClient {
+  const created = new ApiClient({ baseUrl, token: TOKEN, userAgent: 'svc-migrate/9.9.9', clock: recordingClock(), ...options });
+  clients.push(created);
+  return created;
+}
+
+/** The CliError a promise rejects with (anything else fails the test). */
+export async function failure(promise: Promise<unknown>): Promise<CliError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof CliError) return error;
+    throw error;
+  }
+  throw new Error('expected a CliError');
+}
