@@ -116,6 +116,7 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
   const slots = new Map<string, string>();
   let refs = 0;
   let tooManyRepositories = false;
+  let tooManyMetadataFiles = false;
 
   const onMember = (member: TarMember): MemberHandler | undefined => {
     scan.entries++;
@@ -136,8 +137,9 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
       return void problem('is a directory where a metadata file belongs', name);
     }
     if (metadataNames.size >= MAX_METADATA_FILES) {
-      if (metadataNames.size === MAX_METADATA_FILES) problem(`the archive holds more than ${MAX_METADATA_FILES} metadata files; the rest were not read`);
-      metadataNames.add(name);
+      // Said once; past the bound nothing more is kept, not even the names.
+      if (!tooManyMetadataFiles) problem(`the archive holds more than ${MAX_METADATA_FILES} metadata files; the rest were not read`);
+      tooManyMetadataFiles = true;
       return undefined;
     }
     metadataNames.add(name);
