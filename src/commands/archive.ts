@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Context, Runner } from '../context.js';
-import { expectedContent } from '../core/archive/expected.js';
+import { expectedContentOf } from '../core/archive/expected.js';
 import { type InspectReport, inspectArchive } from '../core/archive/inspect.js';
 import { ArchiveVerificationError, type VerifyReport, verifyArchive } from '../core/archive/verify.js';
 import { VerificationError } from '../errors.js';
@@ -15,7 +15,7 @@ interface VerifyFlags {
 /** Checks an archive on disk; prints the report, then fails with exit 9 if anything is wrong. */
 async function verify(context: Context, file: string, flags: VerifyFlags): Promise<VerifyReport> {
   const expected =
-    flags.migration === undefined ? undefined : await expectedContent(await context.api(), context.org(), flags.migration);
+    flags.migration === undefined ? undefined : await expectedContentOf(await context.api(), context.org(), flags.migration);
   const bar = context.out.progress();
   let report: VerifyReport;
   try {

@@ -7,6 +7,7 @@ import { getArchiveUrl, getMigration } from '../api/migrations.js';
 import { collectorForChunks } from '../api/tuning.js';
 import { ARCHIVE_RETENTION_MS, type Migration } from '../api/types.js';
 import type { Clock } from '../clock.js';
+import { expectedContent } from './archive/expected.js';
 import { ArchiveVerificationError, verifyArchive } from './archive/verify.js';
 import { replaceFile } from './exclusive-files.js';
 import { FileSink, type Sink, StreamSink, writeError } from './download-sinks.js';
@@ -319,9 +320,13 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
     let gitObjectsChecked = false;
     if (options.verify && sink instanceof FileSink) {
       const settings = typeof options.verify === 'object' ? options.verify : {};
+      // Held to what the service says the migration holds: an archive of none of its repositories
+      // is not intact, however well formed.
+      const expected = await expectedContent(client, org, migration);
       const report = await verifyArchive(sink.partPath, {
         ...(settings.onProgress ? { onProgress: settings.onProgress } : {}),
         signal: settings.signal,
+        expected,
       });
       if (!report.ok) {
         // Never resume from these bytes; they stay in the .part for whoever wants to look.

@@ -26,9 +26,14 @@ export async function closeStorageStubs(): Promise<void> {
   );
 }
 
+/**
+ * `repositories` are migration 7's, as `GET …/repositories` lists them (owner/name): what its
+ * archive is checked against.
+ */
 export async function startStorageStub(
   storage: StorageHandler,
   api?: (request: IncomingMessage, response: ServerResponse) => boolean,
+  repositories: string[] = [],
 ): Promise<Stub> {
   const seen: Stub['storage'] = [];
   let base = '';
@@ -40,6 +45,9 @@ export async function startStorageStub(
       storage(request, response, seen.length);
     } else if (url === '/orgs/acme/migrations/7/archive') {
       response.writeHead(302, { location: `${base}/storage/archive.tar.gz?signature=x` }).end();
+    } else if (url.startsWith('/orgs/acme/migrations/7/repositories')) {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify(repositories.map((full_name) => ({ full_name, name: full_name.split('/')[1] }))));
     } else if (url.startsWith('/orgs/acme/migrations/7')) {
       response.writeHead(200, { 'content-type': 'application/json' });
       response.end(

@@ -117,11 +117,37 @@ describe('nothing inside an archive decides what runs', () => {
     const archive = tarGz(...metadata(), ...repositoryMembers(repo.files), member({ name: 'repositories/acme/r.git/index' }, repo.index), ...ways[0]![1]());
     const { env } = await startStorageStub((_request, response) => {
       response.writeHead(200, { 'content-length': String(archive.length), etag: '"a"' }).end(archive);
-    });
+    }, undefined, ['acme/r']);
     const output = join(tempDir(), 'out.tar.gz');
     const result = await runCli(['download', '7', '-o', output], { env });
     expect(existsSync(marker)).toBe(false);
     expect(result.code, result.stderr).toBe(9);
+    expect(existsSync(output)).toBe(false);
+  });
+
+  it('an archive without the migration\'s repositories is not intact: export releases nothing', async () => {
+    // Well formed, and empty: only the service's word says what it lacks.
+    const archive = tarGz(member({ name: 'schema.json' }, '{"version":"1.2.0"}'));
+    const releases: string[] = [];
+    const { env } = await startStorageStub(
+      (_request, response) => response.writeHead(200, { 'content-length': String(archive.length), etag: '"a"' }).end(archive),
+      (request, response) => {
+        if (request.method === 'POST') {
+          response.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ id: 7, state: 'exported', guid: 'g', created_at: new Date().toISOString(), updated_at: new Date().toISOString(), repositories: [] }));
+          return true;
+        }
+        if (request.method !== 'DELETE') return false;
+        releases.push(request.url ?? '');
+        response.writeHead(204).end();
+        return true;
+      },
+      ['acme/r'],
+    );
+    const output = join(tempDir(), 'out.tar.gz');
+    const result = await runCli(['export', 'r', '--lock', '--unlock', '--delete-archive', '--yes', '-o', output, '--interval', '0.1'], { env });
+    expect(result.code, result.stderr).toBe(9);
+    expect(result.stderr).toMatch(/acme\/r: belongs to migration 7 but is not in the archive's metadata/);
+    expect(releases).toEqual([]);
     expect(existsSync(output)).toBe(false);
   });
 
