@@ -4,6 +4,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, 
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { verifyArchive } from '../../src/core/archive/verify.js';
 import type { Journal } from '../../src/core/org-export/journal.js';
 import type { Sandbox } from '../../src/sandbox/server.js';
 import { BIN, runCli, spawnCli } from '../helpers/run-cli.js';
@@ -207,6 +208,38 @@ describe('a journal that is checked, not believed', () => {
     const again = await runCli(args, { env });
     expect(again.code, again.stderr).toBe(0);
     expect(releases(sandbox, from)).toHaveLength(3);
+  }, 60_000);
+
+  it('holds an archive to what the service says its migration holds: another batch\'s archive, hash and all, is never released (exit 9)', async () => {
+    const { sandbox, env } = await testSandbox({ repositories: 2, faults: { failNext: 1000, failPath: '/lock', failStatus: 500 } });
+    const { out, args } = setUp(2, ['--batch-size', '1', '--lock', '--unlock', '--delete-archive', '--yes']);
+    expect((await runCli(args, { env })).code).toBe(8);
+    sandbox.faults.clear();
+    const journal = readJournal(out);
+    expect(journal.batches.map((b) => b.state)).toEqual(['downloaded', 'downloaded']);
+    const [first, second] = journal.batches.map((b) => b.migrationIds[0] as number) as [number, number];
+    const archive = (id: number) => join(out, `migration-${id}.tar.gz`);
+    // Batch 2's archive (repo-0002) under batch 1's name, its .sha256 and the journal made to match.
+    writeFileSync(archive(first), readFileSync(archive(second)));
+    writeFileSync(`${archive(first)}.sha256`, readFileSync(`${archive(second)}.sha256`, 'utf8').replace(String(second), String(first)));
+    Object.assign(journal.batches[0]!.archive!, { bytes: statSync(archive(first)).size, sha256: sha256(archive(first)) });
+    writeJournal(out, journal);
+    const from = sandbox.requests.length;
+    const result = await runCli(args, { env });
+    expect(result.code, result.stderr).toBe(9);
+    expect(result.stderr).toMatch(new RegExp(`repo-0001: belongs to migration ${first} but is not in the archive's metadata`));
+    // Batch 2, whose archive is its own, is released; batch 1 is not touched.
+    expect(releases(sandbox, from).filter((url) => url.includes(`/migrations/${first}/`))).toEqual([]);
+    expect(releases(sandbox, from)).toHaveLength(2);
+
+    // The wrong archive already under its final name while the journal says `exported`: fetched
+    // anew instead of adopted, and what is released is the migration's own archive.
+    Object.assign(journal.batches[0]!, { state: 'exported', archive: undefined, error: undefined });
+    writeJournal(out, journal);
+    const again = await runCli(args, { env });
+    expect(again.code, again.stderr).toBe(0);
+    const report = await verifyArchive(archive(first), { gitCheck: false });
+    expect(report.repositories.map((r) => r.name)).toEqual(['octo-org/repo-0001']);
   }, 60_000);
 
   it('never releases an archive that was never verified, whatever the journal says of it (exit 9)', async () => {

@@ -6,7 +6,8 @@ import { pipeline } from 'node:stream/promises';
 import type { ApiClient } from '../../api/client.js';
 import type { Clock } from '../../clock.js';
 import { InterruptedError, VerificationError } from '../../errors.js';
-import { ArchiveVerificationError, type VerifyReport, verifyArchive } from '../archive/verify.js';
+import { expectedContentOf } from '../archive/expected.js';
+import { ArchiveVerificationError, type ExpectedContent, type VerifyReport, verifyArchive } from '../archive/verify.js';
 import { type DownloadProgress, downloadArchive } from '../download.js';
 import { replaceFile } from '../exclusive-files.js';
 import { archivePathOf, type BatchRecord, type OrgExportEvent } from './journal.js';
@@ -20,7 +21,24 @@ interface BatchArchiveSettings {
   signal?: AbortSignal | undefined;
   /** Something will be unlocked or deleted on the strength of this archive: its sha256 is needed. */
   release: boolean;
+  /** What the service says migration `id` holds (expectedContents). */
+  expected: (id: number) => Promise<ExpectedContent>;
   emit: (event: OrgExportEvent) => void;
+}
+
+/**
+ * What the service says each migration's archive must hold, asked once per migration in a run (a
+ * GET of the migration and of its repository list). An archive on disk is held to it wherever it
+ * is checked, so one that holds another migration's repositories (another batch's archive copied
+ * over it) is never adopted or released. A failed question is asked again next time.
+ */
+export function expectedContents(client: ApiClient, org: string): (id: number) => Promise<ExpectedContent> {
+  const known = new Map<number, ExpectedContent>();
+  return async (id) => {
+    const content = known.get(id) ?? (await expectedContentOf(client, org, id));
+    known.set(id, content);
+    return content;
+  };
 }
 
 /**
@@ -35,7 +53,7 @@ export async function fetchBatchArchive(client: ApiClient, settings: BatchArchiv
   // again would redo a finished download. It is checked, then renamed into place.
   let adopted: VerifyReport | undefined;
   if (await completePart(path, id)) {
-    const report = await verifyArchive(`${path}.part`, { signal: settings.signal });
+    const report = await verifyArchive(`${path}.part`, { signal: settings.signal, expected: await settings.expected(id) });
     if (report.ok) {
       adopted = report;
       const part = await open(`${path}.part`, 'r');
@@ -50,7 +68,7 @@ export async function fetchBatchArchive(client: ApiClient, settings: BatchArchiv
   }
   if (await exists(path)) {
     // Renamed into place just above, or by a run that stopped before writing down that it had.
-    const report = adopted ?? (await verifyArchive(path, { signal: settings.signal }));
+    const report = adopted ?? (await verifyArchive(path, { signal: settings.signal, expected: await settings.expected(id) }));
     if (report.ok || !settings.verify) {
       const sha256 = await sha256File(path, settings.signal);
       await replaceFile(`${path}.sha256`, `${sha256}  ${basename(path)}\n`);
@@ -91,7 +109,7 @@ export async function fetchBatchArchive(client: ApiClient, settings: BatchArchiv
 export async function confirmArchive(
   batch: BatchRecord,
   id: number,
-  settings: { dir: string; verifiedHere: boolean; signal?: AbortSignal | undefined },
+  settings: { dir: string; verifiedHere: boolean; expected: (id: number) => Promise<ExpectedContent>; signal?: AbortSignal | undefined },
 ): Promise<'ok' | 'missing'> {
   const path = archivePathOf(settings.dir, id);
   if (!(await exists(path))) return 'missing';
@@ -112,7 +130,11 @@ export async function confirmArchive(
     }
     if (settings.verifiedHere && batch.archive?.verified) return 'ok';
   }
-  const report = await verifyArchive(path, { signal: settings.signal, ...(recorded ? { sha256: recorded } : {}) });
+  const report = await verifyArchive(path, {
+    signal: settings.signal,
+    expected: await settings.expected(id),
+    ...(recorded ? { sha256: recorded } : {}),
+  });
   if (!report.ok) throw refuse(new ArchiveVerificationError(report, { hint: `${kept}; ${hint}` }));
   batch.archive = {
     path,

@@ -26,7 +26,7 @@ import {
   writeJournal,
 } from './journal.js';
 import { checkOutputDirectory, readJournal } from './journal-read.js';
-import { confirmArchive, fetchBatchArchive } from './archive.js';
+import { confirmArchive, expectedContents, fetchBatchArchive } from './archive.js';
 import { lockDirectory } from './lock.js';
 import { MigrationPoller } from './poller.js';
 import { Slots } from './slots.js';
@@ -173,6 +173,7 @@ async function exportBatches(
   const release = options.unlock || options.deleteArchive;
   /** Batches whose archive this run verified itself; any other's is verified again before a release. */
   const verifiedHere = new Set<number>();
+  const expected = expectedContents(api, org);
 
   const step = async (batch: BatchRecord, next: BatchState, message: string, migrationId?: number) => {
     batch.state = next;
@@ -193,7 +194,7 @@ async function exportBatches(
 
   /** Whether the archive on disk is still the one verified; a missing one sends the batch back to fetch it. */
   const confirmed = async (batch: BatchRecord, id: number): Promise<boolean> => {
-    const outcome = await confirmArchive(batch, id, { dir, verifiedHere: verifiedHere.has(batch.index), signal });
+    const outcome = await confirmArchive(batch, id, { dir, verifiedHere: verifiedHere.has(batch.index), expected, signal });
     if (outcome === 'ok') {
       verifiedHere.add(batch.index);
       return true;
@@ -228,7 +229,7 @@ async function exportBatches(
           break;
         }
         case 'exported':
-          await fetchBatchArchive(api, { ...options, signal, release, emit }, batch, id);
+          await fetchBatchArchive(api, { ...options, signal, release, expected, emit }, batch, id);
           if (batch.archive?.verified) verifiedHere.add(batch.index);
           await step(
             batch,
