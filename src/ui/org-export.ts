@@ -70,8 +70,10 @@ function describe(event: OrgExportEvent): string | undefined {
       return undefined;
     case 'download':
       return undefined;
-    case 'error':
-      return `batch ${event.batch}${event.migrationId ? ` (migration ${event.migrationId})` : ''}: ${terminalSafe(event.message)}`;
+    case 'error': {
+      const hint = event.hint ? `\n  hint: ${terminalSafe(event.hint)}` : '';
+      return `batch ${event.batch}${event.migrationId ? ` (migration ${event.migrationId})` : ''}: ${terminalSafe(event.message)}${hint}`;
+    }
     case 'notice':
       return terminalSafe(event.message);
   }

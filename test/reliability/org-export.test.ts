@@ -354,6 +354,23 @@ describe('every wait of an org export has an end', () => {
     expect(existsSync(join(out, LOCK))).toBe(false);
   }, 90_000);
 
+  it('--timeout ends each batch\'s wait on its own (exit 7 for it, with the way to go on); the other batches finish', async () => {
+    // Batch 1 (two repositories) takes 21 minutes of the sandbox's clock, batch 2 (one) 11.
+    const { env } = await testSandbox({ repositories: 3, exportSeconds: 60, exportSecondsPerRepository: 600 });
+    const { out, args } = setUp(3, ['--batch-size', '2', '--interval', '30']);
+    const result = await runCli([...args, '--timeout', '15m'], { env, signal: AbortSignal.timeout(60_000) });
+    expect(result.code, result.stderr).toBe(7);
+    const journal = readJournal(out);
+    const id = journal.batches[0]?.migrationIds[0] as number;
+    expect(result.stderr).toContain(`warning: batch 1 (migration ${id}): timed out waiting for migration ${id} after 15 minutes (exporting)\n  hint: the migration goes on on the service; run the same command again to go on waiting for it`);
+    expect(journal.batches.map((b) => b.state)).toEqual(['started', 'done']);
+    expect(journal.batches[0]?.error).toMatchObject({ exitCode: 7, hint: expect.stringMatching(/run the same command again/) });
+
+    const again = await runCli(args, { env, signal: AbortSignal.timeout(60_000) });
+    expect(again.code, again.stderr).toBe(0);
+    expect(readJournal(out).batches.map((b) => b.state)).toEqual(['done', 'done']);
+  }, 90_000);
+
   it('status --wait gives up on a migration it cannot check for 15 minutes (exit 8), as the org export\'s poll does', async () => {
     const { sandbox, env } = await testSandbox({ exportSeconds: 3600 });
     const started = await runCli(['start', 'widgets', '--json'], { env });

@@ -90,7 +90,7 @@ export async function exportOrganization(
       fingerprint,
       command,
       restart: Boolean(options.restart),
-      intervalMs: waitSettings(options).intervalMs,
+      ...waitSettings(options),
       clock: context.clock,
       signal: context.signal,
       onEvent: (event) => reporter.onEvent(event),

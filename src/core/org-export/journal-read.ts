@@ -130,6 +130,7 @@ function checkBatch(value: unknown, index: number, dir: string): BatchRecord {
     const error = record(batch.error, `${where}: error`);
     text(error.message, `${where}: error.message`);
     wholeNumber(error.exitCode, `${where}: error.exitCode`, 0);
+    if (error.hint !== undefined) text(error.hint, `${where}: error.hint`);
   }
   if (batch.archive !== undefined) {
     checkArchive(batch.archive, where, ids.at(-1), dir);

@@ -44,7 +44,8 @@ export interface BatchRecord {
     /** The check included every git object (git was on PATH, or the archive holds no git data). */
     gitObjectsChecked?: boolean;
   };
-  error?: { message: string; exitCode: number };
+  /** The last failure, and what to do about it. */
+  error?: { message: string; exitCode: number; hint?: string };
 }
 
 /** What an org export tells as it goes (the live board, plain lines and --json events draw it). */
@@ -60,7 +61,7 @@ export type OrgExportEvent =
   }
   | { type: 'migration'; batch: number; migrationId: number; state: string }
   | { type: 'download'; batch: number; migrationId: number; received: number; total: number | undefined }
-  | { type: 'error'; batch: number; migrationId?: number | undefined; message: string; exitCode: number }
+  | { type: 'error'; batch: number; migrationId?: number | undefined; message: string; exitCode: number; hint?: string | undefined }
   | { type: 'notice'; message: string };
 
 export interface Journal {

@@ -2,7 +2,7 @@ import type { ApiClient } from '../../api/client.js';
 import { getMigration, listMigrations } from '../../api/migrations.js';
 import type { Migration } from '../../api/types.js';
 import type { Clock } from '../../clock.js';
-import { InterruptedError, UnavailableError } from '../../errors.js';
+import { InterruptedError, UnavailableError, WaitTimeoutError } from '../../errors.js';
 import { defaultPollIntervalMs, MAX_FAILING_MS } from '../wait.js';
 
 /** Pages of the list read per round before the ids still missing are asked one by one. */
@@ -13,6 +13,8 @@ export interface PollerOptions {
   clock: Clock;
   /** Fixed pace (`--interval`); default: the polite policy of a single wait. */
   intervalMs?: number | undefined;
+  /** `--timeout`: a migration waited for this long is given up (exit 7), the others waited for still. */
+  timeoutMs?: number | undefined;
   random?: () => number;
   signal?: AbortSignal | undefined;
   onState?(migration: Migration): void;
@@ -88,12 +90,15 @@ export class MigrationPoller {
         }
         this.options.onNotice?.(`could not check the migrations (${error.message}); trying again`);
       }
+      this.expire();
       if (this.watchers.size === 0) return;
       // The youngest migration sets the pace: quick checks early in its life, slower later.
       const youngest = Math.max(...[...this.watchers.values()].map((w) => w.since));
       const interval = this.options.intervalMs ?? defaultPollIntervalMs(clock.now() - youngest, random);
+      // A wait that times out before the next round is given up when it does, not a round later.
+      const firstDeadline = Math.min(...[...this.watchers.values()].map((w) => w.since + (this.options.timeoutMs ?? Infinity)));
       try {
-        await clock.sleep(interval, signal);
+        await clock.sleep(Math.max(0, Math.min(interval, firstDeadline - clock.now())), signal);
       } catch (error) {
         if (signal?.aborted) {
           this.rejectAll(new InterruptedError('stopped waiting'));
@@ -139,6 +144,21 @@ export class MigrationPoller {
     }
   }
 
+  /** Gives up each migration waited for `timeoutMs` or longer. */
+  private expire(): void {
+    const { timeoutMs, clock } = this.options;
+    if (timeoutMs === undefined) return;
+    for (const [id, watcher] of this.watchers) {
+      if (clock.now() - watcher.since < timeoutMs) continue;
+      this.watchers.delete(id);
+      watcher.reject(
+        new WaitTimeoutError(`timed out waiting for migration ${id} after ${formatMinutes(clock.now() - watcher.since)} (${watcher.state ?? 'state unknown'})`, {
+          hint: 'the migration goes on on the service; run the same command again to go on waiting for it',
+        }),
+      );
+    }
+  }
+
   private rejectAll(error: unknown): void {
     for (const [id, watcher] of this.watchers) {
       this.watchers.delete(id);
@@ -148,6 +168,7 @@ export class MigrationPoller {
 }
 
 function formatMinutes(ms: number): string {
+  if (ms < 60_000) return `${Math.round(ms / 1000)} s`;
   const minutes = Math.round(ms / 60_000);
   return minutes === 1 ? '1 minute' : `${minutes} minutes`;
 }

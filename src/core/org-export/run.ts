@@ -54,6 +54,8 @@ export interface OrgExportOptions {
   command: string;
   restart: boolean;
   intervalMs?: number | undefined;
+  /** `--timeout`: each batch's wait for its migration ends after this long (exit 7 for that batch). */
+  timeoutMs?: number | undefined;
   clock: Clock;
   signal?: AbortSignal | undefined;
   onEvent?(event: OrgExportEvent): void;
@@ -167,6 +169,7 @@ async function exportBatches(
     org,
     clock,
     intervalMs: options.intervalMs,
+    timeoutMs: options.timeoutMs,
     signal,
     onNotice: (message) => emit({ type: 'notice', message }),
   });
@@ -298,9 +301,9 @@ async function exportBatches(
       stopAll(error);
       return;
     }
-    batch.error = { message: error.message, exitCode: error.exitCode };
+    batch.error = { message: error.message, exitCode: error.exitCode, ...(error.hint ? { hint: error.hint } : {}) };
     if (error instanceof MigrationFailedError) batch.state = 'failed';
-    emit({ type: 'error', batch: batch.index, migrationId: batch.migrationIds.at(-1), message: error.message, exitCode: error.exitCode });
+    emit({ type: 'error', batch: batch.index, migrationId: batch.migrationIds.at(-1), message: error.message, exitCode: error.exitCode, hint: error.hint });
     if (isLocal(error)) {
       emit({ type: 'notice', message: 'stopping the other batches: this failure is not the service\'s; each goes on from where it stopped when the same command runs again' });
       stopAll(error);
