@@ -1,12 +1,13 @@
 import { execFileSync, spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { createGzip, gzipSync } from 'node:zlib';
+import { createGzip, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BIN, runCli } from '../helpers/run-cli.js';
 import { startStorageStub } from '../helpers/storage-stub.js';
-import { headerBlock, member, tarGz, tarOf } from '../helpers/tar-bytes.js';
+import { headerBlock, member, paxHeader, tarGz, tarOf } from '../helpers/tar-bytes.js';
 
 // Archives built to turn the check against the owner: each names a way an archive (or whoever
 // serves one) could make the check run a command, read objects from elsewhere, or spend memory,
@@ -256,6 +257,66 @@ describe('every other spelling an attacker tried is a problem (exit 9)', () => {
   });
 });
 
+describe('what a second hostile review found', () => {
+  let repo: ReturnType<typeof realRepository>;
+  beforeAll(() => {
+    repo = realRepository();
+  });
+  const base = () => [...metadata(), ...repositoryMembers(repo.files)];
+  const refsOnly = () => repositoryMembers(repo.files, (rest) => rest === 'HEAD' || rest === 'packed-refs' || rest.startsWith('refs/'));
+
+  const cases: [string, () => Buffer, RegExp][] = [
+    ['a pack without its index', () => tarGz(...metadata(), ...refsOnly(), member({ name: `repositories/acme/r.git/objects/pack/pack-${'b'.repeat(40)}.pack` }, Buffer.concat([Buffer.from('PACK\0\0\0\x02\0\0\0\0', 'latin1'), randomBytes(64)]))), /has no index beside it/],
+    ['objects with no ref to reach them', () => tarGz(...metadata(), ...repositoryMembers(repo.files, (rest) => rest === 'HEAD' || rest.startsWith('objects/'))), /holds objects but no ref/],
+    ['a loose commit that inflates to a GiB', () => tarGz(...base(), member({ name: `repositories/acme/r.git/objects/ab/${'c'.repeat(38)}` }, deflateSync(Buffer.from(`commit ${1 << 30}\0tree `)))), /is a commit of 1073741824 bytes/],
+    ['a ref of a megabyte', () => tarGz(...base(), member({ name: 'repositories/acme/r.git/refs/heads/big' }, `${'a'.repeat(40)}${' '.repeat(1 << 20)}`)), /larger than a ref ever is/],
+    ['a name of a megabyte', () => tarGz(...base(), paxHeader([['path', `${'n'.repeat(100_000)}.json`]]), member({ name: 'x.json' }, '[]')), /longer than a path may be/],
+  ];
+  for (const [what, build, message] of cases) {
+    it(`${what} is a problem (exit 9)`, async () => {
+      const result = await verify(writeArchive(build()));
+      expect(result.code, result.stdout + result.stderr).toBe(9);
+      expect(problemsOf(result.stdout).map((problem) => `${problem.file ?? ''}: ${problem.message}`).join('\n')).toMatch(message);
+    });
+  }
+
+  it('a million problems are listed by the first thousand and a count, names cut short', async () => {
+    const absolute = (i: number) => Buffer.concat([paxHeader([['path', `/abs/${'x'.repeat(600)}${i}`]]), member({ name: 'x' })]);
+    const archive = writeArchive(tarGz(...base(), ...Array.from({ length: 3000 }, (_, i) => absolute(i))));
+    const report = JSON.parse((await verify(archive)).stdout) as { problems: Problem[] };
+    expect(report.problems).toHaveLength(1001);
+    expect(report.problems.at(-1)).toEqual({ message: 'and 2000 more problems, not listed' });
+    expect(report.problems[0]?.file).toMatch(/^\/abs\/x{507}… \(60\d characters\)$/);
+  });
+
+  it('counts the records of 50,000 repositories in proportion to their number, not its square', async () => {
+    const records = Array.from({ length: 50_000 }, (_, i) => ({ repository: `https://h/o${i}/r` }));
+    const archive = writeArchive(tarGz(member({ name: 'schema.json' }, '{}'), member({ name: 'issues_000001.json' }, JSON.stringify(records))));
+    const result = await runCli(['archive', 'inspect', archive, '--json'], { timeoutMs: 30_000 });
+    expect(result.code, result.stderr).toBe(0);
+    expect((JSON.parse(result.stdout) as { metadata: { records: number }[] }).metadata[1]?.records).toBe(50_000);
+  }, 30_000);
+
+  it('a metadata kind or owner named like an object\'s own property is counted as any other', async () => {
+    const records = [{ repository: 'https://h/o/constructor' }, { repository: 'https://h/__proto__/r' }];
+    const listed = JSON.stringify([{ full_name: 'o/constructor' }, { full_name: '__proto__/r' }]);
+    const archive = writeArchive(tarGz(member({ name: 'repositories_000001.json' }, listed), member({ name: 'constructor_000001.json' }, JSON.stringify(records))));
+    const result = await runCli(['archive', 'inspect', archive, '--json']);
+    const report = JSON.parse(result.stdout) as { repositories: { name: string; counts: Record<string, number> }[] };
+    expect(report.repositories).toEqual([
+      expect.objectContaining({ name: 'o/constructor', counts: { constructor: 1 } }),
+      expect.objectContaining({ name: '__proto__/r', counts: { constructor: 1 } }),
+    ]);
+  });
+
+  it('a FIFO where the .sha256 would be does not hold the check', async () => {
+    const archive = writeArchive(tarGz(...base()));
+    execFileSync('mkfifo', [`${archive}.sha256`]);
+    const result = await verify(archive);
+    expect(result.code, result.stderr).toBe(0);
+  });
+});
+
 describe('what is verified is what GNU tar reads', () => {
   it('reads a GNU header\'s times as times, not as a name prefix', async () => {
     // Bytes 345–500 of a GNU header hold times and sparse data; read as a prefix they hid the name.
@@ -401,6 +462,20 @@ describe.skipIf(!smallDisk)(`the git data copied for the check never fills the d
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toMatch(new RegExp(`error: not enough free space in ${disk}/svc-migrate-verify-\\w+ to check the archive's git objects`));
     expect(result.stderr).toMatch(/hint: set TMPDIR to a directory with more room/);
+    expect(readdirSync(disk)).toEqual([]);
+  }, 60_000);
+
+  it('many small objects are counted by the blocks they take, not by their bytes', async () => {
+    // 20,000 loose objects of a few bytes each: 80 MB of blocks on a 64 MB disk.
+    const objects = Array.from({ length: 20_000 }, (_, i) => {
+      const name = createHash('sha1').update(String(i)).digest('hex');
+      return member({ name: `repositories/acme/r.git/objects/${name.slice(0, 2)}/${name.slice(2)}` }, deflateSync(Buffer.from(`blob 1\0${i % 10}`)));
+    });
+    const archive = writeArchive(tarGz(...metadata(), member({ name: 'repositories/acme/r.git/HEAD' }, 'ref: refs/heads/main\n'), ...objects));
+    vi.stubEnv('TMPDIR', disk);
+    const result = await runCli(['archive', 'verify', archive], { timeoutMs: 60_000 }).finally(() => vi.unstubAllEnvs());
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(/not enough free space in .* to check the archive's git objects/);
     expect(readdirSync(disk)).toEqual([]);
   }, 60_000);
 

@@ -165,7 +165,7 @@ describe('archive verify', () => {
     const result = await verify(await writeArchive(members, join(tempDir(), 'clash.tar.gz')));
     expect(result.code, result.stderr).toBe(9);
     expect(JSON.parse(result.stdout).problems).toContainEqual(
-      expect.objectContaining({ repository: 'octo-org/widgets', message: expect.stringMatching(/clashes with another member/) }),
+      expect.objectContaining({ repository: 'octo-org/widgets', message: expect.stringMatching(/a file where git data must be a directory/) }),
     );
   });
 

@@ -140,7 +140,13 @@ export async function checkCopiedRepository(
     sha256Objects = verdict.sha256Objects;
   }
   const result = await checkRepository({ dir: repo.extractedTo, bytes: repo.bytes, sha256Objects }, home, signal);
-  if (result.ok) return [];
+  if (result.ok) {
+    // Objects that no ref reaches are history nobody can get back: fsck does not mind them.
+    const refs = await runGit(['--git-dir', repo.extractedTo, 'for-each-ref', '--count=1', '--format=%(refname)'], home, signal);
+    const anyObjects = repo.looseObjects + repo.packs > 0;
+    if (refs.ok && refs.stdout.trim() === '' && anyObjects) return [problem(repo.path, 'holds objects but no ref: no branch or tag reaches its history')];
+    return [];
+  }
   const shown = result.lines.slice(0, 5).map((line) => line.replaceAll(repo.extractedTo, repo.path));
   const more = result.lines.length > 5 ? ` (+${result.lines.length - 5} more)` : '';
   return [problem(repo.path, `git fsck found corrupt or missing objects: ${shown.join('; ') || 'no details'}${more}`)];

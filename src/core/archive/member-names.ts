@@ -7,11 +7,15 @@ import type { MemberType, TarMember } from './tar-members.js';
 /** A member of a repository's git data: `repositories/<owner>/<name>.git/<rest>`. */
 export const GIT_MEMBER = /^repositories\/([^/]+)\/([^/]+)\.git(?:\/(.*))?$/;
 
+/** The longest path Linux opens (PATH_MAX): a longer name can be extracted nowhere. */
+const MAX_PATH = 4096;
+
 /** Characters that change how a name prints or is cut apart: controls, line separators, bidi marks. */
 const INVISIBLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/;
 
 /** Why a member's name is not a plain relative path in normal form, or undefined. */
 function nameProblem(name: string, type: MemberType): string | undefined {
+  if (Buffer.byteLength(name) > MAX_PATH) return `has a name of ${Buffer.byteLength(name)} bytes, longer than a path may be`;
   if (name.includes('\uFFFD')) return 'has a name that is not valid UTF-8';
   if (INVISIBLE.test(name)) return 'has a control, line-separator or direction character in its name';
   if (name.startsWith('/') || /^[A-Za-z]:/.test(name)) return 'has an absolute path';

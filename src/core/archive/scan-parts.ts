@@ -1,6 +1,8 @@
 import { CliError, ExitCode } from '../../errors.js';
-import { type FreeSpace, sized } from '../free-space.js';
+import { type StatsFs, statfsSync } from 'node:fs';
+import { sized } from '../free-space.js';
 import type { ThinRecord } from './metadata-records.js';
+import type { MemberHandler } from './tar-members.js';
 
 // What a scan records of the metadata it reads, and the room its copies of git data may take:
 // both bounded, whatever the archive holds.
@@ -12,6 +14,8 @@ interface MetadataTally {
   organizations: string[];
   repositories: string[];
   counts: Record<string, Record<string, number>>;
+  /** Repositories in `counts`. */
+  countedRepositories: number;
 }
 
 /** Adds one record of a metadata file of `kind` to the tally; `listed` mirrors `tally.repositories`. */
@@ -33,8 +37,10 @@ export function recordMetadata(tally: MetadataTally, listed: Set<string>, kind: 
   if (!owner) return;
   let counts = tally.counts[owner];
   if (!counts) {
-    if (Object.keys(tally.counts).length >= MAX_NAMES) return;
-    counts = tally.counts[owner] = {};
+    if (tally.countedRepositories >= MAX_NAMES) return;
+    tally.countedRepositories++;
+    // Without a prototype: a kind or owner named "constructor" or "__proto__" is a name like any other.
+    counts = tally.counts[owner] = Object.create(null) as Record<string, number>;
   }
   counts[kind] = (counts[kind] ?? 0) + 1;
 }
@@ -80,28 +86,83 @@ function lastSegment(value: unknown): string | undefined {
 
 /** What the copies leave free: they last only as long as the check, so less than a download keeps. */
 const MARGIN = 16 << 20;
+const MARGIN_FILES = 1000;
+/** A file takes at least a block, however small; a directory one too. */
+const BLOCK = 4096;
+/** Free space is looked at again after this much is written: other checks or writers share the disk. */
+const LOOK_AGAIN = 16 << 20;
 
 /**
- * The room the copies of git data may take: the free space of the temporary directory when the
- * check began, less a margin. Each member is counted by the size the archive declares for it before
- * a byte of it is written, so the check stops before the disk is full, not when it is.
+ * The room the copies of git data may take: the free space (and free files) of the temporary
+ * directory less a margin, looked at when the check begins and again as it writes. Each member is
+ * counted by the size the archive declares for it, in whole blocks, before a byte of it is
+ * written, so the check stops before the disk is full, not when it is.
  */
 export class ExtractionBudget {
-  private spent = 0;
-  private readonly space: FreeSpace;
+  private readonly dir: string;
+  private room = 0;
+  private files = 0;
+  private countsFiles = false;
+  private sinceLook = 0;
 
-  constructor(space: FreeSpace) {
-    this.space = space;
+  private constructor(dir: string) {
+    this.dir = dir;
+  }
+
+  /** The budget of `dir`, or undefined when its file system does not say how much is free. */
+  static of(dir: string): ExtractionBudget | undefined {
+    const budget = new ExtractionBudget(dir);
+    return budget.look() ? budget : undefined;
   }
 
   spend(bytes: number, path: string): void {
-    this.spent += bytes;
-    const room = Math.max(0, this.space.free - MARGIN);
-    if (this.spent <= room) return;
-    throw new CliError(
-      `not enough free space in ${this.space.dir} to check the archive's git objects: they take more than the ${sized(room)} there (${sized(this.space.free)} free, ${sized(MARGIN)} kept free); stopped before ${path}`,
-      ExitCode.Usage,
-      { hint: 'set TMPDIR to a directory with more room, or add --no-git-check to skip the deep check (the archive is then not proven complete)' },
-    );
+    const cost = Math.ceil(Math.max(bytes, 1) / BLOCK) * BLOCK;
+    this.sinceLook += cost;
+    if (this.sinceLook > LOOK_AGAIN || cost > this.room) this.look();
+    this.room -= cost;
+    this.files -= 1;
+    if (this.room >= 0 && (!this.countsFiles || this.files >= 0)) return;
+    const what = this.room < 0 ? `more than the ${sized(Math.max(0, this.room + cost))} left there (${sized(MARGIN)} kept free)` : 'more files than the file system has left';
+    throw new CliError(`not enough free space in ${this.dir} to check the archive's git objects: they take ${what}; stopped before ${path}`, ExitCode.Usage, {
+      hint: 'set TMPDIR to a directory with more room, or add --no-git-check to skip the deep check (the archive is then not proven complete)',
+    });
   }
+
+  private look(): boolean {
+    let stats: StatsFs;
+    try {
+      stats = statfsSync(this.dir);
+    } catch {
+      return false;
+    }
+    if (stats.blocks <= 0 || stats.bsize <= 0) return false;
+    this.room = stats.bavail * stats.bsize - MARGIN;
+    // Some file systems make files as they go and report none free (btrfs): then only bytes count.
+    this.countsFiles = stats.files > 0;
+    this.files = stats.ffree - MARGIN_FILES;
+    this.sinceLook = 0;
+    return true;
+  }
+}
+
+/** Names from the archive are cut short in reports past this length (no real one comes near it). */
+const MAX_SHOWN_NAME = 512;
+
+/** A name from the archive as a report shows it: cut short past a length no real one has. */
+export function shortened(name: string): string {
+  return name.length <= MAX_SHOWN_NAME ? name : `${name.slice(0, MAX_SHOWN_NAME)}… (${name.length} characters)`;
+}
+
+/** A string of its own: a piece of a larger one would keep all of it alive. */
+export function detached(text: string): string {
+  return Buffer.from(text, 'utf8').toString('utf8');
+}
+
+/** A member's text, handed over once whole (only for small members). */
+export function textOf(use: (text: string) => void): MemberHandler {
+  const chunks: Buffer[] = [];
+  return {
+    data: (chunk) => chunks.push(Buffer.from(chunk)),
+    end: () => use(Buffer.concat(chunks).toString('utf8')),
+  };
 }

@@ -11,8 +11,8 @@ import type { ArchiveProblem } from '../../archive-problem.js';
 import { GIT_MEMBER, gitMemberUse, memberProblem } from './member-names.js';
 import { MetadataFormatError, MetadataRecordReader } from './metadata-records.js';
 import { type MemberHandler, type TarMember, TarFormatError, TarMemberReader } from './tar-members.js';
-import { type ExtractionBudget, recordMetadata } from './scan-parts.js';
-import { extractError, NEW_FILE, placeInLayout, SIGNATURES } from './git-copies.js';
+import { detached, type ExtractionBudget, recordMetadata, shortened, textOf } from './scan-parts.js';
+import { clashProblem, extractError, HEAD_BYTES, isGitDataDirectory, NEW_FILE, SIGNATURES } from './git-copies.js';
 
 /** What the archive holds of one repository's git data (docs/service.md#archive). */
 export interface GitDataScan {
@@ -32,6 +32,8 @@ export interface GitDataScan {
   extractedTo?: string;
   /** A member of it could not be copied as it is (a problem was recorded): git is not run on it. */
   damaged?: boolean;
+  /** The packs and pack indexes copied (each pack needs its index, and the reverse). */
+  packFiles?: Set<string>;
 }
 
 interface MetadataFileScan {
@@ -57,15 +59,15 @@ export interface ArchiveScan {
   repositories: string[];
   /** Records per metadata kind for each repository they belong to. */
   counts: Record<string, Record<string, number>>;
+  countedRepositories: number;
   gitData: Map<string, GitDataScan>;
   problems: ArchiveProblem[];
 }
 
 export interface ScanOptions {
   /**
-   * A private directory: each repository's allowed git members are copied to `copies/<n>`, and
-   * the shape of all its members (empty files and directories) laid out in `layout/<n>`, where the
-   * file system finds members that clash or repeat, whatever the check does with them.
+   * A private directory: each repository's allowed git members, and its directories, are copied to
+   * `copies/<n>`, where the file system finds members that clash or repeat; its config to `configs/<n>`.
    */
   extractTo?: string;
   /** Bytes the copies may take in all (free space less a margin); past it the scan stops. */
@@ -77,11 +79,14 @@ export interface ScanOptions {
 }
 
 /** Bounds on what a scan keeps, whatever the archive holds: past them, a problem says so. */
+const MAX_PROBLEMS = 1000;
 const MAX_REPOSITORIES = 10_000;
 const MAX_METADATA_FILES = 100_000;
 const MAX_REFS = 100_000;
-/** Refs are read as text only up to this size. */
+/** packed-refs is read as text only up to this size. */
 const MAX_SMALL_FILE = 1 << 20;
+/** A ref (or HEAD) is one object id or `ref: <name>`: far shorter than this. */
+const MAX_REF = 4 << 10;
 /** A bare repository's config is a few hundred bytes; one larger than this is not read. */
 const MAX_CONFIG = 64 << 10;
 
@@ -104,15 +109,20 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
     metadataFiles: [],
     organizations: [],
     repositories: [],
-    counts: {},
+    counts: Object.create(null) as ArchiveScan['counts'],
+    countedRepositories: 0,
     gitData: new Map(),
     problems: [],
   };
-  const problem = (message: string, file?: string, repository?: string) =>
-    scan.problems.push({ ...(repository ? { repository } : {}), ...(file ? { file } : {}), message });
+  let unlisted = 0;
+  const problem = (message: string, file?: string, repository?: string) => {
+    if (scan.problems.length >= MAX_PROBLEMS) return void unlisted++;
+    const where = { ...(repository ? { repository: shortened(repository) } : {}), ...(file ? { file: shortened(file) } : {}) };
+    scan.problems.push({ ...where, message });
+  };
   const listed = new Set<string>();
   const metadataNames = new Set<string>();
-  /** Where each repository's copies, layout and config go: `<extractTo>/{copies,layout,configs}/<slot>`. */
+  /** Where each repository's copies and config go: `<extractTo>/{copies,configs}/<slot>`. */
   const slots = new Map<string, string>();
   let refs = 0;
   let tooManyRepositories = false;
@@ -201,8 +211,11 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
       target.damaged = true;
       return void problem(use.reason, member.name, repository);
     }
-    if (target.extractedTo && rest) {
-      const clash = placeInLayout(join(options.extractTo as string, 'layout', slots.get(repository) as string), rest, member.type);
+    const copies = target.extractedTo;
+    if (copies && rest) {
+      // Directories are made in the copy as the archive has them, so a file that later wants one
+      // of their paths, or the reverse, is found; a file where git data must be a directory too.
+      const clash = member.type === 'directory' ? placeDirectory(join(copies, rest)) : isGitDataDirectory(rest) ? 'is a file where git data must be a directory' : undefined;
       if (clash) {
         target.damaged = true;
         return void problem(clash, member.name, repository);
@@ -214,8 +227,12 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
     if (rest === 'HEAD') target.hasHead = true;
     if (/^objects\/[0-9a-f]{2}\//.test(rest) && use.use === 'copy') target.looseObjects++;
     if (/\.pack$/.test(rest) && use.use === 'copy') target.packs++;
+    if (/\.(pack|idx)$/.test(rest) && use.use === 'copy') (target.packFiles ??= new Set()).add(rest);
+    if ((rest === 'HEAD' || rest.startsWith('refs/')) && member.size > MAX_REF) {
+      target.damaged = true;
+      return void problem(`is ${member.size} bytes, larger than a ref ever is`, member.name, repository);
+    }
 
-    const handlers: MemberHandler[] = [];
     if (rest === 'config' && options.extractTo) {
       // Never written into the repository: a copy beside it, which git reads as a plain file.
       if (member.size > MAX_CONFIG) {
@@ -225,24 +242,37 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
       target.configCopy = join(options.extractTo, 'configs', slots.get(repository) as string);
       return copyMember(target, rest, member, target.configCopy);
     }
-    if ((rest.startsWith('refs/') || rest === 'packed-refs') && member.size <= MAX_SMALL_FILE) {
-      handlers.push(textOf((text) => {
-        const found = rest === 'packed-refs'
-          ? text.split('\n').map((line) => /^([0-9a-f]{40}|[0-9a-f]{64}) (refs\/\S+)$/.exec(line)).filter((m) => m !== null).map((m) => [m[2], m[1]])
-          : /^[0-9a-f]{40}$|^[0-9a-f]{64}$/.test(text.trim()) ? [[rest, text.trim()]] : [];
-        for (const [ref, id] of found) {
-          if (refs >= MAX_REFS || !ref || !id || ref in target.refs) continue;
-          target.refs[ref] = id;
-          refs++;
-        }
-      }));
-    }
-    if (use.use === 'copy' && target.extractedTo) handlers.push(copyMember(target, rest, member));
+    const handlers: MemberHandler[] = [];
+    if ((rest.startsWith('refs/') || rest === 'packed-refs') && member.size <= MAX_SMALL_FILE) handlers.push(textOf((text) => recordRefs(target, rest, text)));
+    if (use.use === 'copy' && copies) handlers.push(copyMember(target, rest, member));
     if (handlers.length === 0) return undefined;
     return {
       data: (chunk) => handlers.forEach((handler) => handler.data?.(chunk)),
       end: () => handlers.forEach((handler) => handler.end?.()),
     };
+  }
+
+  /** The refs a loose ref file or packed-refs names, kept as strings of their own (never views of the text). */
+  function recordRefs(repo: GitDataScan, rest: string, text: string): void {
+    const found = rest === 'packed-refs'
+      ? text.split('\n').map((line) => /^([0-9a-f]{40}|[0-9a-f]{64}) (refs\/\S{1,1024})$/.exec(line)).filter((m) => m !== null).map((m) => [m[2], m[1]])
+      : /^[0-9a-f]{40}$|^[0-9a-f]{64}$/.test(text.trim()) ? [[rest, text.trim()]] : [];
+    for (const [ref, id] of found) {
+      if (refs >= MAX_REFS || !ref || !id || ref in repo.refs) continue;
+      repo.refs[detached(ref)] = detached(id);
+      refs++;
+    }
+  }
+
+  /** Makes a directory of the copy, counted against the room; a file already there is a clash. */
+  function placeDirectory(path: string): string | undefined {
+    options.budget?.spend(0, path);
+    try {
+      mkdirSync(path, { recursive: true, mode: 0o700 });
+      return undefined;
+    } catch (error) {
+      return clashProblem(error, path);
+    }
   }
 
   /**
@@ -254,6 +284,11 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
     let head: Buffer | undefined = Buffer.alloc(0);
     let fd: number | undefined;
     let refused = false;
+    const refuse = (message: string) => {
+      refused = true;
+      repo.damaged = true;
+      problem(message, member.name, repo.repository);
+    };
     const write = (chunk: Buffer) => {
       try {
         let done = 0;
@@ -265,18 +300,14 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
     /** Judges the first bytes, then makes the file and writes them. */
     const start = (first: Buffer) => {
       head = undefined;
-      if (signature && !signature[1](Buffer.concat([first, Buffer.alloc(4)]))) {
-        refused = true;
-        repo.damaged = true;
-        return problem(signature[2], member.name, repo.repository);
-      }
+      const wrong = signature?.[1](first);
+      if (wrong) return refuse(wrong);
       options.budget?.spend(member.size, path);
       try {
         mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
         fd = openSync(path, NEW_FILE, 0o600);
       } catch (error) {
-        // The layout already refused clashes and repeats: what is left is the machine's.
-        throw extractError(path, error as NodeJS.ErrnoException);
+        return refuse(clashProblem(error, path));
       }
       write(first);
     };
@@ -285,7 +316,7 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
         if (refused) return;
         if (head) {
           head = Buffer.concat([head, chunk]);
-          if (head.length >= 4) start(head);
+          if (head.length >= HEAD_BYTES) start(head);
           return;
         }
         write(chunk);
@@ -334,16 +365,8 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
     } else throw error;
   }
   if (hash && scan.complete) scan.sha256 = hash.digest('hex');
+  if (unlisted > 0) scan.problems.push({ message: `and ${unlisted} more problems, not listed` });
   return scan;
-}
-
-/** A member's text, handed over once whole (only for small members). */
-function textOf(use: (text: string) => void): MemberHandler {
-  const chunks: Buffer[] = [];
-  return {
-    data: (chunk) => chunks.push(Buffer.from(chunk)),
-    end: () => use(Buffer.concat(chunks).toString('utf8')),
-  };
 }
 
 function readError(path: string, error: NodeJS.ErrnoException): CliError {

@@ -1,12 +1,11 @@
-import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { constants, existsSync } from 'node:fs';
+import { type FileHandle, mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { VerificationError } from '../../errors.js';
 import { type ArchiveProblem, describeProblem } from '../../archive-problem.js';
-import { freeSpaceFor } from '../free-space.js';
 import { checkCopiedRepository, gitVersion, makeGitHome } from './git-check.js';
-import { type GitDataScan, scanArchive } from './scan.js';
+import { scanArchive } from './scan.js';
 import { ExtractionBudget } from './scan-parts.js';
 
 type GitCheck = 'passed' | 'failed' | 'skipped: git is not on PATH' | 'skipped: asked not to' | 'no git data';
@@ -84,11 +83,10 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
   try {
     const home = workDir ? await makeGitHome(workDir) : undefined;
     const repositoriesDir = workDir ? join(workDir, 'repositories') : undefined;
-    const space = repositoriesDir ? await freeSpaceFor(repositoriesDir) : undefined;
     const expectedSha = options.sha256 ?? (await sidecarSha256(path));
     const scan = await scanArchive(path, {
       ...(repositoriesDir ? { extractTo: repositoriesDir } : {}),
-      ...(space ? { budget: new ExtractionBudget(space) } : {}),
+      ...(workDir ? { budget: ExtractionBudget.of(workDir) } : {}),
       sha256: expectedSha !== undefined,
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       signal: options.signal,
@@ -102,6 +100,10 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
     }
 
     const withGit = [...scan.gitData.values()];
+    // Names are matched without regard to case, as the service does, each in one look-up.
+    const gitByName = new Map(withGit.map((repo) => [repo.repository.toLowerCase(), repo]));
+    const gitOf = (name: string) => gitByName.get(name.toLowerCase());
+    const listed = new Set(scan.repositories.map((name) => name.toLowerCase()));
     // Without the service's word, an archive with no git data at all is taken as exported without it.
     const gitExcluded = expected ? expected.excludeGitData : withGit.length === 0;
     if (scan.complete && gitExcluded && scan.repositories.length > 0) {
@@ -109,7 +111,7 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
     }
     if (scan.complete && !gitExcluded) {
       for (const name of scan.repositories) {
-        if (!findGitData(scan.gitData, name)) {
+        if (!gitOf(name)) {
           problems.push({ repository: name, file: `repositories/${name}.git`, message: 'is listed in the metadata but its git data is missing' });
         }
       }
@@ -118,14 +120,21 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
       if (!repo.hasHead) {
         problems.push({ repository: repo.repository, file: `${repo.path}/HEAD`, message: 'is missing: the git data is incomplete' });
       }
+      // git reads a pack only through its index: one without the other holds nothing git sees.
+      for (const file of repo.packFiles ?? []) {
+        const other = file.endsWith('.pack') ? file.replace(/\.pack$/, '.idx') : file.replace(/\.idx$/, '.pack');
+        if (repo.packFiles?.has(other)) continue;
+        repo.damaged = true;
+        problems.push({ repository: repo.repository, file: `${repo.path}/${file}`, message: `has no ${other.endsWith('.idx') ? 'index' : 'pack'} beside it: git cannot read its objects` });
+      }
     }
     if (expected) {
       for (const name of expected.repositories) {
-        if (!expected.excludeMetadata && !scan.repositories.some((listed) => sameName(listed, name))) {
+        const inMetadata = listed.has(name.toLowerCase());
+        if (!expected.excludeMetadata && !inMetadata) {
           problems.push({ repository: name, message: `belongs to migration ${expected.migrationId} but is not in the archive's metadata` });
         }
-        const listed = scan.repositories.some((other) => sameName(other, name));
-        if (!expected.excludeGitData && scan.complete && !findGitData(scan.gitData, name) && !listed) {
+        if (!expected.excludeGitData && scan.complete && !gitOf(name) && !inMetadata) {
           problems.push({ repository: name, file: `repositories/${name}.git`, message: `belongs to migration ${expected.migrationId} but its git data is missing` });
         }
       }
@@ -152,6 +161,8 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
           continue;
         }
         const found = await checkCopiedRepository({ ...repo, extractedTo: repo.extractedTo }, home, options.signal);
+        // Gone as soon as it is checked: the temporary directory never holds more than it must.
+        await rm(repo.extractedTo, { recursive: true, force: true });
         verdicts.set(repo.repository, found.length === 0 ? 'passed' : 'failed');
         if (found.length > 0) {
           gitCheck = 'failed';
@@ -162,7 +173,7 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
 
     const names = [...new Set([...scan.repositories, ...withGit.map((repo) => repo.repository)])];
     const repositories: RepositoryVerdict[] = names.map((name) => {
-      const data = findGitData(scan.gitData, name);
+      const data = gitOf(name);
       const verdict: RepositoryVerdict = { name, git_data: Boolean(data) };
       if (data) {
         verdict.objects = data.packs > 0 ? (data.looseObjects > 0 ? 'pack+loose' : 'pack') : data.looseObjects > 0 ? 'loose' : 'none';
@@ -189,20 +200,27 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
   }
 }
 
-function sameName(a: string, b: string): boolean {
-  return a.toLowerCase() === b.toLowerCase();
-}
-
-function findGitData(data: Map<string, GitDataScan>, name: string): GitDataScan | undefined {
-  const direct = data.get(name);
-  if (direct) return direct;
-  for (const [key, value] of data) if (sameName(key, name)) return value;
-  return undefined;
-}
-
-/** The digest in `<archive>.sha256` (sha256sum format), if that file exists. */
+/**
+ * The digest in `<archive>.sha256` (sha256sum format), if that is a small regular file: opened
+ * without waiting (a FIFO there would hold the check forever) and never through a link.
+ */
 async function sidecarSha256(path: string): Promise<string | undefined> {
-  const text = await readFile(`${path}.sha256`, 'utf8').catch(() => undefined);
-  const match = /^([0-9a-f]{64})\b/i.exec(text?.trim() ?? '');
-  return match?.[1]?.toLowerCase();
+  let handle: FileHandle;
+  try {
+    handle = await open(`${path}.sha256`, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+  } catch {
+    return undefined;
+  }
+  try {
+    const info = await handle.stat();
+    if (!info.isFile() || info.size > SIDECAR_BYTES) return undefined;
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(SIDECAR_BYTES), 0, SIDECAR_BYTES, 0);
+    const match = /^([0-9a-f]{64})\b/i.exec(buffer.toString('utf8', 0, bytesRead).trim());
+    return match?.[1]?.toLowerCase();
+  } finally {
+    await handle.close();
+  }
 }
+
+/** `<digest>  <name>\n`: a name far longer than any archive's is not a sidecar. */
+const SIDECAR_BYTES = 4096;
