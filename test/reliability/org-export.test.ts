@@ -271,6 +271,33 @@ describe('a journal that is checked, not believed', () => {
     expect(releases(sandbox, from)).toEqual([]);
   }, 60_000);
 
+  it('checks the archives of batches done earlier on every run: one missing or changed is reported (exit 9) and not counted', async () => {
+    const { env } = await testSandbox({ repositories: 4 });
+    const { out, args } = setUp(4, ['--batch-size', '1']);
+    expect((await runCli(args, { env })).code).toBe(0);
+    const ids = readJournal(out).batches.map((b) => b.migrationIds[0] as number);
+    const archive = (i: number) => join(out, `migration-${ids[i]}.tar.gz`);
+    rmSync(archive(0));
+    // Garbage of the same size (its .sha256 untouched), and garbage of another size.
+    writeFileSync(archive(1), Buffer.alloc(statSync(archive(1)).size, 0x41));
+    writeFileSync(archive(2), 'garbage');
+    const result = await runCli(args, { env });
+    expect(result.code, result.stderr).toBe(9);
+    expect(result.stderr).toContain('1/4 repositories in verified archives; look at batch 1, 2, 3');
+    expect(result.stdout.trim().split('\n').map((row) => row.split('\t')[5])).toEqual(['NOT verified', 'NOT verified', 'NOT verified', 'verified']);
+    expect(result.stderr).toContain(`${archive(0)} is missing, so batch 1 (1 repository) is not in a verified archive`);
+    expect(result.stderr).toMatch(new RegExp(`${archive(1)} has changed since it was verified \\(its sha256 is [0-9a-f]{64}, not [0-9a-f]{64} as recorded\\), so batch 2`));
+    expect(result.stderr).toContain(`${archive(2)} has changed since it was verified (7 bytes, not `);
+    expect(result.stderr).toContain(`hint: the service's copy of migration ${ids[0]} may already be gone (archives are deleted 7 days after the export); while it is there, \`svc-migrate download ${ids[0]} --output ${archive(0)} --force\` fetches it again`);
+    // The journal still says what was verified: fetched again as the hint says, the batch counts again.
+    expect(readJournal(out).batches[0]?.archive?.verified).toBe(true);
+    const fetched = await runCli(['download', String(ids[0]), '--output', archive(0), '--force'], { env });
+    expect(fetched.code, fetched.stderr).toBe(0);
+    const again = await runCli(args, { env });
+    expect(again.code, again.stderr).toBe(9);
+    expect(again.stderr).toContain('2/4 repositories in verified archives; look at batch 2, 3');
+  }, 60_000);
+
   it('refuses records this program cannot have written (exit 2 and a hint), instead of acting on them', async () => {
     const { env } = await testSandbox({ repositories: 2 });
     const { out, args } = setUp(2, ['--batch-size', '2']);

@@ -146,6 +146,47 @@ export async function confirmArchive(
   return 'ok';
 }
 
+/**
+ * A batch recorded done with a verified archive, not verified in this run: the archive must still be
+ * on disk, of the size and the sha256 recorded, or its repositories are not counted as safe. It is
+ * hashed in full, not judged by the `.sha256` beside it: that file says what was recorded, not what
+ * is on disk now, and an archive overwritten in place keeps its size. Reading each archive once a
+ * run costs seconds a gigabyte, little beside an export, and keeps "verified archives" true of the
+ * bytes on disk. Without a recorded sha256 (`--no-checksum` with nothing to release) only the size
+ * is checked. A VerificationError (exit 9) names the file and says where the service's copy stands.
+ */
+export async function recheckArchive(
+  batch: BatchRecord,
+  id: number,
+  settings: { dir: string; deleted: boolean; signal?: AbortSignal | undefined },
+): Promise<void> {
+  const recorded = batch.archive;
+  if (!recorded?.verified) return;
+  const path = archivePathOf(settings.dir, id);
+  let size: number | undefined;
+  try {
+    size = (await stat(path)).size;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  const actual = size === recorded.bytes && recorded.sha256 ? await sha256File(path, settings.signal) : undefined;
+  const problem =
+    size === undefined
+      ? `${path} is missing`
+      : size !== recorded.bytes
+        ? `${path} has changed since it was verified (${size} bytes, not ${recorded.bytes} as recorded)`
+        : actual !== recorded.sha256
+          ? `${path} has changed since it was verified (its sha256 is ${actual}, not ${recorded.sha256} as recorded)`
+          : undefined;
+  if (!problem) return;
+  const n = batch.repositories.length;
+  throw new VerificationError(`${problem}, so batch ${batch.index} (${n} repositor${n === 1 ? 'y' : 'ies'}) is not in a verified archive`, {
+    hint: settings.deleted
+      ? `this export deleted the service's copy of migration ${id}: put back ${path} from a copy of it${recorded.sha256 ? ` (sha256 ${recorded.sha256})` : ''}`
+      : `the service's copy of migration ${id} may already be gone (archives are deleted 7 days after the export); while it is there, \`svc-migrate download ${id} --output ${path} --force\` fetches it again`,
+  });
+}
+
 /** Whether `<path>.part` holds every byte its side file says storage announced for migration `id`. */
 async function completePart(path: string, id: number): Promise<boolean> {
   try {

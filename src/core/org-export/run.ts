@@ -26,7 +26,7 @@ import {
   writeJournal,
 } from './journal.js';
 import { checkOutputDirectory, readJournal } from './journal-read.js';
-import { confirmArchive, expectedContents, fetchBatchArchive } from './archive.js';
+import { confirmArchive, expectedContents, fetchBatchArchive, recheckArchive } from './archive.js';
 import { lockDirectory } from './lock.js';
 import { MigrationPoller } from './poller.js';
 import { Slots } from './slots.js';
@@ -176,6 +176,8 @@ async function exportBatches(
   const release = options.unlock || options.deleteArchive;
   /** Batches whose archive this run verified itself; any other's is verified again before a release. */
   const verifiedHere = new Set<number>();
+  /** Batches whose archive, recorded as verified, is no longer on disk as it was (recheckArchive). */
+  const changed = new Set<number>();
   const expected = expectedContents(api, org);
 
   const step = async (batch: BatchRecord, next: BatchState, message: string, migrationId?: number) => {
@@ -276,8 +278,15 @@ async function exportBatches(
             }
           }
           await step(batch, 'done', options.deleteArchive ? `deleted the archive of migration ${id} from the service` : 'done', id);
-          return;
+          break;
         case 'done':
+          // Done in an earlier run, or taken here from a step after the check: still on disk as verified?
+          if (!verifiedHere.has(batch.index)) {
+            changed.add(batch.index); // until the check passes
+            await recheckArchive(batch, id, { dir, deleted: options.deleteArchive, signal });
+            changed.delete(batch.index);
+          }
+          return;
         case 'failed':
           return;
       }
@@ -331,7 +340,7 @@ async function exportBatches(
     }
   };
   // Every batch has stopped before this returns or throws: nothing of the run outlives it.
-  await Promise.all(state.batches.filter((b) => b.state !== 'done').map(task));
+  await Promise.all(state.batches.map(task));
   await writing.catch(() => {});
   if (fatal !== undefined) {
     // The journal keeps what is known; when it is what cannot be written, the last whole one stays.
@@ -345,9 +354,11 @@ async function exportBatches(
     });
   }
 
-  const failures = state.batches.filter((b) => b.state !== 'done' || b.error);
-  const total = state.batches.reduce((n, b) => n + b.repositories.length, 0);
-  const verifiedRepositories = state.batches
+  // The journal keeps what was verified; the result says what is on disk now.
+  const batches = state.batches.map((b) => (changed.has(b.index) && b.archive ? { ...b, archive: { ...b.archive, verified: false } } : b));
+  const failures = batches.filter((b) => b.state !== 'done' || b.error);
+  const total = batches.reduce((n, b) => n + b.repositories.length, 0);
+  const verifiedRepositories = batches
     .filter((b) => b.archive?.verified)
     .reduce((n, b) => n + b.repositories.length, 0);
   let exitCode: number = ExitCode.Ok;
@@ -355,7 +366,7 @@ async function exportBatches(
   if (exitCode === ExitCode.Ok && verifiedRepositories < total) exitCode = ExitCode.VerificationFailed;
   return {
     journalPath,
-    batches: state.batches,
+    batches,
     repositories: total,
     verifiedRepositories,
     exitCode,
@@ -380,15 +391,10 @@ const ON_DISK_STATES: ReadonlySet<BatchState> = new Set(['exported', 'downloaded
 
 /** Which of two exit codes to report: an interruption, then the service's verdicts, then the rest. */
 function worse(a: number, b: number): number {
-  const rank = (code: number) =>
-    code === ExitCode.Ok
-      ? 0
-      : code === ExitCode.VerificationFailed
-        ? 9
-        : code === ExitCode.MigrationFailed
-          ? 8
-          : code === ExitCode.Unexpected
-            ? 10
-            : code;
+  const rank = (code: number) => RANKS.get(code) ?? code;
   return rank(b) > rank(a) ? b : a;
 }
+
+const RANKS = new Map<number, number>([
+  [ExitCode.Ok, 0], [ExitCode.VerificationFailed, 9], [ExitCode.MigrationFailed, 8], [ExitCode.Unexpected, 10],
+]);
