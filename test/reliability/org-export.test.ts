@@ -321,6 +321,27 @@ describe('a journal that is checked, not believed', () => {
       expect(result.stderr, what).toMatch(/hint: put back the journal as the export wrote it/);
     }
   }, 120_000);
+
+  it('refuses a journal with a value nested 200,000 deep, or a key it does not write (exit 2), instead of failing with exit 1', async () => {
+    const { env } = await testSandbox({ repositories: 2 });
+    const { out, args } = setUp(2, ['--batch-size', '2']);
+    expect((await runCli(args, { env })).code).toBe(0);
+    const text = readFileSync(join(out, JOURNAL), 'utf8');
+    const deep = `${'['.repeat(200_000)}${']'.repeat(200_000)}`;
+    const cases: [string, string, string][] = [
+      ['a deep state', text.replace('"state": "done"', `"state": ${deep}`), 'batch 1: state a list of 1 item is not one of pending'],
+      ['a deep version', text.replace('"version": 1', `"version": ${deep}`), 'its version is a list of 1 item, not 1'],
+      ['a deep value under a key of its own', text.replace('"state": "done"', `"state": "done", "note": ${deep}`), 'batch 1 has a key this program does not write: "note"'],
+    ];
+    for (const [what, journal, message] of cases) {
+      expect(journal, what).not.toBe(text);
+      writeFileSync(join(out, JOURNAL), journal, { mode: 0o600 });
+      const result = await runCli(args, { env });
+      expect(result.code, `${what}: ${result.stderr}`).toBe(2);
+      expect(result.stderr, what).toContain(`${join(out, JOURNAL)} is not a journal this program wrote: ${message}`);
+      expect(result.stderr, what).toMatch(/hint: put back the journal as the export wrote it/);
+    }
+  }, 60_000);
 });
 
 describe('a local failure ends the run', () => {

@@ -93,6 +93,7 @@ function untrusted(dir: string, problem: string): UsageError {
 /** `value` as a journal of the export in `dir`, or a JournalProblem saying what is wrong with it. */
 function checkJournal(value: unknown, dir: string): Journal {
   const journal = record(value, 'the journal');
+  onlyKeys(journal, ['version', 'fingerprint', 'command', 'org', 'createdAt', 'updatedAt', 'batches'], 'the journal');
   if (journal.version !== 1) throw new JournalProblem(`its version is ${show(journal.version)}, not 1`);
   if (typeof journal.fingerprint !== 'string' || !/^[0-9a-f]{64}$/.test(journal.fingerprint)) throw new JournalProblem('its fingerprint is not a sha256');
   for (const key of ['command', 'org', 'createdAt', 'updatedAt'] as const) text(journal[key], key);
@@ -113,6 +114,7 @@ function checkJournal(value: unknown, dir: string): Journal {
 function checkBatch(value: unknown, index: number, dir: string): BatchRecord {
   const where = `batch ${index}`;
   const batch = record(value, where);
+  onlyKeys(batch, ['index', 'repositories', 'state', 'migrationIds', 'startingAt', 'attempts', 'archive', 'error'], where);
   if (batch.index !== index) throw new JournalProblem(`${where} is numbered ${show(batch.index)}`);
   if (!Array.isArray(batch.repositories) || batch.repositories.length === 0) throw new JournalProblem(`${where}: repositories is not a list of names`);
   batch.repositories.forEach((name, i) => text(name, `${where}: repositories[${i}]`));
@@ -128,6 +130,7 @@ function checkBatch(value: unknown, index: number, dir: string): BatchRecord {
   wholeNumber(batch.attempts, `${where}: attempts`, 0);
   if (batch.error !== undefined) {
     const error = record(batch.error, `${where}: error`);
+    onlyKeys(error, ['message', 'exitCode', 'hint'], `${where}: error`);
     text(error.message, `${where}: error.message`);
     wholeNumber(error.exitCode, `${where}: error.exitCode`, 0);
     if (error.hint !== undefined) text(error.hint, `${where}: error.hint`);
@@ -142,6 +145,7 @@ function checkBatch(value: unknown, index: number, dir: string): BatchRecord {
 
 function checkArchive(value: unknown, where: string, id: number | undefined, dir: string): void {
   const archive = record(value, `${where}: archive`);
+  onlyKeys(archive, ['path', 'bytes', 'sha256', 'verified', 'gitObjectsChecked'], `${where}: archive`);
   if (id === undefined) throw new JournalProblem(`${where} records an archive but no migration`);
   const expected = archivePathOf(dir, id);
   // The directory may have been moved, or named by another path, since: only the name must match.
@@ -173,8 +177,23 @@ function wholeNumber(value: unknown, what: string, min: number): void {
   }
 }
 
-/** A value of the file, shown short. */
+/**
+ * A value of the file, shown short: text and numbers as they are (cut at 80 characters), anything
+ * else by its type. Never by descending into it: a list nested 200,000 deep overflows the stack of
+ * anything recursive (JSON.stringify), and the journal is anyone's text until checked.
+ */
 function show(value: unknown): string {
-  const shown = JSON.stringify(value) ?? String(value);
-  return shown.length > 80 ? `${shown.slice(0, 77)}…` : shown;
+  if (typeof value === 'string') {
+    const shown = JSON.stringify(value.slice(0, 80));
+    return value.length > 80 ? `${shown.slice(0, -1)}…"` : shown;
+  }
+  if (Array.isArray(value)) return `a list of ${value.length} item${value.length === 1 ? '' : 's'}`;
+  if (typeof value === 'object' && value !== null) return 'an object';
+  return String(value);
+}
+
+/** Refuses a key this program does not write: its value would be kept and written back unchecked. */
+function onlyKeys(value: Record<string, unknown>, keys: readonly string[], what: string): void {
+  const unknown = Object.keys(value).find((key) => !keys.includes(key));
+  if (unknown !== undefined) throw new JournalProblem(`${what} has a key this program does not write: ${show(unknown)}`);
 }
