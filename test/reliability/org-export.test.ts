@@ -94,6 +94,35 @@ describe('one run per output directory', () => {
     expect(existsSync(join(out, LOCK))).toBe(false);
   }, 60_000);
 
+  it.skipIf(!existsSync('/proc/self/stat'))('takes over a lock whose pid now belongs to another process (started at another time); keeps one whose process it is', async () => {
+    const { env } = await testSandbox({ repositories: 2 });
+    const { out, args } = setUp(2);
+    mkdirSync(out, { mode: 0o700 });
+    const sleeper = spawn('sleep', ['60'], { stdio: 'ignore' });
+    try {
+      const pid = sleeper.pid as number;
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const start = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+      const lock = (processStart: number) => JSON.stringify({ pid, host: hostname(), startedAt: '2026-01-02T03:04:05.000Z', processStart });
+
+      // The sleep's own start: the lock is its, and live.
+      writeFileSync(join(out, LOCK), lock(start));
+      const held = await runCli(args, { env });
+      expect(held.code, held.stderr).toBe(2);
+      expect(held.stderr).toContain(`hint: wait for it to finish or stop it (kill ${pid})`);
+
+      // Another start: the run that wrote the lock ended, and the sleep took its pid since.
+      writeFileSync(join(out, LOCK), lock(start - 1));
+      const result = await runCli(args, { env });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr).toContain(`warning: taking over ${join(out, LOCK)}: pid ${pid} on ${hostname()}, which took it since 2026-01-02T03:04:05.000Z, is no longer running: pid ${pid} now belongs to a process started at another time`);
+      expect(existsSync(join(out, LOCK))).toBe(false);
+      expect(sleeper.exitCode).toBeNull();
+    } finally {
+      sleeper.kill();
+    }
+  }, 60_000);
+
   it('does not take over a lock from another host: exit 2, saying it cannot be checked and how to remove it', async () => {
     const { sandbox, env } = await testSandbox({ repositories: 2 });
     const { out, args } = setUp(2);

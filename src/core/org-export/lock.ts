@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { link, lstat, open, rename, rm } from 'node:fs/promises';
+import { link, lstat, open, readFile, rename, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { type CliError, UsageError } from '../../errors.js';
@@ -17,6 +17,11 @@ interface LockHolder {
   pid: number;
   host: string;
   startedAt: string;
+  /**
+   * When the holder's process started, in clock ticks since boot (Linux), so that its pid taken
+   * later by another process is not mistaken for it. Absent where /proc is not there.
+   */
+  processStart?: number;
 }
 
 export interface DirectoryLock {
@@ -38,13 +43,19 @@ const MAX_ATTEMPTS = 3;
  */
 export async function lockDirectory(dir: string, options: { now: number; onNotice?: (message: string) => void }): Promise<DirectoryLock> {
   const path = join(dir, LOCK_FILE);
-  const holder: LockHolder = { pid: process.pid, host: hostname(), startedAt: new Date(options.now).toISOString() };
+  const processStart = await processStartOf(process.pid);
+  const holder: LockHolder = {
+    pid: process.pid,
+    host: hostname(),
+    startedAt: new Date(options.now).toISOString(),
+    ...(processStart === undefined ? {} : { processStart }),
+  };
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const ours = await tryCreate(path, holder);
     if (ours) return ours;
     const found = await readLock(path);
     if (!found) continue; // Released between our create and our read: try again.
-    const stale = staleReason(found.holder, path);
+    const stale = await staleReason(found.holder, path);
     if (!stale) throw heldError(dir, path, found.holder);
     if (await moveAsideIfSame(path, found.ino)) options.onNotice?.(`taking over ${path}: ${stale}`);
   }
@@ -117,7 +128,11 @@ async function readLock(path: string): Promise<{ holder: LockHolder | undefined;
 function parseHolder(text: string): LockHolder | undefined {
   try {
     const value = JSON.parse(text) as Partial<LockHolder>;
-    if (Number.isSafeInteger(value.pid) && (value.pid as number) > 0 && typeof value.host === 'string' && typeof value.startedAt === 'string') {
+    const start = value.processStart;
+    if (
+      Number.isSafeInteger(value.pid) && (value.pid as number) > 0 && typeof value.host === 'string' && typeof value.startedAt === 'string' &&
+      (start === undefined || (Number.isSafeInteger(start) && start >= 0))
+    ) {
       return value as LockHolder;
     }
   } catch {
@@ -127,21 +142,41 @@ function parseHolder(text: string): LockHolder | undefined {
 }
 
 /** Why the lock is known to be left over from a run that ended, or undefined while it may be live. */
-function staleReason(holder: LockHolder | undefined, path: string): string | undefined {
+async function staleReason(holder: LockHolder | undefined, path: string): Promise<string | undefined> {
   if (!holder || holder.host !== hostname()) return undefined;
   const since = `since ${holder.startedAt}`;
   if (holder.pid === process.pid) {
     // Our pid, not taken by us: an earlier process had it (a container's pids start over).
     return heldHere.has(path) ? undefined : `it names this process's pid ${holder.pid} (${since}), left by an earlier run`;
   }
+  const gone = `pid ${holder.pid} on ${holder.host}, which took it ${since}, is no longer running`;
   try {
     process.kill(holder.pid, 0);
-    return undefined;
   } catch (error) {
     // EPERM: the process exists, another user's.
-    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') return undefined;
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return gone;
   }
-  return `pid ${holder.pid} on ${holder.host}, which took it ${since}, is no longer running`;
+  // A process has the pid: the holder, or one that took the pid after it ended.
+  const start = holder.processStart === undefined ? undefined : await processStartOf(holder.pid);
+  if (start !== undefined && start !== holder.processStart) return `${gone}: pid ${holder.pid} now belongs to a process started at another time`;
+  return undefined;
+}
+
+/**
+ * When process `pid` started, in clock ticks since boot (field 22 of /proc/<pid>/stat, Linux), or
+ * undefined where that cannot be read: then a lock's process is known by its pid alone.
+ */
+async function processStartOf(pid: number): Promise<number | undefined> {
+  let stat: string;
+  try {
+    stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // Field 2, the command's name in parentheses, may hold spaces and parentheses itself: fields 3
+  // onwards follow its last parenthesis.
+  const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[22 - 3]);
+  return Number.isSafeInteger(ticks) ? ticks : undefined;
 }
 
 /**
