@@ -212,6 +212,21 @@ describe('a journal that is checked, not believed', () => {
     expect(releases(sandbox, from)).toEqual([]);
   }, 60_000);
 
+  it('says why an unlock failed and the command that retries it; that command unlocks them', async () => {
+    const { sandbox, env } = await testSandbox({ repositories: 2, faults: { failNext: 1000, failPath: '/lock', failStatus: 500 } });
+    const { out, args } = setUp(2, ['--batch-size', '2', '--lock', '--unlock']);
+    const result = await runCli(args, { env });
+    expect(result.code, result.stderr).toBe(8);
+    const id = readJournal(out).batches[0]?.migrationIds[0] as number;
+    expect(result.stderr).toContain(`warning: batch 1 (migration ${id}): could not unlock repo-0001, repo-0002 (repo-0001: the service failed with HTTP 500`);
+    expect(result.stderr).toContain(`  hint: retry with \`svc-migrate unlock ${id} repo-0001 repo-0002\``);
+    expect(readJournal(out).batches[0]?.error?.hint).toBe(`retry with \`svc-migrate unlock ${id} repo-0001 repo-0002\``);
+    expect(result.stderr).toContain('error: all 2 repositories are in verified archives, but batch 1 stopped before its last step');
+    sandbox.faults.clear();
+    const retried = await runCli(['unlock', String(id), 'repo-0001', 'repo-0002'], { env });
+    expect(retried.code, retried.stderr).toBe(0);
+  }, 60_000);
+
   it('goes on in a directory moved since: the archives are where the journal is, whatever path led there', async () => {
     const { env, out, args } = await stoppedBeforeRelease();
     const moved = `${out}-moved`;
@@ -350,6 +365,27 @@ describe('a journal that is checked, not believed', () => {
       expect(result.stderr, what).toMatch(/hint: put back the journal as the export wrote it/);
     }
   }, 120_000);
+
+  it('refuses a journal whose batches no longer hold the command\'s plan (exit 2): totals do not change without a word', async () => {
+    const { env } = await testSandbox({ repositories: 4 });
+    const { out, args } = setUp(4, ['--batch-size', '2']);
+    expect((await runCli(args, { env })).code).toBe(0);
+    const good = readJournal(out);
+    const cases: [string, (journal: Journal) => void, string][] = [
+      ['a repository dropped', (j) => j.batches[1]!.repositories.pop(), 'batch 2 has nothing where the plan has "octo-org/repo-0004"'],
+      ['a repository renamed', (j) => (j.batches[0]!.repositories[1] = 'octo-org/repo-0009'), 'batch 1 has "octo-org/repo-0009" where the plan has "octo-org/repo-0002"'],
+      ['a batch dropped', (j) => j.batches.pop(), 'batch 2 has nothing where the plan has "octo-org/repo-0003"'],
+    ];
+    for (const [what, edit, message] of cases) {
+      const journal = structuredClone(good);
+      edit(journal);
+      writeJournal(out, journal);
+      const result = await runCli(args, { env });
+      expect(result.code, `${what}: ${result.stderr}`).toBe(2);
+      expect(result.stderr, what).toContain(`error: ${join(out, JOURNAL)} does not hold this command's plan: ${message}`);
+      expect(result.stderr, what).toMatch(/hint: put back the journal as the export wrote it/);
+    }
+  }, 60_000);
 
   it('refuses a journal with a value nested 200,000 deep, or a key it does not write (exit 2), instead of failing with exit 1', async () => {
     const { env } = await testSandbox({ repositories: 2 });

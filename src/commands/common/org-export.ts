@@ -120,8 +120,11 @@ export async function exportOrganization(
   if (layout.plain && !context.out.json) context.out.info(orgExportFooter(result));
   if (result.exitCode !== 0) {
     const failed = result.batches.filter((b) => b.error || b.state !== 'done').map((b) => b.index);
+    const unverified = result.repositories - result.verifiedRepositories;
     throw new CliError(
-      `${result.repositories - result.verifiedRepositories} of ${result.repositories} repositories are not in a verified archive (batch ${failed.join(', ')})`,
+      unverified > 0
+        ? `${unverified} of ${result.repositories} repositories are not in a verified archive (batch ${failed.join(', ')})`
+        : `all ${result.repositories} repositories are in verified archives, but batch ${failed.join(', ')} stopped before its last step`,
       result.exitCode as CliError['exitCode'],
       { hint: `the journal ${result.journalPath} says where each batch stopped; run the same command again to continue` },
     );

@@ -4,6 +4,8 @@ import { basename, join } from 'node:path';
 import { UsageError } from '../../errors.js';
 import { archivePathOf, type BatchRecord, type BatchState, type Journal, JOURNAL_FILE, journalError } from './journal.js';
 
+const PUT_BACK = 'put back the journal as the export wrote it, or move it away and run again with --restart to plan the export anew (archives already saved stay)';
+
 // The journal is read back as this program writes it, or not at all: a record it cannot have
 // written (a wrong type, an unknown state, an id that is not a whole number, an archive anywhere but
 // where its migration's archive goes) is refused, never believed. What a record says happened on
@@ -51,8 +53,25 @@ export async function readJournal(dir: string, uid: number | undefined = process
   } catch (error) {
     if (!(error instanceof JournalProblem || error instanceof SyntaxError)) throw error;
     const reason = error instanceof JournalProblem ? error.message : `it is not JSON (${error.message})`;
-    throw new UsageError(`${path} is not a journal this program wrote: ${reason}`, {
-      hint: 'put back the journal as the export wrote it, or move it away and run again with --restart to plan the export anew (archives already saved stay)',
+    throw new UsageError(`${path} is not a journal this program wrote: ${reason}`, { hint: PUT_BACK });
+  }
+}
+
+/**
+ * Refuses (exit 2) a journal whose batches are not the plan of the command run: the fingerprint
+ * says the command is the same, but what is exported, released and counted is the batches' lists,
+ * which an edit of the journal could change without a word.
+ */
+export function checkPlan(journal: Journal, planned: BatchRecord[], path: string): void {
+  for (let i = 0; i < Math.max(journal.batches.length, planned.length); i++) {
+    const held = journal.batches[i]?.repositories ?? [];
+    const plan = planned[i]?.repositories ?? [];
+    const at = held.findIndex((name, j) => name !== plan[j]);
+    const j = at >= 0 ? at : held.length < plan.length ? held.length : -1;
+    if (j < 0) continue;
+    const name = (list: string[]) => (j < list.length ? show(list[j]) : 'nothing');
+    throw new UsageError(`${path} does not hold this command's plan: batch ${i + 1} has ${name(held)} where the plan has ${name(plan)}`, {
+      hint: PUT_BACK,
     });
   }
 }

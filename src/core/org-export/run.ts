@@ -3,17 +3,9 @@ import type { ApiClient } from '../../api/client.js';
 import { deleteArchive } from '../../api/migrations.js';
 import type { StartMigrationBody } from '../../api/types.js';
 import type { Clock } from '../../clock.js';
-import {
-  CliError,
-  ExitCode,
-  InterruptedError,
-  MigrationFailedError,
-  NotFoundError,
-  UsageError,
-  VerificationError,
-} from '../../errors.js';
+import { CliError, ExitCode, InterruptedError, MigrationFailedError, NotFoundError, UsageError, VerificationError } from '../../errors.js';
 import { fromSystemError } from '../../system-errors.js';
-import { unlockRepositories } from '../unlock.js';
+import { unlockFailure, unlockRepositories } from '../unlock.js';
 import {
   archivePathOf,
   type BatchRecord,
@@ -25,7 +17,7 @@ import {
   planBatches,
   writeJournal,
 } from './journal.js';
-import { checkOutputDirectory, readJournal } from './journal-read.js';
+import { checkOutputDirectory, checkPlan, readJournal } from './journal-read.js';
 import { confirmArchive, expectedContents, fetchBatchArchive, recheckArchive } from './archive.js';
 import { lockDirectory } from './lock.js';
 import { MigrationPoller } from './poller.js';
@@ -111,6 +103,8 @@ async function exportBatches(
       hint: 'run that command again to continue it, use another --output-dir, or add --restart to plan this one anew (archives already saved stay)',
     });
   }
+  // The same command, but the batches it exports and counts are the journal's: they must be its plan.
+  if (journal) checkPlan(journal, planBatches(options.repositories, options.batchSize), journalPath);
   if (!journal) {
     const now = new Date(clock.now()).toISOString();
     journal = {
@@ -252,11 +246,11 @@ async function exportBatches(
           if (options.unlock) {
             const outcomes = await unlockRepositories(api, org, id, batch.repositories);
             const failed = outcomes.filter((o) => !o.ok);
-            if (failed.length > 0) {
-              throw new CliError(
-                `could not unlock ${failed.map((o) => o.repository).join(', ')}`,
-                failed[0]?.exitCode ?? ExitCode.Unexpected,
-              );
+            // Why (the first refusal; the others are alike as a rule) and the command that tries again.
+            const failure = unlockFailure(outcomes, id);
+            if (failure && failed[0]) {
+              const why = `${failed[0].repository}: ${failed[0].error}`;
+              throw new CliError(`could not unlock ${failed.map((o) => o.repository).join(', ')} (${why})`, failure.exitCode, { hint: failure.hint });
             }
           }
           await step(batch, 'unlocked', options.unlock ? `unlocked ${batch.repositories.length} repositories` : 'kept locked as asked', id);
