@@ -143,7 +143,7 @@ const COLLECTION_STEP = 4 << 20;
 let collect: ((options: { type: 'minor' }) => void) | undefined;
 
 /**
- * Returns a function, told the size of each chunk a download (or the archive check) handles, that
+ * Returns a function, told the size of each chunk a download handles, that
  * runs a young-generation collection every 4 MiB.
  *
  * Every socket read allocates a fresh buffer, and V8 frees them only when a collection runs: while a

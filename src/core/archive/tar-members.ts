@@ -89,8 +89,6 @@ interface Pending {
  * truncated, or holds a header on which tar readers disagree.
  */
 export class TarMemberReader extends Writable {
-  /** Members reported so far. */
-  members = 0;
   // The library would also inflate a zstd stream it finds inside (gzip: see _write).
   private readonly parser = new CheckedParser({ strict: true, zstd: false });
   private failure: TarFormatError | undefined;
@@ -224,7 +222,6 @@ export class TarMemberReader extends Writable {
       entry.resume();
       return this.fail(`${disagreement ?? 'an unknown member'}: tar readers could extract something other than what is checked`);
     }
-    this.members++;
     const handler = this.onMember({ name: entry.path, type, size: entry.size, linkName: entry.linkpath ?? '', mode: entry.mode ?? 0 });
     if (handler?.data) entry.on('data', handler.data);
     else entry.resume();
