@@ -88,6 +88,6 @@ export async function downloadBench() {
     // Each page fault takes memory the kernel may have to get back from the host (docs/benchmarks.md).
     { name: 'download 1 GiB --no-checksum --no-verify, minor page faults', ours: big.faults.oursNoChecksum, baseline: big.faults.curl, baselineName: 'curl -sSL -H "Authorization: …" -o f', target: undefined, unit: 'faults' },
     { name: 'download 64 MiB, sha256 and verified', ours: small.ours, baseline: small.curlShaTar, baselineName: 'curl -sSL -H "Authorization: …" -o f && sha256sum f && tar tzf f', target: undefined },
-    { name: 'peak RSS (MB), 1 GiB vs 64 MiB download', ours: big.rss.ours, baseline: small.rss.ours, baselineName: 'same, 64 MiB', target: 1.2, unit: 'MB', absolute: { limit: 100, value: big.rss.ours } },
+    { name: 'peak RSS (MB), 1 GiB vs 64 MiB download', ours: big.rss.ours, baseline: small.rss.ours, baselineName: 'same, 64 MiB', target: 1.2, unit: 'MB', absolute: { limit: 128, value: big.rss.ours } },
   ];
 }

@@ -1,7 +1,6 @@
 import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import type * as Undici from 'undici';
 
 // The runtime tuning of the HTTP path, downloads above all: each tweak here trades plain code for
@@ -133,34 +132,4 @@ function primeAllocator(): void {
   if (allocatorPrimed) return;
   allocatorPrimed = true;
   Buffer.allocUnsafeSlow(16 << 20);
-}
-
-// Young-generation collections (docs/benchmarks.md, "Memory").
-
-/** Received (or read) bytes between two collections. */
-const COLLECTION_STEP = 4 << 20;
-
-let collect: ((options: { type: 'minor' }) => void) | undefined;
-
-/**
- * Returns a function, told the size of each chunk a download handles, that
- * runs a young-generation collection every 4 MiB.
- *
- * Every socket read allocates a fresh buffer, and V8 frees them only when a collection runs: while a
- * download runs at full speed, tens of MB of chunks already written wait for it. A collection of the
- * young generation every few MiB costs well under a millisecond and keeps peak memory flat and low.
- */
-export function collectorForChunks(): (bytes: number) => void {
-  if (!collect) {
-    // The usual way to reach V8's gc() in a process not started with --expose-gc.
-    setFlagsFromString('--expose-gc');
-    collect = runInNewContext('gc') as typeof collect;
-  }
-  let since = 0;
-  return (received) => {
-    since += received;
-    if (since < COLLECTION_STEP) return;
-    since = 0;
-    collect?.({ type: 'minor' });
-  };
 }

@@ -4,7 +4,6 @@ import type { ApiClient } from '../api/client.js';
 import { ResponseBody } from '../api/response-body.js';
 import { header } from '../api/headers.js';
 import { getArchiveUrl, getMigration } from '../api/migrations.js';
-import { collectorForChunks } from '../api/tuning.js';
 import { ARCHIVE_RETENTION_MS, type Migration } from '../api/types.js';
 import type { Clock } from '../clock.js';
 import { expectedContent } from './archive/expected.js';
@@ -163,8 +162,6 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
       ? await FileSink.open(options.target.path, options.target.force, migration)
       : new StreamSink(options.target.stream);
   const hash = options.checksum ? startBackgroundHash() : undefined;
-  // Received buffers are freed as the download goes, not tens of MB later (api/tuning.ts).
-  const collectGarbage = collectorForChunks();
   try {
     const resumedFrom = await sink.resumeFrom(hash);
     const maxResumes = options.maxResumes ?? 5;
@@ -276,7 +273,6 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
             throw space && spaceBound < maxSize ? unannouncedTooLarge(space, id, end) : new ArchiveTooLargeError(maxSize);
           }
           const written = sink.write(chunk, hash);
-          collectGarbage(chunk.length);
           options.onProgress?.({ received: sink.offset, total, resumedFrom });
           return written;
         });
