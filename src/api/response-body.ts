@@ -11,10 +11,12 @@ export class ResponseBody extends Writable {
   private waiting: { chunk: Buffer; done: (error?: Error | null) => void } | undefined;
 
   constructor() {
-    // The default high-water mark on purpose: each write pushes back, so undici stops parsing until
-    // the chunk is consumed and nothing waits in this stream's buffer, where a cut connection would
-    // drop it unwritten (a 1 MiB mark saved little and lost those bytes; docs/benchmarks.md).
-    super();
+    // A high-water mark of 0: every write pushes back, so undici stops parsing until the chunk is
+    // consumed and nothing waits in this stream's buffer, where a cut connection would drop it
+    // unwritten (a 1 MiB mark saved little and lost those bytes; docs/benchmarks.md). Not Node's
+    // default: 16 KiB up to Node 20 (a smaller chunk did not push back), 64 KiB from Node 22 (a
+    // whole first read of 64 KiB did not, and the rest of a cut answer was lost behind it).
+    super({ highWaterMark: 0 });
     // A failure is reported by readInto; a body nobody reads may fail unheard.
     this.on('error', () => {});
   }
