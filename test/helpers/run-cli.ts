@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { Clock } from '../../src/clock.js';
@@ -9,6 +10,14 @@ import { SandboxClock } from '../../src/sandbox/state.js';
 import { sandboxAt } from './sandbox.js';
 
 export const BIN = fileURLToPath(new URL('../../bin/svc-migrate.js', import.meta.url));
+
+/**
+ * What a run of the built binary left in `dir`, its TMPDIR. Node 22 and later keep their compile
+ * cache there (node-compile-cache, bin/svc-migrate.js): it is not the program's to remove.
+ */
+export function leftIn(dir: string): string[] {
+  return readdirSync(dir).filter((name) => name !== 'node-compile-cache');
+}
 
 export interface CliResult {
   code: number | null;
