@@ -1,11 +1,37 @@
-import { type AddressInfo, createServer, type Socket } from 'node:net';
-import { type ConnectionSide, Exchange, type Limits, type ServerRequest, type Shared, writeAnswer } from './http-exchange.js';
-import { HttpRequestError, MAX_HEAD_BYTES, parseRequestHead, type RequestHead } from './http-request.js';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 
-export type { ServerRequest };
+// The receiver's HTTP server: node:http (llhttp) reads the requests and frames them, with its own
+// bounds on heads and waits; what this module adds sits above HTTP: bodies read with a limit,
+// chunk framing that may not outweigh the data it frames, and every body held counted against one
+// bound for the whole server.
 
-// The receiver's HTTP/1.1 server on node:net: one request at a time per connection, every byte held
-// counted, every wait timed. Why not node:http: docs/architecture.md#the-receivers-http-server.
+/** A request refused for what it is (413 too large, 503 held too much, 400 broken off, 408 too slow). */
+export class HttpRequestError extends Error {
+  readonly status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.status = status;
+  }
+}
+
+export interface ServerRequest {
+  method: string;
+  /** The request-target exactly as sent (a path and query, or an absolute URL). */
+  target: string;
+  /** Header names and values as received, in order. */
+  readonly rawHeaders: string[];
+  /** Lower-case names; repeated fields joined as node:http joins them. */
+  headers: Record<string, string>;
+  /**
+   * The body, at most `limit` bytes. Rejects with HttpRequestError: 413 beyond the limit or when
+   * chunk framing outweighs the data, 503 when the server holds as many bytes as it may, 400 when
+   * the sender stops, 408 when it takes longer than the request timeout.
+   */
+  readBody(limit: number): Promise<Buffer>;
+  /** Answers with a JSON body; `close` ends the connection after it. Only the first answer counts. */
+  respond(status: number, json: string, options?: { close?: boolean; retryAfterSeconds?: number | undefined }): void;
+}
 
 export interface HttpServerOptions {
   host: string;
@@ -14,9 +40,9 @@ export interface HttpServerOptions {
   maxConnections: number;
   /** Bytes of request bodies held at once over every connection; beyond, a body is refused with 503. */
   maxHeldBytes: number;
-  /** A request's head must arrive within this many ms of its first byte (a new connection's, of the connection). */
+  /** A request's head must arrive within this many ms. */
   headersTimeoutMs?: number;
-  /** A request's body must arrive within this many ms of its first byte. */
+  /** A whole request must arrive within this many ms. */
   requestTimeoutMs?: number;
   /** A connection idle after an answer is closed after this many ms. */
   keepAliveTimeoutMs?: number;
@@ -32,244 +58,236 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
-/** Bytes received ahead of a request still being handled (a pipelining sender) before reading pauses. */
-const MAX_AHEAD_BYTES = 64 * 1024;
-const END_OF_HEAD = Buffer.from('\r\n\r\n');
+/** Bytes of a request head, at most (node:http's default). */
+const MAX_HEAD_BYTES = 16 * 1024;
+
+/**
+ * Bytes of chunk-size lines and extensions a chunked body may have beyond the data they frame: a
+ * sender of one-byte chunks, or of long extensions, sends many times its body for nothing.
+ */
+const FRAMING_ALLOWANCE = 64 * 1024;
+
+/** A body its handler never read, up to this size, is dropped as it arrives and the connection kept. */
+const MAX_DISCARD_BYTES = 64 * 1024;
+
+/** Fields that say how to read the message or whom it is for: node:http keeps the first of several; here, one or none. */
+const SINGLE_FIELDS = new Set(['host', 'content-type']);
+
+const STATUS_OF_CLIENT_ERROR: Record<string, number> = {
+  HPE_HEADER_OVERFLOW: 431,
+  ERR_HTTP_REQUEST_TIMEOUT: 408,
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: 413,
+};
 
 export async function startHttpServer(options: HttpServerOptions): Promise<HttpServer> {
-  const limits: Limits = {
-    maxHeldBytes: options.maxHeldBytes,
-    headersTimeout: options.headersTimeoutMs ?? 30_000,
-    requestTimeout: options.requestTimeoutMs ?? 60_000,
-    keepAliveTimeout: options.keepAliveTimeoutMs ?? 5_000,
+  let held = 0;
+  let closing = false;
+  const keepAliveTimeout = options.keepAliveTimeoutMs ?? 5_000;
+  const sockets = new Set<Socket>();
+  /** Connections with a request handed over and not yet answered: on close, only these are waited for. */
+  const handling = new Map<Socket, Exchange>();
+  const server = createServer(
+    {
+      maxHeaderSize: MAX_HEAD_BYTES,
+      headersTimeout: options.headersTimeoutMs ?? 30_000,
+      requestTimeout: options.requestTimeoutMs ?? 60_000,
+      keepAliveTimeout,
+      // How often node:http looks at its timeouts (30 s by default): every second, or sooner for shorter ones.
+      connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor((options.headersTimeoutMs ?? 30_000) / 4))),
+      noDelay: true,
+    },
+    (request, response) => handle(request, response, false),
+  );
+  const handle = (request: IncomingMessage, response: ServerResponse, expectsContinue: boolean) => {
+    // llhttp reads any "HTTP/x.y" line as HTTP/1.1 would be read: only 1.0 and 1.1 are.
+    if (request.httpVersionMajor !== 1) {
+      return answer(response, 505, JSON.stringify({ error: `unsupported protocol HTTP/${request.httpVersion}` }), { close: true, keepAliveTimeout });
+    }
+    const duplicate = singleFieldRepeated(request.rawHeaders);
+    if (duplicate) return answer(response, 400, JSON.stringify({ error: `more than one ${duplicate} field` }), { close: true, keepAliveTimeout });
+    const exchange = new Exchange(request, response, expectsContinue);
+    handling.set(request.socket, exchange);
+    options.onRequest(exchange);
   };
-  const connections = new Set<Connection>();
-  const shared: Shared = { held: 0, closing: false, limits, onRequest: options.onRequest };
-  // Half-open: a sender may end its side once the request is sent and still read the answer.
-  const server = createServer({ noDelay: true, allowHalfOpen: true }, (socket) => {
-    const connection = new Connection(socket, shared);
-    connections.add(connection);
-    socket.once('close', () => connections.delete(connection));
+  server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => handle(request, response, true));
+  // A sender may end its side once its request is sent and still read the answer.
+  (server as { httpAllowHalfOpen?: boolean }).httpAllowHalfOpen = true;
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => {
+      sockets.delete(socket);
+      handling.delete(socket);
+    });
   });
   server.maxConnections = options.maxConnections;
   server.on('drop', () => options.onDrop?.());
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    // A connection that never sent a byte is closed without a word.
+    if (!socket.writable || socket.destroyed || socket.bytesRead === 0) return void socket.destroy();
+    const status = STATUS_OF_CLIENT_ERROR[error.code ?? ''] ?? 400;
+    const json = JSON.stringify({ error: status === 408 ? 'the request took too long to arrive' : `malformed request (${error.code ?? error.message})` });
+    socket.end(`HTTP/1.1 ${status} ${status === 408 ? 'Request Timeout' : status === 431 ? 'Request Header Fields Too Large' : status === 413 ? 'Content Too Large' : 'Bad Request'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(json)}\r\nconnection: close\r\n\r\n${json}`);
+  });
 
-  // One check of every connection's deadlines, as node:http does, rather than a timer per request.
-  const shortest = Math.min(limits.headersTimeout, limits.requestTimeout, limits.keepAliveTimeout);
-  const deadlines = setInterval(() => {
-    const now = Date.now();
-    for (const connection of connections) connection.checkDeadlines(now);
-  }, Math.max(10, Math.min(1000, Math.floor(shortest / 4))));
-  deadlines.unref();
+  class Exchange implements ServerRequest {
+    readonly method: string;
+    readonly target: string;
+    readonly headers: Record<string, string>;
+    private readonly request: IncomingMessage;
+    private readonly response: ServerResponse;
+    private heldBytes = 0;
+    private answered = false;
+    private fail: ((error: HttpRequestError) => void) | undefined;
+    /** Its body is being read: on close, it is not waited for. */
+    reading = false;
+    /** The sender waits for "100 Continue" before it sends its body: it gets one only if the body is read. */
+    private readonly expectsContinue: boolean;
+
+    constructor(request: IncomingMessage, response: ServerResponse, expectsContinue: boolean) {
+      this.request = request;
+      this.response = response;
+      this.expectsContinue = expectsContinue;
+      this.method = request.method ?? '';
+      this.target = request.url ?? '';
+      this.headers = headersOf(request);
+    }
+
+    get rawHeaders(): string[] {
+      return this.request.rawHeaders;
+    }
+
+    readBody(limit: number): Promise<Buffer> {
+      const { request } = this;
+      const declared = Number(request.headers['content-length']);
+      if (declared > limit) return Promise.reject(new HttpRequestError(413, `a body of ${declared} bytes is over the limit of ${limit} bytes`));
+      const { socket } = request;
+      // What the socket brings for a chunked body beyond its data is framing (sizes, extensions):
+      // counted against the data, since llhttp bounds each line but not how many there are.
+      const chunked = request.headers['transfer-encoding'] !== undefined;
+      const socketStart = socket.bytesRead;
+      const dataStart = request.readableLength;
+      this.reading = true;
+      if (this.expectsContinue) this.response.writeContinue();
+      return new Promise<Buffer>((resolve, reject) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        const done = () => {
+          this.reading = false;
+          this.fail = undefined;
+          request.off('data', take).off('end', end).off('close', closed);
+        };
+        this.fail = (error) => {
+          done();
+          request.pause();
+          reject(error);
+        };
+        const take = (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > limit) return this.fail?.(new HttpRequestError(413, `the body is over the limit of ${limit} bytes`));
+          if (chunked && socket.bytesRead - socketStart - (size - dataStart) > size + FRAMING_ALLOWANCE) {
+            return this.fail?.(new HttpRequestError(413, 'chunk sizes and extensions outweigh the data they frame'));
+          }
+          if (held + chunk.length > options.maxHeldBytes) {
+            return this.fail?.(new HttpRequestError(503, 'the receiver holds as many bodies as it can at once; try again shortly'));
+          }
+          held += chunk.length;
+          this.heldBytes += chunk.length;
+          chunks.push(chunk);
+        };
+        const end = () => {
+          done();
+          resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+        };
+        const closed = () => {
+          if (request.complete) return;
+          // Cut off by the server stopping: there is nobody left to tell, and nothing to report.
+          if (closing) return done();
+          this.fail?.(new HttpRequestError(400, 'the sender aborted the request'));
+        };
+        request.on('data', take).on('end', end).on('close', closed);
+      });
+    }
+
+    respond(status: number, json: string, answerOptions: { close?: boolean; retryAfterSeconds?: number | undefined } = {}): void {
+      if (this.answered) return;
+      this.answered = true;
+      this.fail?.(new HttpRequestError(400, 'answered before the body was read'));
+      held -= this.heldBytes;
+      this.heldBytes = 0;
+      // A small body never read (a 404, say) is dropped by node:http as it arrives; a larger one, or
+      // one the sender still waits to send, ends the connection with this answer.
+      const { request } = this;
+      const small = Number(request.headers['content-length'] ?? 0) <= MAX_DISCARD_BYTES && request.headers['transfer-encoding'] === undefined;
+      const close = answerOptions.close === true || closing || (!request.complete && (!small || this.expectsContinue));
+      if (handling.get(request.socket) === this) handling.delete(request.socket);
+      answer(this.response, status, json, { close, keepAliveTimeout, retryAfterSeconds: answerOptions.retryAfterSeconds });
+    }
+  }
 
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (error) => {
-      clearInterval(deadlines);
-      reject(error);
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
     });
-    server.listen(options.port, options.host, () => resolve());
   });
   return {
     port: (server.address() as AddressInfo).port,
     close: () =>
       new Promise((resolve) => {
-        shared.closing = true;
-        server.close(() => {
-          clearInterval(deadlines);
-          resolve();
-        });
-        for (const connection of connections) connection.endUnlessAnswering();
+        closing = true;
+        server.close(() => resolve());
+        // A request being handled gets its answer; nothing else is waited for.
+        for (const socket of sockets) if (handling.get(socket)?.reading !== false) socket.destroy();
       }),
   };
 }
 
-/** One connection: reads a request, hands it over, writes its answer, and only then reads the next. */
-class Connection implements ConnectionSide {
-  private state: 'idle' | 'head' | 'handling' | 'closed' = 'idle';
-  /** The sender ended its side: what it sent is all there is. */
-  private peerEnded = false;
-  /** Reading waits until the answers written so far have left. */
-  private waitingForDrain = false;
-  /** Bytes still to drop: the rest of a body its handler did not read. */
-  private discarding = 0;
-  /** Bytes received and not yet consumed. */
-  private buffered: Buffer | undefined;
-  /**
-   * How many bytes at the front of `buffered` were searched for the end of a head already: a head
-   * that trickles in is searched once, not again from its start at each read.
-   */
-  private searched = 0;
-  private startedAt = Date.now();
-  private servedAny = false;
-  private parsing = false;
-  private current: Exchange | undefined;
-
-  readonly socket: Socket;
-  readonly shared: Shared;
-
-  constructor(socket: Socket, shared: Shared) {
-    this.socket = socket;
-    this.shared = shared;
-    socket.on('data', (chunk: Buffer) => this.receive(chunk));
-    socket.on('end', () => this.peerEnd());
-    socket.on('error', () => socket.destroy());
-    socket.once('close', () => {
-      this.state = 'closed';
-      this.current?.abort(this.shared.closing);
-    });
-  }
-
-  private receive(chunk: Buffer): void {
-    if (this.state === 'closed') return;
-    if (this.current?.takes(chunk)) return;
-    this.unread(chunk);
-    this.dropDiscarded();
-    if (this.state !== 'handling') this.parse();
-  }
-
-  /** The rest of a body its handler did not read is dropped once answered, so the next request can be read. */
-  discard(bytes: number): void {
-    this.discarding = bytes;
-  }
-
-  private dropDiscarded(): void {
-    if (this.discarding === 0 || !this.buffered || this.state === 'handling') return;
-    const count = Math.min(this.discarding, this.buffered.length);
-    this.skip(count);
-    this.discarding -= count;
-  }
-
-  /** Reads the heads of what was received; a request answered at once lets the loop read the next. */
-  private parse(): void {
-    if (this.parsing) return;
-    this.parsing = true;
-    try {
-      while ((this.state === 'idle' || this.state === 'head') && this.buffered && !this.waitingForDrain && this.discarding === 0) {
-        if (this.state === 'idle') {
-          // RFC 9112 §2.2: empty lines before a request line are ignored.
-          let start = 0;
-          while (this.buffered[start] === 0x0d && this.buffered[start + 1] === 0x0a) start += 2;
-          if (start > 0) this.skip(start);
-          if (!this.buffered || (this.buffered.length === 1 && this.buffered[0] === 0x0d)) return;
-          this.state = 'head';
-          this.startedAt = Date.now();
-        }
-        const end = this.buffered.indexOf(END_OF_HEAD, Math.max(0, this.searched - 3));
-        if (end < 0 ? this.buffered.length > MAX_HEAD_BYTES + 3 : end > MAX_HEAD_BYTES) {
-          return this.refuse(new HttpRequestError(431, 'the request head is over 16 KiB'));
-        }
-        // A line ended by LF alone would wait for a CRLF that never comes: refused at once.
-        if (end < 0 && hasBareLineFeed(this.buffered, this.searched)) return this.refuse(new HttpRequestError(400, 'a line of the request head ends without CR'));
-        if (end < 0) {
-          this.searched = this.buffered.length;
-          return;
-        }
-        let head: RequestHead;
-        try {
-          head = parseRequestHead(this.buffered.toString('latin1', 0, end));
-        } catch (error) {
-          return this.refuse(error as HttpRequestError);
-        }
-        this.skip(end + 4);
-        this.state = 'handling';
-        this.current = new Exchange(this, head);
-        this.shared.onRequest(this.current);
-      }
-    } finally {
-      this.parsing = false;
-    }
-  }
-
-  /** Drops `count` bytes from the front of what was received. */
-  private skip(count: number): void {
-    const buffered = this.buffered as Buffer;
-    this.buffered = count < buffered.length ? buffered.subarray(count) : undefined;
-    this.searched = 0;
-  }
-
-  takeAll(): Buffer | undefined {
-    const buffered = this.buffered;
-    this.buffered = undefined;
-    this.searched = 0;
-    return buffered;
-  }
-
-  /** Keeps bytes for the next request; a sender far ahead of its answers waits for them. */
-  unread(bytes: Buffer): void {
-    this.buffered = this.buffered ? Buffer.concat([this.buffered, bytes]) : bytes;
-    if (this.state === 'handling' && this.buffered.length > MAX_AHEAD_BYTES) this.socket.pause();
-  }
-
-  resume(): void {
-    if (this.socket.isPaused()) this.socket.resume();
-  }
-
-  /** After an answer: the next request, or the end of the connection. */
-  answered(exchange: Exchange, keepOpen: boolean): void {
-    if (this.current !== exchange) return;
-    this.current = undefined;
-    if (!keepOpen || this.state === 'closed') return this.end();
-    this.servedAny = true;
-    this.state = 'idle';
-    this.startedAt = Date.now();
-    if (this.peerEnded && !this.buffered) return this.end();
-    if (!this.socket.writableNeedDrain) return this.readNext();
-    // A sender that does not read its answers is not read from either: they do not pile up here.
-    this.waitingForDrain = true;
-    this.socket.pause();
-    this.socket.once('drain', () => {
-      this.waitingForDrain = false;
-      this.readNext();
-    });
-  }
-
-  private readNext(): void {
-    this.resume();
-    this.dropDiscarded();
-    this.parse();
-    if (this.peerEnded && this.state === 'idle' && !this.buffered) this.end();
-  }
-
-  /** The sender sent all it will: a request under way can no longer be completed; an idle connection ends. */
-  private peerEnd(): void {
-    this.peerEnded = true;
-    if (this.state === 'idle' && !this.buffered) this.end();
-    else if (this.state === 'head') this.end();
-    else this.current?.abort(false);
-  }
-
-  /** A request refused before any handler saw it: answered, and the connection ended. */
-  private refuse(error: HttpRequestError): void {
-    this.buffered = undefined;
-    this.searched = 0;
-    if (!this.socket.destroyed) writeAnswer(this.socket, 'POST', error.status, JSON.stringify({ error: error.message }), { close: true });
-    this.end();
-  }
-
-  /** Ends the connection once what was written has left; a sender that never reads it is cut off (checkDeadlines). */
-  private end(): void {
-    this.state = 'closed';
-    this.startedAt = Date.now();
-    if (!this.socket.destroyed) this.socket.end(() => this.socket.destroy());
-  }
-
-  /** On close: a request whose body is in and whose handler is at work gets its answer; nothing else waits. */
-  endUnlessAnswering(): void {
-    if (this.state !== 'handling' || this.current?.reading) this.socket.destroy();
-  }
-
-  checkDeadlines(now: number): void {
-    const { headersTimeout, requestTimeout, keepAliveTimeout } = this.shared.limits;
-    const waited = now - this.startedAt;
-    if (this.state === 'closed' && waited > keepAliveTimeout) this.socket.destroy();
-    else if (this.state === 'idle' && waited > (this.servedAny ? keepAliveTimeout : headersTimeout)) this.socket.destroy();
-    else if (this.state === 'head' && waited > headersTimeout) this.refuse(new HttpRequestError(408, 'the request head took too long to arrive'));
-    else if (this.state === 'handling' && this.current?.reading && waited > requestTimeout) this.current.timeOut();
-  }
+interface AnswerOptions {
+  close: boolean;
+  /** How long an answer that ends its connection may wait for the sender to read it. */
+  keepAliveTimeout: number;
+  retryAfterSeconds?: number | undefined;
 }
 
-/** An LF not preceded by CR in what was received of a head, from `from` on. */
-function hasBareLineFeed(bytes: Buffer, from: number): boolean {
-  for (let at = bytes.indexOf(0x0a, from); at >= 0; at = bytes.indexOf(0x0a, at + 1)) if (bytes[at - 1] !== 0x0d) return true;
-  return false;
+function answer(response: ServerResponse, status: number, json: string, options: AnswerOptions): void {
+  // Nothing to answer on a connection already gone (node:http answered a timeout itself). An answer
+  // to a pipelined request has no socket until those before it are sent: its request's is the one.
+  const { socket } = response.req;
+  if (response.headersSent || response.destroyed || !socket.writable) return;
+  if (options.close) {
+    // A sender that never reads its last answer does not keep the connection, or a closing server, waiting.
+    const cutOff = setTimeout(() => socket.destroy(), options.keepAliveTimeout).unref();
+    socket.once('close', () => clearTimeout(cutOff));
+  }
+  const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) };
+  if (options.close) headers.connection = 'close';
+  if (options.retryAfterSeconds !== undefined) headers['retry-after'] = options.retryAfterSeconds;
+  if (options.close) response.shouldKeepAlive = false;
+  response.writeHead(status, headers);
+  response.end(json);
+}
+
+/** The name of a field given more than once that may only be given once, if any. */
+function singleFieldRepeated(raw: string[]): string | undefined {
+  const seen = new Set<string>();
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = (raw[i] as string).toLowerCase();
+    if (!SINGLE_FIELDS.has(name)) continue;
+    if (seen.has(name)) return raw[i];
+    seen.add(name);
+  }
+  return undefined;
+}
+
+/**
+ * The headers as one string each, in a record without a prototype (a field named `constructor`
+ * or `__proto__` is a field like any other). node:http gives `set-cookie` as a list.
+ */
+function headersOf(request: IncomingMessage): Record<string, string> {
+  const headers = Object.create(null) as Record<string, string>;
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return headers;
 }

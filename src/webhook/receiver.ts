@@ -2,8 +2,7 @@ import { isLoopbackHost } from '../api/transport-policy.js';
 import { DELIVERY_HEADERS } from '../api/types.js';
 import { catalogueWarnings } from './catalogue.js';
 import { BodyError, type ContentKind, contentKind, headerWarnings, MAX_FORM_BODY_BYTES, MAX_PAYLOAD_BYTES, parsePayload, payloadText } from './delivery.js';
-import { HttpRequestError } from './http-request.js';
-import { type ServerRequest, startHttpServer } from './http-server.js';
+import { HttpRequestError, type ServerRequest, startHttpServer } from './http-server.js';
 import { rememberedIds } from './remembered-ids.js';
 import { verifySignature } from './signature.js';
 
@@ -150,13 +149,12 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
     // learns that it failed and which delivery, never our paths or process.
     const body = status === 500 ? { error: 'the receiver could not handle this delivery; it was not accepted', delivery: id ?? null } : { error: reason };
     // A body refused for what it is (400, 413), or a sender told to come back later (503): nothing more
-    // is read from it. (A body left unread closes the connection anyway: Exchange.respond.)
+    // is read from it. (A large body left unread closes the connection anyway: http-server.ts.)
     const close = status === 400 || status === 413 || status === 503;
     request.respond(status, JSON.stringify(body), { close, retryAfterSeconds: status === 503 ? 1 : undefined });
   }
 
-  /** The usual delivery is handled in the turn it arrived in, without a promise; a slow body or a save makes one. */
-  function handle(request: ServerRequest): Promise<void> | undefined {
+  function handle(request: ServerRequest): Promise<void> {
     const { headers } = request;
     const { host, path } = addressOf(request);
     if (options.loopbackHostsOnly && !isLoopbackHost(withoutPort(host))) {
@@ -171,8 +169,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
     const limit = BODY_LIMITS[kind];
     const declared = Number(headers['content-length']);
     if (declared > limit) throw new DeliveryRefused(413, `a body of ${declared} bytes is over the 25 MB payload limit`);
-    const body = request.readBody(limit);
-    return Buffer.isBuffer(body) ? accept(request, kind, body) : body.then((rawBody) => accept(request, kind, rawBody));
+    return request.readBody(limit).then((rawBody) => accept(request, kind, rawBody));
   }
 
   function accept(request: ServerRequest, kind: ContentKind, rawBody: Buffer): Promise<void> | undefined {
@@ -270,7 +267,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
     maxHeldBytes: MAX_HELD_BYTES,
     onRequest: (request) => {
       try {
-        handle(request)?.catch((error: unknown) => reject(request, error));
+        handle(request).catch((error: unknown) => reject(request, error));
       } catch (error) {
         reject(request, error);
       }

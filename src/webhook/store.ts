@@ -5,8 +5,13 @@ import { join } from 'node:path';
 import { makeDirectory } from '../make-directory.js';
 import { fileError, readingReason } from '../system-errors.js';
 import { MAX_PAYLOAD_BYTES } from './delivery.js';
-import { FIELD_NAME, FIELD_VALUE, SINGLE_FIELDS } from './http-request.js';
 import type { ReceivedDelivery } from './receiver.js';
+
+/** A field name (an RFC 9110 token) and value (no control but HTAB) as a receiver accepts them. */
+const FIELD_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+/** Fields a request may carry once at most: a saved delivery holds them once. */
+const SINGLE_FIELDS = new Set(['content-length', 'host', 'content-type']);
 
 // A saved delivery is one file, `<name>.http` (deliveryFileName): a comment line with when it
 // arrived and in which order, the request line, the headers as received, a blank line, then the
