@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
 // The receiver's HTTP server: node:http (llhttp) reads the requests and frames them, with its own
@@ -126,7 +126,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     if (!socket.writable || socket.destroyed || socket.bytesRead === 0) return void socket.destroy();
     const status = STATUS_OF_CLIENT_ERROR[error.code ?? ''] ?? 400;
     const json = JSON.stringify({ error: status === 408 ? 'the request took too long to arrive' : `malformed request (${error.code ?? error.message})` });
-    socket.end(`HTTP/1.1 ${status} ${status === 408 ? 'Request Timeout' : status === 431 ? 'Request Header Fields Too Large' : status === 413 ? 'Content Too Large' : 'Bad Request'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(json)}\r\nconnection: close\r\n\r\n${json}`);
+    const head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(json)}`;
+    socket.end(`${head}\r\nconnection: close\r\n\r\n${json}`);
   });
 
   class Exchange implements ServerRequest {
