@@ -27,7 +27,9 @@ for (const [name, bench] of Object.entries(suites)) {
   rows.push(...(await bench()));
 }
 
-const format = (value, unit) => (unit === 'requests' || unit === 'faults' ? String(Math.round(value)) : value.toFixed(unit === 'MB' ? 0 : 1));
+// Figures under 1 (an unloaded receiver's latency) keep two decimals.
+const format = (value, unit) =>
+  unit === 'requests' || unit === 'faults' ? String(Math.round(value)) : value.toFixed(unit === 'MB' ? 0 : Math.abs(value) < 1 ? 2 : 1);
 function verdict(row, ratio) {
   if (row.target === undefined && !row.absolute) return '—';
   let met = row.target === undefined || (row.higherIsBetter ? ratio >= row.target : ratio <= row.target);
@@ -36,7 +38,8 @@ function verdict(row, ratio) {
 }
 const header = '| benchmark | ours | baseline | baseline value | ratio | target | met |\n|---|---|---|---|---|---|---|';
 const lines = rows.map((row) => {
-  const ratio = row.ours / row.baseline;
+  // Equal figures are a ratio of 1, 0 ms against 0 ms included (latencies in whole ms).
+  const ratio = row.ours === row.baseline ? 1 : row.ours / row.baseline;
   const unit = row.unit ?? 'ms';
   const limit = row.absolute ? `< ${row.absolute.limit} ${unit}` : '';
   const target =
