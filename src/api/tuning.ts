@@ -3,33 +3,36 @@ import type { Socket } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import type * as Undici from 'undici';
 
-// The runtime tuning of the HTTP path, downloads above all: each tweak here trades plain code for
-// measured start-up, speed or memory, and none changes a byte sent or received. The measurements,
-// and what was tried and dropped, are in docs/benchmarks.md; rerun `npm run bench` before changing
-// a value. Importing this module loads nothing: main.ts calls tuneRuntime at start-up, and undici
-// loads when undici.ts is first imported. Sizes that are part of a component's own design stay
-// beside it with their reason: how often a download flushes to disk (core/download-sinks.ts), how
-// far the hashing worker may lag (core/hasher.ts), the archive check's read sizes (core/archive/scan.ts).
+// The runtime tuning of the HTTP path. Each tweak here stays only while three things hold
+// (docs/benchmarks.md, "Tuning that stays"): `npm run bench` shows it buys at least 15%, a test
+// fails if it silently stops applying on a Node that CI runs, and its paragraph below says why.
+// None changes a byte sent or received. Importing this module loads nothing: main.ts calls
+// tuneRuntime at start-up, and undici loads when undici.ts is first imported. undici is pinned to
+// ~7.30 in package.json because its parts are loaded by their private paths.
 
-// V8's compilers (docs/benchmarks.md, "Start-up" and "Memory").
+// V8's baseline compiler for WebAssembly.
 
 /**
- * undici parses HTTP in WebAssembly. By default V8 also optimises that module with TurboFan, which
- * costs about 35 MB of memory and 80 ms for a process that makes a handful of requests; the baseline
- * compiler alone parses as fast here, since a download's body passes through the parser untouched.
- * Call before the first request: the module is compiled at the first connection.
+ * undici parses HTTP in WebAssembly, and V8 also optimises that module with TurboFan: on Node 20,
+ * `list --json` takes 158 ms and 61 MB with Liftoff only, 242 ms and 96 MB without (Node 22: 132
+ * against 189 ms); the 1 GiB download peaks about 20 MB lower. Liftoff parses as fast here, since a
+ * body passes through the parser untouched. Call before the first request: the module is compiled
+ * at the first connection. Node 24's V8 reads Wasm flags at start-up only, so there this does
+ * nothing. Guarded by test/api/transport.test.ts ("V8's baseline compiler only").
  */
 export function tuneRuntime(): void {
   setFlagsFromString('--liftoff-only');
 }
 
-// undici in parts (docs/benchmarks.md, "Start-up").
+// undici in parts.
 
 /**
  * The parts of undici svc-migrate uses, loaded on their own. undici's index also loads fetch,
- * WebSocket, EventSource, caching and mocking, which no command here needs: 90–100 ms of start-up
- * for every command that talks HTTP, where these parts take 35–40 ms. Should a later undici move
- * these files, the whole package is loaded instead: slower, never broken.
+ * WebSocket, EventSource, caching and mocking, which no command here needs: on Node 20, which has no
+ * compile cache, `list --json` takes 158 ms this way and 211 ms with the whole package (on Node 22
+ * and 24 the cache makes the two level). Should a later undici move these files, the whole package
+ * is loaded instead: slower, never broken. Guarded by test/e2e/cli.test.ts (the parts are what a
+ * command loads) and test/api/transport.test.ts (the fallback).
  */
 export interface UndiciParts {
   Agent: typeof Undici.Agent;
@@ -64,7 +67,7 @@ export function undiciParts(): UndiciParts {
   return (parts ??= loadUndiciParts(createRequire(import.meta.url)));
 }
 
-// Larger socket reads (docs/benchmarks.md, "Download, larger reads" and "Download, 512 KiB reads").
+// Larger socket reads.
 
 /** The first read buffer of a connection, and the most one read may take. */
 const FIRST_READ = 64 << 10;
@@ -80,14 +83,15 @@ const COPY_BELOW = 16 << 10;
  * arrived, up to 512 KiB: its buffer doubles while reads come back full, and a small read is copied
  * out so that its buffer is read into again. undici keeps views of what it parses (header values,
  * body chunks), so a buffer handed over is never reused. TLS connections keep undici's own reads:
- * Node's TLS layer hands out at most 16 KiB at a time whatever the buffer.
+ * Node's TLS layer hands out at most 16 KiB at a time whatever the buffer. The 1 GiB download with
+ * `--no-checksum` took 1.09 s this way and 1.45 s with Node's reads (curl: 1.02 s). Guarded by
+ * test/api/transport.test.ts ("the plain-HTTP connector"), which sees reads over 64 KiB.
  */
 export function createConnector(timeoutMs: number): Undici.buildConnector.connector {
   const { buildConnector } = undiciParts();
   const connectTls = buildConnector({ timeout: timeoutMs });
   return (options, callback) => {
     if (options.protocol !== 'http:') return connectTls(options, callback);
-    primeAllocator();
     // highWaterMark: the socket's queue must hold a whole read, or it stops reading after each one.
     const socketOptions = { highWaterMark: MAX_READ, onread: growingReads() };
     return buildConnector({ timeout: timeoutMs, ...socketOptions })(options, callback);
@@ -114,22 +118,4 @@ function growingReads() {
       return this.push(Buffer.from(read.buffer, read.byteOffset, bytes));
     },
   };
-}
-
-let allocatorPrimed = false;
-
-/**
- * glibc's malloc hands freed memory back to the kernel once more than twice its mmap threshold lies
- * free at the top of its heap, and raises that threshold to the size of the largest block freed so
- * far, up to 32 MiB (mallopt(3), "dynamic mmap threshold"). From its start at 128 KiB, the read
- * buffers freed by each collection during a download went back to the kernel and were faulted in
- * again: 40,000–100,000 page faults per GiB, and on this virtual machine rounds with seconds of
- * kernel time. One 16 MiB block, never touched and freed by the next collection, makes glibc keep
- * and reuse that memory (about 12,000 faults per GiB). Other allocators only reserve and release
- * 16 MiB of address space.
- */
-function primeAllocator(): void {
-  if (allocatorPrimed) return;
-  allocatorPrimed = true;
-  Buffer.allocUnsafeSlow(16 << 20);
 }

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
@@ -114,5 +115,25 @@ describe('loading undici in parts', () => {
     const api = await server((_request, response) => response.writeHead(200).end('ok'));
     const response = await request(new URL(`${api.url}/`), { method: 'GET' });
     expect(await response.body.text()).toBe('ok');
+  });
+});
+
+describe('V8\'s baseline compiler only (tuneRuntime)', () => {
+  // V8 in Node 24 reads its Wasm flags once, at start-up: set later, they change nothing, so there
+  // the tuning has nothing to apply (docs/benchmarks.md, "Tuning that stays").
+  const major = Number(process.versions.node.split('.')[0]);
+  it.skipIf(major >= 24)(`keeps a hot WebAssembly function in Liftoff${major >= 24 ? ' (skipped: Node 24 takes Wasm flags at start-up only)' : ''}`, () => {
+    // A hot function: without the flag V8 moves it to TurboFan (a test intrinsic tells which).
+    const script = `
+      const { tuneRuntime } = await import(${JSON.stringify(new URL('../../dist/api/tuning.js', import.meta.url).href)});
+      if (process.argv[1] === 'tuned') tuneRuntime();
+      const bytes = new Uint8Array([0,97,115,109,1,0,0,0,1,6,1,96,1,127,1,127,3,2,1,0,7,5,1,1,102,0,0,10,9,1,7,0,32,0,65,1,106,11]);
+      const { f } = new WebAssembly.Instance(new WebAssembly.Module(bytes)).exports;
+      for (let i = 0; i < 3e7; i++) f(i);
+      process.stdout.write(String(eval('%IsLiftoffFunction(f)')));`;
+    const run = (mode: string) =>
+      execFileSync(process.execPath, ['--allow-natives-syntax', '--input-type=module', '-e', script, mode], { encoding: 'utf8' });
+    expect(run('plain')).toBe('false');
+    expect(run('tuned')).toBe('true');
   });
 });

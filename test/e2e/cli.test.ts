@@ -52,6 +52,9 @@ describe('start-up', () => {
       const loaded = readFileSync(record, 'utf8');
       expect(loaded).toMatch(/\/dist\/cli(-version)?\.js/);
       for (const name of heavy) expect(loaded).not.toContain(name);
+      // The bundle applies: what every command loads comes out of dist/cli.js, not one module at a
+      // time (scripts/bundle.js; docs/benchmarks.md, "Tuning that stays").
+      for (const name of ['/node_modules/commander/', '/node_modules/chalk/', '/dist/main.js', '/dist/program.js']) expect(loaded).not.toContain(name);
     },
   );
 
