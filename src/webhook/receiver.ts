@@ -115,7 +115,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
   // Accepted deliveries are answered together at the end of the event loop's turn (setImmediate),
   // after every request that arrived in it was handled. Each answer to a sender that sleeps waiting
   // for it costs a wake-up, which on a virtual machine is dear; answers sent back to back wake it
-  // once. The delay is the time to handle one burst of requests (docs/benchmarks.md).
+  // once. The delay is the time to handle one burst of requests.
   let answering: { request: ServerRequest; delivery: ReceivedDelivery }[] = [];
   const answerAll = () => {
     const batch = answering;
