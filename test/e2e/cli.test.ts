@@ -34,13 +34,16 @@ describe('start-up', () => {
     '/node_modules/@inquirer/',
     '/node_modules/cli-table3/',
     '/node_modules/conf/',
+    // The archive check's readers, loaded by the commands that read an archive.
+    '/node_modules/tar/',
+    '/node_modules/@streamparser/',
     // The sandbox, compiled and bundled (scripts/bundle.js).
     '/dist/sandbox/',
     '/dist/cli-sandbox.js',
   ];
 
   it.each([['--version'], ['--help'], ['list', '--help']])(
-    '%s loads none of undici, ora, inquirer, cli-table3, conf or the sandbox',
+    '%s loads none of undici, ora, inquirer, cli-table3, conf, tar or the sandbox',
     async (...args) => {
       const record = join(tmpdir(), `svc-migrate-imports-${process.pid}-${args.join('')}.txt`);
       rmSync(record, { force: true });
@@ -71,6 +74,7 @@ describe('start-up', () => {
     expect(loaded).toContain('/node_modules/undici/lib/dispatcher/agent.js');
     expect(loaded).not.toContain('/node_modules/undici/index.js');
     expect(loaded).not.toContain('/node_modules/undici/lib/web/');
+    expect(loaded).not.toContain('/node_modules/tar/');
   });
 
   it('prints the version of package.json', async () => {

@@ -1,5 +1,4 @@
 import type { ArchiveProblem } from '../../archive-problem.js';
-import { scanArchive } from './scan.js';
 
 interface InspectedRepository {
   name: string;
@@ -24,6 +23,9 @@ export interface InspectReport {
 
 /** What a migration archive holds, read in one streaming pass without extracting anything. */
 export async function inspectArchive(path: string, onProgress?: (read: number, total: number) => void): Promise<InspectReport> {
+  // Loaded here, not at start-up: npm's tar and the JSON tokenizer cost every command that never
+  // reads an archive (test/e2e/cli.test.ts).
+  const { scanArchive } = await import('./scan.js');
   const scan = await scanArchive(path, onProgress ? { onProgress } : {});
   const names = [...new Set([...scan.repositories, ...scan.gitData.keys()])];
   return {

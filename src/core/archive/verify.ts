@@ -5,7 +5,6 @@ import { basename, join } from 'node:path';
 import { VerificationError } from '../../errors.js';
 import { type ArchiveProblem, describeProblem } from '../../archive-problem.js';
 import { checkCopiedRepository, gitVersion, makeGitHome } from './git-check.js';
-import { scanArchive } from './scan.js';
 import { ExtractionBudget } from './scan-parts.js';
 
 type GitCheck = 'passed' | 'failed' | 'skipped: git is not on PATH' | 'skipped: asked not to' | 'no git data';
@@ -84,6 +83,9 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
     const home = workDir ? await makeGitHome(workDir) : undefined;
     const repositoriesDir = workDir ? join(workDir, 'repositories') : undefined;
     const expectedSha = options.sha256 ?? (await sidecarSha256(path));
+    // Loaded here, not at start-up: npm's tar and the JSON tokenizer cost every command that never
+    // reads an archive (test/e2e/cli.test.ts).
+    const { scanArchive } = await import('./scan.js');
     const scan = await scanArchive(path, {
       ...(repositoriesDir ? { extractTo: repositoriesDir } : {}),
       ...(workDir ? { budget: ExtractionBudget.of(workDir) } : {}),
