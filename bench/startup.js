@@ -32,7 +32,7 @@ export async function startupBench() {
   return [
     { name: 'svc-migrate --version', target: 1.5, ours: timeCommand(process.execPath, [BIN, '--version']), ...node },
     { name: 'svc-migrate --help', target: undefined, ours: timeCommand(process.execPath, [BIN, '--help']), ...node },
-    { name: 'svc-migrate list --json (a running sandbox)', target: undefined, ours: list, ...node },
+    { name: 'svc-migrate list --json (a running sandbox)', target: 2.5, ours: list, ...node },
     { name: 'svc-migrate sandbox (until it serves)', target: undefined, ours: median(sandboxRuns), ...node },
   ];
 }
