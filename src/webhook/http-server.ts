@@ -121,7 +121,10 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   });
   server.maxConnections = options.maxConnections;
   server.on('drop', () => options.onDrop?.());
+  /** What llhttp refused on a connection, for the request whose body it cut short. */
+  const malformed = new WeakMap<Socket, string>();
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    malformed.set(socket, error.code ?? error.message);
     // A connection that never sent a byte is closed without a word.
     if (!socket.writable || socket.destroyed || socket.bytesRead === 0) return void socket.destroy();
     const status = STATUS_OF_CLIENT_ERROR[error.code ?? ''] ?? 400;
@@ -203,7 +206,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
           if (request.complete) return;
           // Cut off by the server stopping: there is nobody left to tell, and nothing to report.
           if (closing) return done();
-          this.fail?.(new HttpRequestError(400, 'the sender aborted the request'));
+          const refused = malformed.get(request.socket);
+          this.fail?.(new HttpRequestError(400, refused ? `malformed request (${refused})` : 'the sender aborted the request'));
         };
         request.on('data', take).on('end', end).on('close', closed);
       });

@@ -212,15 +212,18 @@ describe('the receiver\'s HTTP server', () => {
     ['a chunk extension with spaces in it', 'Transfer-Encoding: chunked\r\n\r\n5;a b c\r\nfirst\r\n0\r\n\r\n'],
   ])('refuses %s (4xx) and never serves the request pipelined behind it', async (_name, rest) => {
     const served: string[] = [];
+    const told: string[] = [];
     const port = await serve(async (request) => {
       served.push(request.target);
-      await echo(request);
+      await Promise.resolve(request.readBody(1024)).catch((error: Error) => told.push(error.message));
     });
     const connection = open(port);
     await connection.write(Buffer.from(`POST /first HTTP/1.1\r\nHost: h\r\n${rest}POST /smuggled HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nok`, 'latin1'));
     const answers = await connection.closed();
     expect(answers.every((answer) => answer.status >= 400 && answer.status < 500), JSON.stringify(answers)).toBe(true);
     expect(served).not.toContain('/smuggled');
+    // The handler (and so the listener's log) hears why: the framing, not a sender gone away.
+    await vi.waitFor(() => expect(told).toEqual([expect.stringMatching(/^malformed request \(HPE_/)]));
   });
 
   it('drops a small body its handler never read and keeps the connection; a large one ends it', async () => {
