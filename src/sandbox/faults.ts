@@ -12,6 +12,8 @@ export interface FaultSettings {
   cutTimes?: number;
   /** Archive offsets at which to cut the stream, each once (the response that covers it is cut there). */
   cutAtOffsets?: number[];
+  /** Storage holds each archive answer this many milliseconds before its first byte (a slow start). */
+  storageStallMs?: number;
   /** Serve archive bytes no faster than this. */
   throttleBytesPerSecond?: number;
   /** Storage ignores Range and advertises no Accept-Ranges. */
@@ -45,6 +47,10 @@ export class Faults {
 
   get throttleBytesPerSecond(): number | undefined {
     return this.settings.throttleBytesPerSecond;
+  }
+
+  get storageStallMs(): number {
+    return this.settings.storageStallMs ?? 0;
   }
 
   get noRange(): boolean {

@@ -1,5 +1,4 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -50,6 +49,7 @@ export class ArchiveStorage {
     if (expired || this.faults.takeStorageForbidden(request.headers.range !== undefined)) {
       return xmlError(response, 403, 'AccessDenied', 'Request has expired');
     }
+    if (this.faults.storageStallMs > 0) await stall(this.faults.storageStallMs, request);
     const archive = await this.archives.get(guid)?.();
     if (!archive) return xmlError(response, 404, 'NoSuchKey', 'The specified key does not exist.');
 
@@ -101,9 +101,7 @@ export class ArchiveStorage {
     const cutAfter = this.faults.takeCut(start, end);
     if (cutAfter !== undefined) stages.push(cutter(cutAfter, response));
     try {
-      // Read in 1 MiB pieces, as storage services send: with the default 64 KiB, serving 1 GiB cost
-      // the sandbox a whole second of CPU, taken from the client it shares the machine with.
-      await pipeline([createReadStream(archive.path, { start, end, highWaterMark: 1 << 20 }), ...stages, response]);
+      await pipeline([archive.open(start, end), ...stages, response]);
     } catch {
       // The client went away or a fault cut the stream; nothing to clean up.
     }
@@ -118,6 +116,19 @@ export class ArchiveStorage {
     const given = Buffer.from(signature);
     return given.length === expected.length && timingSafeEqual(given, expected);
   }
+}
+
+/** Waits `ms` before answering, or less if the client goes away meanwhile. */
+function stall(ms: number, request: IncomingMessage): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      request.socket.off('close', done);
+      resolve();
+    }
+    request.socket.once('close', done);
+  });
 }
 
 function xmlError(response: ServerResponse, status: number, code: string, message: string, size?: number): void {

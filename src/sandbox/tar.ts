@@ -44,9 +44,14 @@ export class TarWriter {
     await this.pad(body.length);
   }
 
+  /** The header of a file of `size` bytes whose content the caller writes (or makes) itself. */
+  async fileHeader(name: string, size: number): Promise<void> {
+    await this.write(headerBlocks(name, size, 'File', this.mtime));
+  }
+
   /** A file of `size` bytes made by repeating `block` (for padding archives to a size). */
   async repeated(name: string, size: number, block: Buffer): Promise<void> {
-    await this.write(headerBlocks(name, size, 'File', this.mtime));
+    await this.fileHeader(name, size);
     let left = size;
     while (left > 0) {
       const chunk = left >= block.length ? block : block.subarray(0, left);
@@ -60,7 +65,8 @@ export class TarWriter {
     await this.write(Buffer.alloc(BLOCK * 2));
   }
 
-  private async pad(size: number): Promise<void> {
+  /** The zeros that round a file of `size` bytes up to whole blocks. */
+  async pad(size: number): Promise<void> {
     const rest = size % BLOCK;
     if (rest) await this.write(Buffer.alloc(BLOCK - rest));
   }
