@@ -2,7 +2,15 @@ import type { Command } from 'commander';
 import type { Context, Runner } from '../context.js';
 import { downloadArchive } from '../core/download.js';
 import { type DownloadSummary, downloadMessage } from '../ui/tables.js';
-import { addDownloadOptions, archiveSummary, type DownloadFlags, downloadSettings, warnIfUnverified } from './common/download.js';
+import {
+  addDownloadOptions,
+  archiveSummary,
+  checkDownloadTarget,
+  downloadCommand,
+  type DownloadFlags,
+  downloadSettings,
+  warnIfUnverified,
+} from './common/download.js';
 import { examples, parseMigrationId } from './common/options.js';
 import { addWaitOptions, type WaitFlags } from './common/flags.js';
 import { failIfAnyFailed, waitAndReport } from './common/wait.js';
@@ -23,9 +31,12 @@ async function download(
   id: number,
   options: DownloadCommandOptions,
 ): Promise<DownloadSummary> {
+  const command = downloadCommand(context, id, options);
+  // Before any request: a wait or a migration's check would only delay the refusal.
+  checkDownloadTarget(context, options, { pipe: command, save: downloadCommand(context, id, { ...options, output: undefined }) });
   const client = await context.api();
   if (options.wait) failIfAnyFailed(await waitAndReport(context, [id], options));
-  const { settings, bar, toStdout } = downloadSettings(context, options);
+  const { settings, bar, toStdout } = downloadSettings(context, options, () => command, true);
   let result: Awaited<ReturnType<typeof downloadArchive>>;
   try {
     result = await downloadArchive(client, {

@@ -7,7 +7,7 @@ import { type ExportOptions, exportOrganization, type OrgExportFlags } from './c
 import { examples, parsePositiveInt } from './common/options.js';
 import { createWaitReporter } from '../ui/wait.js';
 import { confirmDeletion } from './common/confirm.js';
-import { addDownloadOptions, archiveSummary, downloadSettings, warnIfUnverified } from './common/download.js';
+import { addDownloadOptions, archiveSummary, checkDownloadTarget, downloadCommand, downloadSettings, warnIfUnverified } from './common/download.js';
 import {
   addStartOptions,
   addWaitOptions,
@@ -23,6 +23,7 @@ async function exportRepositories(
   args: string[],
   options: ExportOptions,
 ): Promise<ExportReport> {
+  checkDownloadTarget(context, options);
   if (options.output === '-' && options.deleteArchive) {
     throw new UsageError('--delete-archive needs the archive saved to a file, not -o -');
   }
@@ -41,7 +42,7 @@ async function exportRepositories(
   const client = await context.api();
   const { out } = context;
   const reporter = await createWaitReporter(out, []);
-  const { settings, bar, toStdout } = downloadSettings(context, options);
+  const { settings, bar, toStdout } = downloadSettings(context, options, (id) => downloadCommand(context, id, options), false);
   let report: ExportReport;
   try {
     report = await runExport(client, {

@@ -39,6 +39,10 @@ export interface DownloadOptions {
   /** Mid-stream failures survived before giving up. */
   maxResumes?: number;
   clock: Clock;
+  /** The command that resumes this download, its flags included, for the hint after a stop. */
+  resumeCommand?: (id: number) => string;
+  /** A request to storage is on its way and no byte has come yet (storage may take a while to start). */
+  onWaiting?: () => void;
   onProgress?: (progress: DownloadProgress) => void;
   onNotice?: (message: string) => void;
 }
@@ -199,8 +203,12 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
       }
       let response: DownloadResponse<ResponseBody>;
       try {
+        options.onWaiting?.();
         response = await client.openDownload(url, headers, () => new ResponseBody());
       } catch (error) {
+        // Storage can take long before its first byte: a Ctrl-C then still says how to go on.
+        const waited = error instanceof InterruptedError || client.aborted;
+        if (waited) throw new InterruptedError('download interrupted while waiting for storage', { hint: resumeHint(sink, id, options) });
         if (!(error instanceof UnavailableError) || strikes >= maxResumes) throw error;
         strikes++;
         await clock.sleep(backoffMs(strikes));
@@ -279,7 +287,7 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
         if (total !== undefined && sink.offset !== total)
           cut = `the archive ended early at ${sink.offset} of ${total} bytes`;
       } catch (error) {
-        if (client.aborted) throw new InterruptedError('download interrupted', { hint: resumeHint(sink, id) });
+        if (client.aborted) throw new InterruptedError('download interrupted', { hint: resumeHint(sink, id, options) });
         if (error instanceof ArchiveTooLargeError || error instanceof NoRoomError) {
           // Nothing of an archive we refused is worth keeping.
           await sink.restart(hash);
@@ -298,7 +306,7 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
       // Only cuts without real progress count against the limit: a long transfer that keeps moving goes on.
       if (sink.offset - before < PROGRESS_BYTES) strikes++;
       if (strikes > maxResumes) {
-        throw new UnavailableError(`${cut}; giving up after ${resumes} tries`, { hint: resumeHint(sink, id) });
+        throw new UnavailableError(`${cut}; giving up after ${resumes} tries`, { hint: resumeHint(sink, id, options) });
       }
       const restart = !resumable;
       const how = !restart
@@ -370,10 +378,14 @@ function backoffMs(attempt: number): number {
   return Math.min(5_000, 100 * 2 ** (attempt - 1));
 }
 
-function resumeHint(sink: Sink, id: number): string {
-  return sink instanceof FileSink
-    ? `${sink.offset} bytes are kept in ${sink.partPath}; run \`svc-migrate download ${id}\` again with the same output to resume`
-    : `run \`svc-migrate download ${id}\` again`;
+/** How to go on after an interruption: the exact command, and what it starts from. */
+function resumeHint(sink: Sink, id: number, options: DownloadOptions): string {
+  const command =
+    options.resumeCommand?.(id) ?? `svc-migrate download ${id} -o ${'path' in options.target ? JSON.stringify(options.target.path) : '-'}`;
+  if (!(sink instanceof FileSink)) return `run \`${command}\` to download it again from the start`;
+  return sink.offset > 0
+    ? `${sink.offset} bytes are kept in ${sink.partPath}; \`${command}\` resumes from there`
+    : `nothing was received yet; run \`${command}\` to start again`;
 }
 
 function parseContentRange(

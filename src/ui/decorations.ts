@@ -59,23 +59,45 @@ export interface ProgressUpdate {
   resumedFrom: number;
 }
 
-/** Bytes, rate and ETA on one line redrawn in place; nothing at all when decorations are off. */
+/** A waiting line appears only when the wait is long enough to notice: no flash before each download. */
+const WAITING_SHOWN_AFTER_MS = 300;
+
+/**
+ * Bytes, rate and ETA on one line redrawn in place; before the first byte, what it waits for and
+ * how long it has waited. Nothing at all when decorations are off.
+ */
 export class ProgressBar {
   private lastDraw = 0;
   private readonly started = Date.now();
   private readonly stream: Writable;
   private readonly enabled: boolean;
+  private ticker: NodeJS.Timeout | undefined;
+  private waitingShown = false;
 
   constructor(enabled: boolean, stream: Writable) {
     this.enabled = enabled;
     this.stream = stream;
   }
 
+  /** Until the next update: `<what>… <elapsed> · <note>`, redrawn each second (storage slow to answer). */
+  waiting(what: string, note: string): void {
+    if (!this.enabled) return;
+    this.stopWaiting();
+    const since = Date.now();
+    const draw = () => {
+      this.waitingShown = true;
+      this.draw(`${what}… ${formatDuration(Date.now() - since)} · ${note}`);
+      this.ticker = setTimeout(draw, 1000).unref();
+    };
+    this.ticker = setTimeout(draw, WAITING_SHOWN_AFTER_MS).unref();
+  }
+
   update(progress: ProgressUpdate): void {
     if (!this.enabled) return;
+    const replacing = this.waitingShown;
+    this.stopWaiting();
     const now = Date.now();
-    if (now - this.lastDraw < 100 && progress.received !== progress.total) return;
-    this.lastDraw = now;
+    if (!replacing && now - this.lastDraw < 100 && progress.received !== progress.total) return;
     const seconds = Math.max(0.001, (now - this.started) / 1000);
     const rate = (progress.received - progress.resumedFrom) / seconds;
     const parts = [formatBytes(progress.received)];
@@ -88,13 +110,24 @@ export class ProgressBar {
       if (rate > 0) parts.push(`ETA ${formatDuration(((progress.total - progress.received) / rate) * 1000)}`);
     }
     parts.push(`${formatBytes(rate)}/s`);
-    // Never longer than the terminal: a wrapped line is not cleared by the next redraw.
-    const columns = (this.stream as { columns?: number }).columns;
-    const line = parts.join('  ');
-    this.stream.write(`\r\x1b[2K${columns && columns > 1 ? line.slice(0, columns - 1) : line}`);
+    this.draw(parts.join('  '));
   }
 
   done(): void {
+    this.stopWaiting();
     if (this.enabled && this.lastDraw > 0) this.stream.write('\r\x1b[2K');
+  }
+
+  private draw(line: string): void {
+    this.lastDraw = Date.now();
+    // Never longer than the terminal: a wrapped line is not cleared by the next redraw.
+    const columns = (this.stream as { columns?: number }).columns;
+    this.stream.write(`\r\x1b[2K${columns && columns > 1 ? line.slice(0, columns - 1) : line}`);
+  }
+
+  private stopWaiting(): void {
+    clearTimeout(this.ticker);
+    this.ticker = undefined;
+    this.waitingShown = false;
   }
 }

@@ -171,7 +171,9 @@ export interface DownloadSummary {
 }
 
 export function downloadMessage(summary: DownloadSummary): string {
-  const lines = [`saved ${summary.path} (${formatBytes(summary.bytes)}, ${summary.bytes} bytes)`];
+  const size = `${formatBytes(summary.bytes)}, ${summary.bytes} bytes`;
+  // `-o -`: the archive went to stdout; there is no file called "-".
+  const lines = [summary.path === '-' ? `written to stdout (${size})` : `saved ${summary.path} (${size})`];
   if (summary.sha256) lines.push(`sha256 ${summary.sha256}${summary.sha256_file ? ` (in ${summary.sha256_file})` : ''}`);
   if (summary.verified) lines.push('verified with `archive verify` before it took its name');
   return lines.join('\n');

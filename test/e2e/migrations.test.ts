@@ -245,7 +245,7 @@ describe('download', () => {
     expect(failed.code).toBe(8);
     expect(existsSync(output)).toBe(false);
     expect(existsSync(`${output}.part`)).toBe(true);
-    expect(failed.stderr).toMatch(/run `svc-migrate download \d+` again with the same output to resume/);
+    expect(failed.stderr).toContain(`\`svc-migrate download ${id} -o ${output}\` resumes from there`);
     sandbox.faults.clear();
     const before = sandbox.requests.length;
     const resumed = await runCli(['download', String(id), '-o', output, '--json'], { env });

@@ -39,6 +39,10 @@ export interface InProcessOptions extends CliOptions {
   /** Called with each piece the program writes, to await a message instead of sleeping. */
   onStdout?: (text: string) => void;
   onStderr?: (text: string) => void;
+  /** stdout claims to be a terminal (the program sees `isTTY`), as behind `cmd` typed at a prompt. */
+  stdoutIsTTY?: boolean;
+  /** stderr is a terminal this wide: progress lines are drawn on it. */
+  stderrColumns?: number;
 }
 
 /**
@@ -101,7 +105,9 @@ export async function runCli(args: string[], options: InProcessOptions = {}): Pr
   const env = { ...process.env, ...options.env };
   const sandbox = sandboxAt(env.SVC_BASE_URL);
   const stdout = new Capture(options.onStdout);
+  stdout.isTTY = Boolean(options.stdoutIsTTY);
   const stderr = new Capture(options.onStderr);
+  if (options.stderrColumns !== undefined) Object.assign(stderr, { isTTY: true, columns: options.stderrColumns });
   const stdin = options.openStdin ? new PassThrough() : Readable.from(options.stdin ? [Buffer.from(options.stdin)] : []);
   const code = await run(args, { stdin, stdout, stderr, env }, options.signal, testFactory(sandbox?.clock ?? new SandboxClock()));
   return { code, stdout: stdout.text(), stderr: stderr.text(), stdoutBytes: stdout.bytes() };

@@ -41,10 +41,53 @@ function outputPath(output: string | undefined, id: number): string {
   return output;
 }
 
-/** The download part of the options, and how its progress is shown. */
-export function downloadSettings(context: Context, flags: DownloadFlags) {
-  // Checked before anything starts on the service.
+/** A word as a POSIX shell reads it back: bare when it is plain, else in single quotes. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll('\'', '\'\\\'\'')}'`;
+}
+
+/**
+ * The command that picks a download up where it stopped (docs/cli.md#download): the same output,
+ * and every flag that decides where it goes, what is checked, or where the archive comes from. The
+ * organization and base URL only when given as flags: from the environment or the config file they
+ * hold on the next run too. Never the token.
+ */
+export function downloadCommand(context: Context, id: number, flags: DownloadFlags): string {
+  const words = ['svc-migrate', 'download', String(id)];
+  if (flags.output !== undefined) words.push('-o', flags.output);
+  const { org, baseUrl } = context.settings;
+  if (org.source === 'flag' && org.value) words.push('--org', org.value);
+  if (baseUrl.source === 'flag' && baseUrl.value) words.push('--base-url', baseUrl.value);
+  if (flags.force) words.push('--force');
+  if (flags.checksum === false) words.push('--no-checksum');
+  if (flags.verify === false) words.push('--no-verify');
+  if (flags.maxSize !== undefined) words.push('--max-size', String(flags.maxSize));
+  return words.map(shellWord).join(' ');
+}
+
+/**
+ * Checks made before the first request. `-o -` on a terminal would fill it with gzip (which takes a
+ * `reset` to undo): refused, as curl and gh refuse. `ways` names the commands that work instead.
+ */
+export function checkDownloadTarget(context: Context, flags: DownloadFlags, ways?: { pipe: string; save: string }): void {
   if (flags.output === '') throw new UsageError('-o/--output is empty', { hint: 'name a file or a directory, or - for stdout' });
+  if (flags.output === '-' && context.io.stdout.isTTY) {
+    throw new UsageError('stdout is a terminal: not writing the archive there (-o -); pipe it or use -o FILE', {
+      hint: ways
+        ? `\`${ways.pipe} | tar -tz\` lists it; \`${ways.save}\` saves it`
+        : 'pipe it (`… -o - | tar -tz`), or save it with -o FILE',
+    });
+  }
+}
+
+/** The download part of the options, and how its progress is shown. */
+export function downloadSettings(
+  context: Context,
+  flags: DownloadFlags,
+  command: (id: number) => string,
+  /** Running the same command again continues the download (`download`; not `export`, which starts anew). */
+  sameCommandResumes: boolean,
+) {
   const toStdout = flags.output === '-';
   const bar = context.out.progress();
   let verifyBar: ReturnType<typeof context.out.progress> | undefined;
@@ -71,6 +114,13 @@ export function downloadSettings(context: Context, flags: DownloadFlags) {
               verifyBar.update({ received, total, resumedFrom: 0 });
             },
           },
+    resumeCommand: command,
+    // On the progress line only (a terminal): pipes and --json see nothing of it.
+    onWaiting: () =>
+      bar.waiting(
+        'waiting for storage',
+        toStdout ? 'Ctrl-C stops' : sameCommandResumes ? 'Ctrl-C stops; the same command resumes' : 'Ctrl-C stops; the hint then says how to resume',
+      ),
     onProgress: (progress: DownloadProgress) => {
       if (!told && progress.resumedFrom > 0) {
         context.out.info(`resuming ${path ?? 'the download'} from ${formatBytes(progress.resumedFrom)} (${progress.resumedFrom} bytes) already in ${path}.part`);
