@@ -10,6 +10,8 @@ export const ExitCode = {
   Timeout: 7,
   Unavailable: 8,
   VerificationFailed: 9,
+  /** `export --output-dir` finished what it could, but the service refused some repositories (skipped). */
+  Partial: 10,
   Interrupted: 130,
   /** Ended by SIGHUP or SIGTERM, as Ctrl-C ends a run: 128 + the signal's number, as shells report it. */
   HungUp: 129,
@@ -57,12 +59,28 @@ export class NotFoundError extends CliError {
   }
 }
 
-/** 422 from the service; `messages` are its per-field validation messages. */
+/** An entry of a 422's `errors[]` that names one item of an array field of the request (`repositories[3]`). */
+export interface RejectedItem {
+  field: string;
+  index: number;
+  value: unknown;
+  /** The service's message, or its code when it gave none. */
+  reason: string;
+}
+
+/**
+ * 422 from the service; `messages` are its per-field validation messages, `items` those of its
+ * entries that name one item of the request (an org export skips those repositories), only when
+ * every entry names one.
+ */
 export class ValidationError extends CliError {
   readonly messages: string[];
-  constructor(message: string, messages: string[], details: ErrorDetails = {}) {
-    super(message, ExitCode.Validation, details);
+  readonly items: RejectedItem[];
+  constructor(message: string, messages: string[], details: ErrorDetails & { items?: RejectedItem[] } = {}) {
+    const { items = [], ...rest } = details;
+    super(message, ExitCode.Validation, rest);
     this.messages = messages;
+    this.items = items;
   }
 }
 

@@ -3,6 +3,7 @@ import {
   CliError,
   ExitCode,
   NotFoundError,
+  type RejectedItem,
   UnavailableError,
   UsageError,
   ValidationError,
@@ -64,6 +65,7 @@ export function errorForStatus(input: StatusErrorInput): CliError {
     const summary = messages.length > 0 ? messages.join('; ') : said || 'validation failed';
     return new ValidationError(`the service rejected the request: ${summary}`, messages, {
       ...details,
+      items: rejectedItems(body),
       hint: /spam|too many|abuse/i.test(summary)
         ? 'wait a few minutes before starting another migration'
         : 'correct the values named above and run the command again',
@@ -85,6 +87,21 @@ export function errorForStatus(input: StatusErrorInput): CliError {
     });
   }
   return new CliError(`unexpected HTTP ${status}${said ? `: ${said}` : ''} (${where})`, ExitCode.Unavailable, details);
+}
+
+/**
+ * The entries of a 422 that each name one item of an array field of the request (`field`, `index`),
+ * when every entry does: a refusal with any other reason is not one of items alone.
+ */
+function rejectedItems(body: ServiceErrorBody): RejectedItem[] {
+  const entries = body.errors ?? [];
+  const items: RejectedItem[] = [];
+  for (const entry of entries) {
+    if (typeof entry === 'string' || !entry.field || !Number.isSafeInteger(entry.index) || (entry.index as number) < 0) return [];
+    const reason = entry.message ?? entry.code ?? 'invalid';
+    items.push({ field: entry.field, index: entry.index as number, value: entry.value, reason: String(reason) });
+  }
+  return items;
 }
 
 function validationMessages(body: ServiceErrorBody): string[] {

@@ -94,6 +94,7 @@ export function register(program: Command, run: Runner): void {
     .option('--batch-size <n>', 'with --output-dir: repositories per migration (default 50)', parsePositiveInt)
     .option('--parallel <n>', 'with --output-dir: migrations running at once (default 4)', parsePositiveInt)
     .option('--restart', 'with --output-dir: plan anew even if DIR holds the journal of another export')
+    .option('--dry-run', 'with --output-dir: print the plan and what the journal says is done; send nothing')
     .addHelpText(
       'after',
       examples([
@@ -106,8 +107,8 @@ export function register(program: Command, run: Runner): void {
     .action((repos: string[], options: ExportOptions & OrgExportFlags, cmd: Command) =>
       run(cmd, async (context) => {
         if (options.outputDir !== undefined) await exportOrganization(context, repos, options);
-        else if (options.batchSize !== undefined || options.parallel !== undefined || options.restart) {
-          throw new UsageError('--batch-size, --parallel and --restart go with --output-dir');
+        else if (options.batchSize !== undefined || options.parallel !== undefined || options.restart || options.dryRun) {
+          throw new UsageError('--batch-size, --parallel, --restart and --dry-run go with --output-dir');
         } else await exportRepositories(context, repos, options);
       }),
     );

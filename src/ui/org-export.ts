@@ -62,8 +62,10 @@ class PlainLines implements OrgExportReporter {
 
 function describe(event: OrgExportEvent): string | undefined {
   switch (event.type) {
-    case 'plan':
-      return `${event.resumed ? 'resuming' : 'planned'} ${event.repositories} repositories in ${event.batches} batches (journal: ${terminalSafe(event.journal)})`;
+    case 'plan': {
+      const done = event.resumed && (event.done > 0 || event.archives > 0) ? `, ${event.done} already done, ${event.archives} archives saved` : '';
+      return `${event.resumed ? 'resuming' : 'planned'} ${event.repositories} repositories in ${event.batches} batches${done} (journal: ${terminalSafe(event.journal)})`;
+    }
     case 'batch':
       return `batch ${event.batch}: ${terminalSafe(event.message)}`;
     case 'migration':
@@ -88,6 +90,9 @@ class LiveBoard implements OrgExportReporter {
   private lastDraw = 0;
   private timer: NodeJS.Timeout | undefined;
   private totals = { batches: 0, repositories: 0, done: 0, archives: 0, errors: 0, bytes: 0 };
+  /** Batches seen in this run, and those whose archive this run saved (each counted once). */
+  private readonly seen = new Set<number>();
+  private readonly archived = new Set<number>();
 
   constructor(out: Output, stream: Writable & { columns?: number }) {
     this.out = out;
@@ -97,16 +102,18 @@ class LiveBoard implements OrgExportReporter {
   onEvent(event: OrgExportEvent): void {
     const now = Date.now();
     switch (event.type) {
-      case 'plan':
-        this.totals.batches = event.batches;
-        this.totals.repositories = event.repositories;
+      case 'plan': {
+        // Counters start where the journal stands: what earlier runs finished is done.
+        const { batches, repositories, done, archives } = event;
+        Object.assign(this.totals, { batches, repositories, done, archives });
         this.print(describe(event) ?? '');
         return;
+      }
       case 'batch': {
         const entry = this.entry(event.batch, now);
         entry.state = event.state;
         if (event.migrationId) entry.migrationId = event.migrationId;
-        if (event.state === 'downloaded') this.totals.archives++;
+        this.countArchive(event.batch, event.state);
         if (event.state === 'done') {
           this.totals.done += event.repositories;
           this.running.delete(event.batch);
@@ -115,6 +122,7 @@ class LiveBoard implements OrgExportReporter {
         break;
       }
       case 'migration':
+        this.seen.add(event.batch);
         this.entry(event.batch, now).state = event.state;
         break;
       case 'download': {
@@ -137,6 +145,22 @@ class LiveBoard implements OrgExportReporter {
         return;
     }
     this.schedule(now);
+  }
+
+  /**
+   * An archive is counted when a batch reaches `downloaded`; one counted from the journal that is
+   * fetched again (the batch's first step in this run goes back to `exported`) is taken off first.
+   */
+  private countArchive(batch: number, state: string): void {
+    const first = !this.seen.has(batch);
+    this.seen.add(batch);
+    if (state === 'downloaded' && !this.archived.has(batch)) {
+      this.archived.add(batch);
+      this.totals.archives++;
+    } else if (state === 'exported') {
+      if (this.archived.delete(batch)) this.totals.archives--;
+      else if (first) this.totals.archives = Math.max(0, this.totals.archives - 1);
+    }
   }
 
   stop(): void {
@@ -221,20 +245,87 @@ export function orgExportTable(result: OrgExportResult, theme: ChalkInstance, la
     String(batch.index),
     String(batch.repositories.length),
     batch.migrationIds.join(', ') || '-',
-    batch.error ? theme.red(batch.state) : batch.state === 'done' ? theme.green('done') : batch.state,
+    batch.error ? theme.red(batch.state) : batch.state === 'done' ? theme.green('done') : batch.state === 'skipped' ? theme.yellow('skipped') : batch.state,
     batch.archive ? formatBytes(batch.archive.bytes) : '-',
     batch.archive ? (batch.archive.verified ? 'verified' : theme.yellow('NOT verified')) : '-',
-    batch.error ? terminalSafe(batch.error.message) : '',
+    problemOf(batch),
   ]);
   const table = renderTable(['batch', 'repos', 'migration', 'state', 'size', 'archive', 'problem'], rows, theme, layout);
   return layout.plain ? table : `${table}\n${orgExportFooter(result)}`;
 }
 
-/** How many repositories are safe, and where to look when some are not. */
+/** A batch's error, and the repositories the service refused for it. */
+function problemOf(batch: BatchRecord): string {
+  const skipped = batch.skipped?.length ? `skipped ${batch.skipped.length} refused by the service: ${terminalSafe(shortList(batch.skipped.map((s) => s.name), 3))}` : '';
+  return [batch.error ? terminalSafe(batch.error.message) : '', skipped].filter(Boolean).join('; ');
+}
+
+/** How many repositories are safe, which were skipped and why, and where to look when some are not. */
 export function orgExportFooter(result: OrgExportResult): string {
-  const failed = result.batches.filter((b) => b.error || b.state !== 'done').map((b) => b.index);
-  const count = `${result.verifiedRepositories}/${result.repositories} repositories in verified archives`;
-  return failed.length === 0
-    ? count
-    : `${count}; look at batch ${failed.join(', ')} in ${terminalSafe(result.journalPath)}, then run the same command again`;
+  const failed = result.batches.filter((b) => b.error || (b.state !== 'done' && b.state !== 'skipped')).map((b) => b.index);
+  const count = !result.verify
+    ? `${result.archivedRepositories}/${result.repositories} repositories in archives, none verified (--no-verify)`
+    : `${result.verifiedRepositories}/${result.repositories} repositories in verified archives`;
+  const lines = [
+    failed.length === 0
+      ? count
+      : `${count}; look at batch ${failed.join(', ')} in ${terminalSafe(result.journalPath)}, then run the same command again`,
+  ];
+  if (result.skipped.length > 0) {
+    lines.push(`skipped ${result.skipped.length} repositories the service refused:`);
+    const shown = result.skipped.slice(0, SKIPPED_SHOWN);
+    for (const s of shown) lines.push(`  ${terminalSafe(s.name)} (batch ${s.batch}): ${terminalSafe(s.reason)}`);
+    if (result.skipped.length > shown.length) lines.push(`  … and ${result.skipped.length - shown.length} more (each with its reason in the journal and in --json)`);
+  }
+  return lines.join('\n');
+}
+
+/** Skipped repositories named one a line at the end; the rest are counted (the journal and --json have all). */
+const SKIPPED_SHOWN = 20;
+
+function shortList(names: string[], shown: number): string {
+  return names.length > shown ? `${names.slice(0, shown).join(', ')}, … and ${names.length - shown} more` : names.join(', ');
+}
+
+/** What `export --output-dir … --dry-run` prints: the plan, and what the journal says is done of it. */
+export interface DryRun {
+  dry_run: true;
+  journal: string;
+  resumed: boolean;
+  repositories: number;
+  batches: {
+    batch: number;
+    repositories: string[];
+    state: BatchRecord['state'];
+    migration_ids: number[];
+    /** Kept from the journal, or planned by this run. */
+    planned: 'journal' | 'new';
+    archive?: BatchRecord['archive'];
+  }[];
+  dropped_batches: number;
+  to_start: number;
+}
+
+/** The plan as a table (batch, repositories, first and last, state per the journal), then what a run would do. */
+export function dryRunTable(plan: DryRun, theme: ChalkInstance, layout: TableLayout): string {
+  const rows = plan.batches.map((b) => [
+    String(b.batch),
+    String(b.repositories.length),
+    terminalSafe(b.repositories.length > 1 ? `${b.repositories[0]} … ${b.repositories.at(-1)}` : (b.repositories[0] ?? '-')),
+    b.migration_ids.join(', ') || '-',
+    b.state === 'done' ? theme.green('done') : b.state,
+    b.planned,
+  ]);
+  const table = renderTable(['batch', 'repos', 'repositories', 'migration', 'state', 'planned'], rows, theme, layout);
+  return layout.plain ? table : `${table}\n${dryRunFooter(plan)}`;
+}
+
+/** What a run would do with the plan; off a terminal the caller prints it on stderr. */
+export function dryRunFooter(plan: DryRun): string {
+  const done = plan.batches.filter((b) => b.state === 'done').length;
+  return [
+    `dry run: ${plan.repositories} repositories in ${plan.batches.length} batches; ${done} done, ${plan.to_start} to start, ${plan.batches.length - done - plan.to_start} under way (journal: ${terminalSafe(plan.journal)}${plan.resumed ? '' : ', none yet'})`,
+    ...(plan.dropped_batches > 0 ? [`${plan.dropped_batches} finished batches of the journal hold no repository of the list and are left out (their archives stay)`] : []),
+    'nothing was sent to the service and nothing was written',
+  ].join('\n');
 }

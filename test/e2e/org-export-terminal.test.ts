@@ -1,9 +1,10 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BIN } from '../helpers/run-cli.js';
+import type { Journal } from '../../src/core/org-export/journal.js';
+import { BIN, runCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
 
 // util-linux `script` gives the CLI a real pseudo-terminal; `stty cols` sets its width.
@@ -47,6 +48,31 @@ describe.skipIf(!hasScript)('export --output-dir on a terminal', () => {
     expect(result.screen).toMatch(/batch \d migration \d+: (pending|exporting|exported|downloading)/);
     expect(result.screen).toMatch(/\d+\/6 repositories · \d\/3 archives · 0 errors · \d running/);
     expect(result.screen).toMatch(/6\/6 repositories in verified archives/);
+  }, 60_000);
+
+  it('starts its counters from the journal: a run that goes on after another shows what that one finished', async () => {
+    const { env, args } = await setup();
+    // A first run, in-process, stopped (Ctrl-C) once a batch is done.
+    const stop = new AbortController();
+    const first = await runCli([...args, '--parallel', '1'], {
+      env,
+      signal: stop.signal,
+      onStderr: (text) => {
+        if (/batch \d: done/.test(text)) stop.abort();
+      },
+    });
+    expect(first.code, first.stderr).toBe(130);
+    const journal = JSON.parse(readFileSync(join(args[4] as string, 'svc-migrate-journal.json'), 'utf8')) as Journal;
+    const done = journal.batches.filter((b) => b.state === 'done').reduce((n, b) => n + b.repositories.length, 0);
+    const archives = journal.batches.filter((b) => b.archive && ['downloaded', 'unlocked', 'done'].includes(b.state)).length;
+    expect(done).toBeGreaterThan(0);
+
+    const result = await onTerminal(100, args, env);
+    expect(result.code, result.screen).toBe(0);
+    expect(result.screen).toMatch(new RegExp(`resuming 6 repositories in 3 batches, ${done} already done, ${archives} archives saved`));
+    // The first overall line drawn already counts what the journal holds.
+    expect(/(\d+)\/6 repositories · (\d)\/3 archives/.exec(result.screen)?.slice(1)).toEqual([String(done), String(archives)]);
+    expect(result.screen).toMatch(/6\/6 repositories · 3\/3 archives/);
   }, 60_000);
 
   it('falls back to plain lines on a terminal too narrow for the board', async () => {

@@ -359,3 +359,114 @@ describe('export --output-dir (a whole organization)', () => {
     }
   }, 300_000);
 });
+
+describe('export --output-dir with repositories the service refuses, a list that changes, and --dry-run', () => {
+  const created = (sandbox: Sandbox) => starts(sandbox).filter((r) => r.status === 201).length;
+  const summaryOf = (stdout: string) =>
+    JSON.parse(stdout.trim().split('\n').at(-1) as string) as {
+      ok: boolean; exit_code: number; repositories: number; verified_repositories: number;
+      skipped: { batch: number; name: string; reason: string }[];
+    };
+
+  it('goes on without the repositories a 422 names (journal, summary and exit 10 say which and why); a shorter list then keeps every batch done', async () => {
+    const { sandbox, env } = await testSandbox({ repositories: 4 });
+    const dir = tempDir();
+    const out = join(dir, 'out');
+    const list = ['repo-0001', 'gone-1', 'repo-0002', 'repo-0003', 'gone-2', 'gone-3', 'gone-4', 'gone-5', 'gone-6', 'repo-0004'];
+    writeFileSync(join(dir, 'repos.txt'), `${list.join('\n')}\n`);
+    const args = ['export', '--repos-file', join(dir, 'repos.txt'), '--output-dir', out, '--batch-size', '3', '--interval', '0.1', '--lock', '--unlock'];
+
+    const first = await runCli([...args, '--json'], { env, timeoutMs: 60_000 });
+    expect(first.code, first.stderr).toBe(10);
+    const summary = summaryOf(first.stdout);
+    expect(summary).toMatchObject({ ok: false, exit_code: 10, repositories: 10, verified_repositories: 4 });
+    expect(summary.skipped.map((s) => s.name)).toEqual(['gone-1', 'gone-2', 'gone-3', 'gone-4', 'gone-5', 'gone-6'].map((n) => `octo-org/${n}`));
+    expect(summary.skipped[0]).toEqual({ batch: 1, name: 'octo-org/gone-1', reason: 'octo-org/gone-1 is not a repository of octo-org' });
+    expect(JSON.parse(first.stderr.trim().split('\n').at(-1) as string)).toMatchObject({
+      error: { code: 10, message: expect.stringMatching(/^the export is partial: the service refused 6 of 10 repositories, so they were skipped \(octo-org\/gone-1, .*gone-6\)$/) },
+    });
+    const journal = readJournal(out) as Journal;
+    expect(journal.batches.map((b) => [b.state, b.repositories.length, b.skipped?.length ?? 0])).toEqual([
+      ['done', 2, 1], ['done', 1, 2], ['skipped', 0, 3], ['done', 1, 0],
+    ]);
+    expect(journal.batches[2]?.skipped?.[0]).toEqual({ name: 'octo-org/gone-4', reason: 'octo-org/gone-4 is not a repository of octo-org' });
+    expect(created(sandbox)).toBe(3);
+    // Locked and unlocked: nothing the export locked stays locked.
+    const org = sandbox.store.organization('octo-org')!;
+    expect(sandbox.store.list(org).flatMap((m) => [...m.locked])).toEqual([]);
+
+    // The same command asks about the refused ones again (they may exist now) and starts nothing else.
+    const again = await runCli(args, { env, timeoutMs: 60_000 });
+    expect(again.code, again.stderr).toBe(10);
+    expect(created(sandbox)).toBe(3);
+    expect(again.stderr).toMatch(/skipped 6 repositories the service refused:\n {2}octo-org\/gone-1 \(batch \d\): octo-org\/gone-1 is not a repository of octo-org/);
+    expect(again.stderr).toMatch(/hint: the journal .* records each with the service's reason; correct the list and run the same command again/);
+
+    // Without them in the list: every finished batch kept, nothing started, exit 0.
+    writeFileSync(join(dir, 'repos.txt'), 'repo-0001\nrepo-0002\nrepo-0003\nrepo-0004\n');
+    const shorter = await runCli(args, { env, timeoutMs: 60_000 });
+    expect(shorter.code, shorter.stderr).toBe(0);
+    expect(shorter.stderr).not.toMatch(/belongs to another export/);
+    expect(shorter.stderr).toMatch(/4\/4 repositories in verified archives/);
+    expect(created(sandbox)).toBe(3);
+  }, 90_000);
+
+  it('plans only what a longer list adds; --dry-run prints that plan and sends nothing', async () => {
+    const { sandbox, env } = await testSandbox({ repositories: 6 });
+    const dir = tempDir();
+    const out = join(dir, 'out');
+    writeFileSync(join(dir, 'repos.txt'), `${names(4).join('\n')}\n`);
+    const args = ['export', '--repos-file', join(dir, 'repos.txt'), '--output-dir', out, '--batch-size', '2', '--interval', '0.1', '--lock', '--unlock'];
+    expect((await runCli(args, { env, timeoutMs: 60_000 })).code).toBe(0);
+    expect(created(sandbox)).toBe(2);
+
+    writeFileSync(join(dir, 'repos.txt'), `${names(6).join('\n')}\n`);
+    const before = sandbox.requests.length;
+    const dry = await runCli([...args, '--dry-run'], { env });
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout.trim().split('\n').map((row) => row.split('\t'))).toEqual([
+      ['1', '2', 'octo-org/repo-0001 … octo-org/repo-0002', expect.stringMatching(/^\d+$/), 'done', 'journal'],
+      ['2', '2', 'octo-org/repo-0003 … octo-org/repo-0004', expect.stringMatching(/^\d+$/), 'done', 'journal'],
+      ['3', '2', 'octo-org/repo-0005 … octo-org/repo-0006', '-', 'pending', 'new'],
+    ]);
+    expect(dry.stderr).toMatch(/dry run: 6 repositories in 3 batches; 2 done, 1 to start, 0 under way/);
+    const json = await runCli([...args, '--dry-run', '--json'], { env });
+    expect(JSON.parse(json.stdout)).toMatchObject({ dry_run: true, repositories: 6, to_start: 1, resumed: true });
+    // A dry run in a directory that does not exist yet creates nothing.
+    const fresh = join(dir, 'fresh');
+    expect((await runCli([...args.map((a) => (a === out ? fresh : a)), '--dry-run'], { env })).code).toBe(0);
+    expect(existsSync(fresh)).toBe(false);
+    expect(sandbox.requests.slice(before)).toEqual([]);
+
+    const grown = await runCli(args, { env, timeoutMs: 60_000 });
+    expect(grown.code, grown.stderr).toBe(0);
+    expect(grown.stderr).toMatch(/resuming 6 repositories in 3 batches, 4 already done, 2 archives saved/);
+    expect(grown.stderr).toMatch(/kept 2 batches of the journal; planned 1 new for 2 repositories in none of them/);
+    expect(created(sandbox)).toBe(3);
+    expect((readJournal(out) as Journal).batches.map((b) => b.state)).toEqual(['done', 'done', 'done']);
+  }, 90_000);
+
+  it('--no-verify finishes with exit 0 and a warning that nothing was verified; with --unlock it is refused before any request', async () => {
+    const { sandbox, env } = await testSandbox({ repositories: 4 });
+    const dir = tempDir();
+    writeFileSync(join(dir, 'repos.txt'), `${names(4).join('\n')}\n`);
+    const args = ['export', '--repos-file', join(dir, 'repos.txt'), '--output-dir', join(dir, 'out'), '--batch-size', '2', '--interval', '0.1', '--no-verify'];
+    const result = await runCli(args, { env, timeoutMs: 60_000 });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/warning: nothing was verified \(--no-verify\): the archives in .* were saved unchecked; `svc-migrate archive verify .*migration-<id>\.tar\.gz` checks one/);
+    expect(result.stderr).toMatch(/4\/4 repositories in archives, none verified \(--no-verify\)/);
+    expect(result.stderr).not.toMatch(/\(batch \)/);
+    const again = await runCli([...args, '--json'], { env, timeoutMs: 60_000 });
+    expect(again.code, again.stderr).toBe(0);
+    expect(summaryOf(again.stdout)).toMatchObject({ ok: true, exit_code: 0, verified_repositories: 0 });
+
+    const before = sandbox.requests.length;
+    for (const flag of ['--unlock', '--delete-archive']) {
+      const refused = await runCli([...args, flag, '--yes', '--lock'], { env });
+      expect(refused.code, refused.stderr).toBe(2);
+      expect(refused.stderr).toContain(`error: ${flag} needs a verified archive: drop --no-verify`);
+      expect(refused.stderr).toMatch(/hint: export with --no-verify alone, check each archive with `svc-migrate archive verify/);
+    }
+    expect(sandbox.requests.slice(before)).toEqual([]);
+  }, 90_000);
+});

@@ -74,6 +74,9 @@ describe('org export', () => {
     journalPath: 'backup/svc-migrate-journal.json',
     repositories: 5,
     verifiedRepositories: 3,
+    archivedRepositories: 3,
+    skipped: [],
+    verify: true,
     exitCode: 9,
     pollRequests: 12,
     batches: [
@@ -88,6 +91,17 @@ describe('org export', () => {
     expect(orgExportTable(result, plain, { plain: true })).not.toContain(ESC);
     expect(orgExportFooter(result)).toBe('3/5 repositories in verified archives; look at batch 2 in backup/svc-migrate-journal.json, then run the same command again');
     expect(orgExportFooter({ ...result, verifiedRepositories: 5, batches: result.batches.slice(0, 1) })).toBe('5/5 repositories in verified archives');
+  });
+
+  it('lists the repositories the service refused, with its reason, inert, and says when nothing was verified', () => {
+    const skipped = Array.from({ length: 22 }, (_, i) => ({ batch: 2, name: `octo-org/gone-${i}`, reason: `octo-org/gone-${i} is not a repository of octo-org${ESC}[2J` }));
+    const footer = orgExportFooter({ ...result, repositories: 25, verifiedRepositories: 3, skipped, batches: result.batches.slice(0, 1) });
+    expect(footer.split('\n')[1]).toBe('skipped 22 repositories the service refused:');
+    expect(footer).toContain('  octo-org/gone-0 (batch 2): octo-org/gone-0 is not a repository of octo-org�[2J');
+    expect(footer).toContain('  … and 2 more (each with its reason in the journal and in --json)');
+    expect(footer).not.toContain(ESC);
+    const unchecked = { ...result, verifiedRepositories: 0, archivedRepositories: 5, verify: false, batches: result.batches.slice(0, 1) };
+    expect(orgExportFooter(unchecked)).toBe('5/5 repositories in archives, none verified (--no-verify)');
   });
 });
 

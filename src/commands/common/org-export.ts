@@ -1,10 +1,11 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { Context } from '../../context.js';
 import { fingerprintOf } from '../../core/org-export/journal.js';
+import { type Plan, planExport } from '../../core/org-export/plan.js';
 import { DEFAULT_BATCH_SIZE, DEFAULT_PARALLEL, type OrgExportResult, runOrgExport } from '../../core/org-export/run.js';
-import { CliError, UsageError } from '../../errors.js';
-import { createOrgExportReporter, orgExportFooter, orgExportTable } from '../../ui/org-export.js';
+import { CliError, ExitCode, UsageError } from '../../errors.js';
+import { createOrgExportReporter, type DryRun, dryRunFooter, dryRunTable, orgExportFooter, orgExportTable } from '../../ui/org-export.js';
 import { confirmDeletion } from './confirm.js';
 import type { DownloadFlags } from './download.js';
 import { collectRepositories, type StartFlags, startBody, startFlagsOf, type WaitFlags, waitSettings } from './flags.js';
@@ -21,6 +22,7 @@ export interface OrgExportFlags {
   batchSize?: number;
   parallel?: number;
   restart?: boolean;
+  dryRun?: boolean;
 }
 
 /** `export --output-dir`: the whole list as batches, in parallel, resumable from the journal in the directory. */
@@ -28,7 +30,7 @@ export async function exportOrganization(
   context: Context,
   args: string[],
   options: ExportOptions & OrgExportFlags,
-): Promise<OrgExportResult> {
+): Promise<OrgExportResult | undefined> {
   const dir = options.outputDir as string;
   if (options.output !== undefined) {
     throw new UsageError('--output and --output-dir do not go together', {
@@ -36,7 +38,10 @@ export async function exportOrganization(
     });
   }
   if ((options.unlock || options.deleteArchive) && options.verify === false) {
-    throw new UsageError(`${options.unlock ? '--unlock' : '--delete-archive'} needs a verified archive: drop --no-verify`);
+    // An unverified archive is never a reason to release anything: refused before any request.
+    throw new UsageError(`${options.unlock ? '--unlock' : '--delete-archive'} needs a verified archive: drop --no-verify`, {
+      hint: 'export with --no-verify alone, check each archive with `svc-migrate archive verify DIR/migration-<id>.tar.gz`, then run `svc-migrate unlock <id> --all` and `svc-migrate delete-archive <id>` for each',
+    });
   }
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
   const parallel = options.parallel ?? DEFAULT_PARALLEL;
@@ -45,7 +50,7 @@ export async function exportOrganization(
     throw new UsageError('no repositories to export', { hint: 'give them with --repos-file FILE or as arguments' });
   }
   const { repositories: _names, ...body } = startBody(repositories, options);
-  if (options.deleteArchive) {
+  if (options.deleteArchive && !options.dryRun) {
     await confirmDeletion(
       context,
       'Delete each archive from the service once it is saved and verified?',
@@ -59,8 +64,10 @@ export async function exportOrganization(
     checksum: options.checksum !== false,
     verify: options.verify !== false,
   };
-  // What decides the plan and what is done to the service; pace and display flags may change between runs.
-  const fingerprint = fingerprintOf({ org, repositories, batchSize, body, ...flags });
+  // What is done to the service and how it is batched; the list may change between runs (the plan
+  // keeps what is done and still wanted), and so may pace and display flags.
+  const fingerprint = fingerprintOf({ org, batchSize, body, ...flags, list: 'reconciled' });
+  const legacyFingerprint = fingerprintOf({ org, repositories, batchSize, body, ...flags });
   const command = [
     'export',
     ...(options.reposFile ? ['--repos-file', options.reposFile] : args),
@@ -75,21 +82,33 @@ export async function exportOrganization(
     ...(flags.verify ? [] : ['--no-verify']),
   ].join(' ');
 
+  const planning = {
+    org,
+    dir: resolve(dir),
+    repositories,
+    batchSize,
+    fingerprint,
+    legacyFingerprint,
+    command,
+    restart: Boolean(options.restart),
+  };
+  if (options.dryRun) {
+    const plan = await planExport({ ...planning, now: context.clock.now() });
+    const summary = dryRunSummary(plan, repositories);
+    context.out.result(summary, (data) => dryRunTable(data, context.out.theme, context.out.layout));
+    if (context.out.layout.plain && !context.out.json) context.out.info(dryRunFooter(summary));
+    return undefined;
+  }
+
   const client = await context.api();
   const reporter = createOrgExportReporter(context.out, context.io.stderr as Writable & { columns?: number });
   let result: OrgExportResult;
   try {
     result = await runOrgExport(client, {
-      org,
-      dir: resolve(dir),
-      repositories,
-      batchSize,
+      ...planning,
       parallel,
       body,
       ...flags,
-      fingerprint,
-      command,
-      restart: Boolean(options.restart),
       ...waitSettings(options),
       clock: context.clock,
       signal: context.signal,
@@ -104,6 +123,8 @@ export async function exportOrganization(
     exit_code: result.exitCode,
     repositories: result.repositories,
     verified_repositories: result.verifiedRepositories,
+    archived_repositories: result.archivedRepositories,
+    skipped: result.skipped,
     journal: result.journalPath,
     batches: result.batches.map((batch) => ({
       batch: batch.index,
@@ -118,16 +139,60 @@ export async function exportOrganization(
   const { layout } = context.out;
   context.out.line(summary, () => orgExportTable(result, context.out.theme, layout));
   if (layout.plain && !context.out.json) context.out.info(orgExportFooter(result));
-  if (result.exitCode !== 0) {
-    const failed = result.batches.filter((b) => b.error || b.state !== 'done').map((b) => b.index);
-    const unverified = result.repositories - result.verifiedRepositories;
-    throw new CliError(
-      unverified > 0
-        ? `${unverified} of ${result.repositories} repositories are not in a verified archive (batch ${failed.join(', ')})`
-        : `all ${result.repositories} repositories are in verified archives, but batch ${failed.join(', ')} stopped before its last step`,
-      result.exitCode as CliError['exitCode'],
-      { hint: `the journal ${result.journalPath} says where each batch stopped; run the same command again to continue` },
+  if (!flags.verify && result.archivedRepositories > 0) {
+    context.out.warn(
+      `nothing was verified (--no-verify): the archives in ${dir} were saved unchecked; \`svc-migrate archive verify ${join(dir, 'migration-<id>.tar.gz')}\` checks one`,
     );
   }
+  if (result.exitCode !== 0) throw orgExportFailure(result);
   return result;
+}
+
+/** Why the export did not end with every repository in a verified archive, and what to do. */
+function orgExportFailure(result: OrgExportResult): CliError {
+  const journal = `the journal ${result.journalPath}`;
+  if (result.exitCode === ExitCode.Partial) {
+    const n = result.skipped.length;
+    return new CliError(
+      `the export is partial: the service refused ${n} of ${result.repositories} repositories, so they were skipped (${listed(result.skipped.map((s) => s.name))})`,
+      ExitCode.Partial,
+      { hint: `${journal} records each with the service's reason; correct the list and run the same command again: the batches done are kept, and only what is missing is exported` },
+    );
+  }
+  const failed = result.batches.filter((b) => b.error || (b.state !== 'done' && b.state !== 'skipped')).map((b) => b.index);
+  const named = failed.length > 0 ? `batch ${failed.join(', ')}` : '';
+  const unverified = result.repositories - result.verifiedRepositories - result.skipped.length;
+  return new CliError(
+    unverified > 0
+      ? `${unverified} of ${result.repositories} repositories are not in a verified archive${named ? ` (${named})` : ''}`
+      : `all ${result.repositories - result.skipped.length} repositories are in verified archives, but ${named || 'a batch'} stopped before its last step`,
+    result.exitCode as CliError['exitCode'],
+    { hint: `${journal} says where each batch stopped; run the same command again to continue` },
+  );
+}
+
+/** The first names of a list, and how many more. */
+function listed(names: string[], shown = 10): string {
+  return names.length > shown ? `${names.slice(0, shown).join(', ')}, … and ${names.length - shown} more` : names.join(', ');
+}
+
+/** What `--dry-run` prints: the plan, each batch as the journal has it, and what a run would start. */
+function dryRunSummary(plan: Plan, wanted: string[]): DryRun {
+  const wantedKeys = new Set(wanted.map((name) => name.toLowerCase()));
+  return {
+    dry_run: true,
+    journal: plan.journalPath,
+    resumed: plan.resumed,
+    repositories: wantedKeys.size,
+    batches: plan.journal.batches.map((batch) => ({
+      batch: batch.index,
+      repositories: batch.repositories,
+      state: batch.state,
+      migration_ids: batch.migrationIds,
+      planned: batch.index > plan.kept ? 'new' : 'journal',
+      ...(batch.archive ? { archive: batch.archive } : {}),
+    })),
+    dropped_batches: plan.dropped,
+    to_start: plan.journal.batches.filter((b) => b.state === 'pending' || b.state === 'failed').length,
+  };
 }

@@ -11,7 +11,7 @@ const PUT_BACK = 'put back the journal as the export wrote it, or move it away a
 // where its migration's archive goes) is refused, never believed. What a record says happened on
 // disk is checked again before anything is released (run.ts).
 
-const STATES: readonly BatchState[] = ['pending', 'starting', 'started', 'exported', 'downloaded', 'unlocked', 'done', 'failed'];
+const STATES: readonly BatchState[] = ['pending', 'starting', 'started', 'exported', 'downloaded', 'unlocked', 'done', 'failed', 'skipped'];
 /** States that need the migration the batch is at. */
 const WITH_MIGRATION: ReadonlySet<BatchState> = new Set(['started', 'exported', 'downloaded', 'unlocked', 'done']);
 
@@ -54,25 +54,6 @@ export async function readJournal(dir: string, uid: number | undefined = process
     if (!(error instanceof JournalProblem || error instanceof SyntaxError)) throw error;
     const reason = error instanceof JournalProblem ? error.message : `it is not JSON (${error.message})`;
     throw new UsageError(`${path} is not a journal this program wrote: ${reason}`, { hint: PUT_BACK });
-  }
-}
-
-/**
- * Refuses (exit 2) a journal whose batches are not the plan of the command run: the fingerprint
- * says the command is the same, but what is exported, released and counted is the batches' lists,
- * which an edit of the journal could change without a word.
- */
-export function checkPlan(journal: Journal, planned: BatchRecord[], path: string): void {
-  for (let i = 0; i < Math.max(journal.batches.length, planned.length); i++) {
-    const held = journal.batches[i]?.repositories ?? [];
-    const plan = planned[i]?.repositories ?? [];
-    const at = held.findIndex((name, j) => name !== plan[j]);
-    const j = at >= 0 ? at : held.length < plan.length ? held.length : -1;
-    if (j < 0) continue;
-    const name = (list: string[]) => (j < list.length ? show(list[j]) : 'nothing');
-    throw new UsageError(`${path} does not hold this command's plan: batch ${i + 1} has ${name(held)} where the plan has ${name(plan)}`, {
-      hint: PUT_BACK,
-    });
   }
 }
 
@@ -133,14 +114,27 @@ function checkJournal(value: unknown, dir: string): Journal {
 function checkBatch(value: unknown, index: number, dir: string): BatchRecord {
   const where = `batch ${index}`;
   const batch = record(value, where);
-  onlyKeys(batch, ['index', 'repositories', 'state', 'migrationIds', 'startingAt', 'attempts', 'archive', 'error'], where);
+  onlyKeys(batch, ['index', 'repositories', 'state', 'migrationIds', 'startingAt', 'attempts', 'archive', 'skipped', 'error'], where);
   if (batch.index !== index) throw new JournalProblem(`${where} is numbered ${show(batch.index)}`);
-  if (!Array.isArray(batch.repositories) || batch.repositories.length === 0) throw new JournalProblem(`${where}: repositories is not a list of names`);
-  batch.repositories.forEach((name, i) => text(name, `${where}: repositories[${i}]`));
   if (!STATES.includes(batch.state as BatchState)) {
     throw new JournalProblem(`${where}: state ${show(batch.state)} is not one of ${STATES.join(', ')}`);
   }
   const state = batch.state as BatchState;
+  // Only a batch whose every repository the service refused is left with none.
+  if (!Array.isArray(batch.repositories) || (batch.repositories.length === 0) !== (state === 'skipped')) {
+    throw new JournalProblem(`${where}: repositories is not a list of names`);
+  }
+  batch.repositories.forEach((name, i) => text(name, `${where}: repositories[${i}]`));
+  if (batch.skipped !== undefined) {
+    if (!Array.isArray(batch.skipped)) throw new JournalProblem(`${where}: skipped is not a list`);
+    batch.skipped.forEach((entry, i) => {
+      const skipped = record(entry, `${where}: skipped[${i}]`);
+      onlyKeys(skipped, ['name', 'reason'], `${where}: skipped[${i}]`);
+      text(skipped.name, `${where}: skipped[${i}].name`);
+      text(skipped.reason, `${where}: skipped[${i}].reason`);
+    });
+  }
+  if (state === 'skipped' && !batch.skipped?.length) throw new JournalProblem(`${where} is skipped but names no repository the service refused`);
   if (!Array.isArray(batch.migrationIds)) throw new JournalProblem(`${where}: migrationIds is not a list`);
   batch.migrationIds.forEach((id, i) => wholeNumber(id, `${where}: migrationIds[${i}]`, 1));
   const ids = batch.migrationIds as number[];

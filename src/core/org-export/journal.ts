@@ -25,7 +25,9 @@ export type BatchState =
   | 'downloaded'
   | 'unlocked'
   | 'done'
-  | 'failed';
+  | 'failed'
+  /** The service refused every repository of the batch: nothing was started. */
+  | 'skipped';
 
 export interface BatchRecord {
   index: number;
@@ -44,13 +46,29 @@ export interface BatchRecord {
     /** The check included every git object (git was on PATH, or the archive holds no git data). */
     gitObjectsChecked?: boolean;
   };
+  /** Repositories the service refused when the batch was started, with its reason: not in the migration. */
+  skipped?: SkippedRepository[];
   /** The last failure, and what to do about it. */
   error?: { message: string; exitCode: number; hint?: string };
 }
 
+export interface SkippedRepository {
+  name: string;
+  reason: string;
+}
+
 /** What an org export tells as it goes (the live board, plain lines and --json events draw it). */
 export type OrgExportEvent =
-  | { type: 'plan'; batches: number; repositories: number; resumed: boolean; journal: string }
+  | {
+    type: 'plan';
+    batches: number;
+    repositories: number;
+    resumed: boolean;
+    journal: string;
+    /** Repositories of batches done in an earlier run, and batches whose archive an earlier run saved. */
+    done: number;
+    archives: number;
+  }
   | {
     type: 'batch';
     batch: number;

@@ -1,9 +1,8 @@
-import { join } from 'node:path';
 import type { ApiClient } from '../../api/client.js';
 import { deleteArchive } from '../../api/migrations.js';
 import type { StartMigrationBody } from '../../api/types.js';
 import type { Clock } from '../../clock.js';
-import { CliError, ExitCode, InterruptedError, MigrationFailedError, NotFoundError, UsageError, VerificationError } from '../../errors.js';
+import { CliError, ExitCode, InterruptedError, MigrationFailedError, NotFoundError, VerificationError } from '../../errors.js';
 import { fromSystemError } from '../../system-errors.js';
 import { unlockFailure, unlockRepositories } from '../unlock.js';
 import {
@@ -12,12 +11,11 @@ import {
   type BatchState,
   ensureDirectory,
   type Journal,
-  JOURNAL_FILE,
   type OrgExportEvent,
-  planBatches,
   writeJournal,
 } from './journal.js';
-import { checkOutputDirectory, checkPlan, readJournal } from './journal-read.js';
+import { checkOutputDirectory } from './journal-read.js';
+import { type Plan, planExport, type Tally, tally } from './plan.js';
 import { confirmArchive, expectedContents, fetchBatchArchive, recheckArchive } from './archive.js';
 import { lockDirectory } from './lock.js';
 import { MigrationPoller } from './poller.js';
@@ -41,8 +39,10 @@ export interface OrgExportOptions {
   deleteArchive: boolean;
   checksum: boolean;
   verify: boolean;
-  /** Identifies the command line: an existing journal with another one is refused unless `restart`. */
+  /** Identifies the command line but its repositories: an existing journal with another one is refused unless `restart`. */
   fingerprint: string;
+  /** What an earlier version recorded for this same command (its repositories included), also accepted. */
+  legacyFingerprint?: string | undefined;
   command: string;
   restart: boolean;
   intervalMs?: number | undefined;
@@ -57,9 +57,14 @@ export interface OrgExportResult {
   journalPath: string;
   batches: BatchRecord[];
   repositories: number;
-  /** Repositories in a verified archive on disk. */
+  /** Repositories in a verified archive on disk; in an archive of a finished batch, verified or not. */
   verifiedRepositories: number;
-  /** 0 when every repository is in a verified archive; else the worst failure's code. */
+  archivedRepositories: number;
+  /** Repositories the service refused (each batch went on without them). */
+  skipped: Tally['skipped'];
+  /** Archives were checked (not --no-verify). */
+  verify: boolean;
+  /** 0: every repository in a verified archive (any archive with --no-verify); 10: some skipped; else the worst failure's code. */
   exitCode: number;
   pollRequests: number;
 }
@@ -94,30 +99,9 @@ async function exportBatches(
   emit: (event: OrgExportEvent) => void,
 ): Promise<OrgExportResult> {
   const { org, dir, clock } = options;
-  const journalPath = join(dir, JOURNAL_FILE);
-
-  let journal = options.restart ? undefined : await readJournal(dir);
-  const resumed = journal !== undefined;
-  if (journal && journal.fingerprint !== options.fingerprint) {
-    throw new UsageError(`${journalPath} belongs to another export: \`${journal.command}\``, {
-      hint: 'run that command again to continue it, use another --output-dir, or add --restart to plan this one anew (archives already saved stay)',
-    });
-  }
-  // The same command, but the batches it exports and counts are the journal's: they must be its plan.
-  if (journal) checkPlan(journal, planBatches(options.repositories, options.batchSize), journalPath);
-  if (!journal) {
-    const now = new Date(clock.now()).toISOString();
-    journal = {
-      version: 1,
-      fingerprint: options.fingerprint,
-      command: options.command,
-      org,
-      createdAt: now,
-      updatedAt: now,
-      batches: planBatches(options.repositories, options.batchSize),
-    };
-  }
-  const state: Journal = journal;
+  const plan = await planExport({ ...options, now: clock.now() });
+  const { journalPath } = plan;
+  const state: Journal = plan.journal;
   // Writes are chained so the file on disk is always one whole, recent snapshot; a write that
   // failed does not keep the next one from trying.
   let writing: Promise<void> = Promise.resolve();
@@ -141,10 +125,13 @@ async function exportBatches(
   emit({
     type: 'plan',
     batches: state.batches.length,
-    repositories: state.batches.reduce((n, b) => n + b.repositories.length, 0),
-    resumed,
+    repositories: tally(state.batches, options.repositories).total,
+    resumed: plan.resumed,
     journal: journalPath,
+    done: tally(state.batches.filter((b) => b.state === 'done'), options.repositories).archived,
+    archives: state.batches.filter((b) => b.archive !== undefined && ['downloaded', 'unlocked', 'done'].includes(b.state)).length,
   });
+  if (plan.resumed && (plan.added > 0 || plan.dropped > 0)) emit({ type: 'notice', message: replanned(plan, dir) });
 
   // Ends every request, wait, download and check of this run when one batch fails for a local reason.
   const stopper = new AbortController();
@@ -282,6 +269,7 @@ async function exportBatches(
           }
           return;
         case 'failed':
+        case 'skipped':
           return;
       }
     }
@@ -350,22 +338,37 @@ async function exportBatches(
 
   // The journal keeps what was verified; the result says what is on disk now.
   const batches = state.batches.map((b) => (changed.has(b.index) && b.archive ? { ...b, archive: { ...b.archive, verified: false } } : b));
-  const failures = batches.filter((b) => b.state !== 'done' || b.error);
-  const total = batches.reduce((n, b) => n + b.repositories.length, 0);
-  const verifiedRepositories = batches
-    .filter((b) => b.archive?.verified)
-    .reduce((n, b) => n + b.repositories.length, 0);
+  const failures = batches.filter((b) => (b.state !== 'done' && b.state !== 'skipped') || b.error);
+  const counts = tally(batches, options.repositories);
   let exitCode: number = ExitCode.Ok;
   for (const batch of failures) exitCode = worse(exitCode, batch.error?.exitCode ?? ExitCode.Unexpected);
-  if (exitCode === ExitCode.Ok && verifiedRepositories < total) exitCode = ExitCode.VerificationFailed;
+  // With --no-verify nothing is verified: an archive for every repository is the whole job.
+  const safe = options.verify ? counts.verified : counts.archived;
+  if (exitCode === ExitCode.Ok && safe < counts.total - counts.skipped.length) exitCode = ExitCode.VerificationFailed;
+  if (exitCode === ExitCode.Ok && counts.skipped.length > 0) exitCode = ExitCode.Partial;
   return {
     journalPath,
     batches,
-    repositories: total,
-    verifiedRepositories,
+    repositories: counts.total,
+    verifiedRepositories: counts.verified,
+    archivedRepositories: counts.archived,
+    skipped: counts.skipped,
+    verify: options.verify,
     exitCode,
     pollRequests: poller.requests,
   };
+}
+
+/** What a resumed run changed in the journal's plan to fit the repositories wanted now. */
+function replanned(plan: Plan, dir: string): string {
+  const added = plan.journal.batches.slice(plan.kept);
+  const count = added.reduce((n, b) => n + b.repositories.length, 0);
+  const parts = [`kept ${plan.kept} batch${plan.kept === 1 ? '' : 'es'} of the journal`];
+  if (added.length > 0) parts.push(`planned ${added.length} new for ${count} repositor${count === 1 ? 'y' : 'ies'} in none of them`);
+  if (plan.dropped > 0) {
+    parts.push(`${plan.dropped} finished batch${plan.dropped === 1 ? ' holds' : 'es hold'} no repository of the list now (${plan.dropped === 1 ? 'its archive stays' : 'their archives stay'} in ${dir})`);
+  }
+  return parts.join('; ');
 }
 
 /** A failure of this machine, not of the service: exit 2 without an HTTP status (a file, a disk, the journal). */
@@ -381,7 +384,7 @@ function endedBy(fatal: unknown, journalPath: string): unknown {
   return new CliError(fatal.message, fatal.exitCode, { hint, cause: fatal });
 }
 
-const ON_DISK_STATES: ReadonlySet<BatchState> = new Set(['exported', 'downloaded', 'unlocked', 'done', 'failed']);
+const ON_DISK_STATES: ReadonlySet<BatchState> = new Set(['exported', 'downloaded', 'unlocked', 'done', 'failed', 'skipped']);
 
 /** Which of two exit codes to report: an interruption, then the service's verdicts, then the rest. */
 function worse(a: number, b: number): number {
@@ -390,5 +393,5 @@ function worse(a: number, b: number): number {
 }
 
 const RANKS = new Map<number, number>([
-  [ExitCode.Ok, 0], [ExitCode.VerificationFailed, 9], [ExitCode.MigrationFailed, 8], [ExitCode.Unexpected, 10],
+  [ExitCode.Ok, 0], [ExitCode.Partial, 0.5], [ExitCode.VerificationFailed, 9], [ExitCode.MigrationFailed, 8], [ExitCode.Unexpected, 10],
 ]);

@@ -3,7 +3,7 @@ import { listAllMigrations, startMigration } from '../../api/migrations.js';
 import type { Migration, StartMigrationBody } from '../../api/types.js';
 import type { Clock } from '../../clock.js';
 import { UnavailableError, ValidationError } from '../../errors.js';
-import type { BatchRecord, BatchState, OrgExportEvent } from './journal.js';
+import type { BatchRecord, BatchState, OrgExportEvent, SkippedRepository } from './journal.js';
 
 /** A service clock a little behind ours must not hide a migration we started. */
 const START_LOOKUP_SKEW_MS = 10 * 60_000;
@@ -55,6 +55,26 @@ export async function startBatch(context: StartContext, batch: BatchRecord): Pro
         await clock.sleep(Math.min(60_000, 5_000 * 2 ** Math.min(spamWaits, 4)), context.signal);
         continue;
       }
+      const refused = error instanceof ValidationError ? refusedRepositories(error, batch.repositories) : undefined;
+      if (refused) {
+        // docs/service.md#start-migration: a 422 started nothing; the batch goes on without what it names.
+        const names = new Set(refused.map((r) => r.name));
+        batch.repositories = batch.repositories.filter((name) => !names.has(name));
+        batch.skipped = [...(batch.skipped ?? []), ...refused];
+        const shown = refused.slice(0, 3).map((r) => `${r.name}: ${r.reason}`).join('; ');
+        const more = refused.length > 3 ? `; … and ${refused.length - 3} more` : '';
+        const n = refused.length;
+        if (batch.repositories.length === 0) {
+          await context.step(batch, 'skipped', `the service refused all ${n} repositor${n === 1 ? 'y' : 'ies'} of the batch, so nothing was started (${shown}${more})`);
+          return;
+        }
+        context.emit({
+          type: 'notice',
+          message: `batch ${batch.index}: the service refused ${n} repositor${n === 1 ? 'y' : 'ies'} (${shown}${more}); starting the batch without ${n === 1 ? 'it' : 'them'}`,
+        });
+        spamWaits--;
+        continue;
+      }
       if (error instanceof UnavailableError) {
         // The answer was lost, not necessarily the start: look before starting again.
         const found = await findStarted(client, org, batch, claimed);
@@ -71,6 +91,23 @@ export async function startBatch(context: StartContext, batch: BatchRecord): Pro
     await context.step(batch, 'started', `started migration ${migration.id}`, migration.id);
     return;
   }
+}
+
+/**
+ * The repositories of `batch` a 422 names, with the service's reason, when it names nothing else:
+ * each entry an item of `repositories` in the batch (its `value`, when given, that item). Any other
+ * refusal (another field, "spammed", a message alone) is undefined: it is the batch's failure.
+ */
+function refusedRepositories(error: ValidationError, repositories: string[]): SkippedRepository[] | undefined {
+  if (error.items.length === 0) return undefined;
+  const refused = new Map<string, string>();
+  for (const item of error.items) {
+    const name = repositories[item.index];
+    if (item.field !== 'repositories' || name === undefined) return undefined;
+    if (typeof item.value === 'string' && item.value.toLowerCase() !== name.toLowerCase()) return undefined;
+    refused.set(name, item.reason);
+  }
+  return [...refused].map(([name, reason]) => ({ name, reason }));
 }
 
 /** A migration this batch started but whose answer never came: same repositories, created after the start was sent. */
