@@ -114,6 +114,11 @@ class LiveBoard implements OrgExportReporter {
         entry.state = event.state;
         if (event.migrationId) entry.migrationId = event.migrationId;
         this.countArchive(event.batch, event.state);
+        // The service refused all of it: no archive is to come.
+        if (event.state === 'skipped') {
+          this.totals.batches--;
+          this.running.delete(event.batch);
+        }
         if (event.state === 'done') {
           this.totals.done += event.repositories;
           this.running.delete(event.batch);

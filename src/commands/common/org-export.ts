@@ -40,7 +40,7 @@ export async function exportOrganization(
   if ((options.unlock || options.deleteArchive) && options.verify === false) {
     // An unverified archive is never a reason to release anything: refused before any request.
     throw new UsageError(`${options.unlock ? '--unlock' : '--delete-archive'} needs a verified archive: drop --no-verify`, {
-      hint: 'export with --no-verify alone, check each archive with `svc-migrate archive verify DIR/migration-<id>.tar.gz`, then run `svc-migrate unlock <id> --all` and `svc-migrate delete-archive <id>` for each',
+      hint: `export with --no-verify alone, check each archive with \`svc-migrate archive verify ${join(dir, 'migration-<id>.tar.gz')}\`, then run \`svc-migrate unlock <id> --all\` and \`svc-migrate delete-archive <id>\` for each`,
     });
   }
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;

@@ -33,9 +33,9 @@ export interface Plan {
  * The export's plan: the journal in `dir` reconciled with the repositories wanted now, or a new
  * plan. A batch that reached the service is kept while it is under way, or, once done, while it
  * holds a repository still wanted; a batch that never reached it (or whose every repository the
- * service refused) is planned anew. Wanted repositories in no kept batch are split into new
- * batches. So a list that shrank or grew costs only what it added, and nothing started is dropped
- * half-way (its locks would stay).
+ * service refused) keeps those of its repositories still wanted. Wanted repositories in no kept
+ * batch are split into new batches. So a list that shrank or grew costs only what it added, and
+ * nothing started is dropped half-way (its locks would stay).
  */
 export async function planExport(options: PlanOptions): Promise<Plan> {
   const journalPath = join(options.dir, JOURNAL_FILE);
@@ -66,16 +66,27 @@ export async function planExport(options: PlanOptions): Promise<Plan> {
 function reconcile(previous: BatchRecord[], wanted: string[]): { batches: BatchRecord[]; kept: number; dropped: number } {
   const wantedKeys = new Set(wanted.map(key));
   const batches: BatchRecord[] = [];
+  const covered = new Set<string>();
   let dropped = 0;
   for (const batch of previous) {
-    // Refused before: asked again if still wanted (they may exist now).
-    delete batch.skipped;
     const reachedService = batch.migrationIds.length > 0 || (batch.state !== 'pending' && batch.state !== 'skipped');
-    if (!reachedService) continue;
-    if (batch.state === 'done' && !batch.repositories.some((name) => wantedKeys.has(key(name)))) {
-      dropped++;
-      continue;
+    if (!reachedService) {
+      // Nothing sent for it yet (or the service refused all of it): it stays as planned, with what
+      // is still wanted, the refused asked about again (they may exist now).
+      const names = [...batch.repositories, ...(batch.skipped ?? []).map((s) => s.name)]
+        .filter((name) => wantedKeys.has(key(name)) && !covered.has(key(name)));
+      delete batch.skipped;
+      if (names.length === 0) continue;
+      Object.assign(batch, { repositories: names, state: 'pending' });
+    } else {
+      // Refused before: asked again in a new batch if still wanted.
+      delete batch.skipped;
+      if (batch.state === 'done' && !batch.repositories.some((name) => wantedKeys.has(key(name)))) {
+        dropped++;
+        continue;
+      }
     }
+    for (const name of batch.repositories) covered.add(key(name));
     batches.push(batch);
   }
   return { batches, kept: batches.length, dropped };
