@@ -119,7 +119,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--repos-file --lock --exclude-metadata --exclude-git-data --exclude-attachments --exclude-releases --exclude-owner-projects --org-metadata-only --exclude -o --output --force --no-checksum --no-verify --max-size --unlock --delete-archive -y --yes --interval --timeout --output-dir --batch-size --parallel --restart -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      COMPREPLY=($(compgen -W '--repos-file --lock --exclude-metadata --exclude-git-data --exclude-attachments --exclude-releases --exclude-owner-projects --org-metadata-only --exclude -o --output --force --no-checksum --no-verify --max-size --unlock --delete-archive -y --yes --interval --timeout --output-dir --batch-size --parallel --restart --dry-run -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
     'archive')
       case "$prev" in
           --org) COMPREPLY=(); return ;;

@@ -185,6 +185,7 @@ complete -c svc-migrate -n '__fish_seen_subcommand_from export' -l output-dir -r
 complete -c svc-migrate -n '__fish_seen_subcommand_from export' -l batch-size -x -d 'with --output-dir: repositories per migration (default 50)'
 complete -c svc-migrate -n '__fish_seen_subcommand_from export' -l parallel -x -d 'with --output-dir: migrations running at once (default 4)'
 complete -c svc-migrate -n '__fish_seen_subcommand_from export' -l restart -d 'with --output-dir: plan anew even if DIR holds the journal of another '
+complete -c svc-migrate -n '__fish_seen_subcommand_from export' -l dry-run -d 'with --output-dir: print the plan and what the journal says is done; s'
 complete -c svc-migrate -n '__fish_seen_subcommand_from export' -s V -l version -d 'print the version'
 complete -c svc-migrate -n '__fish_seen_subcommand_from export' -l org -x -d 'organization (env SVC_ORG)'
 complete -c svc-migrate -n '__fish_seen_subcommand_from export' -l base-url -x -d 'API root, e.g. https://api.example.com (env SVC_BASE_URL)'

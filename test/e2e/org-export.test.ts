@@ -414,6 +414,17 @@ describe('export --output-dir with repositories the service refuses, a list that
     expect(created(sandbox)).toBe(3);
   }, 90_000);
 
+  it('takes a refused repository named like "spam-filter" for what it is, not for a "spammed" refusal to wait out', async () => {
+    const { sandbox, env } = await testSandbox({ repositories: 2 });
+    const dir = tempDir();
+    writeFileSync(join(dir, 'repos.txt'), 'repo-0001\nspam-filter\n');
+    const result = await runCli(['export', '--repos-file', join(dir, 'repos.txt'), '--output-dir', join(dir, 'out'), '--interval', '0.1'], { env, timeoutMs: 60_000 });
+    expect(result.code, result.stderr).toBe(10);
+    expect(result.stderr).not.toMatch(/refuses new starts/);
+    expect(result.stderr).toMatch(/warning: batch 1: the service refused 1 repository \(octo-org\/spam-filter: octo-org\/spam-filter is not a repository of octo-org\); starting the batch without it/);
+    expect(starts(sandbox)).toHaveLength(2);
+  }, 60_000);
+
   it('plans only what a longer list adds; --dry-run prints that plan and sends nothing', async () => {
     const { sandbox, env } = await testSandbox({ repositories: 6 });
     const dir = tempDir();

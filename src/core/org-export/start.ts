@@ -49,12 +49,7 @@ export async function startBatch(context: StartContext, batch: BatchRecord): Pro
     try {
       migration = await startMigration(client, org, { ...context.body, repositories: batch.repositories });
     } catch (error) {
-      if (error instanceof ValidationError && /spam|too many/i.test(error.message) && spamWaits < MAX_SPAM_WAITS) {
-        // docs/service.md#start-migration: a refused start started nothing; wait and ask again.
-        context.emit({ type: 'notice', message: `batch ${batch.index}: the service refuses new starts for now; waiting` });
-        await clock.sleep(Math.min(60_000, 5_000 * 2 ** Math.min(spamWaits, 4)), context.signal);
-        continue;
-      }
+      // First: a refusal of named repositories is not "spammed", whatever their names say.
       const refused = error instanceof ValidationError ? refusedRepositories(error, batch.repositories) : undefined;
       if (refused) {
         // docs/service.md#start-migration: a 422 started nothing; the batch goes on without what it names.
@@ -73,6 +68,12 @@ export async function startBatch(context: StartContext, batch: BatchRecord): Pro
           message: `batch ${batch.index}: the service refused ${n} repositor${n === 1 ? 'y' : 'ies'} (${shown}${more}); starting the batch without ${n === 1 ? 'it' : 'them'}`,
         });
         spamWaits--;
+        continue;
+      }
+      if (error instanceof ValidationError && /spam|too many/i.test(error.message) && spamWaits < MAX_SPAM_WAITS) {
+        // docs/service.md#start-migration: a refused start started nothing; wait and ask again.
+        context.emit({ type: 'notice', message: `batch ${batch.index}: the service refuses new starts for now; waiting` });
+        await clock.sleep(Math.min(60_000, 5_000 * 2 ** Math.min(spamWaits, 4)), context.signal);
         continue;
       }
       if (error instanceof UnavailableError) {
