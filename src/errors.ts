@@ -29,7 +29,8 @@ export interface ErrorDetails {
 /** Every error the user is meant to see; anything else is a bug. */
 export class CliError extends Error {
   readonly exitCode: ExitCode;
-  readonly hint: string | undefined;
+  /** What to do next; the program restates the commands it names for the command line that ran (program.ts). */
+  hint: string | undefined;
   readonly status: number | undefined;
 
   constructor(message: string, exitCode: ExitCode, details: ErrorDetails = {}) {

@@ -13,6 +13,7 @@ import { register as registerStart } from './commands/start.js';
 import { register as registerStatus } from './commands/status.js';
 import { register as registerUnlock } from './commands/unlock.js';
 import { register as registerWebhook } from './commands/webhook/index.js';
+import { restateFailure } from './commands/common/command-line.js';
 import { createContext, defaultFactory, type Factory, type Runner } from './context.js';
 import type { Io } from './io.js';
 import type { GlobalFlags } from './settings/resolve.js';
@@ -75,6 +76,11 @@ export function buildProgram(io: Io, signal: AbortSignal, options: { json?: bool
     const context = await createContext(command.optsWithGlobals<GlobalFlags>(), io, signal, secretsOnCommandLine(command), factory);
     try {
       await body(context);
+    } catch (error) {
+      // The command a hint names must work as printed: with this run's flags, and never pointing at
+      // the in-process sandbox that stops with this run.
+      restateFailure(error, context.settings);
+      throw error;
     } finally {
       await context.dispose();
     }

@@ -34,9 +34,11 @@ async function download(
   const command = downloadCommand(context, id, options);
   // Before any request: a wait or a migration's check would only delay the refusal.
   checkDownloadTarget(context, options, { pipe: command, save: downloadCommand(context, id, { ...options, output: undefined }) });
+  const { settings, bar, toStdout, checkTarget } = downloadSettings(context, options, () => command, true);
+  // A file in the way, or a directory that cannot take it, is said before any wait or request.
+  await checkTarget();
   const client = await context.api();
   if (options.wait) failIfAnyFailed(await waitAndReport(context, [id], options));
-  const { settings, bar, toStdout } = downloadSettings(context, options, () => command, true);
   let result: Awaited<ReturnType<typeof downloadArchive>>;
   try {
     result = await downloadArchive(client, {

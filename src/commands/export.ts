@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import type { Context, Runner } from '../context.js';
-import { type ExportReport, runExport } from '../core/export.js';
-import { UsageError } from '../errors.js';
+import { type ExportReport, ExportStoppedError, runExport } from '../core/export.js';
+import { CliError, UsageError } from '../errors.js';
+import { commandLine } from './common/command-line.js';
 import { downloadMessage } from '../ui/tables.js';
 import { type ExportOptions, exportOrganization, type OrgExportFlags } from './common/org-export.js';
 import { examples, parsePositiveInt } from './common/options.js';
@@ -34,15 +35,32 @@ async function exportRepositories(
       { hint: 'or unlock and delete-archive by hand after `svc-migrate archive verify <file>`' },
     );
   }
+  const { settings, bar, toStdout, checkTarget } = downloadSettings(context, options, (id) => downloadCommand(context, id, options), false);
+  // Whatever would refuse the archive at the end refuses it now, before a repository is locked.
+  await checkTarget();
   const { repositories, asked } = await collectRepositories(context, args, options);
-  const body = await refineInteractively(context, startBody(repositories, options), asked);
-  if (options.deleteArchive) {
+  let askedDeletion = false;
+  const body = await refineInteractively(context, startBody(repositories, options), asked, async (chosen) => {
+    // What happens once the archive is safe: asked here, where the owner decides to lock.
+    if (toStdout || options.verify === false) return [];
+    const then: string[] = [];
+    if (chosen.lock_repositories && !options.unlock) {
+      options.unlock = await context.prompt.confirm('Unlock the repositories once the archive is saved and verified?', 'an answer', '--unlock', true);
+    }
+    if (chosen.lock_repositories) then.push(options.unlock ? 'unlock the repositories' : 'leave the repositories locked');
+    if (!options.deleteArchive) {
+      options.deleteArchive = await context.prompt.confirm('Delete the archive from the service once it is saved and verified?', 'an answer', '--delete-archive');
+      askedDeletion = true;
+    }
+    then.push(options.deleteArchive ? 'delete the archive from the service' : 'keep the archive on the service');
+    return then;
+  });
+  if (options.deleteArchive && !askedDeletion) {
     await confirmDeletion(context, 'Delete the archive from the service once it is saved and verified?', options.yes);
   }
   const client = await context.api();
   const { out } = context;
   const reporter = await createWaitReporter(out, []);
-  const { settings, bar, toStdout } = downloadSettings(context, options, (id) => downloadCommand(context, id, options), false);
   let report: ExportReport;
   try {
     report = await runExport(client, {
@@ -61,22 +79,51 @@ async function exportRepositories(
       onWaitEvent: (event) => reporter.onEvent(event),
       onNotice: (message) => out.warn(message),
     });
+  } catch (error) {
+    if (!(error instanceof ExportStoppedError)) throw error;
+    // Stopped with repositories locked: the owner must hear which, and how to give them back.
+    throw new CliError(`${error.message}; ${lockedLine(context, error.migrationId, error.locked)}`, error.exitCode, {
+      ...(error.hint ? { hint: error.hint } : {}),
+      cause: error,
+      ...(error.status === undefined ? {} : { status: error.status }),
+    });
   } finally {
     reporter.stop();
     bar.done();
   }
+  const id = report.migration.id;
   const summary = {
     migration: report.migration,
     archive: archiveSummary(report.download),
     unlocked: report.unlocked.map((o) => o.repository),
     archive_deleted: report.archiveDeleted,
+    locked: report.locked,
+    unlock_command: report.locked.length > 0 && !context.settings.sandbox ? unlockCommand(context, id) : null,
   };
   warnIfUnverified(context, report.download.verified, report.download.path);
   const human = () =>
-    `${downloadMessage({ migration_id: report.migration.id, ...summary.archive })}\nexport of migration ${report.migration.id} complete`;
+    [
+      downloadMessage({ migration_id: id, ...summary.archive }),
+      `export of migration ${id} complete`,
+      ...(report.locked.length > 0 ? [lockedLine(context, id, report.locked)] : []),
+    ].join('\n');
   if (toStdout) out.info(out.json ? JSON.stringify(summary) : human());
   else out.result(summary, human);
   return report;
+}
+
+function unlockCommand(context: Context, id: number): string {
+  return commandLine(context.settings, `unlock ${id} --all`);
+}
+
+/** How many repositories this run leaves locked, which, and the command that unlocks them. */
+function lockedLine(context: Context, id: number, locked: string[]): string {
+  const shown = locked.length > 10 ? `${locked.slice(0, 10).join(', ')} and ${locked.length - 10} more` : locked.join(', ');
+  const count = locked.length === 1 ? '1 repository' : `${locked.length} repositories`;
+  if (context.settings.sandbox) {
+    return `${count} ${locked.length === 1 ? 'was' : 'were'} left locked (${shown}), in the in-process sandbox that stopped with this command`;
+  }
+  return `${count} ${locked.length === 1 ? 'is' : 'are'} still locked (${shown}): \`${unlockCommand(context, id)}\` unlocks ${locked.length === 1 ? 'it' : 'them'}`;
 }
 
 export function register(program: Command, run: Runner): void {

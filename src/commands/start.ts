@@ -13,6 +13,7 @@ import {
   type WaitFlags,
 } from './common/flags.js';
 import { failIfAnyFailed, waitThenFetch } from './common/wait.js';
+import { commandLine, sandboxStopped } from './common/command-line.js';
 import { examples } from './common/options.js';
 
 interface StartOptions extends StartFlags, WaitFlags {
@@ -32,14 +33,30 @@ async function start(context: Context, args: string[], options: StartOptions): P
   if (!options.wait) {
     out.result(migration, (m) => (forHuman ? startedMessage(m, out.theme) : String(m.id)));
     if (!forHuman && !out.json) out.info(startedMessage(migration, out.theme));
-    out.info(`next: svc-migrate status ${migration.id} --wait`);
+    out.info(nextStep(context, migration, Boolean(body.lock_repositories)));
     return migration;
   }
   out.info(startedMessage(migration, out.theme));
   const [finished] = (await waitThenFetch(context, [migration.id], options)) as [Migration];
   out.result(finished, (m) => (forHuman ? migrationSummary(m, out.theme) : String(m.id)));
   failIfAnyFailed([finished]);
+  if (body.lock_repositories) out.info(lockedNote(context, finished));
   return finished;
+}
+
+/** What to run next; with --sandbox, that nothing can be: the emulator stops with this command. */
+function nextStep(context: Context, migration: Migration, locked: boolean): string {
+  if (context.settings.sandbox) return `note: ${sandboxStopped(`migration ${migration.id}`)}`;
+  const next = `next: ${commandLine(context.settings, `status ${migration.id} --wait`)}`;
+  return locked ? `${next}\n${lockedNote(context, migration)}` : next;
+}
+
+/** A start with --lock leaves its repositories locked after this command: say so, and how to undo it. */
+function lockedNote(context: Context, migration: Migration): string {
+  const count = migration.repositories?.length;
+  const what = count === undefined ? 'its repositories' : count === 1 ? 'its repository' : `its ${count} repositories`;
+  if (context.settings.sandbox) return `migration ${migration.id} locked ${what} in the in-process sandbox, which stops with this command`;
+  return `migration ${migration.id} keeps ${what} locked until \`${commandLine(context.settings, `unlock ${migration.id} --all`)}\``;
 }
 
 export function register(program: Command, run: Runner): void {

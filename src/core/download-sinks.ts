@@ -3,9 +3,10 @@ import { writeSync } from 'node:fs';
 import { type FileHandle, rename, rm, stat } from 'node:fs/promises';
 import type { Migration } from '../api/types.js';
 import { openOwnFile, readOwnFile, replaceFile } from './exclusive-files.js';
+import { existingFileError } from './destination.js';
 import type { BackgroundHash } from './hasher.js';
 import { fileError } from '../system-errors.js';
-import { CliError, UnavailableError, UsageError } from '../errors.js';
+import { CliError, UnavailableError } from '../errors.js';
 
 // Where a download's bytes go: a `.part` file beside the final name with its side file (resumable,
 // renamed into place only once whole and verified), or a stream (`-o -`), which cannot take back.
@@ -60,11 +61,7 @@ export class FileSink implements Sink {
   }
 
   static async open(path: string, force: boolean, migration: Migration): Promise<FileSink> {
-    if (!force && (await stat(path).catch(() => undefined))) {
-      throw new UsageError(`${path} already exists`, {
-        hint: 'pass --force to overwrite it, or choose another --output',
-      });
-    }
+    if (!force && (await stat(path).catch(() => undefined))) throw existingFileError(path);
     return new FileSink(path, migration);
   }
 

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { ApiClient } from '../api/client.js';
 import { deleteArchive, startMigration } from '../api/migrations.js';
 import type { Migration, StartMigrationBody } from '../api/types.js';
@@ -32,6 +33,19 @@ export interface ExportReport {
   download: DownloadResult;
   unlocked: UnlockOutcome[];
   archiveDeleted: boolean;
+  /** Repositories this export locked that are locked still (`--lock` without `--unlock`). */
+  locked: string[];
+}
+
+/** An export that stopped after it locked repositories: which are locked still, for the message to name. */
+export class ExportStoppedError extends CliError {
+  readonly migrationId: number;
+  readonly locked: string[];
+  constructor(error: CliError, message: string, hint: string, migrationId: number, locked: string[]) {
+    super(message, error.exitCode, { hint, cause: error, ...(error.status === undefined ? {} : { status: error.status }) });
+    this.migrationId = migrationId;
+    this.locked = locked;
+  }
 }
 
 /**
@@ -42,9 +56,12 @@ export async function runExport(client: ApiClient, options: ExportOptions): Prom
   const { org, clock } = options;
   const done: string[] = [];
   let migration: Migration | undefined;
+  /** What this export locked and has not unlocked: a failure must name it. */
+  let locked: string[] = [];
   const fail = (error: unknown, next: string): never => {
     if (!(error instanceof CliError)) throw error;
     const already = done.length > 0 ? ` (done: ${done.join('; ')})` : '';
+    if (migration && locked.length > 0) throw new ExportStoppedError(error, `${error.message}${already}`, next, migration.id, locked);
     throw new CliError(`${error.message}${already}`, error.exitCode, {
       hint: next,
       cause: error,
@@ -59,7 +76,8 @@ export async function runExport(client: ApiClient, options: ExportOptions): Prom
   }
   const id = migration.id;
   const target = options.download.target;
-  done.push(`started migration ${id}`);
+  if (options.body.lock_repositories) locked = repositoryNames(migration, options.body);
+  done.push(`started migration ${id}${locked.length > 0 ? ' with its repositories locked' : ''}`);
   options.onStep?.('start', `started migration ${id} (${migration.state})`);
 
   let failed = false;
@@ -77,10 +95,7 @@ export async function runExport(client: ApiClient, options: ExportOptions): Prom
     failed = waited.failed.length > 0;
     migration = waited.migrations[0] ?? migration;
   } catch (error) {
-    const unlockHint = options.body.lock_repositories
-      ? `; unlock the repositories with \`svc-migrate unlock ${id} --all\``
-      : '';
-    return fail(error, `keep waiting with \`svc-migrate status ${id} --wait\`${unlockHint}`);
+    return fail(error, `keep waiting with \`svc-migrate status ${id} --wait\`, then \`${downloadCommand(id, options.download)}\``);
   }
   if (failed) {
     // Nothing will ever be downloaded: with --unlock, give the repositories back now.
@@ -88,6 +103,7 @@ export async function runExport(client: ApiClient, options: ExportOptions): Prom
     if (options.body.lock_repositories && options.unlock) {
       const outcomes = await unlockRepositories(client, org, id, repositoryNames(migration, options.body));
       const stuck = outcomes.filter((o) => !o.ok).map((o) => o.repository);
+      locked = stuck;
       if (stuck.length === 0) {
         done.push(`unlocked ${outcomes.length} repositories`);
         options.onStep?.('unlock', `unlocked ${outcomes.map((o) => o.repository).join(', ')}`);
@@ -110,12 +126,12 @@ export async function runExport(client: ApiClient, options: ExportOptions): Prom
     if (error instanceof VerificationError) {
       return fail(
         error,
-        `the service keeps its copy: nothing was unlocked or deleted; fetch it again with \`svc-migrate download ${id}${outputFlag(target(id))} --force\``,
+        `the service keeps its copy: nothing was unlocked or deleted; fetch it again with \`${downloadCommand(id, options.download, true)}\``,
       );
     }
     // A state of this machine (no room, a directory it cannot write) is fixed first: its hint leads.
     const first = error instanceof CliError && error.exitCode === ExitCode.Usage && error.hint ? `${error.hint}; then ` : '';
-    return fail(error, `${first}resume the download with \`svc-migrate download ${id}${outputFlag(target(id))}\``);
+    return fail(error, `${first}resume the download with \`${downloadCommand(id, options.download)}\``);
   }
   // Unlocking and deleting are for an archive known good on disk, never for one merely received.
   if (!download.verified && (options.unlock || options.deleteArchive)) {
@@ -134,6 +150,7 @@ export async function runExport(client: ApiClient, options: ExportOptions): Prom
   if (options.unlock) {
     unlocked = await unlockRepositories(client, org, id, repositoryNames(migration, options.body));
     const failed = unlocked.filter((o) => !o.ok);
+    locked = failed.map((o) => o.repository);
     if (failed.length > 0) {
       return fail(
         new CliError(
@@ -166,7 +183,7 @@ export async function runExport(client: ApiClient, options: ExportOptions): Prom
     archiveDeleted = true;
     options.onStep?.('delete-archive', `deleted the archive of migration ${id} from the service`);
   }
-  return { migration, download, unlocked, archiveDeleted };
+  return { migration, download, unlocked, archiveDeleted, locked };
 }
 
 /** The names to unlock: the migration's own list, or what the export was started with. */
@@ -175,6 +192,26 @@ function repositoryNames(migration: Migration, body: StartMigrationBody): string
   return names.length > 0 ? names : body.repositories.map((name) => name.slice(name.indexOf('/') + 1));
 }
 
-function outputFlag(target: DownloadOptions['target']): string {
-  return 'path' in target ? ` --output ${JSON.stringify(target.path)}` : ' --output -';
+/**
+ * The `download` that takes over from this export, with its download flags: `--force` where the
+ * export had it, where the file is there now, or where it must be replaced (`replace`).
+ */
+function downloadCommand(id: number, download: ExportOptions['download'], replace = false): string {
+  const target = download.target(id);
+  const words = ['svc-migrate', 'download', String(id)];
+  if ('path' in target) {
+    words.push('--output', quoted(target.path));
+    if (replace || target.force || existsSync(target.path)) words.push('--force');
+  } else {
+    words.push('--output', '-');
+  }
+  if (!download.checksum) words.push('--no-checksum');
+  if (download.verify === false) words.push('--no-verify');
+  if (download.maxSize !== undefined) words.push('--max-size', String(download.maxSize));
+  return words.join(' ');
+}
+
+/** A path as a POSIX shell reads it back unchanged. */
+function quoted(path: string): string {
+  return /^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replaceAll('\'', '\'\\\'\'')}'`;
 }

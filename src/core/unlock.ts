@@ -126,3 +126,10 @@ export function unlockFailure(outcomes: UnlockOutcome[], id: number): CliError |
       : `retry with \`svc-migrate unlock ${id} ${failed.map((o) => o.repository).join(' ')}\``,
   });
 }
+
+/** What an export's unlock step did: unlocked, kept locked as asked, or nothing, when nothing was locked. */
+export function releaseMessage(unlock: boolean, locked: boolean, count: number, id: number): string {
+  if (!unlock && !locked) return 'nothing to unlock: the export did not lock them';
+  const repositories = count === 1 ? '1 repository' : `${count} repositories`;
+  return unlock ? `unlocked ${repositories}` : `kept ${repositories} locked as asked (\`svc-migrate unlock ${id} --all\` unlocks them)`;
+}

@@ -51,6 +51,25 @@ describe.skipIf(!hasScript)('interactive start on a terminal', () => {
     expect(migration?.body.lock_repositories).toBe(true);
   });
 
+  it('export asks, after the options, whether to unlock (Enter: yes) and to delete the archive (Enter: no)', async () => {
+    const { sandbox, env } = await testSandbox({ exportSeconds: 1 });
+    const output = join(mkdtempSync(join(tmpdir(), 'svc-tty-')), 'i.tar.gz');
+    const result = await onTerminal(['export', '-o', output, '--interval', '0.2'], env, [
+      [/Repositories to export/, 'widgets\r'],
+      [/Options/, ' \r'],
+      [/Unlock the repositories once the archive is saved and verified\? \(Y\/n\)/, '\r'],
+      [/Delete the archive from the service once it is saved and verified\? \(y\/N\)/, '\r'],
+      [/Start this export\?/, '\r'],
+    ]);
+    expect(result.code, result.screen).toBe(0);
+    expect(result.screen).toMatch(/Then: unlock the repositories; keep the archive on the service/);
+    const [migration] = sandbox.store.list(sandbox.store.organization('octo-org')!).filter((m) => m.kind === 'export');
+    expect(migration?.body.lock_repositories).toBe(true);
+    expect(migration?.locked.size).toBe(0);
+    expect(migration?.archiveDeletedAt).toBeUndefined();
+    expect(result.screen).not.toMatch(/still locked/);
+  });
+
   it('shows a spinner while waiting and a progress bar while downloading', async () => {
     const { env } = await testSandbox({ exportSeconds: 1, archivePadBytes: 256 * 1024 });
     const output = join(mkdtempSync(join(tmpdir(), 'svc-tty-')), 'a.tar.gz');

@@ -1,7 +1,8 @@
 import { statSync } from 'node:fs';
-import { join, sep } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
+import { checkDestination, type Destination } from '../../core/destination.js';
 import type { DownloadOptions as CoreDownloadOptions, DownloadProgress, DownloadResult } from '../../core/download.js';
 import { UsageError } from '../../errors.js';
 import { formatBytes } from '../../ui/format.js';
@@ -39,6 +40,13 @@ function outputPath(output: string | undefined, id: number): string {
     // Not there (yet): a file name. Any other problem is reported when it is written.
   }
   return output;
+}
+
+/** Where the archive goes before its migration id is known: the directory, and the file when `-o` names one. */
+function destinationOf(output: string | undefined, force: boolean): Destination {
+  const probe = outputPath(output, 0);
+  const named = output !== undefined && probe === output;
+  return { dir: dirname(probe), ...(named ? { file: output } : {}), force };
 }
 
 /** A word as a POSIX shell reads it back: bare when it is plain, else in single quotes. */
@@ -131,7 +139,9 @@ export function downloadSettings(
     onNotice: (message: string) => context.out.warn(message),
   };
   const bars = { done: () => (verifyBar ?? bar).done() };
-  return { settings, bar: bars, toStdout };
+  /** The checks of where the archive goes, to make before the first request (none for -o -). */
+  const checkTarget = () => (toStdout ? Promise.resolve() : checkDestination(destinationOf(flags.output, Boolean(flags.force))));
+  return { settings, bar: bars, toStdout, checkTarget };
 }
 
 /** An archive nobody checked must not pass for a safe one. */

@@ -129,11 +129,16 @@ export function startFlagsOf(body: Omit<StartMigrationBody, 'repositories'>): st
   ];
 }
 
-/** On a TTY with nothing but repositories given: let the user tick options and confirm the request. */
+/**
+ * On a TTY with nothing but repositories given: let the user tick options and confirm the request.
+ * `followUp` asks what the command does after the export (given the options ticked) and says it
+ * in words for the summary.
+ */
 export async function refineInteractively(
   context: Context,
   body: StartMigrationBody,
   asked: boolean,
+  followUp?: (body: StartMigrationBody) => Promise<string[]>,
 ): Promise<StartMigrationBody> {
   if (!asked) return body;
   const chosen = await context.prompt.checkbox(
@@ -145,7 +150,8 @@ export async function refineInteractively(
   );
   const refined: StartMigrationBody = { ...body };
   for (const field of chosen) refined[field] = true;
-  context.out.info(exportSummary(refined));
+  const then = (await followUp?.(refined)) ?? [];
+  context.out.info([exportSummary(refined), ...(then.length > 0 ? [`Then: ${then.join('; ')}`] : [])].join('\n'));
   // The user has just picked everything: Enter goes ahead.
   const ok = await context.prompt.confirm('Start this export?', 'a confirmation', 'the repositories as arguments', true);
   if (!ok) throw new UsageError('cancelled; nothing was started');

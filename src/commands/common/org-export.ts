@@ -8,6 +8,7 @@ import { CliError, ExitCode, UsageError } from '../../errors.js';
 import { createOrgExportReporter, type DryRun, dryRunFooter, dryRunTable, orgExportFooter, orgExportTable } from '../../ui/org-export.js';
 import { confirmDeletion } from './confirm.js';
 import type { DownloadFlags } from './download.js';
+import { commandLine } from './command-line.js';
 import { collectRepositories, type StartFlags, startBody, startFlagsOf, type WaitFlags, waitSettings } from './flags.js';
 
 /** The flags of `export`, with or without --output-dir. */
@@ -135,6 +136,7 @@ export async function exportOrganization(
       ...(batch.error ? { error: batch.error } : {}),
     })),
     poll_requests: result.pollRequests,
+    ...lockedSummary(context, result, Boolean(body.lock_repositories), flags.unlock),
   };
   const { layout } = context.out;
   context.out.line(summary, () => orgExportTable(result, context.out.theme, layout));
@@ -144,6 +146,7 @@ export async function exportOrganization(
       `nothing was verified (--no-verify): the archives in ${dir} were saved unchecked; \`svc-migrate archive verify ${join(dir, 'migration-<id>.tar.gz')}\` checks one`,
     );
   }
+  if (summary.locked > 0 && !context.out.json) context.out.info(lockedLine(context, summary.locked, summary.unlock_commands));
   if (result.exitCode !== 0) throw orgExportFailure(result);
   return result;
 }
@@ -195,4 +198,22 @@ function dryRunSummary(plan: Plan, wanted: string[]): DryRun {
     dropped_batches: plan.dropped,
     to_start: plan.journal.batches.filter((b) => b.state === 'pending' || b.state === 'failed').length,
   };
+}
+
+/** Batches this run locked and did not unlock: each migration's repositories, and the command for each. */
+function lockedSummary(context: Context, result: OrgExportResult, lock: boolean, unlock: boolean) {
+  const locked = lock
+    ? result.batches.filter((batch) => batch.migrationIds.length > 0 && !(unlock && (batch.state === 'unlocked' || batch.state === 'done')))
+    : [];
+  return {
+    locked: locked.reduce((n, batch) => n + batch.repositories.length, 0),
+    unlock_commands: context.settings.sandbox ? [] : locked.map((batch) => commandLine(context.settings, `unlock ${batch.migrationIds.at(-1)} --all`)),
+  };
+}
+
+/** The line that ends a run leaving repositories locked. */
+function lockedLine(context: Context, count: number, commands: string[]): string {
+  const what = count === 1 ? '1 repository' : `${count} repositories`;
+  if (context.settings.sandbox) return `${what} ${count === 1 ? 'was' : 'were'} left locked, in the in-process sandbox that stopped with this command`;
+  return `${what} ${count === 1 ? 'is' : 'are'} still locked; ${commands.map((c) => `\`${c}\``).join(', ')} ${commands.length === 1 ? 'unlocks' : 'unlock'} ${count === 1 ? 'it' : 'them'}`;
 }

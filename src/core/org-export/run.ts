@@ -4,7 +4,7 @@ import type { StartMigrationBody } from '../../api/types.js';
 import type { Clock } from '../../clock.js';
 import { CliError, ExitCode, InterruptedError, MigrationFailedError, NotFoundError, VerificationError } from '../../errors.js';
 import { fromSystemError } from '../../system-errors.js';
-import { unlockFailure, unlockRepositories } from '../unlock.js';
+import { releaseMessage, unlockFailure, unlockRepositories } from '../unlock.js';
 import {
   archivePathOf,
   type BatchRecord,
@@ -240,7 +240,7 @@ async function exportBatches(
               throw new CliError(`could not unlock ${failed.map((o) => o.repository).join(', ')} (${why})`, failure.exitCode, { hint: failure.hint });
             }
           }
-          await step(batch, 'unlocked', options.unlock ? `unlocked ${batch.repositories.length} repositories` : 'kept locked as asked', id);
+          await step(batch, 'unlocked', releaseMessage(options.unlock, Boolean(options.body.lock_repositories), batch.repositories.length, id), id);
           break;
         case 'unlocked':
           if (options.deleteArchive) {

@@ -1,0 +1,71 @@
+import { CliError } from '../../errors.js';
+import type { Settings } from '../../settings/resolve.js';
+
+// The commands a hint tells the user to run must work as printed: reach the same service and
+// organization as the command that printed them, and with --sandbox, not send anyone to an
+// emulator that stopped with the command.
+
+/** Subcommands that talk to the service, and so need its flags. */
+const SERVICE_COMMANDS = ['start', 'status', 'list', 'repos', 'download', 'delete-archive', 'unlock', 'export'];
+
+/** Of those, the ones that act on what an earlier run left there (a migration, its archive, its locks). */
+const LATER_COMMANDS = new Set(['status', 'list', 'repos', 'download', 'delete-archive', 'unlock']);
+
+const QUOTED_COMMAND = /`svc-migrate ([a-z-]+)([^`]*)`/g;
+
+/** A word as a POSIX shell reads it back unchanged. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll('\'', '\'\\\'\'')}'`;
+}
+
+/**
+ * The global flags of this command line that a later command needs to reach the same service as
+ * the same organization. Never the token: a hint is no place for it (SVC_TOKEN or `auth login`).
+ */
+function serviceFlags(settings: Settings): [flag: string, value?: string][] {
+  const flags: [string, string?][] = [];
+  if (settings.baseUrl.source === 'flag' && settings.baseUrl.value) flags.push(['--base-url', settings.baseUrl.value]);
+  if (settings.org.source === 'flag' && settings.org.value) flags.push(['--org', settings.org.value]);
+  if (settings.apiVersion.source === 'flag') flags.push(['--api-version', settings.apiVersion.value]);
+  if (settings.insecure && settings.baseUrl.source === 'flag') flags.push(['--insecure']);
+  return flags;
+}
+
+/** `args` (a subcommand and its arguments, already quoted) with the flags that are not in it yet. */
+function withServiceFlags(args: string, settings: Settings): string {
+  const words = args.split(/\s+/);
+  const missing = serviceFlags(settings).filter(([flag]) => !words.includes(flag) && !words.some((word) => word.startsWith(`${flag}=`)));
+  return [args.trimEnd(), ...missing.map(([flag, value]) => (value === undefined ? flag : `${flag} ${shellWord(value)}`))].join(' ');
+}
+
+/** The command line that runs `args` against the same service and organization as this run. */
+export function commandLine(settings: Settings, args: string): string {
+  return `svc-migrate ${withServiceFlags(args, settings)}`;
+}
+
+/** With --sandbox: what stands in for a command that would look for `what` (this run's migrations). */
+export function sandboxStopped(what?: string): string {
+  const stopped = what === undefined ? 'the in-process sandbox lives as long as one command' : `the in-process sandbox has stopped, and ${what} with it`;
+  return `${stopped}; each --sandbox command starts a new one. For a sandbox that stays, run \`svc-migrate sandbox\` in another terminal and use the variables it prints`;
+}
+
+/**
+ * A hint as this command line needs it: each quoted `svc-migrate …` that talks to the service gets
+ * the flags this run reached the service with. With --sandbox, a hint that sends the user back to
+ * this run's migrations cannot work: it says so instead.
+ */
+function restateHint(hint: string, settings: Settings): string {
+  const named = [...hint.matchAll(QUOTED_COMMAND)].map((match) => match[1] ?? '');
+  if (settings.sandbox && named.some((command) => LATER_COMMANDS.has(command))) {
+    const ids = [...new Set([...hint.matchAll(/`svc-migrate [a-z-]+ (\d+)/g)].map((match) => match[1]))];
+    return sandboxStopped(ids.length === 0 ? undefined : `migration ${ids.join(', ')}`);
+  }
+  return hint.replace(QUOTED_COMMAND, (whole, command: string, rest: string) =>
+    SERVICE_COMMANDS.includes(command) ? `\`${commandLine(settings, `${command}${rest}`)}\`` : whole,
+  );
+}
+
+/** A failure's hint restated for this command line (restateHint). */
+export function restateFailure(error: unknown, settings: Settings): void {
+  if (error instanceof CliError && error.hint) error.hint = restateHint(error.hint, settings);
+}
