@@ -4,6 +4,7 @@ import { deleteArchive, startMigration } from '../api/migrations.js';
 import type { Migration, StartMigrationBody } from '../api/types.js';
 import type { Clock } from '../clock.js';
 import { CliError, ExitCode, MigrationFailedError, VerificationError } from '../errors.js';
+import { existingFileError } from './destination.js';
 import { type DownloadOptions, type DownloadResult, downloadArchive } from './download.js';
 import { type UnlockOutcome, unlockRepositories } from './unlock.js';
 import { type WaitEvent, waitForMigrations } from './wait.js';
@@ -79,6 +80,15 @@ export async function runExport(client: ApiClient, options: ExportOptions): Prom
   if (options.body.lock_repositories) locked = repositoryNames(migration, options.body);
   done.push(`started migration ${id}${locked.length > 0 ? ' with its repositories locked' : ''}`);
   options.onStep?.('start', `started migration ${id} (${migration.state})`);
+  // A name made from the migration id (no -o FILE) is known only now: a file there is said at
+  // once, not after the wait and the download.
+  const destination = target(id);
+  if ('path' in destination && !destination.force && existsSync(destination.path)) {
+    return fail(
+      existingFileError(destination.path),
+      `the export goes on on the service: \`${downloadCommand(id, options.download, true).replace(' --output', ' --wait --output')}\` replaces that file with its archive (or give --output another file)`,
+    );
+  }
 
   let failed = false;
   try {

@@ -84,6 +84,30 @@ describe('export checks where the archive goes before it locks anything', () => 
     expect(second.code).toBe(2);
     expect(second.stderr).toContain(`${output} already exists`);
     expect(second.stderr).not.toMatch(/started migration|exported/);
+
+    // Into a directory, the name comes from the migration id: refused as soon as the id is known,
+    // before any wait or download.
+    const intoDir = await runCli(['export', '--sandbox', '--yes', '-o', `${dir}/`, ...FAST]);
+    expect(intoDir.code, intoDir.stderr).toBe(0);
+    const again = await runCli(['export', '--sandbox', '--yes', '-o', `${dir}/`, ...FAST]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain(`${join(dir, 'migration-1001.tar.gz')} already exists (done: started migration 1001)`);
+    expect(again.stderr).not.toMatch(/exported/);
+  });
+
+  it('a name made from the migration id that is taken: said before the wait, with the command that replaces it', async () => {
+    const { sandbox, env } = await testSandbox({ exportSeconds: 600 });
+    const dir = tempDir();
+    const next = sandbox.store.list(sandbox.store.organization('octo-org')!).reduce((max, m) => Math.max(max, m.id), 0) + 1;
+    writeFileSync(join(dir, `migration-${next}.tar.gz`), 'mine');
+    const result = await runCli(['export', 'widgets', '-o', `${dir}/`, ...FAST], { env });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`migration-${next}.tar.gz already exists`);
+    expect(apiRequests(sandbox).filter((r) => r.method === 'GET')).toEqual([]);
+    sandbox.clock.advance(600_000);
+    const replace = await runCli(quotedCommand(result.stderr, 'download'), { env });
+    expect(replace.code, replace.stderr).toBe(0);
+    expect(readFileSync(join(dir, `migration-${next}.tar.gz`)).subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
   });
 });
 
