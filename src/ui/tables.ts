@@ -100,7 +100,10 @@ function repositoryNames(migration: Migration, excluded: boolean, theme: ChalkIn
 /** Short times for a human; the service's own ISO 8601 for a script. */
 const time = (iso: string | undefined, layout: TableLayout) => (layout.plain ? (iso ?? '') : formatTime(iso));
 
-/** docs/cli.md `list`: ID, STATE, REPOSITORIES, LOCKED, CREATED, UPDATED. */
+/**
+ * docs/cli.md `list`: ID, STATE, REPOSITORIES, LOCK REQUESTED, CREATED, UPDATED. `lock_repositories`
+ * is what the export asked for, not whether the repositories are locked now (`unlock` leaves it).
+ */
 export function migrationsTable(
   migrations: Migration[],
   theme: ChalkInstance,
@@ -109,7 +112,7 @@ export function migrationsTable(
 ): string {
   if (migrations.length === 0) return layout.plain ? '' : 'no migrations';
   return renderTable(
-    ['ID', 'STATE', 'REPOSITORIES', 'LOCKED', 'CREATED', 'UPDATED'],
+    ['ID', 'STATE', 'REPOSITORIES', 'LOCK REQUESTED', 'CREATED', 'UPDATED'],
     migrations.map((m) => [
       String(m.id),
       formatState(m.state, theme),
@@ -126,14 +129,15 @@ export function migrationsTable(
 export function migrationSummary(migration: Migration, theme: ChalkInstance): string {
   const lines = [
     `migration ${migration.id}  ${formatState(migration.state, theme)}`,
-    `  guid          ${migration.guid}`,
-    `  organization  ${migration.owner.login}`,
-    `  locked        ${migration.lock_repositories ? 'yes' : 'no'}`,
-    `  created       ${formatTime(migration.created_at)}`,
-    `  updated       ${formatTime(migration.updated_at)}`,
+    `  guid            ${migration.guid}`,
+    `  organization    ${migration.owner.login}`,
+    // What the export asked for (`lock_repositories`); `unlock` does not change it.
+    `  lock requested  ${migration.lock_repositories ? 'yes' : 'no'}`,
+    `  created         ${formatTime(migration.created_at)}`,
+    `  updated         ${formatTime(migration.updated_at)}`,
   ];
   if (migration.repositories)
-    lines.push(`  repositories  ${migration.repositories.map((r) => r.full_name).join(', ')}`);
+    lines.push(`  repositories    ${migration.repositories.map((r) => r.full_name).join(', ')}`);
   return lines.join('\n');
 }
 

@@ -44,7 +44,7 @@ describe('tables', () => {
   it.skipIf(!hasScript)('on a terminal: a boxed table, and webhook events fits the width', async () => {
     const { env } = await testSandbox();
     const list = await onTerminal(['list', '--no-color'], { env, setup: 'stty cols 120 rows 40' });
-    expect(list.screen).toMatch(/ID.*STATE.*REPOSITORIES.*LOCKED.*CREATED.*UPDATED/);
+    expect(list.screen).toMatch(/ID.*STATE.*REPOSITORIES.*LOCK REQUESTED.*CREATED.*UPDATED/);
     expect(list.screen).toMatch(/[│┌]/);
     for (const columns of [100, 80]) {
       const events = await onTerminal(['webhook', 'events', '--no-color'], { setup: `stty cols ${columns} rows 40` });

@@ -43,6 +43,8 @@ export interface InProcessOptions extends CliOptions {
   stdoutIsTTY?: boolean;
   /** stderr is a terminal this wide: progress lines are drawn on it. */
   stderrColumns?: number;
+  /** stdout and stderr are a terminal this many columns wide (isTTY and columns, as Node sets them). */
+  terminal?: { columns: number };
 }
 
 /**
@@ -74,6 +76,7 @@ function testFactory(sandboxClock: SandboxClock): Factory {
 class Capture extends Writable {
   readonly chunks: Buffer[] = [];
   isTTY = false;
+  columns: number | undefined;
   private readonly onText?: (text: string) => void;
   constructor(onText?: (text: string) => void) {
     super();
@@ -108,6 +111,12 @@ export async function runCli(args: string[], options: InProcessOptions = {}): Pr
   stdout.isTTY = Boolean(options.stdoutIsTTY);
   const stderr = new Capture(options.onStderr);
   if (options.stderrColumns !== undefined) Object.assign(stderr, { isTTY: true, columns: options.stderrColumns });
+  if (options.terminal) {
+    for (const stream of [stdout, stderr]) {
+      stream.isTTY = true;
+      stream.columns = options.terminal.columns;
+    }
+  }
   const stdin = options.openStdin ? new PassThrough() : Readable.from(options.stdin ? [Buffer.from(options.stdin)] : []);
   const code = await run(args, { stdin, stdout, stderr, env }, options.signal, testFactory(sandbox?.clock ?? new SandboxClock()));
   return { code, stdout: stdout.text(), stderr: stderr.text(), stdoutBytes: stdout.bytes() };
