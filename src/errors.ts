@@ -70,18 +70,26 @@ export interface RejectedItem {
 }
 
 /**
- * 422 from the service; `messages` are its per-field validation messages, `items` those of its
- * entries that name one item of the request (an org export skips those repositories), only when
- * every entry names one.
+ * 422 from the service; `messages` are its per-field validation messages, every one, `items` those
+ * of its entries that name one item of the request (an org export skips those repositories), only
+ * when every entry names one, and `repositories` the names it refused as not of the organization
+ * (`--json` prints `messages` and `repositories`).
  */
 export class ValidationError extends CliError {
   readonly messages: string[];
   readonly items: RejectedItem[];
-  constructor(message: string, messages: string[], details: ErrorDetails & { items?: RejectedItem[] } = {}) {
+  readonly repositories: string[];
+  constructor(
+    message: string,
+    messages: string[],
+    details: ErrorDetails & { items?: RejectedItem[] } = {},
+    repositories: string[] = [],
+  ) {
     const { items = [], ...rest } = details;
     super(message, ExitCode.Validation, rest);
     this.messages = messages;
     this.items = items;
+    this.repositories = repositories;
   }
 }
 

@@ -9,6 +9,13 @@ import type { ServiceErrorBody } from './types.js';
 const MAX_JSON_BYTES = 64 << 20;
 /** Error answers are read up to this much; the rest is dropped. */
 const MAX_ERROR_BYTES = 64 << 10;
+/**
+ * A 422 names every refused entry of the request, each in an object of about 150 bytes plus the
+ * name twice (`message` and `value`; a name is at most 140 characters): 100 names of a start
+ * take about 30 KB, and a start of 10,000 repositories (a repos file far past any batch) about
+ * 4 MB at the longest names. It is read whole up to this bound, and said to be cut beyond it.
+ */
+export const MAX_VALIDATION_BYTES = 8 << 20;
 
 /**
  * Reads a body up to `limit` bytes. Past it, the body is destroyed (the connection goes) and
@@ -49,14 +56,29 @@ export async function readJson<T>(response: Dispatcher.ResponseData, where: stri
   }
 }
 
-export async function readErrorBody(response: Dispatcher.ResponseData): Promise<ServiceErrorBody> {
+/** An error answer as read: its body, and `cutAt` (the bound in bytes) when it was longer than that. */
+export interface ErrorAnswer {
+  body: ServiceErrorBody;
+  cutAt?: number;
+}
+
+export async function readErrorBody(response: Dispatcher.ResponseData): Promise<ErrorAnswer> {
   // An error body only explains the status: its first bytes are enough, and an endless one is cut.
-  const bytes = await readBounded(response.body, MAX_ERROR_BYTES).catch(() => undefined);
+  // A 422's list of refused values is what the user must act on: it gets a bound of its own.
+  const limit = response.statusCode === 422 ? MAX_VALIDATION_BYTES : MAX_ERROR_BYTES;
+  let cut = false;
+  const bytes = await readBounded(response.body, limit)
+    .then((read) => {
+      cut = read === undefined;
+      return read;
+    })
+    .catch(() => undefined);
+  if (cut) return { body: {}, cutAt: limit };
   const text = bytes?.toString('utf8') ?? '';
   try {
     const parsed = JSON.parse(text) as unknown;
-    return typeof parsed === 'object' && parsed !== null ? (parsed) : {};
+    return { body: typeof parsed === 'object' && parsed !== null ? (parsed) : {} };
   } catch {
-    return text ? { message: text.slice(0, 200) } : {};
+    return { body: text ? { message: text.slice(0, 200) } : {} };
   }
 }

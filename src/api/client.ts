@@ -194,7 +194,7 @@ export class ApiClient {
         return this.answer(status, responseHeaders, data, url, false);
       }
 
-      const errorBody = await readErrorBody(response);
+      const { body: errorBody, cutAt } = await readErrorBody(response);
       const rateLimit = rateLimitWait(status, responseHeaders, errorBody, this.clock.now(), secondaryWaitMs);
       if (rateLimit) {
         if (rateLimitWaits >= MAX_RATE_LIMIT_WAITS) {
@@ -222,7 +222,7 @@ export class ApiClient {
         await this.backoff(retries++, `HTTP ${status}`, method, printable);
         continue;
       }
-      throw this.httpError(method, url, status, errorBody, options);
+      throw this.httpError(method, url, status, errorBody, options, cutAt);
     }
   }
 
@@ -322,8 +322,10 @@ export class ApiClient {
     status: number,
     body: ServiceErrorBody,
     options: RequestOptions,
+    cutAt?: number,
   ): CliError {
     return errorForStatus({
+      cutAt,
       status,
       method,
       url: redactUrl(url.toString()),

@@ -23,6 +23,8 @@ export interface StatusErrorInput {
   notFound?: RequestOptions['notFound'];
   tokenPresent: boolean;
   secrets?: (string | undefined)[];
+  /** The body was longer than this many bytes and was not read (api/bodies.ts). */
+  cutAt?: number | undefined;
 }
 
 /** The one table from an HTTP failure to the error the user sees (and so to its exit code). */
@@ -60,17 +62,7 @@ export function errorForStatus(input: StatusErrorInput): CliError {
       hint: input.notFound?.hint ?? 'check the organization and id; migrations are visible to organization owners only',
     });
   }
-  if (status === 422) {
-    const messages = validationMessages(body);
-    const summary = messages.length > 0 ? messages.join('; ') : said || 'validation failed';
-    return new ValidationError(`the service rejected the request: ${summary}`, messages, {
-      ...details,
-      items: rejectedItems(body),
-      hint: /spam|too many|abuse/i.test(summary)
-        ? 'wait a few minutes before starting another migration'
-        : 'correct the values named above and run the command again',
-    });
-  }
+  if (status === 422) return validationError(input, said);
   if (status === 400) {
     return new UsageError(`the service rejected the request as malformed${said ? `: ${said}` : ''} (${where})`, {
       ...details,
@@ -102,6 +94,87 @@ function rejectedItems(body: ServiceErrorBody): RejectedItem[] {
     items.push({ field: entry.field, index: entry.index as number, value: entry.value, reason: String(reason) });
   }
   return items;
+}
+
+/** How many refused repositories, or other messages, a 422's one line names; `--json` has them all. */
+const SHOWN = 10;
+
+/**
+ * A 422 in one readable line: the repositories the service does not know, counted and the first
+ * few named (`400 repositories are not in acme: a, b, … and 390 more`), then its other messages.
+ * The error keeps every message and every refused name for `--json`; the hint speaks only of what
+ * the line shows.
+ */
+function validationError(input: StatusErrorInput, said: string): ValidationError {
+  const details = { status: input.status };
+  if (input.cutAt !== undefined) {
+    return new ValidationError(
+      `the service rejected the request, and its explanation was longer than ${input.cutAt >> 20} MiB: it was not read`,
+      [],
+      { ...details, hint: 'start fewer repositories at once (export --output-dir with --batch-size splits them), then run again' },
+    );
+  }
+  const entries = input.body.errors ?? [];
+  const unknown = entries.filter(isUnknownRepository);
+  const messages = validationMessages({ ...input.body, errors: entries.filter((entry) => !unknown.includes(entry as never)) });
+  const refused = unknown.map((entry) => entry.value);
+  const org = organizationOf(input.url);
+  const parts: string[] = [];
+  if (refused.length > 0) {
+    const short = refused.map((name) => (org && name.toLowerCase().startsWith(`${org.toLowerCase()}/`) ? name.slice(org.length + 1) : name));
+    const verb = refused.length === 1 ? 'repository is' : 'repositories are';
+    parts.push(`${refused.length} ${verb} not in ${org ?? 'the organization'}: ${shortList(short)}`);
+  }
+  if (messages.length > 0) parts.push(shortList(messages, '; '));
+  const summary = parts.length > 0 ? parts.join('; ') : said || 'validation failed';
+  const hidden = Math.max(0, refused.length - SHOWN) + Math.max(0, messages.length - SHOWN);
+  let hint: string;
+  // "Spammed" is said in a message of its own, never in a repository's name (`spam-filter`).
+  if (/spam|too many|abuse/i.test(messages.join(' ') || said)) hint = 'wait a few minutes before starting another migration';
+  else if (parts.length === 0) hint = 'check the values you passed and run the command again';
+  else {
+    const what = [refused.length > 0 ? 'remove the repositories' : '', messages.length > 0 ? 'correct the values' : '']
+      .filter(Boolean)
+      .join(' and ');
+    const more = hidden > 0 ? ` and the ${hidden} more (--json lists every one)` : '';
+    hint = `${what} named above${more}, then run the command again`;
+  }
+  return new ValidationError(
+    `the service rejected the request: ${summary}`,
+    validationMessages(input.body),
+    { ...details, hint, items: rejectedItems(input.body) },
+    refused,
+  );
+}
+
+/** `a, b, c, … and 7 more`: the first SHOWN items. */
+function shortList(items: string[], separator = ', '): string {
+  if (items.length <= SHOWN) return items.join(separator);
+  return `${items.slice(0, SHOWN).join(separator)}${separator}… and ${items.length - SHOWN} more`;
+}
+
+type ErrorEntry = NonNullable<ServiceErrorBody['errors']>[number];
+
+/** An entry of `repositories` refused as a value the organization does not hold (docs/service.md#start-migration). */
+function isUnknownRepository(entry: ErrorEntry): entry is Exclude<ErrorEntry, string> & { value: string } {
+  return (
+    typeof entry === 'object' &&
+    entry !== null &&
+    entry.field === 'repositories' &&
+    typeof entry.value === 'string' &&
+    (entry.code === 'invalid_value' || /not (a repository|found)|does not exist/i.test(entry.message ?? ''))
+  );
+}
+
+/** The organization of an `/orgs/{org}/…` request. */
+function organizationOf(url: string): string | undefined {
+  const match = /\/orgs\/([^/?#]+)/.exec(url);
+  if (!match?.[1]) return undefined;
+  try {
+    return decodeURIComponent(match[1]);
+  } catch {
+    return match[1];
+  }
 }
 
 function validationMessages(body: ServiceErrorBody): string[] {

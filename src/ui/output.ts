@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import { Chalk, type ChalkInstance } from 'chalk';
-import { CliError, ExitCode } from '../errors.js';
+import { CliError, ExitCode, ValidationError } from '../errors.js';
 import { createSpinner, drawable, ProgressBar, type Spinner } from './decorations.js';
 import type { TableLayout } from './tables.js';
 import { inertJson, terminalSafe } from './terminal-safe.js';
@@ -173,7 +173,12 @@ export class Output {
     if (this.json) {
       const code = known ? error.exitCode : ExitCode.Unexpected;
       const status = known ? (error.status ?? null) : null;
-      this.stderr.write(`${jsonText({ error: { code, status, message: message || 'interrupted' } })}\n`);
+      // A 422's line names a few of what it refused; a script gets every one.
+      const refused =
+        error instanceof ValidationError
+          ? { details: error.messages, ...(error.repositories.length > 0 ? { repositories: error.repositories } : {}) }
+          : {};
+      this.stderr.write(`${jsonText({ error: { code, status, message: message || 'interrupted', ...refused } })}\n`);
     } else {
       this.stderr.write(`${this.theme.red('error:')} ${message}\n`);
       if (known && error.hint) this.stderr.write(`${this.theme.dim('hint:')} ${terminalSafe(error.hint)}\n`);

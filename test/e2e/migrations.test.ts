@@ -75,7 +75,7 @@ describe('start', () => {
     const { env } = await testSandbox();
     const result = await runCli(['start', 'no-such-repo'], { env });
     expect(result.code).toBe(5);
-    expect(result.stderr).toMatch(/octo-org\/no-such-repo is not a repository of octo-org/);
+    expect(result.stderr).toMatch(/error: the service rejected the request: 1 repository is not in octo-org: no-such-repo\n/);
   });
 });
 

@@ -1,6 +1,10 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Migration } from '../../src/api/types.js';
 import { runCli } from '../helpers/run-cli.js';
+import { json, startScriptedServer } from '../helpers/scripted-server.js';
 import { testSandbox } from '../helpers/sandbox.js';
 
 // Issue #35 (3, 5, 10): what an owner reads in tables, lists, 422s and on a terminal, as gh users expect.
@@ -31,5 +35,73 @@ describe('list on a terminal', () => {
     await started(env, ['widgets'], ['--lock']);
     const list = await runCli(['list', '--no-color'], { env, terminal: { columns: 120 } });
     expect(list.stdout).toMatch(/ID.*STATE.*REPOSITORIES.*LOCK REQUESTED.*CREATED.*UPDATED/);
+  });
+});
+
+describe('a 422 that names many repositories', () => {
+  const reposFile = (count: number) => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-owner-'));
+    const file = join(dir, 'repos.txt');
+    writeFileSync(file, `${Array.from({ length: count }, (_, i) => `repo-${String(301 + i).padStart(4, '0')}`).join('\n')}\n`);
+    return file;
+  };
+
+  for (const count of [100, 400]) {
+    it(`${count} unknown names: counted, the first ten named on one short line, every one in --json`, async () => {
+      const { env } = await testSandbox();
+      const file = reposFile(count);
+      const result = await runCli(['start', '--repos-file', file], { env });
+      expect(result.code).toBe(5);
+      const [line, hint] = result.stderr.trim().split('\n');
+      expect(line).toBe(
+        `error: the service rejected the request: ${count} repositories are not in octo-org: ` +
+          'repo-0301, repo-0302, repo-0303, repo-0304, repo-0305, repo-0306, repo-0307, repo-0308, repo-0309, repo-0310, ' +
+          `… and ${count - 10} more`,
+      );
+      expect(hint).toMatch(/and the \d+ more \(--json lists every one\)/);
+      const json = await runCli(['start', '--repos-file', file, '--json'], { env });
+      expect(json.code).toBe(5);
+      const error = (JSON.parse(json.stderr) as { error: { repositories: string[]; details: string[]; message: string } }).error;
+      expect(error.repositories).toHaveLength(count);
+      expect(error.repositories.at(-1)).toBe(`octo-org/repo-${String(300 + count).padStart(4, '0')}`);
+      expect(error.details).toHaveLength(count);
+      expect(error.message.length).toBeLessThan(400);
+    });
+  }
+
+  it('a few names: all of them, and the hint says to remove them', async () => {
+    const { env } = await testSandbox();
+    const result = await runCli(['start', 'widgets', 'nope-1', 'nope-2'], { env });
+    expect(result.code).toBe(5);
+    expect(result.stderr).toContain('error: the service rejected the request: 2 repositories are not in octo-org: nope-1, nope-2\n');
+    expect(result.stderr).toContain('hint: remove the repositories named above, then run the command again\n');
+  });
+});
+
+describe('a 422 too long to read', () => {
+  it('says its explanation was not read, and the hint names nothing "above"', async () => {
+    // 9 MiB of refusals: past the bound kept for a 422 (api/bodies.ts).
+    const entry = (i: number) => ({ resource: 'Migration', field: 'repositories', code: 'invalid_value', index: i, value: `acme/r${i}`, message: 'x'.repeat(200) });
+    const api = await startScriptedServer(json(422, { message: 'Validation Failed', errors: Array.from({ length: 40_000 }, (_, i) => entry(i)) }));
+    try {
+      const result = await runCli(['start', 'widgets'], { env: { SVC_BASE_URL: api.url, SVC_TOKEN: 't', SVC_ORG: 'acme' } });
+      expect(result.code).toBe(5);
+      expect(result.stderr).toMatch(/^error: the service rejected the request, and its explanation was longer than 8 MiB: it was not read\n/);
+      expect(result.stderr).not.toMatch(/above/);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('one of 300 KiB (2,000 refused names) is read whole', async () => {
+    const entry = (i: number) => ({ resource: 'Migration', field: 'repositories', code: 'invalid_value', index: i, value: `acme/r${i}`, message: `acme/r${i} is not a repository of acme`.padEnd(120) });
+    const api = await startScriptedServer(json(422, { message: 'Validation Failed', errors: Array.from({ length: 2000 }, (_, i) => entry(i)) }));
+    try {
+      const result = await runCli(['start', 'widgets'], { env: { SVC_BASE_URL: api.url, SVC_TOKEN: 't', SVC_ORG: 'acme' } });
+      expect(result.code).toBe(5);
+      expect(result.stderr).toMatch(/^error: the service rejected the request: 2000 repositories are not in acme: r0, r1, .* r9, … and 1990 more\n/);
+    } finally {
+      await api.close();
+    }
   });
 });

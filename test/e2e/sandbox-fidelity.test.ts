@@ -36,7 +36,7 @@ describe('svc-migrate sandbox, as the service', () => {
 
     const unknownRepo = await runCli(['start', 'nope'], { env });
     expect(unknownRepo.code).toBe(5);
-    expect(unknownRepo.stderr).toMatch(/repositories\[0\]: octo-org\/nope is not a repository of octo-org/);
+    expect(unknownRepo.stderr).toMatch(/rejected the request: 1 repository is not in octo-org: nope\n/);
 
     const unknownOrg = await runCli(['start', 'Hello-World', '--org', 'no-such-org'], { env });
     expect(unknownOrg.code).toBe(4);
@@ -102,8 +102,7 @@ describe('svc-migrate sandbox, as the service', () => {
     expect(notFound.stderr).toMatch(/organization octo-org, or a repository named in the request/);
     const invalid = await runCli(['start', 'gone'], { env });
     expect(invalid.code).toBe(5);
-    expect(invalid.stderr).toMatch(/repositories\[0\] \(octo-org\/gone\): invalid_value/);
-    expect(invalid.stderr).toMatch(/repositories\[1\] \(x\ufffd\]0;pwned\ufffd\ufffd\[2J\): invalid_value/);
+    expect(invalid.stderr).toMatch(/2 repositories are not in octo-org: gone, x\ufffd\]0;pwned\ufffd\ufffd\[2J\n/);
     expect(invalid.stderr).not.toMatch(/[\u0007\u001b]/);
   });
 });
