@@ -41,7 +41,7 @@ async function inspect(context: Context, file: string): Promise<InspectReport> {
   } finally {
     bar.done();
   }
-  context.out.result(report, (data) => inspectMessage(data, context.out.theme));
+  context.out.result(report, (data) => inspectMessage(data, context.out.theme, context.out.layout));
   if (!report.complete) {
     throw new VerificationError(`${file} could not be read to its end`, { hint: `run \`svc-migrate archive verify ${file}\`` });
   }

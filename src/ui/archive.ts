@@ -3,7 +3,7 @@ import type { InspectReport } from '../core/archive/inspect.js';
 import type { VerifyReport } from '../core/archive/verify.js';
 import { describeProblem, escapeControl } from '../archive-problem.js';
 import { formatBytes } from './format.js';
-import { renderTable } from './tables.js';
+import { renderTable, type TableLayout } from './tables.js';
 
 export function verifyMessage(report: VerifyReport, theme: ChalkInstance): string {
   const lines: string[] = [];
@@ -27,7 +27,8 @@ export function verifyMessage(report: VerifyReport, theme: ChalkInstance): strin
   return lines.join('\n');
 }
 
-export function inspectMessage(report: InspectReport, theme: ChalkInstance): string {
+/** The summary, a table of repositories (tab-separated lines off a terminal, as every table), the metadata. */
+export function inspectMessage(report: InspectReport, theme: ChalkInstance, layout: TableLayout = { plain: false }): string {
   const kinds = [...new Set(report.repositories.flatMap((repo) => Object.keys(repo.counts)))].sort();
   const lines = [
     `${escapeControl(report.path)}: ${formatBytes(report.bytes)}, organization ${escapeControl(report.organizations.join(', ') || '(none)')}`,
@@ -38,11 +39,12 @@ export function inspectMessage(report: InspectReport, theme: ChalkInstance): str
         ['REPOSITORY', 'REFS', 'GIT DATA', ...kinds.map((kind) => kind.toUpperCase().replaceAll('_', ' '))],
         report.repositories.map((repo) => [
           escapeControl(repo.name),
-          refsSummary(repo.refs),
+          refsSummary(repo.refs, layout.plain),
           formatBytes(repo.git_bytes),
           ...kinds.map((kind) => String(repo.counts[kind] ?? 0)),
         ]),
         theme,
+        layout,
       ),
     );
   } else lines.push('no repositories');
@@ -55,8 +57,10 @@ export function inspectMessage(report: InspectReport, theme: ChalkInstance): str
   return lines.join('\n');
 }
 
-function refsSummary(refs: Record<string, string>): string {
+/** Off a terminal, every ref comma-separated (as `list` gives every repository); on one, three and `+N`. */
+function refsSummary(refs: Record<string, string>, plain: boolean): string {
   const names = Object.keys(refs).map((ref) => escapeControl(ref.replace(/^refs\/(heads|tags)\//, (_m, kind: string) => (kind === 'tags' ? 'tag:' : ''))));
   if (names.length === 0) return '-';
+  if (plain) return names.join(',');
   return names.length <= 3 ? names.join(', ') : `${names.slice(0, 3).join(', ')} +${names.length - 3}`;
 }

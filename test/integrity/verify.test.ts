@@ -261,9 +261,18 @@ describe('archive inspect', () => {
     expect(Object.keys(widgets.refs)).toEqual(['refs/heads/main', 'refs/tags/v1.0.0']);
     expect(widgets.git_bytes).toBeGreaterThan(0);
     expect(widgets.counts).toEqual({ issues: 2, issue_comments: 1, pull_requests: 1, milestones: 1, protected_branches: 1, releases: 1 });
-    const table = await runCli(['archive', 'inspect', output]);
+    const table = await runCli(['archive', 'inspect', output], { terminal: { columns: 200 } });
     expect(table.stdout).toMatch(/octo-org\/Hello-World/);
     expect(table.stdout).toMatch(/PULL REQUESTS/);
+    // In a pipe, as every table: one tab-separated line per repository, no header, no borders.
+    const piped = await runCli(['archive', 'inspect', output]);
+    expect(piped.stdout).not.toMatch(/[│┌─]|PULL REQUESTS/);
+    const rows = piped.stdout.split('\n').filter((line) => line.includes('\t'));
+    expect(rows.map((row) => row.split('\t').slice(0, 2))).toEqual([
+      ['octo-org/widgets', 'main,tag:v1.0.0'],
+      ['octo-org/Hello-World', expect.any(String)],
+      ['octo-org/docs.site', expect.any(String)],
+    ]);
   });
 });
 
