@@ -16,14 +16,23 @@ export interface TableLayout {
   width?: number | undefined;
 }
 
+/**
+ * How a table too wide for the terminal is fitted: its long cells wrap between words, or (lists of
+ * many rows, as gh does) each row stays one line and cells are cut with `…`.
+ */
+type Fit = 'wrap' | 'truncate';
+
 const BOXED: TableLayout = { plain: false };
 
-export function renderTable(head: string[], rows: string[][], theme: ChalkInstance, layout: TableLayout = BOXED): string {
+export function renderTable(head: string[], rows: string[][], theme: ChalkInstance, layout: TableLayout = BOXED, fit: Fit = 'wrap'): string {
   if (layout.plain) {
     // What `cut -f`, `awk -F'\t'` and `while read` expect (as `gh` prints off a terminal).
     return rows.map((row) => row.map((cell) => stripVTControlCharacters(cell).replace(/[\t\r\n]+/g, ' ')).join('\t')).join('\n');
   }
   const Table = require('cli-table3') as typeof CliTable;
+  if (fit === 'truncate' && layout.width && !boxFits([head, ...rows], layout.width)) {
+    return narrowTable(head, rows, theme, layout.width);
+  }
   const widths = layout.width ? fitColumns([head, ...rows], layout.width) : undefined;
   const table = new Table({
     head: head.map((title, column) => theme.bold(widths ? wrapText(title, (widths[column] ?? 0) - 2) : title)),
@@ -87,6 +96,44 @@ function fitColumns(rows: string[][], width: number): number[] | undefined {
 
 const MIN_COLUMN = 8;
 
+const cellWidths = (rows: string[][]) =>
+  Array.from({ length: Math.max(...rows.map((row) => row.length)) }, (_, column) =>
+    Math.max(...rows.map((row) => stripVTControlCharacters(row[column] ?? '').length)),
+  );
+
+/** Whether the boxed table fits: each cell padded by a space on either side, a border between. */
+function boxFits(rows: string[][], width: number): boolean {
+  const widths = cellWidths(rows);
+  return widths.reduce((total, n) => total + n + 3, 1) <= width;
+}
+
+/**
+ * A list too wide for the terminal, as gh prints one: no borders, two spaces between columns,
+ * every row on one line, cells cut with `…`. The widest columns are narrowed to a common cap first,
+ * the first column (the key: an id, a name) last of all.
+ */
+function narrowTable(head: string[], rows: string[][], theme: ChalkInstance, width: number): string {
+  const natural = cellWidths([head, ...rows]);
+  const gaps = 2 * (natural.length - 1);
+  const sum = (widths: number[]) => widths.reduce((total, n) => total + n, 0) + gaps;
+  // A cut cell keeps at least one character and its `…`.
+  const NARROWEST = 2;
+  const capped = (cap: number, key: number) => natural.map((n, i) => Math.min(n, i === 0 ? key : cap));
+  let cap = Math.max(...natural.slice(1), NARROWEST);
+  while (cap > NARROWEST && sum(capped(cap, natural[0] ?? 0)) > width) cap--;
+  let key = natural[0] ?? 0;
+  while (key > NARROWEST && sum(capped(cap, key)) > width) key--;
+  const widths = capped(cap, key);
+  const cell = (text: string, column: number) => {
+    const room = widths[column] ?? 0;
+    const plain = stripVTControlCharacters(text);
+    if (plain.length <= room) return text + ' '.repeat(room - plain.length);
+    return `${plain.slice(0, room - 1)}…`;
+  };
+  const line = (row: string[]) => row.map(cell).join('  ').trimEnd();
+  return [theme.bold(line(head)), ...rows.map(line)].join('\n');
+}
+
 function repositoryNames(migration: Migration, excluded: boolean, theme: ChalkInstance, plain: boolean): string {
   if (excluded) return '-';
   // docs/service.md#migration: only exports carry repositories; an import (not startable through the API) has none.
@@ -123,6 +170,7 @@ export function migrationsTable(
     ]),
     theme,
     layout,
+    'truncate',
   );
 }
 
@@ -155,6 +203,7 @@ export function repositoriesTable(repositories: Repository[], theme: ChalkInstan
     ]),
     theme,
     layout,
+    'truncate',
   );
 }
 
