@@ -18,12 +18,23 @@ interface ListOptions {
 async function list(context: Context, options: ListOptions): Promise<Migration[]> {
   const excludeRepositories = options.exclude === 'repositories';
   const query = { perPage: options.perPage, page: options.page, all: options.all, state: options.state, excludeRepositories };
-  const migrations = await findMigrations(await context.api(), context.org(), query, (message) => context.out.warn(message));
+  let more: { total: number | undefined } | undefined;
+  const migrations = await findMigrations(await context.api(), context.org(), query, (message) => context.out.warn(message), (total) => {
+    more = { total };
+  });
   if (options.state && options.page !== undefined) {
     context.out.info(`only page ${options.page} was searched for ${options.state} migrations; drop --page to search them all`);
   }
   context.out.result(migrations, (data) => migrationsTable(data, context.out.theme, excludeRepositories, context.out.layout));
+  if (more) context.out.info(showing(migrations.length, more.total, options.page));
   return migrations;
+}
+
+/** gh's "Showing 30 of 31": the page printed is not all there is. */
+function showing(count: number, total: number | undefined, page: number | undefined): string {
+  const where = page !== undefined && page > 1 ? `, page ${page}` : '';
+  const of = total === undefined ? ' migrations; there are more' : ` of ${total} migrations`;
+  return `showing ${count}${of}${where} (use --all)`;
 }
 
 export function register(program: Command, run: Runner): void {

@@ -105,3 +105,24 @@ describe('a 422 too long to read', () => {
     }
   });
 });
+
+describe('list says when it shows one page of more', () => {
+  it('showing 30 of 31 (use --all) on stderr; nothing when the page is all there is', async () => {
+    const { sandbox, env } = await testSandbox();
+    const org = sandbox.store.organization('octo-org')!;
+    const all = () => runCli(['list', '--all', '--json'], { env }).then((r) => (JSON.parse(r.stdout) as Migration[]).length);
+    sandbox.store.bulkExports(org, 30 - (await all()));
+    const thirty = await runCli(['list'], { env });
+    expect(thirty.stdout.trim().split('\n')).toHaveLength(30);
+    expect(thirty.stderr).toBe('');
+    sandbox.store.bulkExports(org, 1);
+    const page = await runCli(['list'], { env });
+    expect(page.code, page.stderr).toBe(0);
+    expect(page.stdout.trim().split('\n')).toHaveLength(30);
+    expect(page.stderr).toBe('showing 30 of 31 migrations (use --all)\n');
+    const second = await runCli(['list', '--per-page', '10', '--page', '2'], { env });
+    expect(second.stderr).toBe('showing 10 of 31 migrations, page 2 (use --all)\n');
+    expect((await runCli(['list', '--all'], { env })).stderr).toBe('');
+    expect((await runCli(['list', '-q'], { env })).stderr).toBe('');
+  });
+});
