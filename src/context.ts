@@ -82,6 +82,7 @@ export async function createContext(
   let settings = resolveSettings(flags, io.env, stored, { stdinIsTty: Boolean(io.stdin.isTTY) });
   const out = new Output({
     json: settings.json,
+    fields: flags.jsonFields?.split(','),
     quiet: settings.quiet,
     color: settings.color,
     stdout: io.stdout,

@@ -18,6 +18,7 @@ export async function run(
   signal: AbortSignal = new AbortController().signal,
   factory?: Factory,
 ): Promise<number> {
+  argv = withJsonFields(argv);
   const json = argv.includes('--json');
   const program = buildProgram(io, signal, { json }, factory);
   if (argv.length === 0) {
@@ -46,6 +47,36 @@ export async function run(
     errorOutput(argv, io).error(failure, { debug: argv.includes('--debug') || Boolean(io.env.SVC_DEBUG) });
     return failure instanceof CliError ? failure.exitCode : ExitCode.Unexpected;
   }
+}
+
+/** The commands whose `--json` may name fields (gh's `--json id,state`). */
+const FIELD_COMMANDS = ['list', 'status', 'repos'];
+/** Global options that take a value: their value is not the command's name. */
+const VALUED = ['--org', '--base-url', '--token', '--api-version', '--max-wait'];
+/** A field list: lower-case names and underscores, comma-separated (never a migration id). */
+const FIELD_LIST = /^[a-z_]+(,[a-z_]+)*$/;
+
+/**
+ * `list --json id,state` (or `--json=id,state`) as commander reads it: `--json --json-fields
+ * id,state`. Only for the commands that take fields, and only a value shaped as a field list, so
+ * `status --json 4242` keeps its id.
+ */
+function withJsonFields(argv: string[]): string[] {
+  const command = argv.find((arg, i) => !arg.startsWith('-') && !VALUED.includes(argv[i - 1] ?? ''));
+  if (!command || !FIELD_COMMANDS.includes(command)) return argv;
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--') {
+      out.push(...argv.slice(i));
+      break;
+    }
+    const inline = /^--json=(.*)$/s.exec(arg);
+    if (inline) out.push('--json', '--json-fields', inline[1] as string);
+    else if (arg === '--json' && FIELD_LIST.test(argv[i + 1] ?? '')) out.push('--json', '--json-fields', argv[++i] as string);
+    else out.push(arg);
+  }
+  return out;
 }
 
 function usageFromCommander(error: CommanderError): UsageError {

@@ -183,6 +183,82 @@ export interface Migration {
   updated_at: string;
 }
 
+/** Every field of a migration (docs/service.md#migration): what `--json <fields>` may select. */
+export const MIGRATION_FIELDS = [
+  'id',
+  'node_id',
+  'owner',
+  'guid',
+  'state',
+  'lock_repositories',
+  'exclude_metadata',
+  'exclude_git_data',
+  'exclude_attachments',
+  'exclude_releases',
+  'exclude_owner_projects',
+  'org_metadata_only',
+  'repositories',
+  'url',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof Migration)[];
+
+/** Every field of a repository (docs/service.md#repository): what `repos --json <fields>` may select. */
+export const REPOSITORY_FIELDS = [
+  'id',
+  'node_id',
+  'name',
+  'full_name',
+  'owner',
+  'private',
+  'description',
+  'fork',
+  'homepage',
+  'language',
+  'forks_count',
+  'stargazers_count',
+  'watchers_count',
+  'size',
+  'default_branch',
+  'open_issues_count',
+  'is_template',
+  'topics',
+  'has_issues',
+  'has_projects',
+  'has_wiki',
+  'has_pages',
+  'has_downloads',
+  'has_discussions',
+  'archived',
+  'disabled',
+  'visibility',
+  'pushed_at',
+  'created_at',
+  'updated_at',
+  'permissions',
+  'allow_rebase_merge',
+  'template_repository',
+  'temp_clone_token',
+  'allow_squash_merge',
+  'allow_auto_merge',
+  'delete_branch_on_merge',
+  'allow_merge_commit',
+  'subscribers_count',
+  'network_count',
+  'license',
+  'forks',
+  'open_issues',
+  'watchers',
+  'security_and_analysis',
+  ...REPOSITORY_URL_FIELDS,
+] as const satisfies readonly (keyof Repository)[];
+// Each list holds every field of its type (a field added to the type and not here fails to compile).
+type Unlisted<T, L extends readonly unknown[]> = Exclude<keyof T, L[number]>;
+type Complete = [Unlisted<Migration, typeof MIGRATION_FIELDS>, Unlisted<Repository, typeof REPOSITORY_FIELDS>];
+type FieldListsComplete = Complete extends [never, never] ? true : never;
+const fieldListsComplete: FieldListsComplete = true;
+void fieldListsComplete;
+
 /** Body of docs/service.md#start-migration (start an organization migration). */
 export interface StartMigrationBody {
   repositories: string[];

@@ -1,5 +1,5 @@
 import { type Command, Option } from 'commander';
-import { MIGRATION_STATES, type Migration, type MigrationState } from '../api/types.js';
+import { MIGRATION_FIELDS, MIGRATION_STATES, type Migration, type MigrationState } from '../api/types.js';
 import type { Context, Runner } from '../context.js';
 import { findMigrations } from '../core/list-migrations.js';
 import { migrationsTable } from '../ui/tables.js';
@@ -16,6 +16,7 @@ interface ListOptions {
 
 /** The organization's most recent migrations (core/list-migrations.ts), as a table or JSON. */
 async function list(context: Context, options: ListOptions): Promise<Migration[]> {
+  context.out.selectable(MIGRATION_FIELDS, 'a migration');
   const excludeRepositories = options.exclude === 'repositories';
   const query = { perPage: options.perPage, page: options.page, all: options.all, state: options.state, excludeRepositories };
   let more: { total: number | undefined } | undefined;
@@ -42,7 +43,7 @@ export function register(program: Command, run: Runner): void {
   addPagingOptions(command, 'migrations')
     .addOption(new Option('--state <state>', 'only migrations in this state (searches every page)').choices(MIGRATION_STATES))
     .addOption(new Option('--exclude <attr>', 'leave repositories out of the answer (faster)').choices(['repositories']))
-    .addHelpText('after', examples(['svc-migrate list --org acme', 'svc-migrate list --all --state exported --json']))
+    .addHelpText('after', examples(['svc-migrate list --org acme', 'svc-migrate list --all --state exported --json', 'svc-migrate list --json id,state,created_at']))
     .action((options: ListOptions, command: Command) =>
       run(command, (context) => list(context, options).then(() => {})),
     );

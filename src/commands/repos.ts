@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { listAllMigrationRepositories, listMigrationRepositories } from '../api/migrations.js';
-import type { Repository } from '../api/types.js';
+import { REPOSITORY_FIELDS, type Repository } from '../api/types.js';
 import type { Context, Runner } from '../context.js';
 import { repositoriesTable } from '../ui/tables.js';
 import { addPagingOptions } from './common/flags.js';
@@ -14,6 +14,7 @@ interface ReposOptions {
 
 /** docs/service.md#migration-repositories */
 async function repos(context: Context, id: number, options: ReposOptions): Promise<Repository[]> {
+  context.out.selectable(REPOSITORY_FIELDS, 'a repository');
   const client = await context.api();
   const org = context.org();
   const notice = (message: string) => context.out.warn(message);
@@ -33,7 +34,7 @@ export function register(program: Command, run: Runner): void {
     .description('list the repositories of a migration')
     .argument('<migration-id>', 'the migration id', parseMigrationId);
   addPagingOptions(command, 'repositories')
-    .addHelpText('after', examples(['svc-migrate repos 4242', 'svc-migrate repos 4242 --all --json | jq -r \'.[].full_name\'']))
+    .addHelpText('after', examples(['svc-migrate repos 4242', 'svc-migrate repos 4242 --all --json | jq -r \'.[].full_name\'', 'svc-migrate repos 4242 --json full_name,size']))
     .action((id: number, options: ReposOptions, cmd: Command) =>
       run(cmd, async (context) => {
         await repos(context, id, options);

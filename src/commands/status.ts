@@ -1,5 +1,5 @@
 import { type Command, Option } from 'commander';
-import type { Migration } from '../api/types.js';
+import { MIGRATION_FIELDS, type Migration } from '../api/types.js';
 import type { Context, Runner } from '../context.js';
 import { UsageError } from '../errors.js';
 import { migrationSummary } from '../ui/tables.js';
@@ -16,6 +16,7 @@ interface StatusOptions extends WaitFlags {
 
 /** docs/service.md#migration-status: one or several migrations' state, optionally waiting until each is done. */
 async function status(context: Context, ids: number[], options: StatusOptions): Promise<Migration[]> {
+  context.out.selectable(MIGRATION_FIELDS, 'a migration');
   const client = await context.api();
   const org = context.org();
   const wanted = [...new Set(ids)];

@@ -10,6 +10,8 @@ export interface GlobalFlags {
   apiVersion?: string;
   sandbox?: boolean;
   json?: boolean;
+  /** `--json id,state` (main.ts turns it into this hidden flag for the commands that take fields). */
+  jsonFields?: string;
   color?: boolean;
   quiet?: boolean;
   debug?: boolean;

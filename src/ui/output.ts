@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import { Chalk, type ChalkInstance } from 'chalk';
-import { CliError, ExitCode, ValidationError } from '../errors.js';
+import { CliError, ExitCode, UsageError, ValidationError } from '../errors.js';
 import { createSpinner, drawable, ProgressBar, type Spinner } from './decorations.js';
 import type { TableLayout } from './tables.js';
 import { inertJson, terminalSafe } from './terminal-safe.js';
@@ -20,6 +20,8 @@ export interface OutputOptions {
   color: boolean | undefined;
   stdout: Stream;
   stderr: Stream;
+  /** `--json id,state`: the fields of each object to print, in this order (as gh's `--json`). */
+  fields?: string[] | undefined;
 }
 
 /** Characters of lines `together` joins into one write, at most. */
@@ -51,6 +53,7 @@ export class Output {
   /** Spinners, progress bars and colour belong to a human at a terminal. */
   readonly decorated: boolean;
   readonly theme: ChalkInstance;
+  private readonly fields: string[] | undefined;
   private stdout: Stream;
   private readonly stderr: Stream;
   /** stdout itself, while `together` stands in for it. */
@@ -58,6 +61,7 @@ export class Output {
 
   constructor(options: OutputOptions) {
     this.json = options.json;
+    this.fields = options.fields;
     this.quiet = options.quiet;
     this.stdout = options.stdout;
     this.stderr = options.stderr;
@@ -72,10 +76,35 @@ export class Output {
     return { plain: !this.stdout.isTTY, width: drawable(this.stdout) ? this.stdout.columns : undefined };
   }
 
-  /** A command's result: the object unchanged as JSON, or its human rendering. */
+  /**
+   * For a command whose `--json` may name fields (`list`, `status`, `repos`): throws a usage error,
+   * before anything is asked of the service, for a field its objects do not have.
+   */
+  selectable(valid: readonly string[], what: string): void {
+    const unknown = this.fields?.filter((field) => !valid.includes(field)) ?? [];
+    if (unknown.length === 0) return;
+    // The valid fields are in the message, which --json prints too (its error has no hint).
+    const named = unknown.map((field) => `"${field}"`).join(', ');
+    throw new UsageError(`unknown --json field${unknown.length === 1 ? '' : 's'} ${named}; the fields of ${what} are: ${valid.join(', ')}`, {
+      hint: 'name fields from that list, comma-separated (--json id,state), or give --json alone for every field',
+    });
+  }
+
+  /** Each object (or the one) cut to the fields asked for; a field it lacks is null. */
+  private selected(data: unknown): unknown {
+    const fields = this.fields;
+    if (!fields || data instanceof JsonText) return data;
+    const pick = (item: unknown) =>
+      typeof item === 'object' && item !== null
+        ? Object.fromEntries(fields.map((field) => [field, (item as Record<string, unknown>)[field] ?? null]))
+        : item;
+    return Array.isArray(data) ? data.map(pick) : pick(data);
+  }
+
+  /** A command's result: the object unchanged as JSON (or the fields asked for), or its human rendering. */
   result<T>(data: T, human: (data: T) => string): void {
     if (this.json) {
-      this.stdout.write(`${jsonText(data, 2)}\n`);
+      this.stdout.write(`${jsonText(this.selected(data), 2)}\n`);
       return;
     }
     const text = human(data);

@@ -126,3 +126,39 @@ describe('list says when it shows one page of more', () => {
     expect((await runCli(['list', '-q'], { env })).stderr).toBe('');
   });
 });
+
+describe('--json with fields, as gh', () => {
+  it('list, status and repos print only the fields named, in that order', async () => {
+    const { env } = await testSandbox();
+    const { id } = await started(env, ['widgets', 'docs.site'], ['--lock']);
+    const list = await runCli(['list', '--json', 'id,state'], { env });
+    expect(list.code, list.stderr).toBe(0);
+    const listed = JSON.parse(list.stdout) as Record<string, unknown>[];
+    expect(listed[0]).toEqual({ id, state: expect.any(String) });
+    expect(listed.every((m) => Object.keys(m).join() === 'id,state')).toBe(true);
+    const status = await runCli(['status', String(id), '--json=lock_repositories,id'], { env });
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toEqual({ lock_repositories: true, id });
+    // A migration id after --json stays an id.
+    const whole = await runCli(['status', '--json', String(id)], { env });
+    expect(Object.keys(JSON.parse(whole.stdout) as object)).toContain('guid');
+    const repos = await runCli(['repos', '--json', 'full_name,size', String(id)], { env });
+    expect(repos.code, repos.stderr).toBe(0);
+    expect((JSON.parse(repos.stdout) as { full_name: string }[]).map((r) => Object.keys(r).join())).toEqual(['full_name,size', 'full_name,size']);
+  });
+
+  it('an unknown field is a usage error naming the valid ones (exit 2), before any request', async () => {
+    const { sandbox, env } = await testSandbox();
+    const before = sandbox.requests.length;
+    const result = await runCli(['list', '--json', 'id,colour'], { env });
+    expect(result.code).toBe(2);
+    expect((JSON.parse(result.stderr) as { error: { message: string } }).error.message).toBe(
+      'unknown --json field "colour"; the fields of a migration are: id, node_id, owner, guid, state, lock_repositories, exclude_metadata, ' +
+        'exclude_git_data, exclude_attachments, exclude_releases, exclude_owner_projects, org_metadata_only, repositories, url, created_at, updated_at',
+    );
+    const asJson = await runCli(['repos', '1', '--json=nope'], { env });
+    expect(asJson.code).toBe(2);
+    expect(JSON.parse(asJson.stderr)).toEqual({ error: { code: 2, status: null, message: expect.stringMatching(/^unknown --json field "nope"; the fields of a repository are: id, node_id, name, full_name, /) } });
+    expect(sandbox.requests.length).toBe(before);
+  });
+});
