@@ -175,7 +175,8 @@ export function clientOptions(context: Context, baseUrl: string, token: string |
         out.info(`retrying ${retry.method} ${retry.url} in ${(retry.delayMs / 1000).toFixed(1)} s (${retry.reason}; attempt ${retry.attempt})…`),
       onRateLimitWait: (wait) =>
         out.warn(
-          `rate limited (${wait.kind}); waiting ${Math.ceil(wait.ms / 1000)} s until ${new Date(wait.until).toLocaleTimeString()} before retrying`,
+          // In UTC, ISO 8601, as every other time the tool prints (never the machine's local 12-hour clock).
+          `rate limited (${wait.kind}); waiting ${Math.ceil(wait.ms / 1000)} s until ${new Date(wait.until).toISOString().replace(/\.\d{3}Z$/, 'Z')} before retrying`,
         ),
     },
   };

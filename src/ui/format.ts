@@ -8,6 +8,11 @@ export function formatTime(iso: string | undefined): string {
   return `${date.toISOString().slice(0, 16).replace('T', ' ')}Z`;
 }
 
+/** A moment of a live line, in UTC as every time the tool prints: `11:23:05Z`. */
+export function formatClockTime(ms: number): string {
+  return `${new Date(ms).toISOString().slice(11, 19)}Z`;
+}
+
 export function formatState(state: string, theme: ChalkInstance): string {
   switch (state) {
     case 'exported':

@@ -1,5 +1,5 @@
 import type { WaitEvent } from '../core/wait.js';
-import { formatDuration, formatState } from './format.js';
+import { formatClockTime, formatDuration, formatState } from './format.js';
 import type { Output } from './output.js';
 
 export interface WaitReporter {
@@ -29,7 +29,7 @@ export async function createWaitReporter(out: Output, ids: number[]): Promise<Wa
       states.set(event.id, event.state);
       const elapsed = formatDuration(event.elapsedMs);
       const transition = event.previous ? `${event.previous} → ${event.state}` : event.state;
-      last = ` · last: ${event.id} ${transition} at ${new Date().toLocaleTimeString()}`;
+      last = ` · last: ${event.id} ${transition} at ${formatClockTime(Date.now())}`;
       if (!out.decorated) {
         out.info(`migration ${event.id}: ${transition} (${elapsed})`);
         return;

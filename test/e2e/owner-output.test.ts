@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { Migration } from '../../src/api/types.js';
 import { runCli } from '../helpers/run-cli.js';
 import { json, startScriptedServer } from '../helpers/scripted-server.js';
+import { hasScript, onTerminal } from '../helpers/terminal.js';
 import { testSandbox } from '../helpers/sandbox.js';
 
 // Issue #35 (3, 5, 10): what an owner reads in tables, lists, 422s and on a terminal, as gh users expect.
@@ -160,5 +161,31 @@ describe('--json with fields, as gh', () => {
     expect(asJson.code).toBe(2);
     expect(JSON.parse(asJson.stderr)).toEqual({ error: { code: 2, status: null, message: expect.stringMatching(/^unknown --json field "nope"; the fields of a repository are: id, node_id, name, full_name, /) } });
     expect(sandbox.requests.length).toBe(before);
+  });
+});
+
+describe('times in UTC, as everywhere else', () => {
+  it('a rate-limit wait names the moment it ends in ISO 8601 UTC', async () => {
+    const api = await startScriptedServer(json(429, { message: 'slow down' }, { 'retry-after': '2' }), json(200, []));
+    try {
+      const result = await runCli(['list'], { env: { SVC_BASE_URL: api.url, SVC_TOKEN: 't', SVC_ORG: 'acme', TZ: 'America/Los_Angeles' } });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr).toMatch(/waiting 2 s until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ before retrying/);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it.skipIf(!hasScript)('the waiting line on a terminal says when the last change was, in UTC', async () => {
+    const { env } = await testSandbox({ exportSeconds: 1.5 });
+    const a = await started(env, ['widgets']);
+    const b = await started(env, ['docs.site']);
+    const wait = await onTerminal(['status', String(a.id), String(b.id), '--wait', '--interval', '0.1', '--no-color'], {
+      env: { ...env, TZ: 'America/Los_Angeles' },
+      setup: 'stty cols 160 rows 40',
+    });
+    expect(wait.code, wait.screen).toBe(0);
+    expect(wait.screen).toMatch(/ · last: \d+ \S+ → \S+ at \d\d:\d\d:\d\dZ/);
+    expect(wait.screen).not.toMatch(/[AP]M\b/);
   });
 });
