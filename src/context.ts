@@ -16,7 +16,7 @@ import { USER_AGENT } from './version.js';
  */
 export interface Factory {
   clock: Clock;
-  prompter(interactive: boolean, signal: AbortSignal): Prompter;
+  prompter(interactive: boolean, signal: AbortSignal, color?: boolean): Prompter;
   apiClient(options: ClientOptions): Promise<ApiClient>;
   /** `--sandbox`: the emulator started in-process. */
   sandbox(options: SandboxOptions): Promise<Sandbox>;
@@ -24,7 +24,7 @@ export interface Factory {
 
 export const defaultFactory: Factory = {
   clock: systemClock,
-  prompter: (interactive, signal) => new Prompter(interactive, signal),
+  prompter: (interactive, signal, color) => new Prompter(interactive, signal, color),
   async apiClient(options) {
     const { ApiClient } = await import('./api/client.js');
     return new ApiClient(options);
@@ -105,7 +105,7 @@ export async function createContext(
     io,
     signal,
     clock: factory.clock,
-    prompt: factory.prompter(settings.interactive, signal),
+    prompt: factory.prompter(settings.interactive, signal, settings.color),
     factory,
     ...(sandboxRepositories ? { sandboxRepositories } : {}),
     org() {

@@ -1,13 +1,33 @@
+import { Writable } from 'node:stream';
 import { InterruptedError, UsageError } from '../errors.js';
+
+/** SGR sequences (colour, bold, dim): what `--no-color` takes out of a prompt, cursor moves kept. */
+const SGR = /\x1b\[[0-9;]*m/g;
+
+/** A terminal stream that passes everything but colour; the prompt still reads its size from it. */
+function colourless(target: NodeJS.WriteStream): Writable {
+  const stream = new Writable({
+    write(chunk: Buffer | string, _encoding, callback) {
+      target.write(String(chunk).replace(SGR, ''), callback);
+    },
+  });
+  for (const property of ['columns', 'rows', 'isTTY'] as const) {
+    Object.defineProperty(stream, property, { get: () => target[property] });
+  }
+  return stream;
+}
 
 /** Prompts through @inquirer/prompts (loaded on first use); refuses when prompting is not allowed. */
 export class Prompter {
   private readonly interactive: boolean;
   private readonly signal: AbortSignal | undefined;
+  /** `--no-color` (false): the prompts' own colours are taken out too, as NO_COLOR does for them. */
+  private readonly color: boolean | undefined;
 
-  constructor(interactive: boolean, signal?: AbortSignal) {
+  constructor(interactive: boolean, signal?: AbortSignal, color?: boolean) {
     this.interactive = interactive;
     this.signal = signal;
+    this.color = color;
   }
 
   private require(what: string, flag: string): void {
@@ -22,9 +42,12 @@ export class Prompter {
    * Ctrl-C at a prompt (inquirer's ExitPromptError) or our own abort is an interruption: exit 130
    * without a message, as a shell user expects.
    */
-  private async ask<T>(prompt: (context: { signal?: AbortSignal }) => Promise<T>): Promise<T> {
+  private async ask<T>(prompt: (context: { signal?: AbortSignal; output?: Writable }) => Promise<T>): Promise<T> {
+    // Inquirer writes to stdout, and colours unless NO_COLOR is set: --no-color must reach it too.
+    // One stream per prompt: a prompt ends the stream it was given when it is done.
+    const output = this.color === false ? colourless(process.stdout) : undefined;
     try {
-      return await prompt(this.signal ? { signal: this.signal } : {});
+      return await prompt({ ...(this.signal ? { signal: this.signal } : {}), ...(output ? { output } : {}) });
     } catch (error) {
       const name = (error as Error | undefined)?.name;
       if (name === 'ExitPromptError' || name === 'AbortPromptError') throw new InterruptedError('');

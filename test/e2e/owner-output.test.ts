@@ -189,3 +189,21 @@ describe('times in UTC, as everywhere else', () => {
     expect(wait.screen).not.toMatch(/[AP]M\b/);
   });
 });
+
+describe('--no-color reaches the prompts', () => {
+  it.skipIf(!hasScript)('start on a terminal with --no-color asks without a colour, as with NO_COLOR', async () => {
+    const { env } = await testSandbox();
+    const steps: [RegExp, string][] = [
+      [/Repositories to export/, 'widgets\r'],
+      [/Options/, '\r'],
+      [/Start this export\?/, 'n\r'],
+    ];
+    const colourful = await onTerminal(['start'], { env: { ...env, FORCE_COLOR: undefined, NO_COLOR: undefined }, setup: 'stty cols 120 rows 40', steps });
+    // The prompts do colour a terminal by default: what --no-color must take away.
+    expect(colourful.screen).toMatch(/\u001b\[[0-9;]*m/);
+    const plain = await onTerminal(['start', '--no-color'], { env: { ...env, FORCE_COLOR: undefined, NO_COLOR: undefined }, setup: 'stty cols 120 rows 40', steps });
+    expect(plain.screen).toMatch(/Start this export\?/);
+    expect(plain.code).toBe(2);
+    expect(plain.screen).not.toMatch(/\u001b\[[0-9;]*m/);
+  });
+});
