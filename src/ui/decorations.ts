@@ -68,6 +68,8 @@ const WAITING_SHOWN_AFTER_MS = 300;
  */
 export class ProgressBar {
   private lastDraw = 0;
+  /** The line holds the bar now (a message printed since has taken it). */
+  private shown = false;
   private readonly started = Date.now();
   private readonly stream: Writable;
   private readonly enabled: boolean;
@@ -97,7 +99,7 @@ export class ProgressBar {
     const replacing = this.waitingShown;
     this.stopWaiting();
     const now = Date.now();
-    if (!replacing && now - this.lastDraw < 100 && progress.received !== progress.total) return;
+    if (!replacing && this.shown && now - this.lastDraw < 100 && progress.received !== progress.total) return;
     const seconds = Math.max(0.001, (now - this.started) / 1000);
     const rate = (progress.received - progress.resumedFrom) / seconds;
     const parts = [formatBytes(progress.received)];
@@ -113,16 +115,28 @@ export class ProgressBar {
     this.draw(parts.join('  '));
   }
 
+  /** Clears the bar's line so that a message starts on a line of its own; the next update draws it again. */
+  clear(): void {
+    if (!this.shown) return;
+    this.stream.write('\r\x1b[2K');
+    this.shown = false;
+  }
+
   done(): void {
     this.stopWaiting();
-    if (this.enabled && this.lastDraw > 0) this.stream.write('\r\x1b[2K');
+    this.clear();
+    this.onDone?.();
   }
+
+  /** Called once the bar is done (the Output stops clearing it before its messages). */
+  onDone?: () => void;
 
   private draw(line: string): void {
     this.lastDraw = Date.now();
     // Never longer than the terminal: a wrapped line is not cleared by the next redraw.
     const columns = (this.stream as { columns?: number }).columns;
     this.stream.write(`\r\x1b[2K${columns && columns > 1 ? line.slice(0, columns - 1) : line}`);
+    this.shown = true;
   }
 
   private stopWaiting(): void {

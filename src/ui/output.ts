@@ -58,6 +58,8 @@ export class Output {
   private readonly stderr: Stream;
   /** stdout itself, while `together` stands in for it. */
   private readonly results: Stream;
+  /** Progress bars drawn on stderr: a message clears the bar's line first, so it never runs on after the bar. */
+  private readonly bars = new Set<ProgressBar>();
 
   constructor(options: OutputOptions) {
     this.json = options.json;
@@ -158,21 +160,27 @@ export class Output {
     return unread(this.stderr) || (only === undefined && unread(this.results));
   }
 
+  /** A line of stderr, on a line of its own: a progress bar drawn there is cleared first. */
+  private say(text: string): void {
+    for (const bar of this.bars) bar.clear();
+    this.stderr.write(text);
+  }
+
   info(message: string): void {
-    if (!this.quiet) this.stderr.write(`${message}\n`);
+    if (!this.quiet) this.say(`${message}\n`);
   }
 
   /** A message a script needs even with --quiet (where a server listens). */
   essential(message: string): void {
-    this.stderr.write(`${message}\n`);
+    this.say(`${message}\n`);
   }
 
   success(message: string): void {
-    if (!this.quiet) this.stderr.write(`${this.theme.green('✓')} ${message}\n`);
+    if (!this.quiet) this.say(`${this.theme.green('✓')} ${message}\n`);
   }
 
   warn(message: string): void {
-    this.stderr.write(`${this.theme.yellow('warning:')} ${message}\n`);
+    this.say(`${this.theme.yellow('warning:')} ${message}\n`);
   }
 
   /** A spinner on a terminal; silent otherwise. */
@@ -182,12 +190,15 @@ export class Output {
 
   /** A download progress line on a terminal; silent otherwise. */
   progress(): ProgressBar {
-    return new ProgressBar(this.decorated, this.stderr as Writable);
+    const bar = new ProgressBar(this.decorated, this.stderr as Writable);
+    this.bars.add(bar);
+    bar.onDone = () => this.bars.delete(bar);
+    return bar;
   }
 
   /** `--debug` trace lines; callers only call it when tracing is on. */
   trace(message: string): void {
-    this.stderr.write(`${this.theme.dim(message)}\n`);
+    this.say(`${this.theme.dim(message)}\n`);
   }
 
   /** An error as docs/cli.md prescribes: one line (and a hint) for humans, one JSON object for scripts. */
@@ -199,6 +210,7 @@ export class Output {
     const message = this.json ? raw : terminalSafe(raw);
     // An error with nothing to say (Ctrl-C at a prompt) ends quietly for a human.
     if (known && !message && !this.json) return;
+    for (const bar of this.bars) bar.clear();
     if (this.json) {
       const code = known ? error.exitCode : ExitCode.Unexpected;
       const status = known ? (error.status ?? null) : null;

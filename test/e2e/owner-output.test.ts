@@ -207,3 +207,18 @@ describe('--no-color reaches the prompts', () => {
     expect(plain.screen).not.toMatch(/\u001b\[[0-9;]*m/);
   });
 });
+
+describe('a progress bar ends before the next line', () => {
+  it.skipIf(!hasScript)('export on a terminal: every line after the bar starts on a cleared line', async () => {
+    const { env } = await testSandbox({ archivePadBytes: 4 << 20 });
+    const dir = mkdtempSync(join(tmpdir(), 'svc-owner-'));
+    const result = await onTerminal(['export', 'widgets', '-o', join(dir, 'a.tgz'), '--interval', '0.1', '--no-color'], {
+      env,
+      setup: 'stty cols 120 rows 40',
+    });
+    expect(result.code, result.screen).toBe(0);
+    expect(result.screen).toMatch(/B\/s/);
+    // The bar's line ends with its rate; whatever comes next first clears it.
+    expect(result.screen).not.toMatch(/B\/s(?!\r\u001b\[2K)/);
+  });
+});

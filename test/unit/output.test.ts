@@ -76,3 +76,21 @@ describe('JSON output', () => {
     expect(writes[1]).toBe('{"name":"a\\u009b2Jb\\u007f\\u202e","nested":["\\u0085","line\\nbreak"]}\n');
   });
 });
+
+describe('Output and a progress bar', () => {
+  it('clears the bar before any message, so the message starts its own line; the bar comes back at the next update', () => {
+    const stderr = recorder();
+    const tty = Object.assign(stderr.stream, { isTTY: true, columns: 80 });
+    const out = new Output({ json: false, quiet: false, color: false, stdout: recorder().stream, stderr: tty });
+    const bar = out.progress();
+    bar.update({ received: 10, total: 100, resumedFrom: 0 });
+    out.success('downloaded');
+    out.warn('careful');
+    bar.update({ received: 20, total: 100, resumedFrom: 0 });
+    bar.done();
+    out.info('after');
+    const text = stderr.writes.join('');
+    expect(text).toMatch(/B\/s\r\x1b\[2K✓ downloaded\nwarning: careful\n\r\x1b\[2K\[/);
+    expect(text.endsWith('B/s\r\x1b[2Kafter\n')).toBe(true);
+  });
+});
