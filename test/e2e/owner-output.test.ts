@@ -222,3 +222,14 @@ describe('a progress bar ends before the next line', () => {
     expect(result.screen).not.toMatch(/B\/s(?!\r\u001b\[2K)/);
   });
 });
+
+describe('help shows nothing internal', () => {
+  it('webhook listen --help says what --secret does without commander\'s preset', async () => {
+    const result = await runCli(['webhook', 'listen', '--help']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/--secret \[secret\]/);
+    expect(result.stdout).not.toMatch(/preset|\\u0000|\u0000/);
+    // The rest of the help is as every command's: global options too.
+    expect(result.stdout).toMatch(/Global Options:/);
+  });
+});

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { type Command, Option } from 'commander';
+import { type Command, Help, Option } from 'commander';
 import type { Context, Runner } from '../../context.js';
 import { InterruptedError, UsageError } from '../../errors.js';
 import { redactUrl } from '../../api/redact.js';
@@ -190,8 +190,15 @@ function forwardingLines(context: Context, target: string, saveDir: string | und
 }
 
 export function register(webhook: Command, run: Runner): void {
-  webhook
-    .command('listen')
+  const command = webhook.command('listen');
+  // `--secret` with no value asks for it: ASK is how commander tells us, not something to show.
+  command.configureHelp({
+    ...command.configureHelp(),
+    optionDescription(this: Help, option: Option): string {
+      return Help.prototype.optionDescription.call(this, option).replace(` (preset: ${JSON.stringify(ASK)})`, '');
+    },
+  });
+  command
     .description('receive deliveries locally: verify signatures, check them against the catalogue, print, save, forward')
     .option('--port <n>', 'port (0 picks a free one)', parsePort, 8787)
     .option('--host <host>', 'address to bind', '127.0.0.1')
