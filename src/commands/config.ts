@@ -58,9 +58,9 @@ export function register(program: Command, run: Runner): void {
       run(command, async (context) => {
         const stored = readStoredSettings(context.settings.configDir);
         const settings = Object.fromEntries(CONFIG_KEYS.filter((key) => stored[key] !== undefined).map((key) => [key, stored[key]]));
-        context.out.result(settings, (data) =>
-          Object.keys(data).length === 0 ? 'nothing stored' : Object.entries(data).map(([k, v]) => `${k}=${v}`).join('\n'),
-        );
+        // Nothing stored: stdout stays empty (as an empty list is), and a note says why on stderr.
+        if (Object.keys(settings).length === 0 && !context.out.json) context.out.info('nothing stored');
+        context.out.result(settings, (data) => Object.entries(data).map(([k, v]) => `${k}=${v}`).join('\n'));
       }),
     );
   config

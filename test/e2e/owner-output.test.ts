@@ -233,3 +233,18 @@ describe('help shows nothing internal', () => {
     expect(result.stdout).toMatch(/Global Options:/);
   });
 });
+
+describe('config list with nothing stored', () => {
+  it('leaves stdout empty and says so on stderr; --json prints {}', async () => {
+    const env = { SVC_CONFIG_DIR: join(mkdtempSync(join(tmpdir(), 'svc-owner-')), 'config') };
+    const result = await runCli(['config', 'list'], { env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe('nothing stored\n');
+    const json = await runCli(['config', 'list', '--json'], { env });
+    expect(JSON.parse(json.stdout)).toEqual({});
+    expect(json.stderr).toBe('');
+    expect((await runCli(['config', 'set', 'org', 'acme'], { env })).code).toBe(0);
+    expect((await runCli(['config', 'list'], { env })).stdout).toBe('org=acme\n');
+  });
+});
