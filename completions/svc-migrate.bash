@@ -20,10 +20,10 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W 'start status list repos download delete-archive unlock export archive webhook auth config completion sandbox -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'start status list repos download delete-archive unlock export archive webhook auth config completion sandbox' -- "$cur")); fi ;;
     'start')
       case "$prev" in
-          --repos-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+          --repos-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
           --exclude) COMPREPLY=($(compgen -W 'repositories' -- "$cur")); return ;;
           --interval) COMPREPLY=(); return ;;
           --timeout) COMPREPLY=(); return ;;
@@ -33,7 +33,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--repos-file --lock --exclude-metadata --exclude-git-data --exclude-attachments --exclude-releases --exclude-owner-projects --org-metadata-only --exclude --wait --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--repos-file --lock --exclude-metadata --exclude-git-data --exclude-attachments --exclude-releases --exclude-owner-projects --org-metadata-only --exclude --wait --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'status')
       case "$prev" in
           --exclude) COMPREPLY=($(compgen -W 'repositories' -- "$cur")); return ;;
@@ -45,7 +45,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--wait --all-pending --exclude --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--wait --all-pending --exclude --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'list')
       case "$prev" in
           --per-page) COMPREPLY=(); return ;;
@@ -58,7 +58,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--per-page --page --all --state --exclude -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--per-page --page --all --state --exclude -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'repos')
       case "$prev" in
           --per-page) COMPREPLY=(); return ;;
@@ -69,10 +69,10 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--per-page --page --all -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--per-page --page --all -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'download')
       case "$prev" in
-          -o|--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+          -o|--output) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
           --max-size) COMPREPLY=(); return ;;
           --interval) COMPREPLY=(); return ;;
           --timeout) COMPREPLY=(); return ;;
@@ -82,7 +82,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '-o --output --force --no-checksum --no-verify --max-size --wait --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-o --output --force --no-checksum --no-verify --max-size --wait --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'delete-archive')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -91,7 +91,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '-y --yes -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-y --yes -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'unlock')
       case "$prev" in
           --repo) COMPREPLY=(); return ;;
@@ -101,16 +101,16 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--all --repo -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--all --repo -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'export')
       case "$prev" in
-          --repos-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+          --repos-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
           --exclude) COMPREPLY=($(compgen -W 'repositories' -- "$cur")); return ;;
-          -o|--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+          -o|--output) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
           --max-size) COMPREPLY=(); return ;;
           --interval) COMPREPLY=(); return ;;
           --timeout) COMPREPLY=(); return ;;
-          --output-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+          --output-dir) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
           --batch-size) COMPREPLY=(); return ;;
           --parallel) COMPREPLY=(); return ;;
           --org) COMPREPLY=(); return ;;
@@ -119,7 +119,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--repos-file --lock --exclude-metadata --exclude-git-data --exclude-attachments --exclude-releases --exclude-owner-projects --org-metadata-only --exclude -o --output --force --no-checksum --no-verify --max-size --unlock --delete-archive -y --yes --interval --timeout --output-dir --batch-size --parallel --restart --dry-run -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--repos-file --lock --exclude-metadata --exclude-git-data --exclude-attachments --exclude-releases --exclude-owner-projects --org-metadata-only --exclude -o --output --force --no-checksum --no-verify --max-size --unlock --delete-archive -y --yes --interval --timeout --output-dir --batch-size --parallel --restart --dry-run -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'archive')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -128,7 +128,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W 'verify inspect -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'verify inspect' -- "$cur")); fi ;;
     'archive verify')
       case "$prev" in
           --migration) COMPREPLY=(); return ;;
@@ -138,7 +138,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--migration --no-git-check -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--migration --no-git-check -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
     'archive inspect')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -147,7 +147,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
     'webhook')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -156,7 +156,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W 'listen send replay verify events -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'listen send replay verify events' -- "$cur")); fi ;;
     'webhook listen')
       case "$prev" in
           --port) COMPREPLY=(); return ;;
@@ -166,7 +166,7 @@ _svc_migrate() {
           --events) COMPREPLY=(); return ;;
           --forward-to) COMPREPLY=(); return ;;
           --forward-timeout) COMPREPLY=(); return ;;
-          --save) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+          --save) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
           --max-deliveries) COMPREPLY=(); return ;;
           --forward-queue) COMPREPLY=(); return ;;
           --max-connections) COMPREPLY=(); return ;;
@@ -176,13 +176,13 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--port --host --path --secret --events --forward-to --forward-timeout --save --max-deliveries --no-dedupe --forward-queue --max-connections -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--port --host --path --secret --events --forward-to --forward-timeout --save --max-deliveries --no-dedupe --forward-queue --max-connections -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'webhook send')
       case "$prev" in
           --url) COMPREPLY=(); return ;;
           --event) COMPREPLY=(); return ;;
           --action) COMPREPLY=(); return ;;
-          --payload) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+          --payload) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
           --secret) COMPREPLY=(); return ;;
           --content-type) COMPREPLY=($(compgen -W 'json form' -- "$cur")); return ;;
           --timeout) COMPREPLY=(); return ;;
@@ -192,7 +192,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--url --event --action --payload --secret --content-type --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--url --event --action --payload --secret --content-type --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'webhook replay')
       case "$prev" in
           --url) COMPREPLY=(); return ;;
@@ -203,7 +203,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--url --resign --secret -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--url --resign --secret -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
     'webhook verify')
       case "$prev" in
           --signature) COMPREPLY=(); return ;;
@@ -214,7 +214,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--signature --secret -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--signature --secret -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'webhook events')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -223,7 +223,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'auth')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -232,7 +232,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W 'login status logout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'login status logout' -- "$cur")); fi ;;
     'auth login')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -241,7 +241,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--with-token -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--with-token -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'auth status')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -250,7 +250,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'auth logout')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -259,7 +259,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'config')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -268,7 +268,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W 'get set unset list path -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'get set unset list path' -- "$cur")); fi ;;
     'config get')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -277,7 +277,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W 'org baseUrl apiVersion -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'org baseUrl apiVersion' -- "$cur")); fi ;;
     'config set')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -286,7 +286,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W 'org baseUrl apiVersion -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'org baseUrl apiVersion' -- "$cur")); fi ;;
     'config unset')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -295,7 +295,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W 'org baseUrl apiVersion -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'org baseUrl apiVersion' -- "$cur")); fi ;;
     'config list')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -304,7 +304,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'config path')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -313,7 +313,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'completion')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -322,12 +322,12 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W 'bash zsh fish -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'bash zsh fish' -- "$cur")); fi ;;
     'sandbox')
       case "$prev" in
           --port) COMPREPLY=(); return ;;
           --storage-port) COMPREPLY=(); return ;;
-          --seed) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+          --seed) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
           --export-seconds) COMPREPLY=(); return ;;
           --export-seconds-per-repo) COMPREPLY=(); return ;;
           --repositories) COMPREPLY=(); return ;;
@@ -339,7 +339,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      COMPREPLY=($(compgen -W '--port --storage-port --seed --export-seconds --export-seconds-per-repo --repositories --archive-size --rate-limit -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")) ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--port --storage-port --seed --export-seconds --export-seconds-per-repo --repositories --archive-size --rate-limit -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
   esac
 }
-complete -o default -F _svc_migrate svc-migrate
+complete -F _svc_migrate svc-migrate

@@ -5,7 +5,7 @@ import { examples } from './common/options.js';
 
 /** The program's commands, options and fixed values, for the completion scripts (ui/completion.ts). */
 function collect(command: Command, path: string[] = [], inherited: CommandNode['options'] = []): CommandNode[] {
-  const own = command.options.map((option) => ({
+  const own = command.options.filter((option) => !option.hidden).map((option) => ({
     flags: [option.short, option.long].filter((flag): flag is string => Boolean(flag)),
     description: option.description,
     values: option.argChoices ?? [],
@@ -21,6 +21,7 @@ function collect(command: Command, path: string[] = [], inherited: CommandNode['
     subcommands: children.map((child) => child.name()),
     options,
     argumentValues: (command.registeredArguments[0])?.argChoices ?? [],
+    argumentFiles: command.registeredArguments.some((argument) => /file|dir/.test(argument.name())),
   };
   // Global options of the program apply to every subcommand.
   const passDown = path.length === 0 ? own : inherited;

@@ -46,6 +46,38 @@ t svc-migrate ex
     ]);
   });
 
+  it('bash offers no flags for an empty word, and files only where a file is wanted', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-comp-'));
+    writeFileSync(join(dir, 'acme.tar.gz'), '');
+    const script = join(dir, 'test.sh');
+    writeFileSync(
+      script,
+      `source ${new URL('../../completions/svc-migrate.bash', import.meta.url).pathname}
+cd ${dir}
+t() { COMP_WORDS=("$@"); COMP_CWORD=$((\${#COMP_WORDS[@]}-1)); COMPREPLY=(); _svc_migrate; echo "[\${COMPREPLY[*]}]"; }
+t svc-migrate status ""
+t svc-migrate --org ""
+t svc-migrate list --org ""
+t svc-migrate status --w
+t svc-migrate archive verify ac
+t svc-migrate start --repos-file ac
+complete -p svc-migrate
+`,
+    );
+    const result = spawnSync('bash', [script], { encoding: 'utf8' });
+    expect(result.stdout.trim().split('\n')).toEqual([
+      // Nothing to complete: before, every flag was offered and bash inserted their common "-".
+      '[]',
+      // No fallback to the directory's files after an option that takes a name (`-o default`).
+      '[]',
+      '[]',
+      '[--wait]',
+      '[acme.tar.gz]',
+      '[acme.tar.gz]',
+      'complete -F _svc_migrate svc-migrate',
+    ]);
+  });
+
   it('rejects an unknown shell', async () => {
     const result = await runCli(['completion', 'powershell']);
     expect(result.code).toBe(2);
