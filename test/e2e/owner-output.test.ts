@@ -31,6 +31,34 @@ describe('lock requested, not "locked"', () => {
 });
 
 describe('list on a terminal', () => {
+  for (const columns of [40, 60]) {
+    it(`at ${columns} columns: one line per migration, cut with … to fit, as gh`, async () => {
+      const { env } = await testSandbox();
+      await started(env, ['widgets', 'docs.site', 'Hello-World'], ['--lock']);
+      await started(env, ['widgets']);
+      const count = (JSON.parse((await runCli(['list', '--json'], { env })).stdout) as Migration[]).length;
+      const list = await runCli(['list', '--no-color'], { env, terminal: { columns } });
+      expect(list.code, list.stderr).toBe(0);
+      const lines = list.stdout.trimEnd().split('\n');
+      expect(lines).toHaveLength(count + 1);
+      expect(lines[0]).toMatch(/^ID +STATE/);
+      for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(columns);
+      expect(list.stdout).toContain('…');
+      // The id, the key of each row, is never cut.
+      expect(lines.slice(1).map((line) => /^\d+ /.test(line))).toEqual(Array(count).fill(true));
+    });
+  }
+
+  it.skipIf(!hasScript)('on a real 40-column terminal too', async () => {
+    const { env } = await testSandbox();
+    await started(env, ['widgets', 'docs.site', 'Hello-World'], ['--lock']);
+    const list = await onTerminal(['list', '--no-color'], { env, setup: 'stty cols 40 rows 40' });
+    expect(list.code, list.screen).toBe(0);
+    const lines = list.screen.trimEnd().split(/\r?\n/);
+    expect(lines).toHaveLength(3);
+    for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(40);
+  });
+
   it('names the column LOCK REQUESTED', async () => {
     const { env } = await testSandbox();
     await started(env, ['widgets'], ['--lock']);
