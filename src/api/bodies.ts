@@ -15,7 +15,7 @@ const MAX_ERROR_BYTES = 64 << 10;
  * take about 30 KB, and a start of 10,000 repositories (a repos file far past any batch) about
  * 4 MB at the longest names. It is read whole up to this bound, and said to be cut beyond it.
  */
-export const MAX_VALIDATION_BYTES = 8 << 20;
+const MAX_VALIDATION_BYTES = 8 << 20;
 
 /**
  * Reads a body up to `limit` bytes. Past it, the body is destroyed (the connection goes) and
