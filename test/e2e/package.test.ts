@@ -32,7 +32,7 @@ describe('the published package', () => {
     const bin = join(prefix, 'node_modules', '.bin', 'svc-migrate');
     expect((await exec(bin, ['--version'])).stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
     expect((await exec(bin, ['--help'])).stdout).toMatch(/Typical workflow/);
-    expect((await exec(bin, ['completion', 'bash'])).stdout).toMatch(/complete -o default -F _svc_migrate svc-migrate/);
+    expect((await exec(bin, ['completion', 'bash'])).stdout).toMatch(/^complete -F _svc_migrate svc-migrate$/m);
     expect((await exec(bin, ['webhook', 'events', '--json'])).stdout).toContain('"workflow_run"');
     // --debug stack traces resolve through the map to the TypeScript sources (carried in the map).
     const map = JSON.parse(readFileSync(join(prefix, 'node_modules', 'svc-migrate', 'dist', 'cli.js.map'), 'utf8')) as {
