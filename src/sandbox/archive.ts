@@ -210,12 +210,16 @@ export async function buildArchive(dir: string, input: ArchiveInput): Promise<Bu
     },
   });
   const tarStream = new PassThrough();
-  const written = pipeline(tarStream, createGzip({ level: 6 }), measure, createWriteStream(path));
   const tar = new TarWriter(tarStream, mtime);
-  await writeMembers(tar, input, mtime);
-  await tar.end();
-  tarStream.end();
-  await written;
+  // Both at once, so that a file that cannot be written fails the build instead of going unheard.
+  await Promise.all([
+    pipeline(tarStream, createGzip({ level: 6 }), measure, createWriteStream(path)),
+    (async () => {
+      await writeMembers(tar, input, mtime);
+      await tar.end();
+      tarStream.end();
+    })(),
+  ]);
   return {
     size,
     sha256: hash.digest('hex'),

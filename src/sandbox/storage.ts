@@ -49,7 +49,9 @@ export class ArchiveStorage {
     if (expired || this.faults.takeStorageForbidden(request.headers.range !== undefined)) {
       return xmlError(response, 403, 'AccessDenied', 'Request has expired');
     }
-    if (this.faults.storageStallMs > 0) await stall(this.faults.storageStallMs, request);
+    // A client gone during the stall (or a sandbox closing) has nothing left to be served: building
+    // the archive then would write into a data directory being removed.
+    if (this.faults.storageStallMs > 0 && !(await stall(this.faults.storageStallMs, request))) return;
     const archive = await this.archives.get(guid)?.();
     if (!archive) return xmlError(response, 404, 'NoSuchKey', 'The specified key does not exist.');
 
@@ -118,16 +120,17 @@ export class ArchiveStorage {
   }
 }
 
-/** Waits `ms` before answering, or less if the client goes away meanwhile. */
-function stall(ms: number, request: IncomingMessage): Promise<void> {
+/** Waits `ms` before answering; false if the client went away meanwhile (the wait then ends at once). */
+function stall(ms: number, request: IncomingMessage): Promise<boolean> {
   return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
+    const timer = setTimeout(() => done(true), ms);
+    const gone = () => done(false);
+    function done(connected: boolean) {
       clearTimeout(timer);
-      request.socket.off('close', done);
-      resolve();
+      request.socket.off('close', gone);
+      resolve(connected);
     }
-    request.socket.once('close', done);
+    request.socket.once('close', gone);
   });
 }
 

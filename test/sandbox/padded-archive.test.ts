@@ -98,3 +98,10 @@ describe('a padded sandbox archive', () => {
     expect(gunzipSync(body).length).toBeGreaterThan(5 * MiB);
   });
 });
+
+describe('an unpadded sandbox archive', () => {
+  it('whose data directory is gone fails its build, heard by the caller (a sandbox closing mid-request)', async () => {
+    const input = await archiveInput(0);
+    await expect(buildArchive(join(tempDir(), 'removed'), input)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
