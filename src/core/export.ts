@@ -86,7 +86,7 @@ export async function runExport(client: ApiClient, options: ExportOptions): Prom
   if ('path' in destination && !destination.force && existsSync(destination.path)) {
     return fail(
       existingFileError(destination.path),
-      `the export goes on on the service: \`${downloadCommand(id, options.download, true).replace(' --output', ' --wait --output')}\` replaces that file with its archive (or give --output another file)`,
+      `the export goes on on the service: \`${downloadCommand(id, options.download, true).replace(' --output', ' --wait --output')}\` replaces that file with its archive; or run the export again with --force to replace it, or with --output naming another file`,
     );
   }
 

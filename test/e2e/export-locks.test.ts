@@ -93,6 +93,10 @@ describe('export checks where the archive goes before it locks anything', () => 
     expect(again.code).toBe(2);
     expect(again.stderr).toContain(`${join(dir, 'migration-1001.tar.gz')} already exists (done: started migration 1001)`);
     expect(again.stderr).not.toMatch(/exported/);
+    // The emulator and its migration are gone; what still works is said, and works.
+    expect(again.stderr).toMatch(/in-process sandbox has stopped, and migration 1001 with it.*; or run the export again with --force/);
+    const forced = await runCli(['export', '--sandbox', '--yes', '-o', `${dir}/`, '--force', ...FAST]);
+    expect(forced.code, forced.stderr).toBe(0);
   });
 
   it('a name made from the migration id that is taken: said before the wait, with the command that replaces it', async () => {

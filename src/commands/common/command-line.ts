@@ -51,18 +51,20 @@ export function sandboxStopped(what?: string): string {
 
 /**
  * A hint as this command line needs it: each quoted `svc-migrate …` that talks to the service gets
- * the flags this run reached the service with. With --sandbox, a hint that sends the user back to
- * this run's migrations cannot work: it says so instead.
+ * the flags this run reached the service with. With --sandbox, a clause of the hint that sends the
+ * user back to this run's migrations cannot work: it says so instead, and the other clauses stay.
  */
 function restateHint(hint: string, settings: Settings): string {
-  const named = [...hint.matchAll(QUOTED_COMMAND)].map((match) => match[1] ?? '');
-  if (settings.sandbox && named.some((command) => LATER_COMMANDS.has(command))) {
-    const ids = [...new Set([...hint.matchAll(/`svc-migrate [a-z-]+ (\d+)/g)].map((match) => match[1]))];
-    return sandboxStopped(ids.length === 0 ? undefined : `migration ${ids.join(', ')}`);
-  }
-  return hint.replace(QUOTED_COMMAND, (whole, command: string, rest: string) =>
-    SERVICE_COMMANDS.includes(command) ? `\`${commandLine(settings, `${command}${rest}`)}\`` : whole,
-  );
+  const namesLater = (clause: string) => [...clause.matchAll(QUOTED_COMMAND)].some((match) => LATER_COMMANDS.has(match[1] ?? ''));
+  const withFlags = (clause: string) =>
+    clause.replace(QUOTED_COMMAND, (whole, command: string, rest: string) =>
+      SERVICE_COMMANDS.includes(command) ? `\`${commandLine(settings, `${command}${rest}`)}\`` : whole,
+    );
+  const clauses = hint.split('; ');
+  if (!settings.sandbox || !clauses.some(namesLater)) return clauses.map(withFlags).join('; ');
+  const later = clauses.filter(namesLater).join('; ');
+  const ids = [...new Set([...later.matchAll(/`svc-migrate [a-z-]+ (\d+)/g)].map((match) => match[1]))];
+  return [sandboxStopped(ids.length === 0 ? undefined : `migration ${ids.join(', ')}`), ...clauses.filter((clause) => !namesLater(clause)).map(withFlags)].join('; ');
 }
 
 /** A failure's hint restated for this command line (restateHint). */
