@@ -109,6 +109,8 @@ async function exportRepositories(
     ].join('\n');
   if (toStdout) out.info(out.json ? JSON.stringify(summary) : human());
   else out.result(summary, human);
+  // A script reads the JSON; whoever watches its stderr hears of the lock too.
+  if (out.json && report.locked.length > 0) out.warn(lockedLine(context, id, report.locked));
   return report;
 }
 

@@ -178,6 +178,7 @@ describe('a run that leaves repositories locked says so', () => {
     const report = JSON.parse(json.stdout);
     expect(report.locked).toEqual(['widgets']);
     expect(report.unlock_command).toBe(`svc-migrate unlock ${report.migration.id} --all`);
+    expect(json.stderr).toContain(`1 repository is still locked (widgets): \`svc-migrate unlock ${report.migration.id} --all\` unlocks it`);
 
     const unlock = await runCli(quotedCommand(last, 'unlock'), { env });
     expect(unlock.code, unlock.stderr).toBe(0);
