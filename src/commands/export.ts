@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Context, Runner } from '../context.js';
 import { type ExportReport, ExportStoppedError, runExport } from '../core/export.js';
 import { CliError, UsageError } from '../errors.js';
-import { commandLine } from './common/command-line.js';
+import { commandLine, restateHint } from './common/command-line.js';
 import { downloadMessage } from '../ui/tables.js';
 import { type ExportOptions, exportOrganization, type OrgExportFlags } from './common/org-export.js';
 import { examples, parsePositiveInt } from './common/options.js';
@@ -77,7 +77,7 @@ async function exportRepositories(
         out.success(detail);
       },
       onWaitEvent: (event) => reporter.onEvent(event),
-      onNotice: (message) => out.warn(message),
+      onNotice: (message) => out.warn(restateHint(message, context.settings)),
     });
   } catch (error) {
     if (!(error instanceof ExportStoppedError)) throw error;

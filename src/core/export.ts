@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import type { ApiClient } from '../api/client.js';
-import { deleteArchive, startMigration } from '../api/migrations.js';
+import { deleteArchive, listMigrations, startMigration } from '../api/migrations.js';
 import type { Migration, StartMigrationBody } from '../api/types.js';
 import type { Clock } from '../clock.js';
-import { CliError, ExitCode, MigrationFailedError, VerificationError } from '../errors.js';
+import { CliError, ExitCode, InterruptedError, MigrationFailedError, VerificationError } from '../errors.js';
 import { existingFileError } from './destination.js';
 import { type DownloadOptions, type DownloadResult, downloadArchive } from './download.js';
 import { type UnlockOutcome, unlockRepositories } from './unlock.js';
@@ -70,6 +70,7 @@ export async function runExport(client: ApiClient, options: ExportOptions): Prom
     });
   };
 
+  for (const earlier of await unfinishedExportsOf(client, org, options.body)) options.onNotice?.(earlierExportNotice(earlier));
   try {
     migration = await startMigration(client, org, options.body);
   } catch (error) {
@@ -197,6 +198,31 @@ export async function runExport(client: ApiClient, options: ExportOptions): Prom
 }
 
 /** The names to unlock: the migration's own list, or what the export was started with. */
+/**
+ * Unfinished exports of exactly these repositories, among the latest: an earlier run killed before
+ * it could say may have left them there, with their repositories locked.
+ */
+async function unfinishedExportsOf(client: ApiClient, org: string, body: StartMigrationBody): Promise<Migration[]> {
+  const key = (names: string[]) => names.map((name) => name.slice(name.indexOf('/') + 1).toLowerCase()).sort().join('\n');
+  const wanted = key(body.repositories);
+  let latest: Migration[];
+  try {
+    latest = (await listMigrations(client, org)).data;
+  } catch (error) {
+    // Only advice: what the start itself meets (a wrong organization, a network down) is said there.
+    if (error instanceof InterruptedError || !(error instanceof CliError)) throw error;
+    return [];
+  }
+  return latest.filter(
+    (earlier) => (earlier.state === 'pending' || earlier.state === 'exporting') && key((earlier.repositories ?? []).map((repo) => repo.name)) === wanted,
+  );
+}
+
+function earlierExportNotice(earlier: Migration): string {
+  const unlock = earlier.lock_repositories ? `; \`svc-migrate unlock ${earlier.id} --all\` gives back the repositories it locked` : '';
+  return `migration ${earlier.id} (${earlier.state}${earlier.lock_repositories ? ', lock requested' : ''}) exports the same repositories, perhaps from a run that was stopped; this export starts another. \`svc-migrate download ${earlier.id} --wait --output FILE\` saves that one's archive${unlock}`;
+}
+
 function repositoryNames(migration: Migration, body: StartMigrationBody): string[] {
   const names = (migration.repositories ?? []).map((repo) => repo.name);
   return names.length > 0 ? names : body.repositories.map((name) => name.slice(name.indexOf('/') + 1));

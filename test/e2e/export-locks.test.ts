@@ -107,7 +107,8 @@ describe('export checks where the archive goes before it locks anything', () => 
     const result = await runCli(['export', 'widgets', '-o', `${dir}/`, ...FAST], { env });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(`migration-${next}.tar.gz already exists`);
-    expect(apiRequests(sandbox).filter((r) => r.method === 'GET')).toEqual([]);
+    // Nothing waited for: no GET of the migration (the list before the start looks for earlier ones).
+    expect(apiRequests(sandbox).filter((r) => r.method === 'GET' && /\/migrations\/\d+/.test(r.url))).toEqual([]);
     sandbox.clock.advance(600_000);
     const replace = await runCli(quotedCommand(result.stderr, 'download'), { env });
     expect(replace.code, replace.stderr).toBe(0);
@@ -158,9 +159,28 @@ describe('a failure after the lock names what is still locked', () => {
     expect(locked.code).toBe(7);
     expect(locked.stderr).toMatch(/1 repository is still locked \(widgets\)/);
     expect(locked.stderr).toMatch(/hint: keep waiting with `svc-migrate status \d+ --wait`/);
-    const open = await runCli(['export', 'widgets', '--timeout', '2s', '-o', join(tempDir(), 'a.tgz'), ...FAST], { env });
+    const open = await runCli(['export', 'docs.site', '--timeout', '2s', '-o', join(tempDir(), 'a.tgz'), ...FAST], { env });
     expect(open.code).toBe(7);
     expect(open.stderr).not.toMatch(/locked/);
+  });
+
+  it('a run killed before it could say: the same export again names the earlier one and how to unlock it', async () => {
+    const { sandbox, env } = await testSandbox({ exportSeconds: 600 });
+    // What a kill -9 leaves: a migration under way with its repositories locked, and nothing said.
+    const { SVC_ORG: _org, ...noOrg } = env;
+    const started = await runCli(['start', 'widgets', '--lock', '--json'], { env });
+    const earlier = (JSON.parse(started.stdout) as { id: number }).id;
+    sandbox.clock.advance(1_000);
+    const again = await runCli(['export', 'widgets', '--lock', '--timeout', '2s', '-o', join(tempDir(), 'a.tgz'), '--org', 'octo-org', ...FAST], {
+      env: noOrg,
+    });
+    expect(again.stderr).toMatch(new RegExp(`warning: migration ${earlier} \\((pending|exporting), lock requested\\) exports the same repositories`));
+    const other = await runCli(['export', 'docs.site', '--timeout', '2s', '-o', join(tempDir(), 'b.tgz'), ...FAST], { env });
+    expect(other.stderr).not.toMatch(/exports the same repositories/);
+    const notice = again.stderr.split('\n').find((line) => line.includes(`migration ${earlier} (`)) ?? '';
+    expect(notice).toContain(`\`svc-migrate unlock ${earlier} --all --org octo-org\``);
+    const unlock = await runCli(quotedCommand(notice, 'unlock'), { env: noOrg });
+    expect(unlock.code, unlock.stderr).toBe(0);
   });
 });
 

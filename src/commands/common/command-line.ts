@@ -50,11 +50,11 @@ export function sandboxStopped(what?: string): string {
 }
 
 /**
- * A hint as this command line needs it: each quoted `svc-migrate …` that talks to the service gets
+ * A hint (or a notice naming commands) as this command line needs it: each quoted `svc-migrate …` that talks to the service gets
  * the flags this run reached the service with. With --sandbox, a clause of the hint that sends the
  * user back to this run's migrations cannot work: it says so instead, and the other clauses stay.
  */
-function restateHint(hint: string, settings: Settings): string {
+export function restateHint(hint: string, settings: Settings): string {
   const namesLater = (clause: string) => [...clause.matchAll(QUOTED_COMMAND)].some((match) => LATER_COMMANDS.has(match[1] ?? ''));
   const withFlags = (clause: string) =>
     clause.replace(QUOTED_COMMAND, (whole, command: string, rest: string) =>
