@@ -269,6 +269,8 @@ describe('hints carry the flags that reach the same service', () => {
     const resume = quotedCommand(waited.stderr, 'status');
     expect(resume).toEqual(['status', started.stdout.trim(), '--wait', '--base-url', sandbox.baseUrl, '--org', 'octo-org']);
     expect(started.stderr + waited.stderr).not.toContain(env.SVC_TOKEN);
+    // Run as printed with nothing else, it would have no token: the hint says where it goes.
+    expect(waited.stderr).toMatch(/^hint: .* \(with your token in SVC_TOKEN, or --token as this command had it\)$/m);
   });
 
   it.skipIf(!canDropPrivileges)('a directory without write permission is refused up front (the built binary, as an unprivileged user)', async () => {

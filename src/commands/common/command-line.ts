@@ -61,7 +61,12 @@ export function restateHint(hint: string, settings: Settings): string {
       SERVICE_COMMANDS.includes(command) ? `\`${commandLine(settings, `${command}${rest}`)}\`` : whole,
     );
   const clauses = hint.split('; ');
-  if (!settings.sandbox || !clauses.some(namesLater)) return clauses.map(withFlags).join('; ');
+  if (!settings.sandbox || !clauses.some(namesLater)) {
+    const restated = clauses.map(withFlags).join('; ');
+    // The token is never repeated in a hint: a command it names needs it from elsewhere.
+    const needsToken = settings.token.source === 'flag' && [...hint.matchAll(QUOTED_COMMAND)].some((match) => SERVICE_COMMANDS.includes(match[1] ?? ''));
+    return needsToken ? `${restated} (with your token in SVC_TOKEN, or --token as this command had it)` : restated;
+  }
   const later = clauses.filter(namesLater).join('; ');
   const ids = [...new Set([...later.matchAll(/`svc-migrate [a-z-]+ (\d+)/g)].map((match) => match[1]))];
   return [sandboxStopped(ids.length === 0 ? undefined : `migration ${ids.join(', ')}`), ...clauses.filter((clause) => !namesLater(clause)).map(withFlags)].join('; ');
