@@ -139,7 +139,7 @@ export async function deleteArchive(client: ApiClient, org: string, id: number):
     method: 'DELETE',
     path: `${migrationPath(org, id)}/archive`,
     notFound: {
-      message: `migration ${id} in ${org} has no archive to delete (already deleted, expired, or no such migration)`,
+      message: `migration ${id} in ${org} has no archive to delete (not exported yet, already deleted or expired, or no such migration)`,
       hint: `run \`svc-migrate status ${id}\` to check the migration`,
     },
   });

@@ -297,6 +297,10 @@ describe('delete-archive and unlock', () => {
     expect((await runCli(['delete-archive', String(id), '--yes'], { env })).code).toBe(0);
     const again = await runCli(['delete-archive', String(id), '--yes'], { env });
     expect(again.code).toBe(4);
+    const { id: pending } = await startedMigration(env, ['widgets'], []);
+    const early = await runCli(['delete-archive', String(pending), '--yes'], { env });
+    expect(early.code).toBe(4);
+    expect(early.stderr).toContain(`migration ${pending} in octo-org has no archive to delete (not exported yet,`);
   });
 
   it('unlocks named repositories, all of them, or finds the migration from --repo', async () => {
