@@ -42,7 +42,7 @@ export async function run(
     // Ended by SIGTERM or SIGHUP rather than Ctrl-C: the interruption's code says which (main).
     const reason: unknown = signal.reason;
     if (failure instanceof InterruptedError && reason instanceof InterruptedError && failure.exitCode !== reason.exitCode) {
-      failure = new InterruptedError(failure.message, {}, reason.exitCode);
+      failure = new InterruptedError(failure.message, { ...(failure.hint ? { hint: failure.hint } : {}), cause: failure }, reason.exitCode);
     }
     errorOutput(argv, io).error(failure, { debug: argv.includes('--debug') || Boolean(io.env.SVC_DEBUG) });
     return failure instanceof CliError ? failure.exitCode : ExitCode.Unexpected;

@@ -131,5 +131,5 @@ export function unlockFailure(outcomes: UnlockOutcome[], id: number): CliError |
 export function releaseMessage(unlock: boolean, locked: boolean, count: number, id: number): string {
   if (!unlock && !locked) return 'nothing to unlock: the export did not lock them';
   const repositories = count === 1 ? '1 repository' : `${count} repositories`;
-  return unlock ? `unlocked ${repositories}` : `kept ${repositories} locked as asked (\`svc-migrate unlock ${id} --all\` unlocks them)`;
+  return unlock ? `unlocked ${repositories}` : `kept ${repositories} locked as asked (\`svc-migrate unlock ${id} --all\` unlocks ${count === 1 ? 'it' : 'them'})`;
 }

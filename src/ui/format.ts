@@ -38,3 +38,8 @@ export function formatDuration(ms: number): string {
   if (minutes > 0) return `${minutes}m${String(seconds).padStart(2, '0')}s`;
   return `${seconds}s`;
 }
+
+/** `1 repository`, `2 repositories`: a count and its noun, singular for exactly one. */
+export function counted(count: number, singular: string, plural = `${singular}s`): string {
+  return `${count} ${count === 1 ? singular : plural}`;
+}

@@ -2,7 +2,7 @@ import type { Writable } from 'node:stream';
 import type { ChalkInstance } from 'chalk';
 import type { BatchRecord, OrgExportEvent } from '../core/org-export/journal.js';
 import type { OrgExportResult } from '../core/org-export/run.js';
-import { formatBytes, formatDuration } from './format.js';
+import { counted, formatBytes, formatDuration } from './format.js';
 import type { Output } from './output.js';
 import { renderTable, type TableLayout } from './tables.js';
 import { terminalSafe } from './terminal-safe.js';
@@ -63,8 +63,8 @@ class PlainLines implements OrgExportReporter {
 function describe(event: OrgExportEvent): string | undefined {
   switch (event.type) {
     case 'plan': {
-      const done = event.resumed && (event.done > 0 || event.archives > 0) ? `, ${event.done} already done, ${event.archives} archives saved` : '';
-      return `${event.resumed ? 'resuming' : 'planned'} ${event.repositories} repositories in ${event.batches} batches${done} (journal: ${terminalSafe(event.journal)})`;
+      const done = event.resumed && (event.done > 0 || event.archives > 0) ? `, ${event.done} already done, ${counted(event.archives, 'archive')} saved` : '';
+      return `${event.resumed ? 'resuming' : 'planned'} ${counted(event.repositories, 'repository', 'repositories')} in ${counted(event.batches, 'batch', 'batches')}${done} (journal: ${terminalSafe(event.journal)})`;
     }
     case 'batch':
       return `batch ${event.batch}: ${terminalSafe(event.message)}`;
@@ -126,10 +126,13 @@ class LiveBoard implements OrgExportReporter {
         }
         break;
       }
-      case 'migration':
+      case 'migration': {
         this.seen.add(event.batch);
-        this.entry(event.batch, now).state = event.state;
+        const entry = this.entry(event.batch, now);
+        entry.state = event.state;
+        entry.migrationId = event.migrationId;
         break;
+      }
       case 'download': {
         const entry = this.entry(event.batch, now);
         if (entry.state !== 'downloading') {
@@ -213,7 +216,7 @@ class LiveBoard implements OrgExportReporter {
     const t = this.totals;
     lines.push(
       fit(
-        `${t.done}/${t.repositories} repositories · ${t.archives}/${t.batches} archives · ${t.errors} errors · ${this.running.size} running`,
+        `${t.done}/${counted(t.repositories, 'repository', 'repositories')} · ${t.archives}/${counted(t.batches, 'archive')} · ${counted(t.errors, 'error')} · ${this.running.size} running`,
         width,
       ),
     );
@@ -269,15 +272,15 @@ function problemOf(batch: BatchRecord): string {
 export function orgExportFooter(result: OrgExportResult): string {
   const failed = result.batches.filter((b) => b.error || (b.state !== 'done' && b.state !== 'skipped')).map((b) => b.index);
   const count = !result.verify
-    ? `${result.archivedRepositories}/${result.repositories} repositories in archives, none verified (--no-verify)`
-    : `${result.verifiedRepositories}/${result.repositories} repositories in verified archives`;
+    ? `${result.archivedRepositories}/${counted(result.repositories, 'repository', 'repositories')} in archives, none verified (--no-verify)`
+    : `${result.verifiedRepositories}/${counted(result.repositories, 'repository', 'repositories')} in verified archives`;
   const lines = [
     failed.length === 0
       ? count
       : `${count}; look at batch ${failed.join(', ')} in ${terminalSafe(result.journalPath)}, then run the same command again`,
   ];
   if (result.skipped.length > 0) {
-    lines.push(`skipped ${result.skipped.length} repositories the service refused:`);
+    lines.push(`skipped ${counted(result.skipped.length, 'repository', 'repositories')} the service refused:`);
     const shown = result.skipped.slice(0, SKIPPED_SHOWN);
     for (const s of shown) lines.push(`  ${terminalSafe(s.name)} (batch ${s.batch}): ${terminalSafe(s.reason)}`);
     if (result.skipped.length > shown.length) lines.push(`  … and ${result.skipped.length - shown.length} more (each with its reason in the journal and in --json)`);
@@ -329,8 +332,8 @@ export function dryRunTable(plan: DryRun, theme: ChalkInstance, layout: TableLay
 export function dryRunFooter(plan: DryRun): string {
   const done = plan.batches.filter((b) => b.state === 'done').length;
   return [
-    `dry run: ${plan.repositories} repositories in ${plan.batches.length} batches; ${done} done, ${plan.to_start} to start, ${plan.batches.length - done - plan.to_start} under way (journal: ${terminalSafe(plan.journal)}${plan.resumed ? '' : ', none yet'})`,
-    ...(plan.dropped_batches > 0 ? [`${plan.dropped_batches} finished batches of the journal hold no repository of the list and are left out (their archives stay)`] : []),
+    `dry run: ${counted(plan.repositories, 'repository', 'repositories')} in ${counted(plan.batches.length, 'batch', 'batches')}; ${done} done, ${plan.to_start} to start, ${plan.batches.length - done - plan.to_start} under way (journal: ${terminalSafe(plan.journal)}${plan.resumed ? '' : ', none yet'})`,
+    ...(plan.dropped_batches > 0 ? [plan.dropped_batches === 1 ? '1 finished batch of the journal holds no repository of the list and is left out (its archive stays)' : `${plan.dropped_batches} finished batches of the journal hold no repository of the list and are left out (their archives stay)`] : []),
     'nothing was sent to the service and nothing was written',
   ].join('\n');
 }

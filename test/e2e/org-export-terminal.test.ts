@@ -29,8 +29,8 @@ function onTerminal(columns: number, args: string[], env: Record<string, string>
   });
 }
 
-async function setup() {
-  const { env } = await testSandbox({ repositories: 6, exportSeconds: 0.5, archivePadBytes: 512 * 1024 });
+async function setup(exportSeconds = 0.5) {
+  const { env } = await testSandbox({ repositories: 6, exportSeconds, archivePadBytes: 512 * 1024 });
   const dir = mkdtempSync(join(tmpdir(), 'svc-org-tty-'));
   writeFileSync(join(dir, 'repos.txt'), 'repo-0001\nrepo-0002\nrepo-0003\nrepo-0004\nrepo-0005\nrepo-0006\n');
   const args = ['export', '--repos-file', join(dir, 'repos.txt'), '--output-dir', join(dir, 'out'), '--batch-size', '2',
@@ -69,10 +69,37 @@ describe.skipIf(!hasScript)('export --output-dir on a terminal', () => {
 
     const result = await onTerminal(100, args, env);
     expect(result.code, result.screen).toBe(0);
-    expect(result.screen).toMatch(new RegExp(`resuming 6 repositories in 3 batches, ${done} already done, ${archives} archives saved`));
+    expect(result.screen).toMatch(new RegExp(`resuming 6 repositories in 3 batches, ${done} already done, ${archives} archive${archives === 1 ? '' : 's'} saved`));
     // The first overall line drawn already counts what the journal holds.
     expect(/(\d+)\/6 repositories · (\d)\/3 archives/.exec(result.screen)?.slice(1)).toEqual([String(done), String(archives)]);
     expect(result.screen).toMatch(/6\/6 repositories · 3\/3 archives/);
+  }, 60_000);
+
+  it('counts the batches a resumed run waits for as running, with the state the service reports', async () => {
+    const { env, args } = await setup(3);
+    // A first run, a process on the real clock as the sandbox is, stopped (Ctrl-C) once all three migrations are started.
+    const journalPath = join(args[4] as string, 'svc-migrate-journal.json');
+    const states = () => {
+      try {
+        return (JSON.parse(readFileSync(journalPath, 'utf8')) as Journal).batches.map((b) => b.state);
+      } catch {
+        return [];
+      }
+    };
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: 'ignore' });
+    const closed = new Promise<number | null>((resolve) => child.once('close', resolve));
+    while (states().filter((state) => state === 'started').length < 3) await new Promise((resolve) => setTimeout(resolve, 5));
+    child.kill('SIGINT');
+    const first = { code: await closed, stderr: '' };
+    expect(first.code, first.stderr).toBe(130);
+    const journal = JSON.parse(readFileSync(join(args[4] as string, 'svc-migrate-journal.json'), 'utf8')) as Journal;
+    expect(journal.batches.map((b) => b.state)).toEqual(['started', 'started', 'started']);
+
+    // The run that goes on waits for them: the board shows each, not "0 running".
+    const result = await onTerminal(100, args, env);
+    expect(result.code, result.screen).toBe(0);
+    expect(result.screen).toMatch(/batch \d migration \d+: exporting/);
+    expect(result.screen).toMatch(/0\/6 repositories · 0\/3 archives · 0 errors · 3 running/);
   }, 60_000);
 
   it('falls back to plain lines on a terminal too narrow for the board', async () => {

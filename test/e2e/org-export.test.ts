@@ -8,6 +8,7 @@ import type { Journal } from '../../src/core/org-export/journal.js';
 import type { Sandbox } from '../../src/sandbox/server.js';
 import { BIN, runCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
+import { ExitCode, InterruptedError } from '../../src/errors.js';
 
 const tempDir = () => mkdtempSync(join(tmpdir(), 'svc-org-export-'));
 const names = (count: number) => Array.from({ length: count }, (_, i) => `repo-${String(i + 1).padStart(4, '0')}`);
@@ -173,6 +174,46 @@ describe('export --output-dir (a whole organization)', () => {
     expect(starts(sandbox)).toHaveLength(2);
   }, 60_000);
 
+  it('names what a Ctrl-C leaves locked and the command for each migration, in the message (--json too); those commands unlock them', async () => {
+    const { sandbox, env } = await testSandbox({ repositories: 8, exportSeconds: 5 });
+    const dir = tempDir();
+    writeFileSync(join(dir, 'repos.txt'), `${names(8).join('\n')}\n`);
+    const org = sandbox.store.organization('octo-org')!;
+    const lockedNow = () => sandbox.store.list(org).flatMap((m) => [...m.locked]).length;
+    // Ctrl-C; SIGTERM (as main.ts aborts for it: exit 143, the message and the hint kept); Ctrl-C with --json.
+    const cases = [
+      { extra: [], code: ExitCode.Interrupted },
+      { extra: ['--unlock'], code: ExitCode.Terminated },
+      { extra: ['--unlock', '--json'], code: ExitCode.Interrupted },
+    ];
+    for (const [i, { extra, code }] of cases.entries()) {
+      const stop = new AbortController();
+      const args = ['export', '--repos-file', join(dir, 'repos.txt'), '--output-dir', join(dir, `out${i}`), '--batch-size', '4',
+        '--interval', '0.1', '--lock', ...extra];
+      // Ctrl-C once both batches are started, their repositories locked, neither exported.
+      let seen = '';
+      const watch = (text: string) => {
+        seen += text;
+        if ((seen.match(/started migration \d+/g) ?? []).length >= 2) stop.abort(code === ExitCode.Interrupted ? undefined : new InterruptedError('interrupted', {}, code));
+      };
+      const result = await runCli(args, { env, signal: stop.signal, onStderr: watch, onStdout: watch });
+      expect(result.code, result.stderr).toBe(code);
+      expect(lockedNow()).toBe(8);
+      const ids = sandbox.store.list(org).filter((m) => m.locked.size > 0).map((m) => m.id).sort();
+      const line = `stopped the export; 8 repositories are still locked; \`svc-migrate unlock ${ids[0]} --all\`, \`svc-migrate unlock ${ids[1]} --all\` unlock them`;
+      if (extra.includes('--json')) {
+        expect(JSON.parse(result.stderr.trim().split('\n').at(-1) as string)).toEqual({ error: { code, status: null, message: line } });
+      } else {
+        expect(result.stderr).toContain(`error: ${line}\n`);
+        // The way on stays: the same command continues.
+        expect(result.stderr).toMatch(/hint: run the same command again to continue/);
+      }
+      // The commands named unlock every repository the export locked.
+      for (const id of ids) expect((await runCli(['unlock', String(id), '--all'], { env })).code).toBe(0);
+      expect(lockedNow()).toBe(0);
+    }
+  }, 60_000);
+
   it('finds a migration whose start answer was lost with `list` instead of starting it again', async () => {
     const { sandbox, env } = await testSandbox({ repositories: 6, faults: { loseStartAnswerNext: 2 } });
     const dir = tempDir();
@@ -247,6 +288,39 @@ describe('export --output-dir (a whole organization)', () => {
     const journal = readJournal(join(dir, 'out')) as Journal;
     expect(journal.batches[1]).toMatchObject({ state: 'failed', error: { exitCode: 6 } });
     expect(journal.batches[1]?.migrationIds).toHaveLength(2);
+    // Both failed migrations of batch 2 locked its repositories: the failure names each, and they unlock them.
+    const [a, b] = journal.batches[1]?.migrationIds ?? [];
+    expect(result.stderr).toContain(
+      `error: 2 of 4 repositories are not in a verified archive (batch 2); 2 repositories are still locked; \`svc-migrate unlock ${a} --all\`, \`svc-migrate unlock ${b} --all\` unlock them\n`,
+    );
+    const org = sandbox.store.organization('octo-org')!;
+    expect(sandbox.store.list(org).flatMap((m) => [...m.locked]).sort()).toEqual(['repo-0003', 'repo-0003', 'will-fail', 'will-fail']);
+    for (const id of [a, b]) expect((await runCli(['unlock', String(id), '--all'], { env })).code).toBe(0);
+    expect(sandbox.store.list(org).flatMap((m) => [...m.locked])).toEqual([]);
+  }, 60_000);
+
+  it('--unlock unlocks through every migration of a batch, the one that failed and was started again included', async () => {
+    const { sandbox, env } = await testSandbox({ repositories: 2, exportSeconds: 30 });
+    const dir = tempDir();
+    const out = join(dir, 'out');
+    writeFileSync(join(dir, 'repos.txt'), 'repo-0001\nrepo-0002\n');
+    const args = ['export', '--repos-file', join(dir, 'repos.txt'), '--output-dir', out, '--interval', '0.1', '--lock', '--unlock'];
+    // An earlier migration of the same repositories, locked, stands for the batch's first attempt.
+    const earlier = JSON.parse((await runCli(['start', 'repo-0001', 'repo-0002', '--lock', '--json'], { env })).stdout) as { id: number };
+    const stop = new AbortController();
+    const first = await runCli(args, { env, signal: stop.signal, onStderr: (text) => text.includes('started migration') && stop.abort() });
+    expect(first.code, first.stderr).toBe(130);
+    const journal = readJournal(out) as Journal;
+    const batch = journal.batches[0] as Journal['batches'][number];
+    batch.migrationIds.unshift(earlier.id);
+    batch.attempts = 2;
+    writeFileSync(join(out, JOURNAL), JSON.stringify(journal));
+
+    const result = await runCli(args, { env, timeoutMs: 60_000 });
+    expect(result.code, result.stderr).toBe(0);
+    const org = sandbox.store.organization('octo-org')!;
+    expect(sandbox.store.list(org).flatMap((m) => [...m.locked])).toEqual([]);
+    expect(result.stderr).not.toMatch(/still locked/);
   }, 60_000);
 
   it('never unlocks or deletes when an archive fails verification (exit 9)', async () => {
@@ -413,6 +487,27 @@ describe('export --output-dir with repositories the service refuses, a list that
     expect(shorter.stderr).toMatch(/4\/4 repositories in verified archives/);
     expect(created(sandbox)).toBe(3);
   }, 90_000);
+
+  it('says nothing was exported (exit 5, not partial) when the service refused every repository; one of each is singular', async () => {
+    const { env } = await testSandbox({ repositories: 2 });
+    const dir = tempDir();
+    writeFileSync(join(dir, 'gone.txt'), 'gone-1\ngone-2\ngone-3\n');
+    const none = await runCli(['export', '--repos-file', join(dir, 'gone.txt'), '--output-dir', join(dir, 'out'), '--batch-size', '2', '--json'], { env });
+    expect(none.code, none.stderr).toBe(5);
+    expect(summaryOf(none.stdout)).toMatchObject({ ok: false, exit_code: 5, repositories: 3, verified_repositories: 0 });
+    expect(JSON.parse(none.stderr.trim().split('\n').at(-1) as string)).toEqual({
+      error: { code: 5, status: null, message: 'nothing was exported: the service refused all 3 repositories (octo-org/gone-1, octo-org/gone-2, octo-org/gone-3)' },
+    });
+
+    writeFileSync(join(dir, 'one.txt'), 'repo-0001\n');
+    const one = await runCli(['export', '--repos-file', join(dir, 'one.txt'), '--output-dir', join(dir, 'one'), '--interval', '0.1', '--lock'], { env });
+    expect(one.code, one.stderr).toBe(0);
+    const id = /started migration (\d+)/.exec(one.stderr)?.[1] as string;
+    expect(one.stderr).toContain('planned 1 repository in 1 batch (journal: ');
+    expect(one.stderr).toContain(`batch 1: kept 1 repository locked as asked (\`svc-migrate unlock ${id} --all\` unlocks it)\n`);
+    expect(one.stderr).toContain('1/1 repository in verified archives\n');
+    expect(one.stderr).toContain(`1 repository is still locked; \`svc-migrate unlock ${id} --all\` unlocks it\n`);
+  }, 60_000);
 
   it('takes a refused repository named like "spam-filter" for what it is, not for a "spammed" refusal to wait out', async () => {
     const { sandbox, env } = await testSandbox({ repositories: 2 });

@@ -4,7 +4,10 @@ import type { Context } from '../../context.js';
 import { fingerprintOf } from '../../core/org-export/journal.js';
 import { type Plan, planExport } from '../../core/org-export/plan.js';
 import { DEFAULT_BATCH_SIZE, DEFAULT_PARALLEL, type OrgExportResult, runOrgExport } from '../../core/org-export/run.js';
-import { CliError, ExitCode, UsageError } from '../../errors.js';
+import { OrgExportStoppedError } from '../../core/org-export/outcome.js';
+import type { BatchRecord } from '../../core/org-export/journal.js';
+import { CliError, ExitCode, InterruptedError, UsageError } from '../../errors.js';
+import { counted } from '../../ui/format.js';
 import { createOrgExportReporter, type DryRun, dryRunFooter, dryRunTable, orgExportFooter, orgExportTable } from '../../ui/org-export.js';
 import { confirmDeletion } from './confirm.js';
 import type { DownloadFlags } from './download.js';
@@ -115,6 +118,10 @@ export async function exportOrganization(
       signal: context.signal,
       onEvent: (event) => reporter.onEvent(event),
     });
+  } catch (error) {
+    // Stopped (Ctrl-C, a signal, this machine): the owner must hear what stays locked, and how to give it back.
+    if (!(error instanceof OrgExportStoppedError)) throw error;
+    throw withLocked(context, error.error, lockedSummary(context, error.batches, Boolean(body.lock_repositories), flags.unlock));
   } finally {
     reporter.stop();
   }
@@ -136,7 +143,7 @@ export async function exportOrganization(
       ...(batch.error ? { error: batch.error } : {}),
     })),
     poll_requests: result.pollRequests,
-    ...lockedSummary(context, result, Boolean(body.lock_repositories), flags.unlock),
+    ...lockedSummary(context, result.batches, Boolean(body.lock_repositories), flags.unlock),
   };
   const { layout } = context.out;
   context.out.line(summary, () => orgExportTable(result, context.out.theme, layout));
@@ -146,18 +153,27 @@ export async function exportOrganization(
       `nothing was verified (--no-verify): the archives in ${dir} were saved unchecked; \`svc-migrate archive verify ${join(dir, 'migration-<id>.tar.gz')}\` checks one`,
     );
   }
+  // A failure carries the locked line in its message (--json errors too); a success says it last.
+  if (result.exitCode !== 0) throw withLocked(context, orgExportFailure(result), summary);
   if (summary.locked > 0 && !context.out.json) context.out.info(lockedLine(context, summary.locked, summary.unlock_commands));
-  if (result.exitCode !== 0) throw orgExportFailure(result);
   return result;
 }
 
 /** Why the export did not end with every repository in a verified archive, and what to do. */
 function orgExportFailure(result: OrgExportResult): CliError {
   const journal = `the journal ${result.journalPath}`;
+  if (result.repositories > 0 && result.skipped.length === result.repositories) {
+    // Nothing at all was archived: a refused request (exit 5), not a partial export.
+    return new CliError(
+      `nothing was exported: the service refused ${result.repositories === 1 ? 'the only repository' : `all ${result.repositories} repositories`} (${listed(result.skipped.map((s) => s.name))})`,
+      result.exitCode as CliError['exitCode'],
+      { hint: `${journal} records each with the service's reason; correct the list and run the same command again` },
+    );
+  }
   if (result.exitCode === ExitCode.Partial) {
     const n = result.skipped.length;
     return new CliError(
-      `the export is partial: the service refused ${n} of ${result.repositories} repositories, so they were skipped (${listed(result.skipped.map((s) => s.name))})`,
+      `the export is partial: the service refused ${n} of ${counted(result.repositories, 'repository', 'repositories')}, so ${n === 1 ? 'it was' : 'they were'} skipped (${listed(result.skipped.map((s) => s.name))})`,
       ExitCode.Partial,
       { hint: `${journal} records each with the service's reason; correct the list and run the same command again: the batches done are kept, and only what is missing is exported` },
     );
@@ -167,8 +183,8 @@ function orgExportFailure(result: OrgExportResult): CliError {
   const unverified = result.repositories - result.verifiedRepositories - result.skipped.length;
   return new CliError(
     unverified > 0
-      ? `${unverified} of ${result.repositories} repositories are not in a verified archive${named ? ` (${named})` : ''}`
-      : `all ${result.repositories - result.skipped.length} repositories are in verified archives, but ${named || 'a batch'} stopped before its last step`,
+      ? `${unverified} of ${counted(result.repositories, 'repository', 'repositories')} ${unverified === 1 ? 'is' : 'are'} not in a verified archive${named ? ` (${named})` : ''}`
+      : `${allIn(result.repositories - result.skipped.length)}, but ${named || 'a batch'} stopped before its last step`,
     result.exitCode as CliError['exitCode'],
     { hint: `${journal} says where each batch stopped; run the same command again to continue` },
   );
@@ -200,14 +216,30 @@ function dryRunSummary(plan: Plan, wanted: string[]): DryRun {
   };
 }
 
+/** `all 3 repositories are in verified archives`, `the 1 repository is in a verified archive`. */
+function allIn(count: number): string {
+  return count === 1 ? 'the 1 repository is in a verified archive' : `all ${count} repositories are in verified archives`;
+}
+
+/** The error that ends a run, naming what it leaves locked and the commands that unlock it. */
+function withLocked(context: Context, error: CliError, locked: { locked: number; unlock_commands: string[] }): CliError {
+  if (locked.locked === 0) return error;
+  const message = `${error.message}; ${lockedLine(context, locked.locked, locked.unlock_commands)}`;
+  const details = { hint: error.hint, cause: error, ...(error.status === undefined ? {} : { status: error.status }) };
+  // Still an interruption, so that SIGTERM and SIGHUP keep their exit codes (main.ts).
+  if (error instanceof InterruptedError) return new InterruptedError(message, details, error.exitCode);
+  return new CliError(message, error.exitCode, details);
+}
+
 /** Batches this run locked and did not unlock: each migration's repositories, and the command for each. */
-function lockedSummary(context: Context, result: OrgExportResult, lock: boolean, unlock: boolean) {
+function lockedSummary(context: Context, batches: BatchRecord[], lock: boolean, unlock: boolean) {
   const locked = lock
-    ? result.batches.filter((batch) => batch.migrationIds.length > 0 && !(unlock && (batch.state === 'unlocked' || batch.state === 'done')))
+    ? batches.filter((batch) => batch.migrationIds.length > 0 && !(unlock && (batch.state === 'unlocked' || batch.state === 'done')))
     : [];
   return {
     locked: locked.reduce((n, batch) => n + batch.repositories.length, 0),
-    unlock_commands: context.settings.sandbox ? [] : locked.map((batch) => commandLine(context.settings, `unlock ${batch.migrationIds.at(-1)} --all`)),
+    // Every migration of the batch holds them: one that failed and was started again too.
+    unlock_commands: context.settings.sandbox ? [] : locked.flatMap((batch) => batch.migrationIds.map((id) => commandLine(context.settings, `unlock ${id} --all`))),
   };
 }
 

@@ -18,6 +18,7 @@ import { checkOutputDirectory } from './journal-read.js';
 import { type Plan, planExport, type Tally, tally } from './plan.js';
 import { confirmArchive, expectedContents, fetchBatchArchive, recheckArchive } from './archive.js';
 import { lockDirectory } from './lock.js';
+import { endedBy, isLocal, OrgExportStoppedError, worse } from './outcome.js';
 import { MigrationPoller } from './poller.js';
 import { Slots } from './slots.js';
 import { startBatch, type StartContext } from './start.js';
@@ -64,7 +65,10 @@ export interface OrgExportResult {
   skipped: Tally['skipped'];
   /** Archives were checked (not --no-verify). */
   verify: boolean;
-  /** 0: every repository in a verified archive (any archive with --no-verify); 10: some skipped; else the worst failure's code. */
+  /**
+   * 0: every repository in a verified archive (any archive with --no-verify); 10: some skipped;
+   * 5: all skipped (nothing exported); else the worst failure's code.
+   */
   exitCode: number;
   pollRequests: number;
 }
@@ -152,6 +156,12 @@ async function exportBatches(
     intervalMs: options.intervalMs,
     timeoutMs: options.timeoutMs,
     signal,
+    // Each state the service reports, from the first round on: a batch resumed while its migration
+    // runs is under way from then, not only once it is exported.
+    onState: (migration) => {
+      const batch = state.batches.find((b) => b.migrationIds.at(-1) === migration.id);
+      if (batch) emit({ type: 'migration', batch: batch.index, migrationId: migration.id, state: migration.state });
+    },
     onNotice: (message) => emit({ type: 'notice', message }),
   });
   const release = options.unlock || options.deleteArchive;
@@ -203,7 +213,6 @@ async function exportBatches(
           break;
         case 'started': {
           const migration = await poller.watch(id);
-          emit({ type: 'migration', batch: batch.index, migrationId: migration.id, state: migration.state });
           if (migration.state === 'failed') {
             if (batch.attempts <= RETRIES) {
               await step(batch, 'pending', `migration ${migration.id} failed on the service; starting it again`, migration.id);
@@ -230,11 +239,13 @@ async function exportBatches(
           if (!batch.archive?.verified && release) {
             throw new VerificationError(`the archive of migration ${id} was not verified, so nothing was unlocked or deleted`);
           }
-          if (options.unlock) {
-            const outcomes = await unlockRepositories(api, org, id, batch.repositories);
+          // Through every migration of the batch: one that failed and was started again locked them too
+          // (docs/service.md#repository-locks: the service never unlocks by itself).
+          for (const through of options.unlock ? batch.migrationIds : []) {
+            const outcomes = await unlockRepositories(api, org, through, batch.repositories);
             const failed = outcomes.filter((o) => !o.ok);
             // Why (the first refusal; the others are alike as a rule) and the command that tries again.
-            const failure = unlockFailure(outcomes, id);
+            const failure = unlockFailure(outcomes, through);
             if (failure && failed[0]) {
               const why = `${failed[0].repository}: ${failed[0].error}`;
               throw new CliError(`could not unlock ${failed.map((o) => o.repository).join(', ')} (${why})`, failure.exitCode, { hint: failure.hint });
@@ -327,13 +338,15 @@ async function exportBatches(
   if (fatal !== undefined) {
     // The journal keeps what is known; when it is what cannot be written, the last whole one stays.
     await save().catch(() => {});
-    throw endedBy(fatal, journalPath);
+    const ended = endedBy(fatal, journalPath);
+    throw ended instanceof CliError ? new OrgExportStoppedError(ended, state.batches) : ended;
   }
   // Ctrl-C may land where no step was under way to throw it.
   if (interrupted || options.signal?.aborted) {
-    throw new InterruptedError('stopped the export', {
+    const stopped = new InterruptedError('stopped the export', {
       hint: `run the same command again to continue; the journal is ${journalPath}`,
     });
+    throw new OrgExportStoppedError(stopped, state.batches);
   }
 
   // The journal keeps what was verified; the result says what is on disk now.
@@ -345,6 +358,8 @@ async function exportBatches(
   // With --no-verify nothing is verified: an archive for every repository is the whole job.
   const safe = options.verify ? counts.verified : counts.archived;
   if (exitCode === ExitCode.Ok && safe < counts.total - counts.skipped.length) exitCode = ExitCode.VerificationFailed;
+  // Every repository refused: nothing was exported, a refused request (exit 5), not a partial export.
+  if (exitCode === ExitCode.Ok && counts.total > 0 && counts.skipped.length === counts.total) exitCode = ExitCode.Validation;
   if (exitCode === ExitCode.Ok && counts.skipped.length > 0) exitCode = ExitCode.Partial;
   return {
     journalPath,
@@ -371,27 +386,4 @@ function replanned(plan: Plan, dir: string): string {
   return parts.join('; ');
 }
 
-/** A failure of this machine, not of the service: exit 2 without an HTTP status (a file, a disk, the journal). */
-function isLocal(error: CliError): boolean {
-  return error.exitCode === ExitCode.Usage && error.status === undefined;
-}
-
-/** The error that ended the run, with the way to continue it. */
-function endedBy(fatal: unknown, journalPath: string): unknown {
-  if (!(fatal instanceof CliError)) return fatal;
-  const more = `the journal ${journalPath} says where each batch stopped; run the same command again to continue`;
-  const hint = fatal.hint?.includes('run the same command again') ? fatal.hint : fatal.hint ? `${fatal.hint}; ${more}` : more;
-  return new CliError(fatal.message, fatal.exitCode, { hint, cause: fatal });
-}
-
 const ON_DISK_STATES: ReadonlySet<BatchState> = new Set(['exported', 'downloaded', 'unlocked', 'done', 'failed', 'skipped']);
-
-/** Which of two exit codes to report: an interruption, then the service's verdicts, then the rest. */
-function worse(a: number, b: number): number {
-  const rank = (code: number) => RANKS.get(code) ?? code;
-  return rank(b) > rank(a) ? b : a;
-}
-
-const RANKS = new Map<number, number>([
-  [ExitCode.Ok, 0], [ExitCode.Partial, 0.5], [ExitCode.VerificationFailed, 9], [ExitCode.MigrationFailed, 8], [ExitCode.Unexpected, 10],
-]);
