@@ -4,7 +4,7 @@ import { expectedContentOf } from '../core/archive/expected.js';
 import { type InspectReport, inspectArchive } from '../core/archive/inspect.js';
 import { ArchiveVerificationError, type VerifyReport, verifyArchive } from '../core/archive/verify.js';
 import { VerificationError } from '../errors.js';
-import { inspectMessage, verifyMessage } from '../ui/archive.js';
+import { inspectMessage, inspectNotes, verifyMessage } from '../ui/archive.js';
 import { examples, parseMigrationId } from './common/options.js';
 
 interface VerifyFlags {
@@ -41,7 +41,12 @@ async function inspect(context: Context, file: string): Promise<InspectReport> {
   } finally {
     bar.done();
   }
-  context.out.result(report, (data) => inspectMessage(data, context.out.theme, context.out.layout));
+  const { layout, json, theme } = context.out;
+  // Off a terminal stdout is the table alone; what is said around it goes to stderr, as `export` does.
+  const notes = layout.plain && !json ? inspectNotes(report, theme, true) : undefined;
+  if (notes) context.out.info(notes.before);
+  context.out.result(report, (data) => inspectMessage(data, theme, layout));
+  if (notes) for (const line of notes.after) context.out.info(line);
   if (!report.complete) {
     throw new VerificationError(`${file} could not be read to its end`, { hint: `run \`svc-migrate archive verify ${file}\`` });
   }

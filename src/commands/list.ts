@@ -3,7 +3,7 @@ import { MIGRATION_FIELDS, MIGRATION_STATES, type Migration, type MigrationState
 import type { Context, Runner } from '../context.js';
 import { findMigrations } from '../core/list-migrations.js';
 import { migrationsTable } from '../ui/tables.js';
-import { addPagingOptions } from './common/flags.js';
+import { addPagingOptions, showing } from './common/flags.js';
 import { examples } from './common/options.js';
 
 interface ListOptions {
@@ -27,15 +27,8 @@ async function list(context: Context, options: ListOptions): Promise<Migration[]
     context.out.info(`only page ${options.page} was searched for ${options.state} migrations; drop --page to search them all`);
   }
   context.out.result(migrations, (data) => migrationsTable(data, context.out.theme, excludeRepositories, context.out.layout));
-  if (more) context.out.info(showing(migrations.length, more.total, options.page));
+  if (more) context.out.info(showing(migrations.length, more.total, 'migrations', options.page));
   return migrations;
-}
-
-/** gh's "Showing 30 of 31": the page printed is not all there is. */
-function showing(count: number, total: number | undefined, page: number | undefined): string {
-  const where = page !== undefined && page > 1 ? `, page ${page}` : '';
-  const of = total === undefined ? ' migrations; there are more' : ` of ${total} migrations`;
-  return `showing ${count}${of}${where} (use --all)`;
 }
 
 export function register(program: Command, run: Runner): void {

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import { listAllMigrationRepositories, listMigrationRepositories } from '../api/migrations.js';
 import { REPOSITORY_FIELDS, type Repository } from '../api/types.js';
 import type { Context, Runner } from '../context.js';
+import { findMigrationRepositories } from '../core/migration-repositories.js';
 import { repositoriesTable } from '../ui/tables.js';
-import { addPagingOptions } from './common/flags.js';
+import { addPagingOptions, showing } from './common/flags.js';
 import { examples, parseMigrationId } from './common/options.js';
 
 interface ReposOptions {
@@ -15,16 +15,13 @@ interface ReposOptions {
 /** docs/service.md#migration-repositories */
 async function repos(context: Context, id: number, options: ReposOptions): Promise<Repository[]> {
   context.out.selectable(REPOSITORY_FIELDS, 'a repository');
-  const client = await context.api();
-  const org = context.org();
+  let more: { total: number | undefined } | undefined;
   const notice = (message: string) => context.out.warn(message);
-  let repositories: Repository[] = [];
-  if (options.all) {
-    for await (const page of listAllMigrationRepositories(client, org, id, options, notice)) repositories.push(...page);
-  } else {
-    repositories = (await listMigrationRepositories(client, org, id, options, notice)).data;
-  }
+  const repositories = await findMigrationRepositories(await context.api(), context.org(), id, options, notice, (total) => {
+    more = { total };
+  });
   context.out.result(repositories, (list) => repositoriesTable(list, context.out.theme, context.out.layout));
+  if (more) context.out.info(showing(repositories.length, more.total, 'repositories', options.page));
   return repositories;
 }
 

@@ -3,7 +3,7 @@ import type { InspectReport } from '../core/archive/inspect.js';
 import type { VerifyReport } from '../core/archive/verify.js';
 import { describeProblem, escapeControl } from '../archive-problem.js';
 import { formatBytes } from './format.js';
-import { renderTable, type TableLayout } from './tables.js';
+import { KEY, renderTable, type TableLayout } from './tables.js';
 
 export function verifyMessage(report: VerifyReport, theme: ChalkInstance): string {
   const lines: string[] = [];
@@ -27,34 +27,57 @@ export function verifyMessage(report: VerifyReport, theme: ChalkInstance): strin
   return lines.join('\n');
 }
 
-/** The summary, a table of repositories (tab-separated lines off a terminal, as every table), the metadata. */
+/**
+ * The summary, a table of repositories, the metadata. Off a terminal only the table's tab-separated
+ * rows (as every table): the lines around it are `inspectNotes`, which the caller prints on stderr.
+ */
 export function inspectMessage(report: InspectReport, theme: ChalkInstance, layout: TableLayout = { plain: false }): string {
+  const table = inspectTable(report, theme, layout);
+  if (layout.plain) return table;
+  const { before, after } = inspectNotes(report, theme);
+  return [before, table || 'no repositories', ...after].join('\n');
+}
+
+/** The columns of `archive inspect`'s table: those after GIT DATA are the kinds of records the archive holds. */
+function inspectColumns(report: InspectReport): { head: string[]; kinds: string[] } {
   const kinds = [...new Set(report.repositories.flatMap((repo) => Object.keys(repo.counts)))].sort();
-  const lines = [
-    `${escapeControl(report.path)}: ${formatBytes(report.bytes)}, organization ${escapeControl(report.organizations.join(', ') || '(none)')}`,
-  ];
-  if (report.repositories.length > 0) {
-    lines.push(
-      renderTable(
-        ['REPOSITORY', 'REFS', 'GIT DATA', ...kinds.map((kind) => kind.toUpperCase().replaceAll('_', ' '))],
-        report.repositories.map((repo) => [
-          escapeControl(repo.name),
-          refsSummary(repo.refs, layout.plain),
-          formatBytes(repo.git_bytes),
-          ...kinds.map((kind) => String(repo.counts[kind] ?? 0)),
-        ]),
-        theme,
-        layout,
-      ),
-    );
-  } else lines.push('no repositories');
+  return { head: ['REPOSITORY', 'REFS', 'GIT DATA', ...kinds.map((kind) => kind.toUpperCase().replaceAll('_', ' '))], kinds };
+}
+
+function inspectTable(report: InspectReport, theme: ChalkInstance, layout: TableLayout): string {
+  if (report.repositories.length === 0) return '';
+  const { head, kinds } = inspectColumns(report);
+  return renderTable(
+    head,
+    report.repositories.map((repo) => [
+      escapeControl(repo.name),
+      refsSummary(repo.refs, layout.plain),
+      formatBytes(repo.git_bytes),
+      ...kinds.map((kind) => String(repo.counts[kind] ?? 0)),
+    ]),
+    theme,
+    layout,
+    // On a narrow terminal the name, its git data and its refs stay longest; the counts give way first.
+    [{ rank: KEY }, { rank: 1 }, { rank: 2 }],
+  );
+}
+
+/**
+ * What is said around the table: the file and its organization before it, the metadata files and
+ * any problem after it. Off a terminal (stderr then) the columns are named too: which kinds of
+ * record follow GIT DATA depends on the archive.
+ */
+export function inspectNotes(report: InspectReport, theme: ChalkInstance, plain = false): { before: string; after: string[] } {
+  const before = `${escapeControl(report.path)}: ${formatBytes(report.bytes)}, organization ${escapeControl(report.organizations.join(', ') || '(none)')}`;
+  const after: string[] = [];
+  if (plain) after.push(report.repositories.length > 0 ? `columns: ${inspectColumns(report).head.join(', ')}` : 'no repositories');
   const files = report.metadata.map((file) => `${escapeControl(file.file)}${file.records === undefined ? '' : ` (${file.records})`}`);
-  if (files.length > 0) lines.push(`metadata: ${files.join(', ')}`);
+  if (files.length > 0) after.push(`metadata: ${files.join(', ')}`);
   if (!report.complete || report.problems.length > 0) {
-    lines.push(theme.yellow('the archive has problems; run `svc-migrate archive verify` for the full check:'));
-    for (const problem of report.problems) lines.push(`  - ${describeProblem(problem)}`);
+    after.push(theme.yellow('the archive has problems; run `svc-migrate archive verify` for the full check:'));
+    for (const problem of report.problems) after.push(`  - ${describeProblem(problem)}`);
   }
-  return lines.join('\n');
+  return { before, after };
 }
 
 /** Off a terminal, every ref comma-separated (as `list` gives every repository); on one, three and `+N`. */

@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream';
+import { stripVTControlCharacters } from 'node:util';
 import { formatBytes, formatDuration } from './format.js';
 
 /** A spinner line; a silent object when decorations are off (pipes, files, --json, --quiet). */
@@ -22,7 +23,13 @@ export function drawable(stream: { isTTY?: boolean; columns?: number }): boolean
 export async function createSpinner(enabled: boolean, stream: Writable, text: string): Promise<Spinner> {
   if (!enabled || !drawable(stream as { isTTY?: boolean; columns?: number })) return silent;
   const { default: ora } = await import('ora');
-  const spinner = ora({ text, stream, discardStdin: false }).start();
+  // The spinner's frame and a space come before the text; the line stays within liveWidth.
+  const fitted = (line: string) => {
+    const width = liveWidth(stream as { columns?: number });
+    const room = width === undefined ? Infinity : width - 2;
+    return stripVTControlCharacters(line).length <= room ? line : `${stripVTControlCharacters(line).slice(0, Math.max(1, room - 1))}…`;
+  };
+  const spinner = ora({ text: fitted(text), stream, discardStdin: false }).start();
   // A terminal shrunk to 0 columns mid-way: stop drawing at once (the resize event comes before
   // ora's next frame) and end with plain lines.
   let live = true;
@@ -41,7 +48,7 @@ export async function createSpinner(enabled: boolean, stream: Writable, text: st
   };
   return {
     text: (next) => {
-      if (live) spinner.text = next;
+      if (live) spinner.text = fitted(next);
     },
     succeed: (final) => end('✓', final, 'succeed'),
     fail: (final) => end('✗', final, 'fail'),
@@ -51,6 +58,38 @@ export async function createSpinner(enabled: boolean, stream: Writable, text: st
       live = false;
     },
   };
+}
+
+/**
+ * The most a live line (redrawn in place) may hold: 3 columns short of the terminal's width, so
+ * that the `^C` a terminal echoes after it still fits on its line. A line that wraps, even by the
+ * echo, is left behind: the redraw and the clearing before a message only reach the last line.
+ */
+export function liveWidth(stream: { columns?: number }): number | undefined {
+  const columns = stream.columns;
+  return columns && columns > 0 ? Math.max(1, columns - LIVE_MARGIN) : undefined;
+}
+
+const LIVE_MARGIN = 3;
+
+/** The bar at its full length, and the shortest worth drawing (brackets included). */
+const BAR_WIDTH = 26;
+const BAR_NARROWEST = 8;
+
+/**
+ * A progress line that fits `width`: the numbers first (the rate, then the ETA, the percentage and
+ * the total given up only when nothing else fits), the bar in front with what room is left.
+ */
+function barLine(numbers: string[], fraction: number | undefined, width: number | undefined): string {
+  const shown = [...numbers];
+  const text = () => shown.join('  ');
+  while (width !== undefined && shown.length > 1 && text().length > width) shown.pop();
+  if (fraction === undefined) return text();
+  const room = Math.min(BAR_WIDTH, width === undefined ? BAR_WIDTH : width - text().length - 2);
+  if (room < BAR_NARROWEST) return text();
+  const inner = room - 2;
+  const filled = Math.min(inner, Math.round(fraction * inner));
+  return `[${'#'.repeat(filled)}${'-'.repeat(inner - filled)}]  ${text()}`;
 }
 
 export interface ProgressUpdate {
@@ -102,17 +141,15 @@ export class ProgressBar {
     if (!replacing && this.shown && now - this.lastDraw < 100 && progress.received !== progress.total) return;
     const seconds = Math.max(0.001, (now - this.started) / 1000);
     const rate = (progress.received - progress.resumedFrom) / seconds;
-    const parts = [formatBytes(progress.received)];
+    const numbers = [formatBytes(progress.received)];
+    let fraction: number | undefined;
     if (progress.total) {
-      const fraction = progress.received / progress.total;
-      const width = 24;
-      const filled = Math.round(fraction * width);
-      parts.unshift(`[${'#'.repeat(filled)}${'-'.repeat(width - filled)}]`);
-      parts.push(`/ ${formatBytes(progress.total)}`, `${Math.floor(fraction * 100)}%`);
-      if (rate > 0) parts.push(`ETA ${formatDuration(((progress.total - progress.received) / rate) * 1000)}`);
+      fraction = progress.received / progress.total;
+      numbers.push(`/ ${formatBytes(progress.total)}`, `${Math.floor(fraction * 100)}%`);
+      if (rate > 0) numbers.push(`ETA ${formatDuration(((progress.total - progress.received) / rate) * 1000)}`);
     }
-    parts.push(`${formatBytes(rate)}/s`);
-    this.draw(parts.join('  '));
+    numbers.push(`${formatBytes(rate)}/s`);
+    this.draw(barLine(numbers, fraction, liveWidth(this.stream as { columns?: number })));
   }
 
   /** Clears the bar's line so that a message starts on a line of its own; the next update draws it again. */
@@ -133,9 +170,9 @@ export class ProgressBar {
 
   private draw(line: string): void {
     this.lastDraw = Date.now();
-    // Never longer than the terminal: a wrapped line is not cleared by the next redraw.
-    const columns = (this.stream as { columns?: number }).columns;
-    this.stream.write(`\r\x1b[2K${columns && columns > 1 ? line.slice(0, columns - 1) : line}`);
+    // Shorter than the terminal: a wrapped line is not cleared by the next redraw.
+    const width = liveWidth(this.stream as { columns?: number });
+    this.stream.write(`\r\x1b[2K${width === undefined ? line : line.slice(0, width)}`);
     this.shown = true;
   }
 

@@ -8,6 +8,20 @@ export function formatTime(iso: string | undefined): string {
   return `${date.toISOString().slice(0, 16).replace('T', ' ')}Z`;
 }
 
+/** `2026-03-10 10:00Z` → `2026-03-10`: a date where its time does not fit. */
+export function dayOf(time: string): string {
+  return /^\d{4}-\d{2}-\d{2}/.test(time) ? time.slice(0, 10) : time;
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** `2026-03-10 10:00Z` → `Mar 10`: a date where not even its year fits. */
+export function monthDayOf(time: string): string {
+  const match = /^\d{4}-(\d{2})-(\d{2})/.exec(time);
+  const month = MONTHS[Number(match?.[1]) - 1];
+  return match && month ? `${month} ${Number(match[2])}` : time;
+}
+
 /** A moment of a live line, in UTC as every time the tool prints: `11:23:05Z`. */
 export function formatClockTime(ms: number): string {
   return `${new Date(ms).toISOString().slice(11, 19)}Z`;

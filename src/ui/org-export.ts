@@ -2,9 +2,10 @@ import type { Writable } from 'node:stream';
 import type { ChalkInstance } from 'chalk';
 import type { BatchRecord, OrgExportEvent } from '../core/org-export/journal.js';
 import type { OrgExportResult } from '../core/org-export/run.js';
+import { liveWidth } from './decorations.js';
 import { counted, formatBytes, formatDuration } from './format.js';
 import type { Output } from './output.js';
-import { renderTable, type TableLayout } from './tables.js';
+import { KEY, renderTable, type TableLayout } from './tables.js';
 import { terminalSafe } from './terminal-safe.js';
 
 /** Below this width live lines would wrap and break the redraw; plain lines are used instead. */
@@ -210,7 +211,8 @@ class LiveBoard implements OrgExportReporter {
   }
 
   private draw(): void {
-    const width = Math.max(MIN_LIVE_COLUMNS, (this.stream.columns ?? 80) - 1);
+    // Short of the terminal's width (liveWidth): a line the echoed ^C wraps is left behind.
+    const width = liveWidth(this.stream) ?? 80;
     const now = Date.now();
     const lines = [...this.running.values()].map((entry) => fit(this.line(entry, now), width));
     const t = this.totals;
@@ -258,7 +260,16 @@ export function orgExportTable(result: OrgExportResult, theme: ChalkInstance, la
     batch.archive ? (batch.archive.verified ? 'verified' : theme.yellow('NOT verified')) : '-',
     problemOf(batch),
   ]);
-  const table = renderTable(['batch', 'repos', 'migration', 'state', 'size', 'archive', 'problem'], rows, theme, layout);
+  // On a narrow terminal the batch and its state stay whole; the rest is cut to fit.
+  const table = renderTable(['batch', 'repos', 'migration', 'state', 'size', 'archive', 'problem'], rows, theme, layout, [
+    { rank: KEY },
+    { rank: 0 },
+    { rank: 1 },
+    { rank: KEY - 1 },
+    { rank: 1 },
+    { rank: 2 },
+    { rank: 2 },
+  ]);
   return layout.plain ? table : `${table}\n${orgExportFooter(result)}`;
 }
 
@@ -324,7 +335,14 @@ export function dryRunTable(plan: DryRun, theme: ChalkInstance, layout: TableLay
     b.state === 'done' ? theme.green('done') : b.state,
     b.planned,
   ]);
-  const table = renderTable(['batch', 'repos', 'repositories', 'migration', 'state', 'planned'], rows, theme, layout);
+  const table = renderTable(['batch', 'repos', 'repositories', 'migration', 'state', 'planned'], rows, theme, layout, [
+    { rank: KEY },
+    { rank: 0 },
+    { rank: 1 },
+    { rank: 1 },
+    { rank: KEY - 1 },
+    { rank: 2 },
+  ]);
   return layout.plain ? table : `${table}\n${dryRunFooter(plan)}`;
 }
 

@@ -3,7 +3,7 @@ import { stripVTControlCharacters } from 'node:util';
 import type { ChalkInstance } from 'chalk';
 import type CliTable from 'cli-table3';
 import type { Migration, Repository } from '../api/types.js';
-import { formatBytes, formatState, formatTime } from './format.js';
+import { dayOf, formatBytes, formatState, formatTime, monthDayOf } from './format.js';
 
 // Loaded on first use so `--help` and `--version` never pay for it.
 const require = createRequire(import.meta.url);
@@ -17,121 +17,147 @@ export interface TableLayout {
 }
 
 /**
- * How a table too wide for the terminal is fitted: its long cells wrap between words, or (lists of
- * many rows, as gh does) each row stays one line and cells are cut with `…`.
+ * How a column gives way when a table is wider than the terminal. Columns of the lowest rank are
+ * narrowed first (to `floor`), then cells take their shorter forms (a date without its time), then
+ * each rank in turn is cut, the highest (the key: an id, a name) last of all.
  */
-type Fit = 'wrap' | 'truncate';
+export interface ColumnFit {
+  /** 0 (the default) gives way first; the first column defaults to KEY. */
+  rank?: number;
+  /** A lowest-rank column is first narrowed no further than this. */
+  floor?: number;
+  /** Shorter forms of a cell, tried in turn before higher ranks are cut. */
+  shorter?: ((cell: string) => string)[];
+}
+
+/** The rank of a table's key (its first column, unless told otherwise): cut last. */
+export const KEY = 9;
 
 const BOXED: TableLayout = { plain: false };
 
-export function renderTable(head: string[], rows: string[][], theme: ChalkInstance, layout: TableLayout = BOXED, fit: Fit = 'wrap'): string {
+/**
+ * A table: tab-separated lines off a terminal; boxed on one; on a terminal too narrow for the box,
+ * as gh prints a list: no borders, one line per row, cells cut with `…` (see ColumnFit).
+ */
+export function renderTable(
+  head: string[],
+  rows: string[][],
+  theme: ChalkInstance,
+  layout: TableLayout = BOXED,
+  columns: ColumnFit[] = [],
+): string {
   if (layout.plain) {
     // What `cut -f`, `awk -F'\t'` and `while read` expect (as `gh` prints off a terminal).
     return rows.map((row) => row.map((cell) => stripVTControlCharacters(cell).replace(/[\t\r\n]+/g, ' ')).join('\t')).join('\n');
   }
+  if (layout.width && !boxFits([head, ...rows], layout.width)) return narrowTable(head, rows, theme, layout.width, columns);
   const Table = require('cli-table3') as typeof CliTable;
-  if (fit === 'truncate' && layout.width && !boxFits([head, ...rows], layout.width)) {
-    return narrowTable(head, rows, theme, layout.width);
-  }
-  const widths = layout.width ? fitColumns([head, ...rows], layout.width) : undefined;
   const table = new Table({
-    head: head.map((title, column) => theme.bold(widths ? wrapText(title, (widths[column] ?? 0) - 2) : title)),
+    head: head.map((title) => theme.bold(title)),
     style: { head: [], border: [] },
     chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
-    ...(widths ? { colWidths: widths } : {}),
   });
-  table.push(...(widths ? rows.map((row) => row.map((cell, column) => wrapText(cell, (widths[column] ?? 0) - 2))) : rows));
+  table.push(...rows);
   return table.toString();
 }
 
-/** Wraps a cell between words; a word longer than the line is broken. Short cells keep their colour. */
-function wrapText(text: string, width: number): string {
-  const plain = stripVTControlCharacters(text);
-  if (width < 1 || plain.length <= width) return text;
-  const lines: string[] = [];
-  let line = '';
-  for (const word of plain.split(/\s+/).filter(Boolean)) {
-    let rest = word;
-    if (line && line.length + 1 + rest.length <= width) {
-      line += ` ${rest}`;
-      continue;
-    }
-    if (line) lines.push(line);
-    while (rest.length > width) {
-      lines.push(rest.slice(0, width));
-      rest = rest.slice(width);
-    }
-    line = rest;
-  }
-  if (line) lines.push(line);
-  return lines.join('\n');
-}
-
-/**
- * Column widths (padding included) that fit `width`: the widest columns are narrowed to a common
- * cap and wrap between words. Words stay whole where they can (the first column, the table's key,
- * always does); undefined when the table fits as it is.
- */
-function fitColumns(rows: string[][], width: number): number[] | undefined {
-  const count = Math.max(...rows.map((row) => row.length));
-  const cells = (column: number) => rows.map((row) => stripVTControlCharacters(row[column] ?? ''));
-  const natural = Array.from({ length: count }, (_, column) => Math.max(...cells(column).map((cell) => cell.length)) + 2);
-  const longestWord = Array.from(
-    { length: count },
-    (_, column) => Math.max(...cells(column).flatMap((cell) => cell.split(/\s+/).map((word) => word.length))) + 2,
-  );
-  const borders = count + 1;
-  const fit = (floor: (column: number) => number) => {
-    const widths = (cap: number) => natural.map((n, i) => Math.max(Math.min(n, cap), Math.min(n, floor(i))));
-    const total = (cap: number) => widths(cap).reduce((sum, n) => sum + n, 0) + borders;
-    let cap = Math.max(...natural);
-    while (cap > MIN_COLUMN && total(cap) > width) cap--;
-    return { widths: widths(cap), fits: total(cap) <= width };
-  };
-  if (natural.reduce((sum, n) => sum + n, 0) + borders <= width) return undefined;
-  const whole = fit((i) => longestWord[i] ?? 0);
-  if (whole.fits) return whole.widths;
-  return fit((i) => (i === 0 ? (longestWord[0] ?? 0) : 0)).widths;
-}
-
-const MIN_COLUMN = 8;
+const visible = (text: string) => stripVTControlCharacters(text).length;
 
 const cellWidths = (rows: string[][]) =>
-  Array.from({ length: Math.max(...rows.map((row) => row.length)) }, (_, column) =>
-    Math.max(...rows.map((row) => stripVTControlCharacters(row[column] ?? '').length)),
-  );
+  Array.from({ length: Math.max(...rows.map((row) => row.length)) }, (_, column) => Math.max(...rows.map((row) => visible(row[column] ?? ''))));
 
 /** Whether the boxed table fits: each cell padded by a space on either side, a border between. */
 function boxFits(rows: string[][], width: number): boolean {
-  const widths = cellWidths(rows);
-  return widths.reduce((total, n) => total + n + 3, 1) <= width;
+  return cellWidths(rows).reduce((total, n) => total + n + 3, 1) <= width;
 }
 
+/** A cut cell keeps at least one character and its `…`. */
+const NARROWEST = 2;
+
+/** A column cut narrower than this says nothing ("o…"): it is left out and its room given to the others. */
+const USEFUL = 3;
+
 /**
- * A list too wide for the terminal, as gh prints one: no borders, two spaces between columns,
- * every row on one line, cells cut with `…`. The widest columns are narrowed to a common cap first,
- * the first column (the key: an id, a name) last of all.
+ * A table too wide for the terminal, as gh prints one: no borders, two spaces between columns,
+ * every row on one line, no line wider than the terminal (see ColumnFit for what gives way first).
+ * A column that would be cut below USEFUL characters is left out, the least useful first, and so is
+ * one with no value in any row.
  */
-function narrowTable(head: string[], rows: string[][], theme: ChalkInstance, width: number): string {
-  const natural = cellWidths([head, ...rows]);
-  const gaps = 2 * (natural.length - 1);
-  const sum = (widths: number[]) => widths.reduce((total, n) => total + n, 0) + gaps;
-  // A cut cell keeps at least one character and its `…`.
-  const NARROWEST = 2;
-  const capped = (cap: number, key: number) => natural.map((n, i) => Math.min(n, i === 0 ? key : cap));
-  let cap = Math.max(...natural.slice(1), NARROWEST);
-  while (cap > NARROWEST && sum(capped(cap, natural[0] ?? 0)) > width) cap--;
-  let key = natural[0] ?? 0;
-  while (key > NARROWEST && sum(capped(cap, key)) > width) key--;
-  const widths = capped(cap, key);
+function narrowTable(head: string[], rows: string[][], theme: ChalkInstance, width: number, columns: ColumnFit[]): string {
+  const rankOf = (i: number) => columns[i]?.rank ?? (i === 0 ? KEY : 0);
+  // A column with nothing in it (no problem in any batch) is left out.
+  let shown = head.map((_, i) => i).filter((i) => i === 0 || rows.some((row) => visible(row[i] ?? '') > 0));
+  let fitted = fitColumns(head, rows, width, columns, shown, rankOf);
+  for (;;) {
+    const top = Math.max(...shown.map(rankOf));
+    const useless = shown.filter((i) => rankOf(i) < top && (fitted.widths[i] ?? 0) < Math.min(USEFUL, fitted.natural(i)));
+    if (useless.length === 0) break;
+    const least = Math.min(...useless.map(rankOf));
+    const dropped = useless.find((i) => rankOf(i) === least);
+    shown = shown.filter((i) => i !== dropped);
+    fitted = fitColumns(head, rows, width, columns, shown, rankOf);
+  }
+  const { widths, form } = fitted;
   const cell = (text: string, column: number) => {
     const room = widths[column] ?? 0;
-    const plain = stripVTControlCharacters(text);
-    if (plain.length <= room) return text + ' '.repeat(room - plain.length);
+    const plain = stripVTControlCharacters(form(column, text));
+    if (plain.length <= room) return form(column, text) + ' '.repeat(room - plain.length);
     return `${plain.slice(0, room - 1)}…`;
   };
-  const line = (row: string[]) => row.map(cell).join('  ').trimEnd();
-  return [theme.bold(line(head)), ...rows.map(line)].join('\n');
+  const line = (row: string[], isHead: boolean) =>
+    shown.map((i) => (isHead ? cutHead(row[i] ?? '', widths[i] ?? 0) : cell(row[i] ?? '', i))).join('  ').trimEnd();
+  return [theme.bold(line(head, true)), ...rows.map((row) => line(row, false))].join('\n');
+}
+
+/** The widths (and forms) of the columns `shown` that fit `width`, each step of ColumnFit in turn. */
+function fitColumns(head: string[], rows: string[][], width: number, columns: ColumnFit[], shown: number[], rankOf: (i: number) => number) {
+  const level = head.map(() => 0);
+  const form = (i: number, cell: string) => {
+    const shorter = level[i] ? columns[i]?.shorter?.[(level[i] ?? 1) - 1] : undefined;
+    return shorter ? shorter(cell) : cell;
+  };
+  const values = (i: number) => Math.max(0, ...rows.map((row) => visible(form(i, row[i] ?? ''))));
+  const natural = (i: number) => Math.max(visible(head[i] ?? ''), values(i));
+  const widths = head.map((_, i) => natural(i));
+  const total = () => shown.reduce((sum, i) => sum + (widths[i] ?? 0), 2 * (shown.length - 1));
+  const fits = () => total() <= width;
+  // The widest of a group are narrowed to a common cap, none below its floor: headers wider than
+  // their values first ("migration" over ids), then the values.
+  const narrow = (group: number[], floor: (i: number) => number) => {
+    for (const bound of [(i: number) => Math.max(floor(i), values(i)), floor]) {
+      const from = [...widths];
+      let cap = Math.max(0, ...group.map((i) => widths[i] ?? 0));
+      while (!fits() && cap > NARROWEST) {
+        cap--;
+        for (const i of group) widths[i] = Math.min(from[i] ?? 0, Math.max(cap, bound(i)));
+      }
+    }
+  };
+  const ranks = [...new Set(shown.map(rankOf))].sort((a, b) => a - b);
+  const ofRank = (rank: number) => shown.filter((i) => rankOf(i) === rank);
+  narrow(ofRank(ranks[0] ?? 0), (i) => columns[i]?.floor ?? NARROWEST);
+  const deepest = Math.max(0, ...shown.map((i) => columns[i]?.shorter?.length ?? 0));
+  for (let depth = 1; depth <= deepest && !fits(); depth++) {
+    // Every column of a kind (the dates) takes the same form.
+    for (const i of shown) {
+      if ((columns[i]?.shorter?.length ?? 0) < depth) continue;
+      level[i] = depth;
+      widths[i] = Math.min(widths[i] ?? 0, natural(i));
+    }
+  }
+  for (const rank of ranks) narrow(ofRank(rank), () => NARROWEST);
+  // Room left over (a shorter form freed more than needed) goes back to cut columns, the most useful first.
+  for (const i of [...shown].sort((a, b) => rankOf(b) - rankOf(a))) {
+    const spare = width - total();
+    if (spare <= 0) break;
+    widths[i] = Math.min(natural(i), (widths[i] ?? 0) + spare);
+  }
+  return { widths, form, natural };
+}
+
+/** A header is cut, never put in a shorter form. */
+function cutHead(title: string, room: number): string {
+  return title.length <= room ? title + ' '.repeat(room - title.length) : `${title.slice(0, room - 1)}…`;
 }
 
 function repositoryNames(migration: Migration, excluded: boolean, theme: ChalkInstance, plain: boolean): string {
@@ -143,6 +169,9 @@ function repositoryNames(migration: Migration, excluded: boolean, theme: ChalkIn
   if (names.length <= 3) return names.join(', ');
   return `${names.slice(0, 3).join(', ')} +${names.length - 3}`;
 }
+
+/** A date column: cut after the others, first without its time, then as `Mar 10`. */
+const DATE: ColumnFit = { rank: 1, shorter: [dayOf, monthDayOf] };
 
 /** Short times for a human; the service's own ISO 8601 for a script. */
 const time = (iso: string | undefined, layout: TableLayout) => (layout.plain ? (iso ?? '') : formatTime(iso));
@@ -170,7 +199,8 @@ export function migrationsTable(
     ]),
     theme,
     layout,
-    'truncate',
+    // gh-like at any width: the id and the state stay whole; dates lose their time, then their year.
+    [{ rank: KEY }, { rank: KEY - 1 }, { floor: 16 }, { floor: 3 }, DATE, DATE],
   );
 }
 
@@ -203,7 +233,7 @@ export function repositoriesTable(repositories: Repository[], theme: ChalkInstan
     ]),
     theme,
     layout,
-    'truncate',
+    [{ rank: KEY }, {}, {}, {}, {}, DATE],
   );
 }
 

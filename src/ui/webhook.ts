@@ -73,5 +73,8 @@ export function eventsTable(specs: EventSpec[], theme: ChalkInstance, layout?: T
     ]),
     theme,
     layout,
+    // On a narrow terminal the action (required or optional) stays whole and the event's name is
+    // cut before it; the other columns give way first.
+    [{ rank: 1 }, {}, {}, { rank: 2 }, {}],
   );
 }

@@ -53,6 +53,13 @@ export function addPagingOptions(command: Command, what: string): Command {
     .option('--all', 'follow Link: rel="next" and list every page');
 }
 
+/** gh's "Showing 30 of 31" (stderr, after a list): the page printed is not all there is. */
+export function showing(count: number, total: number | undefined, what: string, page: number | undefined): string {
+  const where = page !== undefined && page > 1 ? `, page ${page}` : '';
+  const of = total === undefined ? ` ${what}; there are more` : ` of ${total} ${what}`;
+  return `showing ${count}${of}${where} (use --all)`;
+}
+
 export function addWaitOptions(command: Command): Command {
   return command
     .option('--interval <seconds>', 'poll every N seconds (default: 5 s, then 30-60 s after a minute)', parseSeconds)
