@@ -232,6 +232,7 @@ describe('a run that leaves repositories locked says so', () => {
     const json = await runCli(['export', 'widgets', '--lock', '--output-dir', tempDir(), '--json', ...FAST], { env });
     const summary = JSON.parse(json.stdout.trim().split('\n').at(-1) as string);
     expect(summary).toMatchObject({ type: 'summary', locked: 1, unlock_commands: [expect.stringMatching(/^svc-migrate unlock \d+ --all$/)] });
+    expect(json.stderr).toMatch(/^warning: 1 repository is still locked; `svc-migrate unlock \d+ --all` unlocks it$/m);
     for (const command of [...line.matchAll(/`svc-migrate ([^`]*)`/g)]) {
       expect((await runCli((command[1] as string).split(' '), { env })).code).toBe(0);
     }

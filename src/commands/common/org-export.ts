@@ -155,7 +155,12 @@ export async function exportOrganization(
   }
   // A failure carries the locked line in its message (--json errors too); a success says it last.
   if (result.exitCode !== 0) throw withLocked(context, orgExportFailure(result), summary);
-  if (summary.locked > 0 && !context.out.json) context.out.info(lockedLine(context, summary.locked, summary.unlock_commands));
+  // With --json, the summary carries it for a script and stderr for whoever watches.
+  if (summary.locked > 0) {
+    const line = lockedLine(context, summary.locked, summary.unlock_commands);
+    if (context.out.json) context.out.warn(line);
+    else context.out.info(line);
+  }
   return result;
 }
 
