@@ -41,8 +41,11 @@ export async function run(
     let failure = signal.aborted && !(mapped instanceof CliError) ? new InterruptedError() : mapped;
     // Ended by SIGTERM or SIGHUP rather than Ctrl-C: the interruption's code says which (main).
     const reason: unknown = signal.reason;
-    if (failure instanceof InterruptedError && reason instanceof InterruptedError && failure.exitCode !== reason.exitCode) {
-      failure = new InterruptedError(failure.message, { ...(failure.hint ? { hint: failure.hint } : {}), cause: failure }, reason.exitCode);
+    // A command may have wrapped the interruption in its own message (what stays locked): same rule.
+    const byAnotherSignal = reason instanceof InterruptedError && reason.exitCode !== ExitCode.Interrupted;
+    if (failure instanceof CliError && failure.exitCode === ExitCode.Interrupted && byAnotherSignal) {
+      const options = { ...(failure.hint ? { hint: failure.hint } : {}), cause: failure };
+      failure = new InterruptedError(failure.message, options, reason.exitCode);
     }
     errorOutput(argv, io).error(failure, { debug: argv.includes('--debug') || Boolean(io.env.SVC_DEBUG) });
     return failure instanceof CliError ? failure.exitCode : ExitCode.Unexpected;

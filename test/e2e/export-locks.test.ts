@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ExitCode, InterruptedError } from '../../src/errors.js';
 import type { Sandbox } from '../../src/sandbox/server.js';
 import { BIN, runCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
@@ -117,6 +118,20 @@ describe('export checks where the archive goes before it locks anything', () => 
 });
 
 describe('a failure after the lock names what is still locked', () => {
+  it('SIGTERM mid-wait: exit 143 (not Ctrl-C\'s 130), with the locked repository named', async () => {
+    const { env } = await testSandbox({ exportSeconds: 600 });
+    const stop = new AbortController();
+    const result = await runCli(['export', 'widgets', '--lock', '-o', join(tempDir(), 'a.tgz'), ...FAST], {
+      env,
+      signal: stop.signal,
+      onStderr: (text) => {
+        if (/started migration/.test(text)) stop.abort(new InterruptedError('interrupted', {}, ExitCode.Terminated));
+      },
+    });
+    expect(result.code, result.stderr).toBe(ExitCode.Terminated);
+    expect(result.stderr).toMatch(/1 repository is still locked \(widgets\): `svc-migrate unlock \d+ --all` unlocks it/);
+  });
+
   it('says which repositories stay locked, and the unlock and download it prints both work (with --org)', async () => {
     const { sandbox, env } = await testSandbox();
     const { SVC_ORG: _org, ...noOrg } = env;
