@@ -60,6 +60,18 @@ export class FileSink implements Sink {
     this.metaPath = `${path}.part.json`;
   }
 
+  /** What resumeFrom found of another migration's archive in the `.part` file, and started over from. */
+  private replaced: { migrationId: number | undefined; bytes: number } | undefined;
+
+  /** Another migration's bytes started over from: the run that left them may not have said what it left. */
+  tellReplaced(notice: (message: string) => void): void {
+    if (!this.replaced) return;
+    const { migrationId, bytes } = this.replaced;
+    const which = migrationId === undefined ? 'another migration\'s archive' : `migration ${migrationId}'s archive, not this one's`;
+    const status = migrationId === undefined ? '`svc-migrate list` shows the migrations' : `\`svc-migrate status ${migrationId}\` shows that migration`;
+    notice(`${this.partPath} held ${bytes} bytes of ${which}: starting over; ${status}, which may still hold locked repositories`);
+  }
+
   static async open(path: string, force: boolean, migration: Migration): Promise<FileSink> {
     if (!force && (await stat(path).catch(() => undefined))) throw existingFileError(path);
     return new FileSink(path, migration);
@@ -79,6 +91,10 @@ export class FileSink implements Sink {
       this.meta = meta;
       this.offset = part.size;
     } else {
+      if (meta !== undefined && meta.guid !== this.migration.guid && part !== undefined && part.size > 0) {
+        // The side file is on disk for anyone to write: only a plain id is repeated.
+        this.replaced = { migrationId: Number.isSafeInteger(meta.migrationId) ? meta.migrationId : undefined, bytes: part.size };
+      }
       this.meta = undefined;
       this.offset = 0;
     }

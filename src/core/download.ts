@@ -160,7 +160,6 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
   archiveUrl.catch(() => {});
   const { migration, warning } = await checkDownloadable(client, org, id, clock.now());
   if (warning) options.onNotice?.(warning);
-
   const sink =
     'path' in options.target
       ? await FileSink.open(options.target.path, options.target.force, migration)
@@ -168,6 +167,7 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
   const hash = options.checksum ? startBackgroundHash() : undefined;
   try {
     const resumedFrom = await sink.resumeFrom(hash);
+    if (sink instanceof FileSink && options.onNotice) sink.tellReplaced(options.onNotice);
     const maxResumes = options.maxResumes ?? 5;
     const maxSize = options.maxSize ?? DEFAULT_MAX_SIZE;
     let url = await archiveUrl;

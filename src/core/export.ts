@@ -220,7 +220,7 @@ async function unfinishedExportsOf(client: ApiClient, org: string, body: StartMi
 
 function earlierExportNotice(earlier: Migration): string {
   const unlock = earlier.lock_repositories ? `; \`svc-migrate unlock ${earlier.id} --all\` gives back the repositories it locked` : '';
-  return `migration ${earlier.id} (${earlier.state}${earlier.lock_repositories ? ', lock requested' : ''}) exports the same repositories, perhaps from a run that was stopped; this export starts another. \`svc-migrate download ${earlier.id} --wait --output FILE\` saves that one's archive${unlock}`;
+  return `migration ${earlier.id} (${earlier.state}${earlier.lock_repositories ? ', lock requested' : ''}) exports the same repositories, perhaps from a run that was stopped; this export starts another. \`svc-migrate download ${earlier.id} --wait --output migration-${earlier.id}.tar.gz\` saves that one's archive${unlock}`;
 }
 
 function repositoryNames(migration: Migration, body: StartMigrationBody): string[] {

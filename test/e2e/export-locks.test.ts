@@ -179,6 +179,22 @@ describe('a failure after the lock names what is still locked', () => {
     expect(open.stderr).not.toMatch(/locked/);
   });
 
+  it('a .part of another migration\'s archive is said before it is started over (a run killed mid-download)', async () => {
+    const { env } = await testSandbox();
+    const output = join(tempDir(), 'k.tgz');
+    writeFileSync(`${output}.part`, Buffer.alloc(2025));
+    writeFileSync(`${output}.part.json`, JSON.stringify({ migrationId: 1015, guid: 'another', validator: '"x"', total: 9000 }), { mode: 0o600 });
+    const result = await runCli(['export', 'widgets', '-o', output, ...FAST], { env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toContain(`warning: ${output}.part held 2025 bytes of migration 1015's archive, not this one's: starting over;`);
+    // A crafted id is not repeated.
+    writeFileSync(`${output}.part`, Buffer.alloc(10));
+    writeFileSync(`${output}.part.json`, JSON.stringify({ migrationId: '\u001b[31m7', guid: 'another' }), { mode: 0o600 });
+    const crafted = await runCli(['export', 'widgets', '-o', output, '--force', ...FAST], { env });
+    expect(crafted.stderr).toContain('held 10 bytes of another migration\'s archive: starting over; `svc-migrate list` shows');
+    expect(crafted.stderr).not.toContain('\u001b[31m');
+  });
+
   it('a run killed before it could say: the same export again names the earlier one and how to unlock it', async () => {
     const { sandbox, env } = await testSandbox({ exportSeconds: 600 });
     // What a kill -9 leaves: a migration under way with its repositories locked, and nothing said.
