@@ -60,7 +60,7 @@ export async function startBatch(context: StartContext, batch: BatchRecord): Pro
         const more = refused.length > 3 ? `; … and ${refused.length - 3} more` : '';
         const n = refused.length;
         if (batch.repositories.length === 0) {
-          await context.step(batch, 'skipped', `the service refused all ${n} repositor${n === 1 ? 'y' : 'ies'} of the batch, so nothing was started (${shown}${more})`);
+          await context.step(batch, 'skipped', `the service refused ${n === 1 ? 'the only repository' : `all ${n} repositories`} of the batch, so nothing was started (${shown}${more})`);
           return;
         }
         context.emit({
