@@ -54,8 +54,11 @@ export interface HttpServerOptions {
 
 export interface HttpServer {
   port: number;
-  /** Stops accepting connections, ends those not being answered, and resolves once the rest are answered. */
-  close(): Promise<void>;
+  /**
+   * Stops accepting connections, ends those not being answered, and resolves once the rest are
+   * answered. With `graceMs`, requests whose body is still arriving get that long to be answered.
+   */
+  close(graceMs?: number): Promise<void>;
 }
 
 /** Bytes of a request head, at most (node:http's default). */
@@ -238,12 +241,16 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   });
   return {
     port: (server.address() as AddressInfo).port,
-    close: () =>
+    close: (graceMs = 0) =>
       new Promise((resolve) => {
         closing = true;
         server.close(() => resolve());
-        // A request being handled gets its answer; nothing else is waited for.
-        for (const socket of sockets) if (handling.get(socket)?.reading !== false) socket.destroy();
+        // A request being handled gets its answer; nothing else is waited for (beyond the grace).
+        const cut = () => {
+          for (const socket of sockets) if (handling.get(socket)?.reading !== false) socket.destroy();
+        };
+        if (graceMs > 0) setTimeout(cut, graceMs).unref();
+        else cut();
       }),
   };
 }

@@ -176,7 +176,9 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
   else options.signal.addEventListener('abort', onAbort, { once: true });
   const finished = stopped.then(async (interrupted) => {
     options.signal.removeEventListener('abort', onAbort);
-    await receiver.close();
+    // Past --max-deliveries the rest of a burst still arriving is answered 503 (deliver it again),
+    // not cut off; Ctrl-C ends at once.
+    await receiver.close(interrupted ? 0 : STOPPING_GRACE_MS);
     const waiting = forwarder?.waiting() ?? 0;
     if (waiting > 0) events.onFinishingForwards(waiting);
     await forwarder?.drained();
@@ -184,6 +186,9 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
   });
   return { url: receiver.url, finished };
 }
+
+/** How long requests still arriving when --max-deliveries is reached get to be answered. */
+const STOPPING_GRACE_MS = 1_000;
 
 /**
  * Whether `target` is this receiver: its port and path, at an address of this machine (loopback,

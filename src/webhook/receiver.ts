@@ -93,7 +93,8 @@ export interface Receiver {
   url: string;
   port: number;
   /** Stops accepting connections and waits for requests in flight. */
-  close(): Promise<void>;
+  /** See HttpServer.close: `graceMs` lets requests still arriving be answered. */
+  close(graceMs?: number): Promise<void>;
 }
 
 /** A delivery refused with this status and reason; `accept` may throw one too. */
@@ -275,7 +276,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
     onDrop: () => options.onDrop?.(),
   });
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
-  return { url: `http://${host}:${server.port}${options.path}`, port: server.port, close: () => server.close() };
+  return { url: `http://${host}:${server.port}${options.path}`, port: server.port, close: (graceMs) => server.close(graceMs) };
 }
 
 /**
