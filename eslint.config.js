@@ -12,6 +12,12 @@ const decoration = ['chalk', 'ora', 'cli-table3', '@inquirer/prompts', '@inquire
 const decorationPattern = { group: ['@inquirer/*'], message: 'terminal decoration lives in src/ui/ only' };
 const http = { name: 'undici', message: 'HTTP lives in src/api/ only (src/api/undici.ts loads it)' };
 const cli = { name: 'commander', message: 'commander lives in src/program.ts and src/commands/ only' };
+/** Servers are node:http's (llhttp reads and frames every request): no server or socket of node:net's own. */
+const rawSockets = {
+  name: 'node:net',
+  importNames: ['createServer', 'Server', 'Socket', 'connect', 'createConnection'],
+  message: 'servers use node:http (llhttp), never a socket of their own; IncomingMessage[\'socket\'] is the connection type',
+};
 const program = {
   group: ['**/program.js', '**/main.js'],
   message: 'nothing imports the program or the entry point: Context and Runner live in src/context.ts',
@@ -103,7 +109,7 @@ export default tseslint.config(
   },
   {
     files: ['src/core/**', 'src/sandbox/**', 'src/webhook/**'],
-    rules: restrict([http, ...decoration, cli], [decorationPattern, upward]),
+    rules: restrict([http, ...decoration, cli, rawSockets], [decorationPattern, upward]),
   },
   {
     files: ['src/settings/**'],

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { ServiceErrorBody } from '../api/types.js';
 
 /** An answer other than success; thrown by route handlers and sent by the server's catch. */
@@ -147,7 +146,9 @@ export function listen(server: Server, host: string, port: number, into: Server[
     server.listen(port, host, () => {
       server.off('error', reject);
       into.push(server);
-      resolve((server.address() as AddressInfo).port);
+      const address = server.address();
+      if (address === null || typeof address === 'string') return reject(new Error('the sandbox is not listening on a TCP port'));
+      resolve(address.port);
     });
   });
 }

@@ -1,10 +1,12 @@
 import { createServer, type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 
 // The receiver's HTTP server: node:http (llhttp) reads the requests and frames them, with its own
 // bounds on heads and waits; what this module adds sits above HTTP: bodies read with a limit,
 // chunk framing that may not outweigh the data it frames, and every body held counted against one
 // bound for the whole server.
+
+/** A connection, as node:http hands it over. */
+type Socket = IncomingMessage['socket'];
 
 /** A request refused for what it is (413 too large, 503 held too much, 400 broken off, 408 too slow). */
 export class HttpRequestError extends Error {
@@ -130,6 +132,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     malformed.set(socket, error.code ?? error.message);
     // A connection that never sent a byte is closed without a word.
     if (!socket.writable || socket.destroyed || socket.bytesRead === 0) return void socket.destroy();
+    // llhttp refused the request, so node:http made no response object: the answer is written to
+    // the socket as node:http's documentation does for 'clientError', a fixed head and a JSON body.
     const status = STATUS_OF_CLIENT_ERROR[error.code ?? ''] ?? 400;
     const json = JSON.stringify({ error: status === 408 ? 'the request took too long to arrive' : `malformed request (${error.code ?? error.message})` });
     const head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(json)}`;
@@ -239,8 +243,10 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
       resolve();
     });
   });
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('the receiver is not listening on a TCP port');
   return {
-    port: (server.address() as AddressInfo).port,
+    port: address.port,
     close: (graceMs = 0) =>
       new Promise((resolve) => {
         closing = true;
