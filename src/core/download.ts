@@ -6,6 +6,7 @@ import { header } from '../api/headers.js';
 import { getArchiveUrl, getMigration } from '../api/migrations.js';
 import { ARCHIVE_RETENTION_MS, type Migration } from '../api/types.js';
 import type { Clock } from '../clock.js';
+import { shellWord } from '../shell-word.js';
 import { expectedContent } from './archive/expected.js';
 import { ArchiveVerificationError, verifyArchive } from './archive/verify.js';
 import { replaceFile } from './exclusive-files.js';
@@ -121,10 +122,7 @@ async function checkDownloadable(
   org: string,
   id: number,
   now: number,
-): Promise<{
-  migration: Migration;
-  warning?: string;
-}> {
+): Promise<{ migration: Migration; warning?: string }> {
   const { data: migration, headers } = await getMigration(client, org, id, { excludeRepositories: true });
   // Judge the seven days by the service's clock (its Date header) where it gives one: ours may be skewed.
   const serverNow = Date.parse(header(headers, 'date') ?? '');
@@ -381,7 +379,7 @@ function backoffMs(attempt: number): number {
 /** How to go on after an interruption: the exact command, and what it starts from. */
 function resumeHint(sink: Sink, id: number, options: DownloadOptions): string {
   const command =
-    options.resumeCommand?.(id) ?? `svc-migrate download ${id} -o ${'path' in options.target ? JSON.stringify(options.target.path) : '-'}`;
+    options.resumeCommand?.(id) ?? `svc-migrate download ${id} -o ${'path' in options.target ? shellWord(options.target.path) : '-'}`;
   if (!(sink instanceof FileSink)) return `run \`${command}\` to download it again from the start`;
   return sink.offset > 0
     ? `${sink.offset} bytes are kept in ${sink.partPath}; \`${command}\` resumes from there`

@@ -3,6 +3,7 @@ import type { ApiClient } from '../api/client.js';
 import { deleteArchive, listMigrations, startMigration } from '../api/migrations.js';
 import type { Migration, StartMigrationBody } from '../api/types.js';
 import type { Clock } from '../clock.js';
+import { shellWord } from '../shell-word.js';
 import { CliError, ExitCode, InterruptedError, MigrationFailedError, VerificationError } from '../errors.js';
 import { existingFileError } from './destination.js';
 import { type DownloadOptions, type DownloadResult, downloadArchive } from './download.js';
@@ -236,7 +237,7 @@ function downloadCommand(id: number, download: ExportOptions['download'], replac
   const target = download.target(id);
   const words = ['svc-migrate', 'download', String(id)];
   if ('path' in target) {
-    words.push('--output', quoted(target.path));
+    words.push('--output', shellWord(target.path));
     if (replace || target.force || existsSync(target.path)) words.push('--force');
   } else {
     words.push('--output', '-');
@@ -245,9 +246,4 @@ function downloadCommand(id: number, download: ExportOptions['download'], replac
   if (download.verify === false) words.push('--no-verify');
   if (download.maxSize !== undefined) words.push('--max-size', String(download.maxSize));
   return words.join(' ');
-}
-
-/** A path as a POSIX shell reads it back unchanged. */
-function quoted(path: string): string {
-  return /^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replaceAll('\'', '\'\\\'\'')}'`;
 }

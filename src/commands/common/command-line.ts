@@ -1,5 +1,6 @@
 import { CliError } from '../../errors.js';
 import type { Settings } from '../../settings/resolve.js';
+import { shellWord } from '../../shell-word.js';
 
 // The commands a hint tells the user to run must work as printed: reach the same service and
 // organization as the command that printed them, and with --sandbox, not send anyone to an
@@ -12,11 +13,6 @@ const SERVICE_COMMANDS = ['start', 'status', 'list', 'repos', 'download', 'delet
 const LATER_COMMANDS = new Set(['status', 'list', 'repos', 'download', 'delete-archive', 'unlock']);
 
 const QUOTED_COMMAND = /`svc-migrate ([a-z-]+)([^`]*)`/g;
-
-/** A word as a POSIX shell reads it back unchanged. */
-function shellWord(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll('\'', '\'\\\'\'')}'`;
-}
 
 /**
  * The global flags of this command line that a later command needs to reach the same service as

@@ -5,6 +5,7 @@ import type { Context } from '../../context.js';
 import { checkDestination, type Destination } from '../../core/destination.js';
 import type { DownloadOptions as CoreDownloadOptions, DownloadProgress, DownloadResult } from '../../core/download.js';
 import { UsageError } from '../../errors.js';
+import { shellWord } from '../../shell-word.js';
 import { formatBytes } from '../../ui/format.js';
 import type { DownloadSummary } from '../../ui/tables.js';
 import { parseByteSize } from './options.js';
@@ -47,11 +48,6 @@ function destinationOf(output: string | undefined, force: boolean): Destination 
   const probe = outputPath(output, 0);
   const named = output !== undefined && probe === output;
   return { dir: dirname(probe), ...(named ? { file: output } : {}), force };
-}
-
-/** A word as a POSIX shell reads it back: bare when it is plain, else in single quotes. */
-function shellWord(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll('\'', '\'\\\'\'')}'`;
 }
 
 /**
