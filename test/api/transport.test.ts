@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import type * as Undici from 'undici';
 import type { Dispatcher } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ResponseBody } from '../../src/api/response-body.js';
 import { createConnector, loadUndiciParts } from '../../src/api/tuning.js';
 import { request, stream, undici } from '../../src/api/undici.js';
 import { type ScriptedServer, startScriptedServer } from '../helpers/scripted-server.js';
@@ -25,9 +26,10 @@ async function server(...handlers: Parameters<typeof startScriptedServer>): Prom
   return started;
 }
 
-/** An agent on our connector that records the size of every read its sockets hand over. */
-function recordingAgent(): { agent: Dispatcher; reads: number[] } {
+/** An agent on our connector that records the size and the memory of every read its sockets hand over. */
+function recordingAgent(): { agent: Dispatcher; reads: number[]; memory: Set<ArrayBufferLike> } {
   const reads: number[] = [];
+  const memory = new Set<ArrayBufferLike>();
   const connect = createConnector(5_000);
   const agent = new undici.Agent({
     connect: (options, callback) =>
@@ -35,7 +37,10 @@ function recordingAgent(): { agent: Dispatcher; reads: number[] } {
         if (socket) {
           const push: Socket['push'] = socket.push.bind(socket);
           socket.push = (chunk: Buffer | null) => {
-            if (chunk) reads.push(chunk.length);
+            if (chunk) {
+              reads.push(chunk.length);
+              memory.add(chunk.buffer);
+            }
             return push(chunk);
           };
         }
@@ -43,7 +48,7 @@ function recordingAgent(): { agent: Dispatcher; reads: number[] } {
       }),
   });
   dispatchers.push(agent);
-  return { agent, reads };
+  return { agent, reads, memory };
 }
 
 /** Collects a body's chunks as undici hands them over, uncopied. */
@@ -91,6 +96,65 @@ describe('the plain-HTTP connector', () => {
       expect(Buffer.concat(chunks).toString()).toBe(`answer to /${n}`.repeat(50));
       expect(header).toBe(`/${n}`);
     }
+  });
+});
+
+describe('reads given back by the download\'s writer (recycleRead)', () => {
+  const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+
+  /** Downloads `path` into a ResponseBody whose consumer hashes each chunk synchronously, as the file writer does. */
+  async function download(agent: Dispatcher, url: string): Promise<{ status: number; digest: string; header: unknown }> {
+    let hash = createHash('sha256');
+    let answer: { status: number; header: unknown } | undefined;
+    await new Promise<void>((resolve, reject) => {
+      stream(new URL(url), { method: 'GET', dispatcher: agent }, ({ statusCode, headers }) => {
+        answer = { status: statusCode, header: headers['x-part'] };
+        const body = new ResponseBody();
+        body.readInto((chunk) => void hash.update(chunk)).then(resolve, reject);
+        return body;
+      }).catch(reject);
+    });
+    const digest = hash.digest('hex');
+    hash = createHash('sha256');
+    return { ...answer!, digest };
+  }
+
+  it('reads a long download into a handful of buffers, not a fresh one per read', async () => {
+    // Without recycling, a 32 MiB download takes at least 64 buffers of 512 KiB, which V8 frees only
+    // after tens of megabytes have piled up (docs/benchmarks.md, peak memory).
+    const body = randomBytes(32 << 20);
+    const api = await server((_request, response) => response.writeHead(200, { 'content-length': body.length }).end(body));
+    const { agent, memory } = recordingAgent();
+    const { digest } = await download(agent, `${api.url}/archive`);
+    expect(digest).toBe(sha256(body));
+    expect(memory.size).toBeLessThan(16);
+  });
+
+  it('keeps the bytes a slow writer still holds, and the headers of the next answer, intact', async () => {
+    const parts = [randomBytes(6 << 20), randomBytes(5 << 20), randomBytes(3 << 20)];
+    const api = await server((request, response) => {
+      const part = parts[Number(request.url?.slice(1))]!;
+      response.writeHead(200, { 'content-length': part.length, 'x-part': request.url }).end(part);
+    });
+    const { agent, memory } = recordingAgent();
+    // A writer that answers with a promise keeps every chunk until the end: none may be read into again.
+    const held: Buffer[] = [];
+    await new Promise<void>((resolve, reject) => {
+      stream(new URL(`${api.url}/0`), { method: 'GET', dispatcher: agent }, () => {
+        const body = new ResponseBody();
+        body.readInto(async (chunk) => void held.push(chunk)).then(resolve, reject);
+        return body;
+      }).catch(reject);
+    });
+    const recycled = memory.size;
+    // Then on the same connection, answers read into recycled buffers, each checked whole.
+    for (const n of [1, 2, 1]) {
+      const { status, digest, header } = await download(agent, `${api.url}/${n}`);
+      expect({ status, digest, header }).toEqual({ status: 200, digest: sha256(parts[n]!), header: `/${n}` });
+    }
+    expect(sha256(Buffer.concat(held))).toBe(sha256(parts[0]!));
+    // The later answers took fewer new buffers than they had reads: recycling was on.
+    expect(memory.size - recycled).toBeLessThan(12);
   });
 });
 
