@@ -15,6 +15,8 @@ export const ExitCode = {
   Interrupted: 130,
   /** Ended by SIGHUP or SIGTERM, as Ctrl-C ends a run: 128 + the signal's number, as shells report it. */
   HungUp: 129,
+  /** Stopped because the reader of stdout went away mid-run (EPIPE), as SIGPIPE would: 128 + 13. */
+  PipeClosed: 141,
   Terminated: 143,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];

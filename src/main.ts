@@ -47,7 +47,9 @@ export async function run(
       const options = { ...(failure.hint ? { hint: failure.hint } : {}), cause: failure };
       failure = new InterruptedError(failure.message, options, reason.exitCode);
     }
-    errorOutput(argv, io).error(failure, { debug: argv.includes('--debug') || Boolean(io.env.SVC_DEBUG) });
+    // Stopped by a closed stdout with nothing to tell (no hint, no locks named): quiet, as after SIGPIPE.
+    const quiet = failure instanceof CliError && failure.message === PIPE_CLOSED && !failure.hint;
+    if (!quiet) errorOutput(argv, io).error(failure, { debug: argv.includes('--debug') || Boolean(io.env.SVC_DEBUG) });
     return failure instanceof CliError ? failure.exitCode : ExitCode.Unexpected;
   }
 }
@@ -98,6 +100,8 @@ function errorOutput(argv: string[], io: Io): Output {
   });
 }
 
+const PIPE_CLOSED = 'stdout was closed';
+
 /** The process entry point (bin/svc-migrate.js). */
 export async function main(proc: NodeJS.Process): Promise<void> {
   tuneRuntime();
@@ -112,13 +116,23 @@ export async function main(proc: NodeJS.Process): Promise<void> {
   };
   const signals = Object.keys(codes) as (keyof typeof codes)[];
   for (const signal of signals) proc.on(signal, onSignal);
+  let running = true;
   for (const [stream, name] of [
     [proc.stdout, 'stdout'],
     [proc.stderr, 'stderr'],
   ] as const) {
     stream.on('error', (error: NodeJS.ErrnoException) => {
-      // A reader that stops early (`svc-migrate list | head`) ends the run quietly, as with any shell tool.
-      if (error.code === 'EPIPE') proc.exit(proc.exitCode ?? ExitCode.Ok);
+      if (error.code === 'EPIPE') {
+        // A reader that stops early (`svc-migrate list | head`) ends a finished run quietly, as with
+        // any shell tool. A run still going stops as on a signal, so that it cleans up and says on
+        // stderr what it leaves (locked repositories, a part to resume): exit 141, as after SIGPIPE.
+        if (running && name === 'stdout' && !controller.signal.aborted) {
+          controller.abort(new InterruptedError(PIPE_CLOSED, {}, ExitCode.PipeClosed));
+          return;
+        }
+        if (!running || name === 'stderr') proc.exit(proc.exitCode ?? ExitCode.Ok);
+        return;
+      }
       // One that cannot be written (a full disk, /dev/full) is the machine's: said on stderr if
       // stderr is not the one failing, exit 2.
       if (name === 'stdout') {
@@ -129,6 +143,7 @@ export async function main(proc: NodeJS.Process): Promise<void> {
     });
   }
   const code = await run(proc.argv.slice(2), processIo(proc), controller.signal);
+  running = false;
   for (const signal of signals) proc.off(signal, onSignal);
   proc.exitCode = code;
 }

@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BIN, runCli, spawnCli } from '../helpers/run-cli.js';
+import { testSandbox } from '../helpers/sandbox.js';
 import { empty, json, type ScriptedServer, startScriptedServer } from '../helpers/scripted-server.js';
 
 const TOKEN = 'ghp_e2eSecretToken42';
@@ -100,6 +101,35 @@ describe('output', () => {
     const [code] = (await once(child, 'close')) as [number | null];
     expect(stderr).not.toMatch(/EPIPE/);
     expect(code).toBe(0);
+  });
+});
+
+describe('a reader that stops mid-run', () => {
+  it('stops the export as on a signal: the directory lock is released and stderr names what stays locked (exit 141)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-pipe-'));
+    const { sandbox, env } = await testSandbox({ exportSeconds: 30 });
+    const child = spawn(process.execPath, [BIN, 'export', 'docs.site', '--lock', '--output-dir', dir, '--json'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...env, HOME: dir },
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    // Like `| head`: read until the batch has started (its repository is locked), then go away.
+    let stdout = '';
+    for await (const chunk of child.stdout.setEncoding('utf8')) {
+      stdout += chunk as string;
+      if (/"state":"started"/.test(stdout)) break;
+    }
+    child.stdout.destroy();
+    const [code] = (await once(child, 'close')) as [number | null];
+    const id = /"migrationId":(\d+)/.exec(stdout)?.[1];
+    expect(code).toBe(141);
+    expect(stderr).toContain(`1 repository is still locked; \`svc-migrate unlock ${id} --all\` unlocks it`);
+    expect(stderr).not.toMatch(/EPIPE|this is a bug/);
+    expect(existsSync(join(dir, 'svc-migrate.lock'))).toBe(false);
+    expect(sandbox.store.list(sandbox.store.organization('octo-org')!).flatMap((m) => [...m.locked])).toEqual(['docs.site']);
   });
 });
 
