@@ -22,15 +22,22 @@ export function redactUrl(raw: string): string {
   return url.toString().replaceAll(encodeURIComponent(REDACTED), REDACTED);
 }
 
-/** A header value safe to print: credentials are replaced, everything else kept. */
+/** Header names that carry a credential, whatever the rest of the name (X-Api-Key, X-Auth-Token, X-Shared-Secret). */
+const SENSITIVE_HEADER = /auth|token|secret|key|pass|cookie|session|signature|credential|jwt|bearer|hmac|otp/i;
+
+/** Schemes of a credential a value may open with, in any header (`Bearer …`, `Basic …`). */
+const CREDENTIAL_SCHEME = /^(bearer|basic|token|digest|negotiate)\s/i;
+
+/** A header value safe to print: credentials are replaced (their scheme kept), everything else kept. */
 export function redactHeader(name: string, value: string): string {
   const lower = name.toLowerCase();
-  if (lower === 'authorization' || lower === 'proxy-authorization') {
-    const scheme = value.split(' ', 1)[0] ?? '';
-    return `${scheme} ${REDACTED}`;
+  if (lower === 'authorization' || lower === 'proxy-authorization' || CREDENTIAL_SCHEME.test(value)) {
+    // A value of one word is the credential itself, not its scheme.
+    const scheme = /^(\S+)\s/.exec(value)?.[1];
+    return scheme === undefined ? REDACTED : `${scheme} ${REDACTED}`;
   }
   if (lower === 'location') return redactUrl(value);
-  if (lower === 'cookie' || lower === 'set-cookie') return REDACTED;
+  if (SENSITIVE_HEADER.test(lower)) return REDACTED;
   return value;
 }
 

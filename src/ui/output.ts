@@ -124,6 +124,14 @@ export class Output {
   }
 
   /**
+   * A record for scripts beside a stream's lines (a forward's result among the deliveries): an
+   * NDJSON line with --json; nothing otherwise, where a human reads its message on stderr.
+   */
+  jsonLine(data: unknown): void {
+    if (this.json) this.stdout.write(`${jsonText(data)}\n`);
+  }
+
+  /**
    * Runs `print` and writes what it sent to stdout at once: a server's burst of lines costs one
    * write. Lines are joined only up to a size: a burst of large ones, joined, could pass the
    * longest string JavaScript can make, and the lines after it would be lost.

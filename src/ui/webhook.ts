@@ -1,5 +1,6 @@
 import type { ChalkInstance } from 'chalk';
 import type { EventSpec } from '../webhook/catalogue.js';
+import type { ForwardRecord } from '../webhook/forwarder.js';
 import type { ReceivedDelivery, Rejection } from '../webhook/receiver.js';
 import { JsonText } from './output.js';
 import { renderTable, type TableLayout } from './tables.js';
@@ -53,6 +54,35 @@ export function deliveryLine(delivery: ReceivedDelivery, theme: ChalkInstance, s
   if (delivery.duplicate) parts.push(theme.yellow('duplicate (redelivery)'));
   if (delivery.warnings.length > 0) parts.push(theme.yellow(`warnings: ${safe(delivery.warnings.join('; '))}`));
   return parts.join('  ');
+}
+
+/** `listen --json`'s line for a forward attempt's record, beside the deliveries' lines. */
+export function forwardJson(record: ForwardRecord): { forward: ForwardRecord } {
+  return { forward: record };
+}
+
+/**
+ * The human line of a forward's record, after `  → <target> `: a 2xx with its time, a failure with
+ * the delivery it was for, what the target said or why it did not, and what happens next.
+ */
+export function forwardLine(record: ForwardRecord, theme: ChalkInstance): string {
+  const said = record.response ? safe(record.response.replace(/\s+/g, ' ').trim()) : '';
+  const answer = record.status === null ? '' : `${record.status} in ${record.ms} ms`;
+  const of = record.attempt !== null && record.max_attempts > 1 ? `attempt ${record.attempt} of ${record.max_attempts}` : '';
+  const head = `  → ${safe(record.target)}`;
+  if (record.outcome === 'delivered') {
+    return `${head} ${theme.green(answer)} for ${safe(record.delivery)}${record.attempt !== null && record.attempt > 1 ? ` (${of})` : ''}${said ? `: ${said}` : ''}`;
+  }
+  if (record.outcome === 'not_forwarded') return `  → ${theme.red('not forwarded')} (queue full): ${safe(record.delivery)}`;
+  const next = record.outcome === 'retrying' ? `retrying in ${seconds(record.retry_in_ms ?? 0)}` : record.attempt !== null && record.max_attempts > 1 ? 'gave up' : '';
+  const notes = [of, next].filter(Boolean).join('; ');
+  if (record.attempt === null) return `${head} ${theme.red('failed')} for ${safe(record.delivery)}: ${safe(record.error ?? '')}`;
+  const why = record.status === null ? `no answer: ${safe(record.error ?? '')}` : `${theme.red(answer)}${said ? `: ${said}` : ''}`;
+  return `${head} ${theme.red('failed')} for ${safe(record.delivery)}${notes ? ` (${notes})` : ''}: ${why}`;
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
 }
 
 export function rejectionLine(rejection: Rejection): string {

@@ -3,8 +3,10 @@ import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { redactUrl } from '../api/redact.js';
 import { isLoopbackHost } from '../api/transport-policy.js';
+import type { Clock } from '../clock.js';
 import { UsageError } from '../errors.js';
 import type { EventFilter } from './catalogue.js';
+import type { ForwardHeader } from './forward-headers.js';
 import { createForwarder, type ForwarderEvents } from './forwarder.js';
 import { DeliveryRefused, type ReceivedDelivery, type ReceiverOptions, type Rejection, startReceiver } from './receiver.js';
 import type { DeliveryStore } from './store.js';
@@ -20,11 +22,13 @@ export interface ListenerOptions extends Pick<ReceiverOptions, 'host' | 'port' |
   /** Deliveries of other events are answered, neither saved, shown nor forwarded; none: all. */
   filters: EventFilter[];
   store?: DeliveryStore | undefined;
-  forward?: { target: string; timeoutMs: number; maxWaiting: number } | undefined;
+  forward?: { target: string; timeoutMs: number; maxWaiting: number; headers: ForwardHeader[]; retries: number } | undefined;
   /** The session ends after this many new deliveries shown (a redelivery does not count). */
   maxDeliveries?: number | undefined;
-  /** Ctrl-C: the session ends, interrupted. */
+  /** Ctrl-C: the session ends, interrupted; forwards are not tried again after it. */
   signal: AbortSignal;
+  /** Waits between forward attempts. */
+  clock: Clock;
   /**
    * True while the lines already printed wait for a reader who is not reading: deliveries to show
    * are then refused (503, to be delivered again) rather than their lines kept in memory.
@@ -42,7 +46,8 @@ export interface ListenerEvents {
   onFault(error: unknown): void;
   /** The session ended with `waiting` deliveries still to forward: it ends once they are. */
   onFinishingForwards(waiting: number): void;
-  forwarding: ForwarderEvents;
+  /** Each forward attempt's record, each delivery not forwarded, and when the target falls behind. */
+  forwarding: Omit<ForwarderEvents, 'onFault'>;
 }
 
 export interface ListenSummary {
@@ -50,8 +55,12 @@ export interface ListenSummary {
   verified: number;
   rejected: number;
   duplicates: number;
-  forwarded: number;
+  /** Deliveries forwarded and answered 2xx, at whichever attempt. */
+  forward_delivered: number;
+  /** Deliveries whose last attempt failed (no answer, or one outside 2xx): retries spent, or stopped by Ctrl-C. */
   forward_failed: number;
+  /** Deliveries forwarded more than once, whatever came of it. */
+  forward_retried: number;
   /** Saved and answered, but not forwarded: the target was too far behind. */
   forward_skipped: number;
   /** Answered, but neither saved, shown nor forwarded: the filters left them out. */
@@ -72,8 +81,9 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
     verified: 0,
     rejected: 0,
     duplicates: 0,
-    forwarded: 0,
+    forward_delivered: 0,
     forward_failed: 0,
+    forward_retried: 0,
     forward_skipped: 0,
     filtered: 0,
     dropped: 0,
@@ -82,23 +92,27 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
   const wanted = (delivery: ReceivedDelivery) =>
     filters.length === 0 || filters.some((f) => f.event === delivery.event && (f.action === undefined || f.action === delivery.action));
   const { forwarding } = events;
+  /** The file each delivery to forward was saved as, for the forward's record. */
+  const savedAs = new WeakMap<ReceivedDelivery, string>();
   const forwarder = options.forward
     ? createForwarder(
-        { ...options.forward, maxWaitingBytes: FORWARD_QUEUE_BYTES },
+        {
+          ...options.forward,
+          maxWaitingBytes: FORWARD_QUEUE_BYTES,
+          clock: options.clock,
+          signal: options.signal,
+          savedAs: (delivery) => savedAs.get(delivery),
+        },
         {
           ...forwarding,
-          onForwarded(delivery, result) {
-            summary.forwarded++;
-            forwarding.onForwarded(delivery, result);
+          onForward(record) {
+            if (record.attempt === 2) summary.forward_retried++;
+            if (record.outcome === 'delivered') summary.forward_delivered++;
+            else if (record.outcome === 'failed') summary.forward_failed++;
+            else if (record.outcome === 'not_forwarded') summary.forward_skipped++;
+            forwarding.onForward(record);
           },
-          onFailed(delivery, error) {
-            summary.forward_failed++;
-            forwarding.onFailed(delivery, error);
-          },
-          onSkipped(delivery) {
-            summary.forward_skipped++;
-            forwarding.onSkipped(delivery);
-          },
+          onFault: (error) => events.onFault(error),
         },
       )
     : undefined;
@@ -129,10 +143,15 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
         taken++;
       }
       // Without a store nothing is awaited: the answer goes out in this turn.
-      return store?.save(delivery).catch((error: unknown) => {
-        taken--;
-        throw error;
-      });
+      return store?.save(delivery).then(
+        (file) => {
+          savedAs.set(delivery, file);
+        },
+        (error: unknown) => {
+          taken--;
+          throw error;
+        },
+      );
     },
     delivered(deliveries) {
       const shownNow: ReceivedDelivery[] = [];
@@ -182,7 +201,8 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
     const waiting = forwarder?.waiting() ?? 0;
     if (waiting > 0) events.onFinishingForwards(waiting);
     await forwarder?.drained();
-    return { summary, interrupted };
+    // Ctrl-C while the forwards of a session ended by --max-deliveries finished.
+    return { summary, interrupted: interrupted || options.signal.aborted };
   });
   return { url: receiver.url, finished };
 }

@@ -1,31 +1,52 @@
+import { redactUrl } from '../api/redact.js';
 import { UsageError } from '../errors.js';
 
-// Where deliveries go, as the user writes it: a full URL, or a short form meaning this machine.
+// Where deliveries go (`send --url`, `replay --url`, `listen --forward-to`), read by one rule
+// (docs/cli.md#where-deliveries-go): a full URL, or a short form meaning http:// and, without a
+// host, this machine.
 
-/** `webhook send --url`: a URL, `host:port[/path]` meaning http://, or a bare port on 127.0.0.1. */
-export function deliveryUrl(value: string): string {
-  const wrong = () => new UsageError(`--url takes a URL such as http://127.0.0.1:8787/ (or 127.0.0.1:8787), not "${value}"`);
-  if (/^https?:\/\//i.test(value)) return usable(value, wrong);
-  if (/^\d+$/.test(value)) return usable(`http://127.0.0.1:${value}/`, wrong);
-  if (/^(\[[0-9a-f:.]+\]|[\w.-]+):\d+(\/.*)?$/i.test(value)) return usable(`http://${value}${value.includes('/') ? '' : '/'}`, wrong);
-  throw wrong();
-}
+/** The host a short form without one means: `localhost`, so an app bound to ::1 alone is reached too. */
+const THIS_MACHINE = 'localhost';
 
-/** The URL if a request can be made to it (a host, a port up to 65535), else `wrong()` thrown now rather than at each send. */
-function usable(url: string, wrong: () => UsageError): string {
-  try {
-    if (new URL(url).hostname !== '') return url;
-  } catch {
-    // fall through: not a URL
+const FORMS = 'a URL, a port or a path (http://host:port/path, host:port[/path], port[/path], :port[/path] or /path)';
+
+/**
+ * The URL `value` names for the flag `flag`, or a UsageError naming the flag: a port or path alone
+ * means this machine; a host with a port means http://; a full URL is taken as it is, if http or
+ * https, with a host and a port from 1 to 65535.
+ */
+export function targetUrl(value: string, flag: string): string {
+  const wrong = (why = '') =>
+    new UsageError(`${flag} takes ${FORMS}, not "${shown(value)}"${why}`, {
+      hint: 'a port or path alone means this machine (http://localhost); write a full URL for https or another host',
+    });
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(value)?.[1];
+  if (scheme !== undefined) {
+    if (!/^https?$/i.test(scheme)) throw wrong(`: only http:// and https:// can be posted to`);
+    return checked(value, wrong);
   }
-  throw wrong();
+  // A host only with its port: `example.test/hooks` could as well be a path on this machine.
+  const short = /^(?:(?:(\[[0-9a-f:.]+\]|[a-z0-9.-]+)?:)?(\d+))?(\/\S*)?$/i.exec(value);
+  if (!short || (short[2] === undefined && short[3] === undefined)) throw wrong();
+  const [, host = THIS_MACHINE, port, path = '/'] = short;
+  return checked(`http://${host}${port === undefined ? '' : `:${port}`}${path}`, wrong);
 }
 
-/** `webhook listen --forward-to`: `3000`, `:3000/hooks`, `/hooks` or `localhost:3000/x` mean this machine. */
-export function forwardUrl(target: string): string {
-  const wrong = () => new UsageError(`--forward-to takes a URL, a port or a path, not "${target}"`);
-  if (/^https?:\/\//i.test(target)) return usable(target, wrong);
-  const match = /^(?:(localhost|127\.0\.0\.1)?:?(\d+))?(\/.*)?$/.exec(target);
-  if (!match || (!match[2] && !match[3])) throw wrong();
-  return usable(`http://${match[1] ?? 'localhost'}${match[2] ? `:${match[2]}` : ''}${match[3] ?? '/'}`, wrong);
+/** The URL if a request can be made to it (a host, a port from 1 to 65535), else `wrong()` thrown now rather than at each post. */
+function checked(url: string, wrong: (why?: string) => UsageError): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    const port = /^[a-z]+:\/\/[^/?#]*:(\d+)(?:[/?#]|$)/i.exec(url)?.[1];
+    throw wrong(port !== undefined && Number(port) > 65535 ? ': a port is at most 65535' : '');
+  }
+  if (parsed.hostname === '') throw wrong();
+  if (parsed.port === '0') throw wrong(': port 0 cannot be posted to');
+  return url;
+}
+
+/** The value as the user may see it again: credentials in it, even in one no URL parser reads, never shown. */
+function shown(value: string): string {
+  return redactUrl(value).replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1REDACTED@');
 }

@@ -388,7 +388,7 @@ describe('bounded reads and a bounded forward queue', () => {
       const listener = await listenHuman(['--forward-to', `${target.server.port}/in`, '--forward-timeout', '300']);
       const delivery = buildDelivery({ event: 'watch', payload: { action: 'started' }, contentType: 'json' });
       expect((await post(listener.url, delivery.headers, delivery.body)).status).toBe(200);
-      await listener.until(() => /→ http:\/\/localhost:\d+\/in 200 in \d+ ms: /.test(listener.stderr()));
+      await listener.until(() => new RegExp(`→ http://localhost:\\d+/in 200 in \\d+ ms for ${delivery.id}: `).test(listener.stderr()));
       await waitUntil(() => target.closed() > 0);
       // Read to its end, the answer would be hundreds of MB by the forward timeout; left unread, the
       // target can send no more than the sockets' buffers hold.
@@ -546,7 +546,7 @@ describe('bounded reads and a bounded forward queue', () => {
       expect(target.requests.map((r) => JSON.parse(r.body).n)).toEqual([0, 1]);
       await listener.stop();
       expect(listener.stderr()).toMatch(/caught up; 4 deliveries were not forwarded/);
-      expect(listener.stderr()).toMatch(/forwarded 2, forward failures 0, not forwarded 4/);
+      expect(listener.stderr()).toMatch(/forwards delivered 2, failed 0, retried 0, not forwarded 4/);
     } finally {
       await target.close();
     }

@@ -178,8 +178,8 @@ describe('webhook listen', () => {
       expect(forwarded?.body).toBe(delivery.body.toString());
       for (const [name, value] of Object.entries(delivery.headers)) expect(forwarded?.headers[name], name).toBe(value);
       await listener.stop();
-      expect(listener.stderr()).toMatch(/→ http:\/\/localhost:\d+\/in 201 in \d+ ms: created downstream/);
-      expect(listener.stderr()).toMatch(/forwarded 1, forward failures 0/);
+      expect(listener.stderr()).toMatch(new RegExp(`→ http://localhost:\\d+/in 201 in \\d+ ms for ${delivery.id}: created downstream`));
+      expect(listener.stderr()).toMatch(/forwards delivered 1, failed 0, retried 0/);
     } finally {
       await downstream.close();
     }
@@ -216,7 +216,7 @@ describe('webhook listen', () => {
     expect(readdirSync(dir).sort()).toEqual([`${delivery.id}.http`, `${delivery.id}~2.http`]);
     await listener.stop();
     expect(listener.stderr()).toMatch(/→ http:\/\/localhost:9\/unreachable failed for /);
-    expect(listener.stderr()).toMatch(/forwarded 0, forward failures 2/);
+    expect(listener.stderr()).toMatch(/forwards delivered 0, failed 2, retried 0/);
   });
 
   it('at Ctrl-C, says it is finishing the forwards still under way, and how to stop now', async () => {
@@ -232,7 +232,7 @@ describe('webhook listen', () => {
     });
     await target.close(); // the forward fails at once, and the session ends
     expect(await exited).toBe(130);
-    expect(listener.stderr()).toMatch(/forward failures 1/);
+    expect(listener.stderr()).toMatch(/forwards delivered 0, failed 1, retried 0/);
   });
 
   it('--max-deliveries counts new deliveries, not redeliveries', async () => {

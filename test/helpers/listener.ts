@@ -16,11 +16,16 @@ export function stopListeners(): void {
 export interface Listener {
   url: string;
   pid: number;
+  /** The deliveries' lines. */
   lines: Record<string, any>[];
+  /** The `forward` object of each forward's line (docs/cli.md#webhook-listen), in order. */
+  forwards: Record<string, any>[];
   stderr: () => string;
   exited: Promise<number | null>;
   /** Resolves once `count` deliveries were printed. */
   waitFor(count: number): Promise<void>;
+  /** Resolves once a forward's line passes `test`. */
+  waitForForward(test: (forward: Record<string, any>) => boolean): Promise<void>;
   stop(): Promise<number | null>;
 }
 
@@ -32,8 +37,7 @@ export async function listen(args: string[], options: { spawn?: boolean } = {}):
   if (options.spawn) return spawnListener(args);
   const controller = new AbortController();
   inProcess.push(controller);
-  const lines: Record<string, any>[] = [];
-  const waiters: { count: number; resolve: () => void }[] = [];
+  const { lines, forwards, take, waitFor, waitForForward } = collector();
   let stdout = '';
   let stderr = '';
   let announce: (url: string) => void = () => {};
@@ -49,9 +53,8 @@ export async function listen(args: string[], options: { spawn?: boolean } = {}):
       while ((end = stdout.indexOf('\n')) >= 0) {
         const line = stdout.slice(0, end);
         stdout = stdout.slice(end + 1);
-        if (line) lines.push(JSON.parse(line));
+        if (line) take(line);
       }
-      for (const waiter of waiters.filter((w) => lines.length >= w.count)) waiter.resolve();
     },
     onStderr: (text) => {
       stderr += text;
@@ -67,13 +70,11 @@ export async function listen(args: string[], options: { spawn?: boolean } = {}):
     url,
     pid: process.pid,
     lines,
+    forwards,
     stderr: () => stderr,
     exited,
-    waitFor: (count) =>
-      new Promise((resolve) => {
-        if (lines.length >= count) resolve();
-        else waiters.push({ count, resolve });
-      }),
+    waitFor,
+    waitForForward,
     stop: () => {
       controller.abort(new InterruptedError());
       return exited;
@@ -87,12 +88,8 @@ async function spawnListener(args: string[]): Promise<Listener> {
     env: { ...process.env, SVC_WEBHOOK_SECRET: '' },
   });
   children.push(child);
-  const lines: Record<string, any>[] = [];
-  const waiters: { count: number; resolve: () => void }[] = [];
-  createInterface({ input: child.stdout }).on('line', (line) => {
-    lines.push(JSON.parse(line));
-    for (const waiter of waiters.filter((w) => lines.length >= w.count)) waiter.resolve();
-  });
+  const { lines, forwards, take, waitFor, waitForForward } = collector();
+  createInterface({ input: child.stdout }).on('line', take);
   let stderr = '';
   const url = await new Promise<string>((resolve, reject) => {
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
@@ -107,17 +104,43 @@ async function spawnListener(args: string[]): Promise<Listener> {
     url,
     pid: child.pid ?? 0,
     lines,
+    forwards,
     stderr: () => stderr,
     exited,
-    waitFor: (count) =>
-      new Promise((resolve) => {
-        if (lines.length >= count) resolve();
-        else waiters.push({ count, resolve });
-      }),
+    waitFor,
+    waitForForward,
     stop: () => {
       child.kill('SIGINT');
       return exited;
     },
+  };
+}
+
+/** The NDJSON lines of `listen --json`, deliveries and forwards apart, and waits on them. */
+function collector() {
+  const lines: Record<string, any>[] = [];
+  const forwards: Record<string, any>[] = [];
+  const waiters: { ready: () => boolean; resolve: () => void }[] = [];
+  const take = (line: string) => {
+    const parsed = JSON.parse(line) as Record<string, any>;
+    if (parsed.forward !== undefined && parsed.delivery === undefined) forwards.push(parsed.forward);
+    else lines.push(parsed);
+    for (const waiter of waiters.filter((w) => w.ready())) {
+      waiters.splice(waiters.indexOf(waiter), 1);
+      waiter.resolve();
+    }
+  };
+  const until = (ready: () => boolean) =>
+    new Promise<void>((resolve) => {
+      if (ready()) resolve();
+      else waiters.push({ ready, resolve });
+    });
+  return {
+    lines,
+    forwards,
+    take,
+    waitFor: (count: number) => until(() => lines.length >= count),
+    waitForForward: (test: (forward: Record<string, any>) => boolean) => until(() => forwards.some(test)),
   };
 }
 

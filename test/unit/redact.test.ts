@@ -19,6 +19,16 @@ describe('redaction', () => {
     expect(redactHeader('Authorization', 'Bearer ghp_abc')).toBe('Bearer [REDACTED]');
     expect(redactHeader('accept', 'application/vnd.service+json')).toBe('application/vnd.service+json');
     expect(redactHeader('location', 'https://s/x?sig=1')).toBe('https://s/x?sig=[REDACTED]');
+    expect(redactHeader('Authorization', 'ghp_abc')).toBe('[REDACTED]');
+  });
+
+  it('hides the value of a header named like a credential, and any value opening with a credential scheme', () => {
+    for (const name of ['X-Api-Key', 'X-Auth-Token', 'X-Shared-Secret', 'Cookie', 'X-Session', 'X-Hub-Signature-256']) {
+      expect(redactHeader(name, 'abc123'), name).toBe('[REDACTED]');
+    }
+    expect(redactHeader('X-Upstream', 'Bearer abc123')).toBe('Bearer [REDACTED]');
+    expect(redactHeader('X-Env', 'dev')).toBe('dev');
+    expect(redactHeader('Accept-Encoding', 'gzip')).toBe('gzip');
   });
 
   it('scrubs a secret anywhere in a text', () => {

@@ -1,19 +1,21 @@
-import { resolve } from 'node:path';
-import { type Command, Help, Option } from 'commander';
+import { basename, join, resolve } from 'node:path';
+import { type Command, Help, InvalidArgumentError, Option } from 'commander';
 import type { Context, Runner } from '../../context.js';
-import { InterruptedError, UsageError } from '../../errors.js';
+import { CliError, ExitCode, InterruptedError, UsageError } from '../../errors.js';
 import { redactUrl } from '../../api/redact.js';
 import { isLoopbackHost } from '../../api/transport-policy.js';
 import { isSystemError, portError } from '../../system-errors.js';
 import { terminalSafe } from '../../ui/terminal-safe.js';
-import { deliveryJson, deliveryLine, rejectionLine } from '../../ui/webhook.js';
+import { shellWord } from '../../shell-word.js';
+import { deliveryJson, deliveryLine, forwardJson, forwardLine, rejectionLine } from '../../ui/webhook.js';
 import { type EventFilter, parseEventFilter } from '../../webhook/catalogue.js';
-import type { ForwarderEvents } from '../../webhook/forwarder.js';
-import { forwardUrl } from '../../webhook/target-url.js';
+import { parseForwardHeaders, shownHeader } from '../../webhook/forward-headers.js';
+import type { ForwarderEvents, ForwardRecord } from '../../webhook/forwarder.js';
+import { targetUrl } from '../../webhook/target-url.js';
 import { type ListenSummary, startListener } from '../../webhook/listener.js';
 import { DEFAULT_MAX_CONNECTIONS, type ReceivedDelivery } from '../../webhook/receiver.js';
 import { type DeliveryStore, openStore, StoreError } from '../../webhook/store.js';
-import { checkedSecret, envSecret, examples, parsePort, parsePositiveInt, parseSeconds } from '../common/options.js';
+import { checkedSecret, envSecret, examples, parseNonNegativeInt, parsePort, parsePositiveInt, parseSeconds } from '../common/options.js';
 
 interface ListenOptions {
   port: number;
@@ -24,11 +26,22 @@ interface ListenOptions {
   events?: string;
   forwardTo?: string;
   forwardTimeout?: number;
+  forwardHeader?: string[];
+  forwardRetries?: number;
   save?: string;
   maxDeliveries?: number;
   dedupe: boolean;
   forwardQueue: number;
   maxConnections: number;
+}
+
+/** Retries of a forward at most: with waits up to 30 s each, 20 hold a delivery (and those behind it) about 8 minutes. */
+const MAX_RETRIES = 20;
+
+function parseRetries(value: string): number {
+  const retries = parseNonNegativeInt(value);
+  if (retries > MAX_RETRIES) throw new InvalidArgumentError(`expected a number of retries from 0 to ${MAX_RETRIES}, not "${value}"`);
+  return retries;
 }
 
 /** What commander hands the parser for a bare `--secret`: a NUL, which no argument can contain. */
@@ -67,9 +80,15 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
   }
   // `--events "$UNSET"` would show every event.
   if (options.events !== undefined && filters.length === 0) throw new UsageError('--events lists no events', { hint: 'name events such as push,issues.opened, or leave --events out for all' });
-  const target = options.forwardTo ? forwardUrl(options.forwardTo) : undefined;
+  // `--forward-to "$UNSET"` is a mistake to say, not forwarding turned off.
+  const target = options.forwardTo !== undefined ? targetUrl(options.forwardTo, '--forward-to') : undefined;
   // What is printed of the target: a password or token in its URL is the user's, never shown.
   const shownTarget = target === undefined ? undefined : redactUrl(target);
+  for (const [flag, given] of [['--forward-header', options.forwardHeader], ['--forward-retries', options.forwardRetries]] as const) {
+    if (given !== undefined && target === undefined) throw new UsageError(`${flag} needs --forward-to`, { hint: 'add --forward-to with your app\'s port and path, or leave it out' });
+  }
+  const forwardHeaders = parseForwardHeaders(options.forwardHeader ?? [], target !== undefined && /^[^:]+:\/\/[^/?#]*@/.test(target));
+  const retries = options.forwardRetries ?? 0;
   // Asked for only once every flag is known to be usable.
   const secrets = await collectSecrets(context, options.secret);
   let store: DeliveryStore | undefined;
@@ -91,6 +110,8 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
     out.warn(`${options.maxConnections} connections are open: closed ${unreported} more on arrival (--max-connections)`);
     unreported = 0;
   };
+  /** Deliveries answered but not forwarded: given up after their attempts, or left out of a full queue. */
+  const givenUp: ForwardRecord[] = [];
   const listener = await startListener(
     {
       host: options.host,
@@ -102,9 +123,12 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
       maxConnections: options.maxConnections,
       filters,
       store,
-      forward: target ? { target, timeoutMs: (options.forwardTimeout ?? 30) * 1000, maxWaiting: options.forwardQueue } : undefined,
+      forward: target
+        ? { target, timeoutMs: (options.forwardTimeout ?? 30) * 1000, maxWaiting: options.forwardQueue, headers: forwardHeaders, retries }
+        : undefined,
       maxDeliveries: options.maxDeliveries,
       signal: context.signal,
+      clock: context.clock,
       outputBehind: () => out.behind(),
     },
     {
@@ -131,15 +155,19 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
         );
       },
       onFault: (error) => out.warn(`could not print or forward a delivery (it was answered and saved): ${terminalSafe((error as Error)?.message ?? String(error))}`),
-      onFinishingForwards: (waiting) =>
-        out.info(`finishing ${waiting} forward${waiting > 1 ? 's' : ''} to ${shownTarget ?? ''} (each up to ${options.forwardTimeout ?? 30} s; Ctrl-C again to stop now)`),
-      forwarding: forwardingLines(context, shownTarget ?? '', options.save),
+      onFinishingForwards: (waiting) => out.info(finishingLine(waiting, shownTarget ?? '', options.forwardTimeout ?? 30, retries, context.signal.aborted)),
+      forwarding: forwardingLines(context, shownTarget ?? '', options.save, givenUp),
     },
   ).catch((error: unknown) => {
     throw isSystemError(error) ? portError(error, { port: options.port, host: options.host, flag: '--port' }) : error;
   });
 
   out.essential(`listening on ${listener.url}${shownTarget ? `, forwarding to ${shownTarget}` : ''}${options.save ? `, saving to ${options.save}` : ''}`);
+  const forwardNotes = [
+    forwardHeaders.length > 0 ? `each forward adds ${terminalSafe(forwardHeaders.map(shownHeader).join(', '))}` : '',
+    retries > 0 ? `a failed forward is tried again up to ${retries} time${retries > 1 ? 's' : ''}` : '',
+  ].filter(Boolean);
+  if (forwardNotes.length > 0) out.info(forwardNotes.join('; '));
   if (secrets.length === 0) {
     out.warn('no secret: every delivery is accepted and marked unverified (pass --secret or set SVC_WEBHOOK_SECRET)');
     if (!isLoopbackHost(options.host)) out.warn(`listening on ${options.host}, beyond loopback, without a secret: anyone who can reach it can post`);
@@ -150,13 +178,19 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
   const { summary, interrupted } = await listener.finished;
   out.info(
     `received ${summary.received}, verified ${summary.verified}, rejected ${summary.rejected}, duplicates ${summary.duplicates}` +
-      (target ? `, forwarded ${summary.forwarded}, forward failures ${summary.forward_failed}` : '') +
+      (target ? `; forwards delivered ${summary.forward_delivered}, failed ${summary.forward_failed}, retried ${summary.forward_retried}` : '') +
       (summary.forward_skipped > 0 ? `, not forwarded ${summary.forward_skipped}` : '') +
       (summary.filtered > 0 ? `, left out by --events ${summary.filtered}` : '') +
       (summary.dropped > 0 ? `, connections closed on arrival ${summary.dropped}` : ''),
   );
+  const unforwarded = givenUp.length > 0 ? notForwarded(givenUp, shownTarget ?? '', target === shownTarget, options.save) : undefined;
   // Ctrl-C ends a receiver as it ends any command: exit 130 (the summary above says what it got).
-  if (interrupted) throw new InterruptedError('');
+  if (interrupted) {
+    if (unforwarded) out.warn(terminalSafe(`${unforwarded.message} (${unforwarded.hint})`));
+    throw new InterruptedError('');
+  }
+  // A session that ended as asked, but with a delivery its app never got, is no success.
+  if (unforwarded) throw new CliError(unforwarded.message, ExitCode.Unexpected, { hint: unforwarded.hint });
   return summary;
 }
 
@@ -170,23 +204,56 @@ function printDelivery(context: Context, delivery: ReceivedDelivery, secretCount
   }
 }
 
-/** What the user reads of forwarding: each answer of the target, each failure, and when it falls behind. */
-function forwardingLines(context: Context, target: string, saveDir: string | undefined): ForwarderEvents {
+/**
+ * What the user reads of forwarding, from each forward's record: an attempt answered 2xx as a line,
+ * a failure, a retry and a delivery given up as a warning (each with the delivery's id), and with
+ * --json the record itself on stdout; also when the target falls behind.
+ */
+function forwardingLines(context: Context, target: string, saveDir: string | undefined, givenUp: ForwardRecord[]): Omit<ForwarderEvents, 'onFault'> {
   const { out } = context;
-  const where = saveDir ? `saved in ${saveDir}; \`webhook replay\` can send it later` : 'not saved (use --save to keep such deliveries)';
+  const where = saveDir ? `saved in ${terminalSafe(saveDir)}; \`webhook replay\` can send it later` : 'not saved (use --save to keep such deliveries)';
   return {
-    onForwarded(_delivery, result) {
-      const said = terminalSafe(result.preview.replace(/\s+/g, ' '));
-      out.info(`  → ${target} ${result.status} in ${result.ms} ms${said ? `: ${said}` : ''}`);
-    },
-    onFailed(delivery, error) {
-      const reason = terminalSafe((error as Error).message);
-      out.warn(`  → ${target} failed for ${terminalSafe(delivery.id)}: ${reason}${out.json ? '' : ' (the delivery was still answered 2xx)'}`);
+    onForward(record) {
+      out.jsonLine(forwardJson(record));
+      const line = forwardLine(record, out.theme);
+      if (record.outcome === 'delivered') return out.info(line);
+      if (record.outcome === 'retrying') return out.warn(line);
+      givenUp.push(record);
+      out.warn(`${line}${record.outcome === 'not_forwarded' ? ', ' : ' ('}${where}${record.outcome === 'not_forwarded' ? '' : ')'}`);
     },
     onBehind: (waiting) => out.warn(`${target} is far behind: ${waiting} deliveries wait to be forwarded; new ones are answered but not forwarded until it catches up`),
-    onSkipped: (delivery) => out.warn(`  → not forwarded (queue full): ${terminalSafe(delivery.id)}, ${where}`),
     onCaughtUp: (skipped) => out.info(`${target} caught up; ${skipped} deliveries were not forwarded`),
   };
+}
+
+/** What `finishing N forwards` adds: how long each may take, and what Ctrl-C does now. */
+function finishingLine(waiting: number, target: string, timeoutSeconds: number, retries: number, interrupted: boolean): string {
+  const each = `each up to ${timeoutSeconds} s`;
+  const what = `finishing ${waiting} forward${waiting > 1 ? 's' : ''} to ${target}`;
+  if (interrupted) return `${what} (${each}${retries > 0 ? ', not tried again' : ''}; Ctrl-C again to stop now)`;
+  if (retries === 0) return `${what} (${each}; Ctrl-C twice to stop now)`;
+  return `${what} (${each}, tried again up to ${retries} time${retries > 1 ? 's' : ''}; Ctrl-C to stop trying again, twice to stop now)`;
+}
+
+/** Ids shown in the message about deliveries not forwarded, at most; the rest are counted. */
+const IDS_SHOWN = 10;
+
+/** The message and hint about deliveries answered but never forwarded: which, and how to send them again. */
+function notForwarded(
+  records: ForwardRecord[],
+  target: string,
+  wholeTarget: boolean,
+  saveDir: string | undefined,
+): { message: string; hint: string } {
+  const ids = records.map((record) => record.delivery);
+  const named = ids.slice(0, IDS_SHOWN).join(', ') + (ids.length > IDS_SHOWN ? ` and ${ids.length - IDS_SHOWN} more` : '');
+  const message = `${ids.length} deliver${ids.length > 1 ? 'ies were' : 'y was'} answered but not forwarded to ${target}: ${named}`;
+  const files = records.flatMap(({ saved }) => (saved === null || saveDir === undefined ? [] : [join(saveDir, basename(saved))]));
+  const [first] = files;
+  if (first === undefined) return { message, hint: 'they were not saved: run with --save <dir> to keep such deliveries for `webhook replay`' };
+  const command = `svc-migrate webhook replay ${shellWord(first)} --url ${wholeTarget ? shellWord(target) : '<your app\'s URL>'}`;
+  const others = files.length > 1 ? `; the others are saved beside it${files.length <= IDS_SHOWN ? ` (${files.slice(1).join(', ')})` : ` in ${saveDir ?? ''}`}` : '';
+  return { message, hint: `\`${command}\` sends ${files.length > 1 ? 'the first' : 'it'} again${others}` };
 }
 
 export function register(webhook: Command, run: Runner): void {
@@ -209,8 +276,10 @@ export function register(webhook: Command, run: Runner): void {
         .argParser((value: string, previous: (string | true)[] = []) => [...previous, value === ASK ? (true as const) : value]),
     )
     .option('--events <list>', 'only these events or event.action pairs, comma separated')
-    .option('--forward-to <url>', 're-post each delivery here (a port or path means localhost)')
-    .option('--forward-timeout <seconds>', 'timeout of each forward (default 30)', parseSeconds)
+    .option('--forward-to <url>', 're-post each delivery here: a URL, host:port[/path], port[/path] or /path (this machine)')
+    .option('--forward-timeout <seconds>', 'timeout of each forward attempt (default 30)', parseSeconds)
+    .option('--forward-retries <n>', 'try a failed forward (no answer, or not 2xx) again up to n times, waiting longer each time (default 0)', parseRetries)
+    .option('--forward-header <header>', 'add \'Name: value\' to every forward; repeat for more', (value: string, previous: string[] = []) => [...previous, value])
     .option('--save <dir>', 'save each accepted delivery (headers + raw body) before answering')
     .option('--max-deliveries <n>', 'exit 0 after n accepted deliveries', parsePositiveInt)
     .option('--no-dedupe', 'treat redeliveries (same X-Service-Delivery) as new')
@@ -220,6 +289,7 @@ export function register(webhook: Command, run: Runner): void {
       'after',
       examples([
         'svc-migrate webhook listen --secret "$SECRET" --forward-to 3000/webhooks',
+        'svc-migrate webhook listen --forward-to 3000/webhooks --forward-retries 3 --forward-header "Authorization: Bearer $APP_TOKEN" --save deliveries/',
         'svc-migrate webhook listen --port 0 --save deliveries/ --json --max-deliveries 1',
         'svc-migrate webhook listen --secret old --secret new --events push,pull_request.opened',
       ]),

@@ -3,7 +3,7 @@ import type { Context, Runner } from '../../context.js';
 import { CliError, ExitCode, InterruptedError, UnavailableError, UsageError } from '../../errors.js';
 import { terminalSafe } from '../../ui/terminal-safe.js';
 import { type ReplayOutcome, replaySaved } from '../../webhook/replay.js';
-import { deliveryUrl } from '../../webhook/target-url.js';
+import { targetUrl } from '../../webhook/target-url.js';
 import { checkedSecret, examples } from '../common/options.js';
 
 interface ReplayOptions {
@@ -18,7 +18,7 @@ async function replay(context: Context, path: string, options: ReplayOptions): P
   if (!options.resign && options.secret !== undefined) {
     throw new UsageError('--secret is used only with --resign', { hint: 'add --resign to sign the deliveries again with it; without, they are sent as saved' });
   }
-  const url = deliveryUrl(options.url);
+  const url = targetUrl(options.url, '--url');
   const secret = options.resign ? checkedSecret(options.secret as string, '--secret', 'pass the secret the receiver verifies with') : undefined;
   const { outcomes, total, interrupted, inFlight } = await replaySaved(path, url, context.signal, secret);
   if (total === 0) throw new UsageError(`no saved deliveries (*.http) in ${path}`);

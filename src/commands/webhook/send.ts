@@ -5,7 +5,7 @@ import { terminalSafe } from '../../ui/terminal-safe.js';
 import { eventSpec } from '../../webhook/catalogue.js';
 import type { ContentKind } from '../../webhook/delivery.js';
 import { PAYLOAD_LIMIT, sendDelivery } from '../../webhook/send.js';
-import { deliveryUrl } from '../../webhook/target-url.js';
+import { targetUrl } from '../../webhook/target-url.js';
 import { readInputFile } from '../common/input.js';
 import { examples, givenSecret, parseSeconds } from '../common/options.js';
 
@@ -28,7 +28,7 @@ interface SendResult {
 
 /** One delivery as the service sends it (webhook/send.ts); a status other than 2xx is exit 1. */
 async function send(context: Context, options: SendOptions): Promise<SendResult> {
-  const url = deliveryUrl(options.url);
+  const url = targetUrl(options.url, '--url');
   // `--secret "$UNSET"` would send the delivery unsigned, though a secret was meant.
   const secret = givenSecret(options.secret, context.settings.webhookSecret, 'pass the webhook\'s secret, or leave --secret out to send unsigned');
   // The event goes in a header: a field value of visible characters, as every event name is.

@@ -1,0 +1,347 @@
+import { mkdtempSync, readdirSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import { buildDelivery } from '../../src/webhook/delivery.js';
+import { listen, post } from '../helpers/listener.js';
+import { runCli } from '../helpers/run-cli.js';
+import { type Handler, startScriptedServer } from '../helpers/scripted-server.js';
+
+// `webhook listen --forward-to`: a forward outside 2xx (or without an answer) is a failure, told
+// per attempt and in the summary, tried again with --forward-retries in arrival order, with
+// --forward-header's fields added (docs/cli.md#webhook-listen).
+
+const SECRET = 'forward-secret';
+const tempDir = (prefix: string) => mkdtempSync(join(tmpdir(), prefix));
+const delivery = (n: number) => buildDelivery({ event: 'issues', payload: { action: 'opened', issue: { number: n } }, contentType: 'json', secret: SECRET });
+const answer =
+  (status: number, body = ''): Handler =>
+    (_request, response) =>
+      response.writeHead(status, { 'content-type': 'text/plain' }).end(body);
+const until = (check: () => boolean) => vi.waitUntil(check, { timeout: 10_000, interval: 10 });
+
+/** A port nothing listens on: taken from the system, then given back. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe('a forward that fails is a failure', () => {
+  it('an answer outside 2xx: a warning naming the delivery, a JSON line, the summary, and exit 1 after --max-deliveries', async () => {
+    const app = await startScriptedServer(answer(500, 'boom: database down'));
+    try {
+      const listener = await listen(['--secret', SECRET, '--forward-to', `${app.port}/app`, '--max-deliveries', '2']);
+      const sent = [delivery(1), delivery(2)];
+      for (const one of sent) expect((await post(listener.url, one.headers, one.body)).status).toBe(200);
+      expect(await listener.exited).toBe(1);
+      const target = `http://localhost:${app.port}/app`;
+      expect(listener.forwards).toEqual(
+        sent.map((one) => ({
+          delivery: one.id,
+          event: 'issues',
+          action: 'opened',
+          target,
+          at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+          attempt: 1,
+          max_attempts: 1,
+          status: 500,
+          ms: expect.any(Number),
+          error: null,
+          response: 'boom: database down',
+          outcome: 'failed',
+          retry_in_ms: null,
+          saved: null,
+        })),
+      );
+      const stderr = listener.stderr();
+      for (const one of sent) expect(stderr).toMatch(new RegExp(`warning:   → ${target} failed for ${one.id}: 500 in \\d+ ms: boom: database down \\(not saved`));
+      expect(stderr).toMatch(/; forwards delivered 0, failed 2, retried 0\n/);
+      expect(stderr).toContain(`"message":"2 deliveries were answered but not forwarded to ${target}: ${sent[0]?.id}, ${sent[1]?.id}"`);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('no answer: a refused connection and a timeout are failures, with status null and the reason in error', async () => {
+    const port = await closedPort();
+    const refused = await listen(['--forward-to', `${port}/`, '--max-deliveries', '1']);
+    const one = delivery(1);
+    expect((await post(refused.url, one.headers, one.body)).status).toBe(200);
+    expect(await refused.exited).toBe(1);
+    expect(refused.forwards).toEqual([
+      expect.objectContaining({ delivery: one.id, attempt: 1, status: null, response: null, outcome: 'failed', error: expect.stringMatching(/ECONNREFUSED/) }),
+    ]);
+    expect(refused.stderr()).toMatch(new RegExp(`failed for ${one.id}: no answer: connect ECONNREFUSED`));
+
+    const silent = await startScriptedServer(() => {}); // takes the forward, never answers
+    try {
+      const timedOut = await listen(['--forward-to', `${silent.port}/`, '--forward-timeout', '0.2', '--max-deliveries', '1']);
+      expect((await post(timedOut.url, one.headers, one.body)).status).toBe(200);
+      expect(await timedOut.exited).toBe(1);
+      expect(timedOut.forwards).toEqual([expect.objectContaining({ status: null, outcome: 'failed', error: 'no answer within 200 ms' })]);
+      expect(timedOut.stderr()).toMatch(/forwards delivered 0, failed 1, retried 0/);
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it('a 2xx is delivered: exit 0, and a JSON line for it too', async () => {
+    const app = await startScriptedServer(answer(202, 'queued'));
+    try {
+      const listener = await listen(['--forward-to', String(app.port), '--max-deliveries', '1']);
+      const one = delivery(1);
+      expect((await post(listener.url, one.headers, one.body)).status).toBe(200);
+      expect(await listener.exited).toBe(0);
+      expect(listener.forwards).toEqual([expect.objectContaining({ delivery: one.id, attempt: 1, status: 202, response: 'queued', outcome: 'delivered', error: null })]);
+      expect(listener.stderr()).toMatch(new RegExp(`→ http://localhost:\\d+/ 202 in \\d+ ms for ${one.id}: queued\n`));
+      expect(listener.stderr()).toMatch(/forwards delivered 1, failed 0, retried 0/);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('--forward-retries', () => {
+  it('tries a failed forward again with growing waits, holding the deliveries after it back, until the app recovers', async () => {
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // The first answer waits until the second delivery was received: it must queue behind the first.
+    const app = await startScriptedServer(
+      (_request, response: ServerResponse) => void held.then(() => response.writeHead(500).end('starting')),
+      answer(503, 'still starting'),
+      answer(200, 'ok'),
+    );
+    try {
+      const listener = await listen(['--secret', SECRET, '--forward-to', `${app.port}/hooks`, '--forward-retries', '3', '--max-deliveries', '2']);
+      const [first, second] = [delivery(1), delivery(2)];
+      expect((await post(listener.url, first.headers, first.body)).status).toBe(200);
+      await until(() => app.requests.length === 1);
+      expect((await post(listener.url, second.headers, second.body)).status).toBe(200);
+      await listener.waitFor(2);
+      release();
+      expect(await listener.exited).toBe(0);
+      expect(app.requests.map((request) => JSON.parse(request.body).issue.number)).toEqual([1, 1, 1, 2]);
+      // Every attempt carries the delivery as it came: its signature too.
+      for (const request of app.requests.slice(0, 3)) expect(request.headers['x-hub-signature-256']).toBe(first.headers['x-hub-signature-256']);
+      const seen = listener.forwards.map((f) => [f.delivery, f.attempt, f.status, f.outcome]);
+      expect(seen).toEqual([
+        [first.id, 1, 500, 'retrying'],
+        [first.id, 2, 503, 'retrying'],
+        [first.id, 3, 200, 'delivered'],
+        [second.id, 1, 200, 'delivered'],
+      ]);
+      // Half to all of 1 s, then of 2 s.
+      expect(listener.forwards[0]?.retry_in_ms).toBeGreaterThanOrEqual(500);
+      expect(listener.forwards[0]?.retry_in_ms).toBeLessThanOrEqual(1000);
+      expect(listener.forwards[1]?.retry_in_ms).toBeGreaterThanOrEqual(1000);
+      expect(listener.forwards[1]?.retry_in_ms).toBeLessThanOrEqual(2000);
+      expect(listener.forwards.every((f) => f.max_attempts === 4)).toBe(true);
+      const stderr = listener.stderr();
+      expect(stderr).toMatch(/a failed forward is tried again up to 3 times/);
+      expect(stderr).toMatch(new RegExp(`warning:   → http://localhost:\\d+/hooks failed for ${first.id} \\(attempt 1 of 4; retrying in [01]\\.\\d s\\): 500 in \\d+ ms: starting`));
+      expect(stderr).toMatch(new RegExp(`failed for ${first.id} \\(attempt 2 of 4; retrying in [12]\\.\\d s\\): 503 in \\d+ ms: still starting`));
+      expect(stderr).toMatch(new RegExp(`→ http://localhost:\\d+/hooks 200 in \\d+ ms for ${first.id} \\(attempt 3 of 4\\): ok`));
+      expect(stderr).toMatch(/; forwards delivered 2, failed 0, retried 1\n/);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('gives up after its retries: the delivery is named, with the command that sends it again', async () => {
+    const app = await startScriptedServer(answer(500, 'broken'));
+    const dir = tempDir('svc-forward-');
+    try {
+      const listener = await listenHuman(['--save', dir, '--forward-to', `${app.port}/in`, '--forward-retries', '2', '--max-deliveries', '1']);
+      const one = delivery(1);
+      expect((await post(listener.url, one.headers, one.body)).status).toBe(200);
+      const { code, stdout, stderr } = await listener.result;
+      expect(code).toBe(1);
+      expect(app.requests).toHaveLength(3);
+      expect(stdout).not.toMatch(/"forward"/);
+      expect(stderr).toMatch(new RegExp(`failed for ${one.id} \\(attempt 1 of 3; retrying in [01]\\.\\d s\\): 500 in \\d+ ms: broken\n`));
+      expect(stderr).toMatch(new RegExp(`failed for ${one.id} \\(attempt 3 of 3; gave up\\): 500 in \\d+ ms: broken \\(saved in ${dir}; \`webhook replay\` can send it later\\)`));
+      expect(stderr).toMatch(/forwards delivered 0, failed 1, retried 1/);
+      expect(stderr).toContain(`error: 1 delivery was answered but not forwarded to http://localhost:${app.port}/in: ${one.id}\n`);
+      const command = /hint: `svc-migrate (webhook replay \S+ --url \S+)` sends it again\n/.exec(stderr)?.[1];
+      expect(command).toBe(`webhook replay ${join(dir, `${one.id}.http`)} --url http://localhost:${app.port}/in`);
+
+      // The app fixed, the command the hint gave sends it.
+      app.script(answer(200, 'ok'));
+      const replayed = await runCli(command?.split(' ') ?? []);
+      expect(replayed.code, replayed.stderr).toBe(0);
+      expect(app.requests.at(-1)?.body).toBe(one.body.toString());
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+/** `webhook listen` in-process as a human runs it (no --json): its address, and its end. */
+async function listenHuman(args: string[]) {
+  let stderr = '';
+  let found: (url: string) => void = () => {};
+  const announced = new Promise<string>((resolve) => {
+    found = resolve;
+  });
+  const result = runCli(['webhook', 'listen', '--port', '0', ...args], {
+    env: { SVC_WEBHOOK_SECRET: '' },
+    onStderr: (text) => {
+      stderr += text;
+      const url = /listening on (http:\/\/\S+?)(,|\s|$)/.exec(stderr)?.[1];
+      if (url) found(url);
+    },
+  });
+  const url = await Promise.race([announced, result.then((r) => Promise.reject(new Error(`listen exited ${r.code}: ${r.stderr}`)))]);
+  return { url, result };
+}
+
+describe('--forward-retries at the end of a session', () => {
+  it('Ctrl-C during the wait for a retry ends it at once: no retry, the delivery named as not forwarded', async () => {
+    const app = await startScriptedServer(answer(500, 'down'));
+    try {
+      // The built binary on the real clock: the first retry would wait at least 500 ms.
+      const listener = await listen(['--forward-to', `${app.port}/`, '--forward-retries', '5'], { spawn: true });
+      const one = delivery(1);
+      expect((await post(listener.url, one.headers, one.body)).status).toBe(200);
+      await listener.waitForForward((f) => f.outcome === 'retrying');
+      expect(await listener.stop()).toBe(130);
+      expect(app.requests).toHaveLength(1);
+      expect(listener.forwards.map((f) => [f.attempt, f.outcome, f.error])).toEqual([
+        [1, 'retrying', null],
+        [null, 'failed', 'retries stopped by Ctrl-C after attempt 1 of 6'],
+      ]);
+      const stderr = listener.stderr();
+      expect(stderr).toMatch(new RegExp(`failed for ${one.id}: retries stopped by Ctrl-C after attempt 1 of 6 \\(not saved`));
+      expect(stderr).toMatch(/forwards delivered 0, failed 1, retried 0/);
+      expect(stderr).toContain(`warning: 1 delivery was answered but not forwarded to http://localhost:${app.port}/: ${one.id} (they were not saved`);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('Ctrl-C during an attempt lets it finish, and tries it no more', async () => {
+    const answers: ServerResponse[] = [];
+    const app = await startScriptedServer((_request, response) => void answers.push(response));
+    try {
+      const listener = await listen(['--forward-to', `${app.port}/`, '--forward-retries', '5']);
+      const one = delivery(1);
+      expect((await post(listener.url, one.headers, one.body)).status).toBe(200);
+      await until(() => answers.length === 1);
+      const exited = listener.stop();
+      await until(() => /finishing 1 forward to http:\/\/localhost:\d+\/ \(each up to 30 s, not tried again; Ctrl-C again to stop now\)/.test(listener.stderr()));
+      answers[0]?.writeHead(502).end('bad gateway');
+      expect(await exited).toBe(130);
+      expect(app.requests).toHaveLength(1);
+      expect(listener.forwards.map((f) => [f.attempt, f.status, f.outcome])).toEqual([[1, 502, 'failed']]);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('a full queue still bounds what waits behind a retried delivery: the rest are saved, named, and told apart in --json', async () => {
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // The first attempt is answered once all four were received: one is being forwarded, one waits.
+    const app = await startScriptedServer((_request, response: ServerResponse) => void held.then(() => response.writeHead(500).end('down')), answer(500, 'down'));
+    const dir = tempDir('svc-forward-queue-');
+    try {
+      const listener = await listen(['--save', dir, '--forward-to', `${app.port}/`, '--forward-retries', '2', '--forward-queue', '2', '--max-deliveries', '4']);
+      const sent = [1, 2, 3, 4].map(delivery);
+      for (const one of sent) expect((await post(listener.url, one.headers, one.body)).status).toBe(200);
+      await listener.waitFor(4);
+      release();
+      expect(await listener.exited).toBe(1);
+      expect(readdirSync(dir)).toHaveLength(4);
+      expect(app.requests.map((request) => JSON.parse(request.body).issue.number)).toEqual([1, 1, 1, 2, 2, 2]);
+      const skipped = listener.forwards.filter((f) => f.outcome === 'not_forwarded');
+      const failed = listener.forwards.filter((f) => f.outcome === 'failed');
+      expect(failed.map((f) => f.delivery)).toEqual([sent[0]?.id, sent[1]?.id]);
+      expect(skipped.map((f) => f.delivery)).toEqual([sent[2]?.id, sent[3]?.id]);
+      for (const record of skipped) {
+        expect(record).toMatchObject({ attempt: null, status: null, error: 'the forward queue was full (--forward-queue)', saved: expect.stringContaining(dir) });
+        expect(listener.stderr()).toContain(`not forwarded (queue full): ${record.delivery}, saved in ${dir}`);
+      }
+      expect(listener.stderr()).toMatch(new RegExp(`forwards delivered 0, failed ${failed.length}, retried ${failed.length}, not forwarded ${skipped.length}`));
+      expect(listener.stderr()).toContain('"message":"4 deliveries were answered but not forwarded');
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('--forward-header', () => {
+  it('adds its fields to every forward, the delivery\'s own fields unchanged, and never prints a credential', async () => {
+    const app = await startScriptedServer(answer(204));
+    try {
+      const listener = await listen([
+        '--secret', SECRET, '--forward-to', `${app.port}/in`, '--max-deliveries', '2',
+        '--forward-header', 'Authorization: Bearer app-token-123',
+        '--forward-header', 'X-Env:  staging ',
+        '--forward-header', 'X-Api-Key: key-456',
+      ]);
+      const plain = delivery(1);
+      // A field the delivery carries itself is the delivery's.
+      const own = delivery(2);
+      own.headers['x-env'] = 'from-the-sender';
+      for (const one of [plain, own]) expect((await post(listener.url, one.headers, one.body)).status).toBe(200);
+      expect(await listener.exited).toBe(0);
+      expect(app.requests).toHaveLength(2);
+      const [first, second] = app.requests;
+      expect(first?.headers).toMatchObject({ authorization: 'Bearer app-token-123', 'x-env': 'staging', 'x-api-key': 'key-456' });
+      expect(second?.headers['x-env']).toBe('from-the-sender');
+      for (const [request, one] of [[first, plain], [second, own]] as const) {
+        for (const [name, value] of Object.entries(one.headers)) expect(request?.headers[name], name).toBe(value);
+      }
+      const stderr = listener.stderr();
+      expect(stderr).toContain('each forward adds Authorization: Bearer [REDACTED], X-Env: staging, X-Api-Key: [REDACTED]');
+      expect(stderr + JSON.stringify(listener.lines) + JSON.stringify(listener.forwards)).not.toMatch(/app-token-123|key-456/);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it.each([
+    ['Host: example.test', /--forward-header "Host: example.test" names Host, a field of the connection/],
+    ['Content-Length: 5', /names Content-Length, a field of the connection/],
+    ['Transfer-Encoding: chunked', /names Transfer-Encoding, a field of the connection/],
+    ['connection: close', /names connection, a field of the connection/],
+    ['X-Hub-Signature-256: sha256=00', /would replace the delivery's own X-Hub-Signature-256/],
+    ['X-Service-Event: push', /would replace the delivery's own X-Service-Event/],
+    ['Content-Type: text/plain', /would replace the delivery's own Content-Type/],
+    ['User-Agent: mine', /would replace the delivery's own User-Agent/],
+    ['Bearer s3cr3t-value', /a --forward-header value has no colon/],
+    ['X Token: s3cr3t-value', /--forward-header "X Token: …" is not a header field/],
+    ['X-Token:', /--forward-header "X-Token: \[REDACTED\]" has no value/],
+    ['X-Token: s3cr3t-value\r\nX-Evil: 1', /--forward-header "X-Token: \[REDACTED\]" holds a control character/],
+  ])('%j is a usage error naming the flag, showing no credential', async (header, message) => {
+    const result = await runCli(['webhook', 'listen', '--port', '0', '--forward-to', '3000', '--forward-header', 'X-Ok: 1', '--forward-header', header]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr).toMatch(/\nhint: /);
+    expect(result.stderr).not.toContain('s3cr3t-value');
+    expect(result.stderr).not.toMatch(/listening/);
+  });
+
+  it('is a usage error without --forward-to, and beside credentials in --forward-to', async () => {
+    for (const [args, message] of [
+      [['--forward-header', 'X-Env: dev'], /--forward-header needs --forward-to/],
+      [['--forward-retries', '2'], /--forward-retries needs --forward-to/],
+      [['--forward-to', '3000', '--forward-retries', '21'], /expected a number of retries from 0 to 20, not "21"/],
+      [['--forward-to', 'http://alice:pw@localhost:3000/', '--forward-header', 'Authorization: Bearer s3cr3t-value'], /would replace the user and password of --forward-to/],
+    ] as const) {
+      const result = await runCli(['webhook', 'listen', '--port', '0', ...args]);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr).toMatch(message);
+      expect(result.stderr).not.toContain('s3cr3t-value');
+    }
+  });
+});
