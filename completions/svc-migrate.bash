@@ -166,6 +166,8 @@ _svc_migrate() {
           --events) COMPREPLY=(); return ;;
           --forward-to) COMPREPLY=(); return ;;
           --forward-timeout) COMPREPLY=(); return ;;
+          --forward-retries) COMPREPLY=(); return ;;
+          --forward-header) COMPREPLY=(); return ;;
           --save) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
           --max-deliveries) COMPREPLY=(); return ;;
           --forward-queue) COMPREPLY=(); return ;;
@@ -176,7 +178,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--port --host --path --secret --events --forward-to --forward-timeout --save --max-deliveries --no-dedupe --forward-queue --max-connections -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--port --host --path --secret --events --forward-to --forward-timeout --forward-retries --forward-header --save --max-deliveries --no-dedupe --forward-queue --max-connections -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'webhook send')
       case "$prev" in
           --url) COMPREPLY=(); return ;;

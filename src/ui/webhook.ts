@@ -74,7 +74,9 @@ export function forwardLine(record: ForwardRecord, theme: ChalkInstance): string
     return `${head} ${theme.green(answer)} for ${safe(record.delivery)}${record.attempt !== null && record.attempt > 1 ? ` (${of})` : ''}${said ? `: ${said}` : ''}`;
   }
   if (record.outcome === 'not_forwarded') return `  → ${theme.red('not forwarded')} (queue full): ${safe(record.delivery)}`;
-  const next = record.outcome === 'retrying' ? `retrying in ${seconds(record.retry_in_ms ?? 0)}` : record.attempt !== null && record.max_attempts > 1 ? 'gave up' : '';
+  // Failed with attempts left: Ctrl-C stopped the retries.
+  const last = record.attempt !== null && record.attempt < record.max_attempts ? 'not tried again after Ctrl-C' : 'gave up';
+  const next = record.outcome === 'retrying' ? `retrying in ${seconds(record.retry_in_ms ?? 0)}` : record.max_attempts > 1 ? last : '';
   const notes = [of, next].filter(Boolean).join('; ');
   if (record.attempt === null) return `${head} ${theme.red('failed')} for ${safe(record.delivery)}: ${safe(record.error ?? '')}`;
   const why = record.status === null ? `no answer: ${safe(record.error ?? '')}` : `${theme.red(answer)}${said ? `: ${said}` : ''}`;

@@ -8,6 +8,7 @@ import { buildDelivery } from '../../src/webhook/delivery.js';
 import { listen, post } from '../helpers/listener.js';
 import { runCli } from '../helpers/run-cli.js';
 import { type Handler, startScriptedServer } from '../helpers/scripted-server.js';
+import { hasScript, onTerminal } from '../helpers/terminal.js';
 
 // `webhook listen --forward-to`: a forward outside 2xx (or without an answer) is a failure, told
 // per attempt and in the summary, tried again with --forward-retries in arrival order, with
@@ -220,7 +221,39 @@ describe('--forward-retries at the end of a session', () => {
       const stderr = listener.stderr();
       expect(stderr).toMatch(new RegExp(`failed for ${one.id}: retries stopped by Ctrl-C after attempt 1 of 6 \\(not saved`));
       expect(stderr).toMatch(/forwards delivered 0, failed 1, retried 0/);
-      expect(stderr).toContain(`warning: 1 delivery was answered but not forwarded to http://localhost:${app.port}/: ${one.id} (they were not saved`);
+      expect(stderr).toContain(`warning: 1 delivery was answered but not forwarded to http://localhost:${app.port}/: ${one.id}; it was not saved: run with --save <dir>`);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it.skipIf(!hasScript)('on a terminal: a failure in red with the delivery named, and ^C typed during a wait ends at once', async () => {
+    const app = await startScriptedServer(answer(500, 'down'));
+    try {
+      const one = delivery(1);
+      let posted = false;
+      const result = await onTerminal(['webhook', 'listen', '--port', '0', '--forward-to', `${app.port}/`, '--forward-retries', '5'], {
+        // Colour as on a developer's terminal: the test runner's environment may turn it off.
+        env: { SVC_WEBHOOK_SECRET: '', FORCE_COLOR: undefined, NO_COLOR: undefined },
+        timeoutMs: 15_000,
+        onScreen(screen) {
+          const url = /listening on (http:\/\/\S+?),/.exec(screen)?.[1];
+          if (url && !posted) {
+            posted = true;
+            post(url, one.headers, one.body).catch(() => {});
+          }
+        },
+        steps: [[/attempt 1 of 6; retrying in/, '\x03']],
+      });
+      expect(result.killed).toBeUndefined();
+      expect(result.code).toBe(130);
+      expect(app.requests).toHaveLength(1);
+      const plain = result.screen.replace(/\x1b\[[0-9;]*m/g, '');
+      expect(result.screen).toContain('\x1b[31mfailed\x1b[39m');
+      expect(plain).toMatch(new RegExp(`warning:   → http://localhost:\\d+/ failed for ${one.id} \\(attempt 1 of 6; retrying in [01]\\.\\d s\\): 500 in \\d+ ms: down`));
+      expect(plain).toMatch(new RegExp(`failed for ${one.id}: retries stopped by Ctrl-C after attempt 1 of 6`));
+      expect(plain).toMatch(/forwards delivered 0, failed 1, retried 0/);
+      expect(plain).not.toMatch(/this is a bug|at .*\.js:\d+/);
     } finally {
       await app.close();
     }
@@ -240,6 +273,7 @@ describe('--forward-retries at the end of a session', () => {
       expect(await exited).toBe(130);
       expect(app.requests).toHaveLength(1);
       expect(listener.forwards.map((f) => [f.attempt, f.status, f.outcome])).toEqual([[1, 502, 'failed']]);
+      expect(listener.stderr()).toMatch(/failed for \S+ \(attempt 1 of 6; not tried again after Ctrl-C\): 502 in \d+ ms: bad gateway/);
     } finally {
       await app.close();
     }

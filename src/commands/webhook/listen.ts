@@ -186,7 +186,7 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
   const unforwarded = givenUp.length > 0 ? notForwarded(givenUp, shownTarget ?? '', target === shownTarget, options.save) : undefined;
   // Ctrl-C ends a receiver as it ends any command: exit 130 (the summary above says what it got).
   if (interrupted) {
-    if (unforwarded) out.warn(terminalSafe(`${unforwarded.message} (${unforwarded.hint})`));
+    if (unforwarded) out.warn(terminalSafe(`${unforwarded.message}; ${unforwarded.hint}`));
     throw new InterruptedError('');
   }
   // A session that ended as asked, but with a delivery its app never got, is no success.
@@ -219,7 +219,8 @@ function forwardingLines(context: Context, target: string, saveDir: string | und
       if (record.outcome === 'delivered') return out.info(line);
       if (record.outcome === 'retrying') return out.warn(line);
       givenUp.push(record);
-      out.warn(`${line}${record.outcome === 'not_forwarded' ? ', ' : ' ('}${where}${record.outcome === 'not_forwarded' ? '' : ')'}`);
+      if (record.outcome === 'not_forwarded') return out.warn(`${line}, ${where}`);
+      out.warn(`${line} (${saveDir ? where : 'not saved: use --save to keep such deliveries'})`);
     },
     onBehind: (waiting) => out.warn(`${target} is far behind: ${waiting} deliveries wait to be forwarded; new ones are answered but not forwarded until it catches up`),
     onCaughtUp: (skipped) => out.info(`${target} caught up; ${skipped} deliveries were not forwarded`),
@@ -250,9 +251,11 @@ function notForwarded(
   const message = `${ids.length} deliver${ids.length > 1 ? 'ies were' : 'y was'} answered but not forwarded to ${target}: ${named}`;
   const files = records.flatMap(({ saved }) => (saved === null || saveDir === undefined ? [] : [join(saveDir, basename(saved))]));
   const [first] = files;
-  if (first === undefined) return { message, hint: 'they were not saved: run with --save <dir> to keep such deliveries for `webhook replay`' };
+  if (first === undefined) {
+    return { message, hint: `${ids.length > 1 ? 'they were' : 'it was'} not saved: run with --save <dir> to keep such deliveries for \`webhook replay\`` };
+  }
   const command = `svc-migrate webhook replay ${shellWord(first)} --url ${wholeTarget ? shellWord(target) : '<your app\'s URL>'}`;
-  const others = files.length > 1 ? `; the others are saved beside it${files.length <= IDS_SHOWN ? ` (${files.slice(1).join(', ')})` : ` in ${saveDir ?? ''}`}` : '';
+  const others = files.length > 1 ? `; the others are saved beside it${files.length <= IDS_SHOWN ? `: ${files.slice(1).join(', ')}` : ` in ${saveDir ?? ''}`}` : '';
   return { message, hint: `\`${command}\` sends ${files.length > 1 ? 'the first' : 'it'} again${others}` };
 }
 

@@ -51,7 +51,7 @@ export function register(webhook: Command, run: Runner): void {
     .command('replay')
     .description('re-send deliveries saved by `listen --save`, byte for byte, in their original order')
     .argument('<file-or-dir>', 'a saved .http file, or a directory of them')
-    .requiredOption('--url <url>', 'where to post them')
+    .requiredOption('--url <url>', 'where to post them: a URL, host:port[/path], port[/path] or /path (this machine)')
     .option('--resign', 'sign them again with --secret (for a receiver whose secret changed)')
     .option('--secret <secret>', 'the secret to sign with, with --resign')
     .addHelpText(

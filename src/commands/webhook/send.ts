@@ -59,7 +59,7 @@ export function register(webhook: Command, run: Runner): void {
   webhook
     .command('send')
     .description('send one delivery as the service would: all headers, a fresh GUID, both signatures')
-    .requiredOption('--url <url>', 'where to post it: a URL, host:port or a port on this machine')
+    .requiredOption('--url <url>', 'where to post it: a URL, host:port[/path], port[/path] or /path (this machine)')
     .requiredOption('--event <event>', 'the event name (X-Service-Event)')
     .option('--action <action>', 'set the payload\'s action')
     .option('--payload <file>', 'JSON payload (default: a published example of the event)')
