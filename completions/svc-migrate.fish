@@ -277,7 +277,7 @@ complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_
 complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_subcommand_from webhook' -l forward-retries -x -d 'try a failed forward (no answer, or not 2xx) again up to n times, wait'
 complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_subcommand_from webhook' -l forward-header -x -d 'add '\''Name: value'\'' to every forward; repeat for more'
 complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_subcommand_from webhook' -l save -rF -d 'save each accepted delivery (headers + raw body) before answering'
-complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_subcommand_from webhook' -l max-deliveries -x -d 'exit 0 after n accepted deliveries'
+complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_subcommand_from webhook' -l max-deliveries -x -d 'exit after n accepted deliveries: 0, or 1 if one was not forwarded'
 complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_subcommand_from webhook' -l no-dedupe -d 'treat redeliveries (same X-Service-Delivery) as new'
 complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_subcommand_from webhook' -l forward-queue -x -d 'deliveries waiting to be forwarded, at most; beyond, they are saved bu'
 complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_subcommand_from webhook' -l max-connections -x -d 'connections open at once; more are closed on arrival'

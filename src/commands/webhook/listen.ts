@@ -284,7 +284,7 @@ export function register(webhook: Command, run: Runner): void {
     .option('--forward-retries <n>', 'try a failed forward (no answer, or not 2xx) again up to n times, waiting longer each time (default 0)', parseRetries)
     .option('--forward-header <header>', 'add \'Name: value\' to every forward; repeat for more', (value: string, previous: string[] = []) => [...previous, value])
     .option('--save <dir>', 'save each accepted delivery (headers + raw body) before answering')
-    .option('--max-deliveries <n>', 'exit 0 after n accepted deliveries', parsePositiveInt)
+    .option('--max-deliveries <n>', 'exit after n accepted deliveries: 0, or 1 if one was not forwarded', parsePositiveInt)
     .option('--no-dedupe', 'treat redeliveries (same X-Service-Delivery) as new')
     .option('--forward-queue <n>', 'deliveries waiting to be forwarded, at most; beyond, they are saved but not forwarded', parsePositiveInt, 1000)
     .option('--max-connections <n>', 'connections open at once; more are closed on arrival', parsePositiveInt, DEFAULT_MAX_CONNECTIONS)
