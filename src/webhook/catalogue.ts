@@ -5,7 +5,7 @@
 // `installation`, `organization` optional. In `dev`, `name?` makes a common property optional,
 // `name!` required, and `-name` means the payload has none.
 
-import { PUBLISHED_SHAPES } from './shapes.js';
+import { PUBLISHED_ACTIONS } from './shapes.js';
 
 type Presence = 'required' | 'optional';
 
@@ -215,17 +215,64 @@ const SHOWN_ACTION: ReadonlyMap<string, string> = new Map([
 /** Properties of the envelope (docs/service.md#webhook-envelope): rows speak of them for every action. */
 const ENVELOPE = new Set(['action', 'repository', 'sender', 'enterprise', 'installation', 'organization']);
 
+/** Where a required property comes from: the catalogue's row (the service's spec) or GitHub's published schema. */
+export type RequirementSource = 'spec' | 'published';
+
+export interface Requirement {
+  property: string;
+  source: RequirementSource;
+}
+
 /**
- * What a payload of `event` with `action` must carry. The row's list holds for the activity it
- * describes; for another action, only what every published payload of the event carries
- * (src/webhook/shapes.ts, learned from test/fixtures/webhooks/), or, for an event nobody published,
- * the envelope's part of the list.
+ * The actions of `event` that GitHub's published schemas know (src/webhook/shapes.ts), sorted; []
+ * for an event whose payloads carry none, or one not in the catalogue.
  */
-export function requiredProperties(spec: EventSpec, action: string | undefined): string[] {
+export function eventActions(event: string): string[] {
+  const spec = CATALOGUE.get(event);
+  if (!spec || spec.action === 'none') return [];
+  return [...(PUBLISHED_ACTIONS.get(event)?.keys() ?? [])].filter(Boolean).sort();
+}
+
+/** Every event and action the catalogue knows: its events, each with the published schemas' actions (none where it has none). */
+export function cataloguePairs(): { event: string; action?: string }[] {
+  return [...CATALOGUE.keys()].flatMap((event) => {
+    const actions = eventActions(event);
+    return actions.length === 0 ? [{ event }] : actions.map((action) => ({ event, action }));
+  });
+}
+
+/** Whether any `action` of the event is the activity its row describes (a dispatch's action is the dispatcher's event_type). */
+export function actionIsFree(event: string): boolean {
+  return SHOWN_ACTION.get(event) === '*';
+}
+
+/**
+ * What a payload of the event with `action` must carry, and on whose word. The row's list holds
+ * for the activity it describes (and for every action of an event whose row names no activity, or
+ * whose action is free). For another action, the row still rules the envelope (the row says which
+ * of `repository`, `sender`, `organization`, … the event has, for all its actions), and the
+ * event's own properties are those the published schema of that action requires; for an action no
+ * published schema knows, those every published action of the event requires
+ * (docs/service.md#published-schemas).
+ */
+export function requirements(spec: EventSpec, action: string | undefined): Requirement[] {
   const shown = SHOWN_ACTION.get(spec.name);
-  if (spec.action === 'none' || shown === '*' || (action !== undefined && action === shown)) return spec.required;
-  const published = PUBLISHED_SHAPES.get(spec.name);
-  return spec.required.filter((property) => (published ? published.carried.includes(property) : ENVELOPE.has(property)));
+  const fromSpec = (property: string): Requirement => ({ property, source: 'spec' });
+  if (spec.action === 'none' || shown === '*' || (action !== undefined && action === shown)) return spec.required.map(fromSpec);
+  const published = PUBLISHED_ACTIONS.get(spec.name);
+  const lists = [...(published?.values() ?? [])];
+  let own: readonly string[] = [];
+  if (action !== undefined && published?.has(action)) own = published.get(action) ?? [];
+  else if (lists.length > 0) own = lists.reduce((all, some) => all.filter((property) => some.includes(property)));
+  return [
+    ...spec.required.filter((property) => ENVELOPE.has(property)).map(fromSpec),
+    ...own.filter((property) => !ENVELOPE.has(property) && !spec.absent.includes(property)).map((property): Requirement => ({ property, source: 'published' })),
+  ];
+}
+
+/** `requirements(...)`'s property names. */
+export function requiredProperties(spec: EventSpec, action: string | undefined): string[] {
+  return requirements(spec, action).map((requirement) => requirement.property);
 }
 
 /** Warnings for a payload that does not fit the catalogue; the delivery is still accepted (the catalogue may lag). */
