@@ -144,6 +144,43 @@ export function ownerObject(login: string, id: number, type: 'User' | 'Organizat
   };
 }
 
+/**
+ * An organization as webhook payloads carry it (`organization`): the fields of GitHub's published
+ * organization-simple schema, which docs/service.md#webhook-envelope leaves undescribed.
+ */
+export interface WebhookOrganization {
+  login: string;
+  id: number;
+  node_id: string;
+  url: string;
+  repos_url: string;
+  events_url: string;
+  hooks_url: string;
+  issues_url: string;
+  members_url: string;
+  public_members_url: string;
+  avatar_url: string;
+  description: string | null;
+}
+
+export function organizationObject(login: string, id: number, bases: UrlBases): WebhookOrganization {
+  const api = `${bases.api}/orgs/${login}`;
+  return {
+    login,
+    id,
+    node_id: nodeId('Organization', id),
+    url: api,
+    repos_url: `${api}/repos`,
+    events_url: `${api}/events`,
+    hooks_url: `${api}/hooks`,
+    issues_url: `${api}/issues`,
+    members_url: `${api}/members{/member}`,
+    public_members_url: `${api}/public_members{/member}`,
+    avatar_url: `${bases.web}/avatars/${id}`,
+    description: null,
+  };
+}
+
 /** A stable id for a repository so the same seed always gives the same ids. */
 function repositoryId(fullName: string): number {
   return createHash('sha1').update(fullName).digest().readUInt32BE(0) % 100_000_000;

@@ -11,7 +11,7 @@ import { dispatch } from './routes/dispatches.js';
 import { handleMigrations } from './routes/migrations.js';
 import type { ApiParts } from './routes/parts.js';
 import { withRepositories } from './scale.js';
-import { DEFAULT_SEED, type SeedOrganization, type SeedToken } from './seed.js';
+import { DEFAULT_SEED, organizationObject, type SeedOrganization, type SeedToken } from './seed.js';
 import { MigrationStore, SandboxClock } from './state.js';
 import { ArchiveStorage } from './storage.js';
 import { HookRegistry } from './webhooks.js';
@@ -88,16 +88,20 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     throw error;
   }
   const baseUrl = `http://127.0.0.1:${apiPort}`;
+  const bases = { api: baseUrl, web: 'https://sandbox.invalid' };
   const store = new MigrationStore(
     seed,
     clock,
-    { api: baseUrl, web: 'https://sandbox.invalid' },
+    bases,
     exportMs,
     (options.exportSecondsPerRepository ?? 0) * 1000,
   );
-  const hooks = new HookRegistry(seed.organizations[0]?.id ?? 1, (name) => {
-    const org = seed.organizations[0];
-    return org && store.repository(org, name);
+  const home = seed.organizations[0];
+  const hooks = new HookRegistry({
+    organization: organizationObject(home?.login ?? 'octo-org', home?.id ?? 1, bases),
+    apiBase: baseUrl,
+    findRepository: (name) => home && store.repository(home, name),
+    now: () => clock.now(),
   });
   const send: ApiParts['send'] = (response, status, body, headers = {}, conditional) => {
     const onNotModified = () => conditional && refund(conditional, response);

@@ -4,6 +4,7 @@ import type { Repository } from '../api/types.js';
 import { eventSpec } from '../webhook/catalogue.js';
 import { buildDelivery, type ContentKind, DELIVERY_CAP_BYTES } from '../webhook/delivery.js';
 import { examplePayload } from '../webhook/samples.js';
+import type { WebhookOrganization } from './seed.js';
 
 // Outgoing deliveries of the sandbox (docs/service.md#webhook-delivery): hooks created by an admin
 // call on a repository, the organization, an app, an enterprise, a marketplace listing or a
@@ -80,15 +81,24 @@ export interface EmitRequest {
 /** A request the sandbox refuses (answered 400 by the admin call). */
 export class EmitError extends Error {}
 
+/** What the registry needs of the sandbox around it. */
+export interface HookContext {
+  /** The organization whose hooks these are, as payloads carry it (`organizationObject` of seed.ts). */
+  organization: WebhookOrganization;
+  /** The API's origin, for the hook URLs a ping shows. */
+  apiBase: string;
+  findRepository: (name: string) => Repository | undefined;
+  /** The sandbox's clock (ms since the epoch), for a hook's `created_at`. */
+  now: () => number;
+}
+
 export class HookRegistry {
   private readonly hooks: Hook[] = [];
   private nextId = 1;
-  private readonly orgId: number;
-  private readonly findRepository: (name: string) => Repository | undefined;
+  private readonly context: HookContext;
 
-  constructor(orgId: number, findRepository: (name: string) => Repository | undefined) {
-    this.orgId = orgId;
-    this.findRepository = findRepository;
+  constructor(context: HookContext) {
+    this.context = context;
   }
 
   list(): Hook[] {
@@ -99,10 +109,10 @@ export class HookRegistry {
   async create(config: HookConfig): Promise<{ hook: Hook; ping: DeliveryReport | null }> {
     const target = config.target ?? 'organization';
     if (!(target in HOOK_TARGETS)) throw new EmitError(`target must be one of ${Object.keys(HOOK_TARGETS).join(', ')}`);
-    let targetId = target === 'organization' ? this.orgId : FIXED_TARGET_ID;
+    let targetId = target === 'organization' ? this.context.organization.id : FIXED_TARGET_ID;
     let repository: string | undefined;
     if (target === 'repository') {
-      const found = config.repository === undefined ? undefined : this.findRepository(config.repository);
+      const found = config.repository === undefined ? undefined : this.context.findRepository(config.repository);
       if (!found) throw new EmitError('a repository hook needs "repository": the name of a repository of the organization');
       targetId = found.id;
       repository = found.name;
@@ -114,20 +124,40 @@ export class HookRegistry {
     const hook: Hook = { ...rest, id: this.nextId++, target, targetId, ...(repository ? { repository } : {}) };
     this.hooks.push(hook);
     if (!eventSpec('ping')?.availability.includes(HOOK_TARGETS[target].availability)) return { hook, ping: null };
-    const payload = {
+    const ping = await this.deliver(hook, 'ping', Buffer.from(JSON.stringify(this.pingPayload(hook))));
+    return { hook, ping: typeof ping === 'string' ? null : ping };
+  }
+
+  /**
+   * What the service's ping carries (its published schema): the hook as created, with its API URLs
+   * where it has some (a repository's or the organization's), and the repository or organization
+   * it was created on.
+   */
+  private pingPayload(hook: Hook): Record<string, unknown> {
+    const created = new Date(this.context.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const { organization } = this.context;
+    const repository = hook.repository === undefined ? undefined : this.context.findRepository(hook.repository);
+    const home = repository ? repository.url : hook.target === 'organization' ? `${this.context.apiBase}/orgs/${organization.login}` : undefined;
+    const url = home && `${home}/hooks/${hook.id}`;
+    return {
       zen: 'Keep it logically awesome.',
       hook_id: hook.id,
       hook: {
-        type: HOOK_TARGETS[target].type,
+        type: HOOK_TARGETS[hook.target].type,
         id: hook.id,
         name: 'web',
         active: true,
         events: hook.events,
         config: { content_type: hook.contentType, url: hook.url, insecure_ssl: '0' },
+        updated_at: created,
+        created_at: created,
+        ...(hook.target === 'app' ? { app_id: FIXED_TARGET_ID } : {}),
+        ...(url ? { url, ...(repository ? { test_url: `${url}/test` } : {}), ping_url: `${url}/pings`, deliveries_url: `${url}/deliveries` } : {}),
+        last_response: { code: null, status: 'unused', message: null },
       },
+      ...(repository ? { repository } : {}),
+      ...(repository || hook.target === 'organization' ? { organization } : {}),
     };
-    const ping = await this.deliver(hook, 'ping', Buffer.from(JSON.stringify(payload)));
-    return { hook, ping: typeof ping === 'string' ? null : ping };
   }
 
   remove(id: number): boolean {
@@ -180,8 +210,17 @@ export class HookRegistry {
     return result;
   }
 
-  /** docs/service.md#repository-dispatch: a dispatch emits repository_dispatch whose action is the event_type. */
-  dispatch(repository: Repository, sender: Record<string, unknown>, eventType: string, clientPayload: unknown): Promise<EmitResult> {
+  /**
+   * docs/service.md#repository-dispatch: a dispatch emits repository_dispatch whose action is the
+   * event_type; `organization` is the repository's organization, as payloads carry one.
+   */
+  dispatch(
+    repository: Repository,
+    organization: WebhookOrganization,
+    sender: Record<string, unknown>,
+    eventType: string,
+    clientPayload: unknown,
+  ): Promise<EmitResult> {
     return this.emit({
       event: 'repository_dispatch',
       repository: repository.name,
@@ -190,7 +229,7 @@ export class HookRegistry {
         branch: repository.default_branch,
         client_payload: clientPayload ?? null,
         repository,
-        organization: repository.owner,
+        organization,
         sender,
         installation: { id: 1, node_id: 'MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ==' },
       },

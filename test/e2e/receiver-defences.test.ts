@@ -20,6 +20,10 @@ import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+// @ts-expect-error -- a plain JavaScript build script without types
+import { publishedExampleSet } from '../../scripts/build-samples.js';
+// @ts-expect-error -- a plain JavaScript development module without types
+import { RENAMED_EVENTS } from '../../scripts/webhook-schemas.js';
 import { buildDelivery } from '../../src/webhook/delivery.js';
 import { sign } from '../../src/webhook/signature.js';
 import { parseSaved } from '../../src/webhook/store.js';
@@ -109,42 +113,93 @@ function fixtureFiles(): { event: string; file: string }[] {
     .flatMap((entry) => readdirSync(join(root, entry.name)).map((file) => ({ event: entry.name, file: join(root, entry.name, file) })));
 }
 
+/**
+ * Published payloads that raise a "required" warning, and why: the catalogue's row for the activity
+ * the example shows requires what the example, older than the row, lacks. Each names that row of
+ * src/webhook/catalogue.ts (docs/service.md#event-catalogue) and the properties it lists.
+ */
+const OLDER_EXAMPLES = [
+  {
+    example: 'api.github.com deployment #0',
+    warning: 'missing required workflow, workflow_run (of action created)',
+    row: 'deployment',
+    props: 'action! deployment! workflow! workflow_run!',
+  },
+  {
+    example: 'api.github.com installation_repositories #0',
+    warning: 'missing required requester (of action added)',
+    row: 'installation_repositories',
+    props: 'action! installation! repositories_added! repositories_removed! repository_selection! requester!',
+  },
+];
+
 describe('right about real payloads', () => {
-  it('no published payload, as JSON or as a form, raises a "required" warning; a genuinely incomplete one still does', async () => {
+  it('no published payload, as JSON or as a form, raises a "required" warning but where the row asks more; a genuinely incomplete one still does', async () => {
     const fixtures = fixtureFiles();
     expect(fixtures.length).toBe(134);
     const forms = readdirSync(join(FIXTURES, 'webhooks-form'), { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.form'));
     expect(forms.length).toBe(5);
+    // The api.github.com examples of @octokit/webhooks-examples, which the built-in payloads come from.
+    const set = (publishedExampleSet as () => { name: string; examples: Record<string, unknown>[] }[])();
+    const renamed = RENAMED_EVENTS as Record<string, string>;
+    const examples = set.flatMap(({ name, examples: payloads }) =>
+      payloads.map((payload, index) => ({ event: renamed[name] ?? name, payload, example: `api.github.com ${name} #${index}` })),
+    );
+    expect(examples.length).toBe(329);
     const listener = await listen(['--secret', SECRET]);
+    const sent: string[] = [];
     for (const { event, file } of fixtures) {
       for (const contentType of ['json', 'form'] as const) {
         const delivery = buildDelivery({ event, payload: readFileSync(file), contentType, secret: SECRET });
         expect((await post(listener.url, delivery.headers, delivery.body)).status, file).toBe(200);
+        sent.push(file);
       }
     }
     for (const name of forms) {
       const body = readFileSync(join(FIXTURES, 'webhooks-form', name));
       const delivery = signed(name.split('/')[0] as string, body, { 'content-type': 'application/x-www-form-urlencoded' }, 'form');
       expect((await post(listener.url, delivery.headers, delivery.body)).status, name).toBe(200);
+      sent.push(name);
+    }
+    for (const { event, payload, example } of examples) {
+      const delivery = buildDelivery({ event, payload, contentType: 'json', secret: SECRET });
+      expect((await post(listener.url, delivery.headers, delivery.body)).status, example).toBe(200);
+      sent.push(example);
     }
     // The check is not switched off: the shown activity of a row keeps all its required
-    // properties, and another action keeps those every published payload of the event carries.
-    const pr = JSON.parse(readFileSync(join(FIXTURES, 'webhooks/pull_request/assigned.json'), 'utf8')) as Record<string, unknown>;
-    const { assignee: _assignee, ...unassigned } = pr;
-    const { number: _number, ...numberless }: Record<string, unknown> = { ...pr, action: 'opened' };
-    for (const payload of [unassigned, numberless]) {
-      const delivery = buildDelivery({ event: 'pull_request', payload, contentType: 'json', secret: SECRET });
+    // properties, another action those its published schema requires; a projects_v2_item is
+    // created without `changes`, which only the activity its row describes (archived) carries.
+    const fixture = (path: string) => JSON.parse(readFileSync(join(FIXTURES, 'webhooks', path), 'utf8')) as Record<string, unknown>;
+    const { assignee: _assignee, ...unassigned } = fixture('pull_request/assigned.json');
+    const { number: _number, ...numberless }: Record<string, unknown> = { ...fixture('pull_request/assigned.json'), action: 'opened' };
+    const { issue: _issue, ...issueless }: Record<string, unknown> = { ...fixture('issues/reopened.json'), action: 'closed' };
+    const { changes: _changes, ...unchanged }: Record<string, unknown> = fixture('projects_v2_item/archived.json');
+    const created = { ...unchanged, action: 'created' };
+    const incomplete: [string, Record<string, unknown>][] = [
+      ['pull_request', unassigned],
+      ['pull_request', numberless],
+      ['issues', issueless],
+      ['projects_v2_item', unchanged],
+      ['projects_v2_item', created],
+    ];
+    for (const [event, payload] of incomplete) {
+      const delivery = buildDelivery({ event, payload, contentType: 'json', secret: SECRET });
       expect((await post(listener.url, delivery.headers, delivery.body)).status).toBe(200);
+      sent.push(`${event}.${String(payload.action)}`);
     }
-    const total = fixtures.length * 2 + forms.length + 2;
-    await listener.waitFor(total);
-    const required = listener.lines.filter((line) => line.warnings.some((w: string) => /required/.test(w)));
-    expect(required.map((line) => [line.event, line.action, line.warnings])).toEqual([
-      ['pull_request', 'assigned', ['missing required assignee (of action assigned)']],
-      ['pull_request', 'opened', ['missing required number']],
+    await listener.waitFor(sent.length);
+    const required = listener.lines.flatMap((line, index) => (line.warnings.some((w: string) => /required/.test(w)) ? [[sent[index], line.warnings]] : []));
+    expect(required).toEqual([
+      ...OLDER_EXAMPLES.map(({ example, warning }) => [example, [warning]]),
+      ['pull_request.assigned', ['missing required assignee (of action assigned)']],
+      ['pull_request.opened', ['missing required number']],
+      ['issues.closed', ['missing required issue']],
+      ['projects_v2_item.archived', ['missing required changes (of action archived)']],
     ]);
+    const catalogue = readFileSync(new URL('../../src/webhook/catalogue.ts', import.meta.url), 'utf8');
+    for (const { row, props } of OLDER_EXAMPLES) expect(catalogue.split('\n').find((line) => line.startsWith(`  ['${row}', `)), row).toContain(`'${props}'`);
     await listener.stop();
-  }, 60_000);
+  }, 90_000);
 
   it.each([
     ['null', 'null'],

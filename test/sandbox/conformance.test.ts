@@ -477,11 +477,15 @@ describe('the sandbox delivers webhooks as the service does', () => {
     await target.close();
   });
 
-  it('an action without a published example is an adapted example, and the answer says so (sandbox)', async () => {
+  it('an action without a published example is derived from the nearest one, and the answer says so (sandbox)', async () => {
     const target = await hookOn({});
-    const answer = await admin(sandbox, '/_sandbox/emit', { event: 'pull_request', action: 'closed' });
-    expect(answer.json.adapted).toMatch(/no published example of pull_request "closed"/);
-    expect(JSON.parse(target.deliveries.at(-1)!.body.toString()).action).toBe('closed');
+    const answer = await admin(sandbox, '/_sandbox/emit', { event: 'milestone', action: 'opened' });
+    expect(answer.json.adapted).toMatch(/^no published example of milestone\.opened: derived from the milestone\.closed example; /);
+    expect(JSON.parse(target.deliveries.at(-1)!.body.toString())).toMatchObject({ action: 'opened', milestone: { state: 'open', closed_at: null } });
+    // An action no published schema knows: the first example with its action replaced.
+    const unknown = await admin(sandbox, '/_sandbox/emit', { event: 'pull_request', action: 'frobbed' });
+    expect(unknown.json.adapted).toMatch(/no published example of pull_request "frobbed"/);
+    expect(JSON.parse(target.deliveries.at(-1)!.body.toString()).action).toBe('frobbed');
     await target.close();
   });
 

@@ -24,7 +24,7 @@ const SERVICE_ANCHORS = [
   'webhook-envelope', 'migration', 'repository', 'owner', 'migration-states', 'repository-locks', 'archive',
   'commit-status-states', 'endpoints', 'list-migrations', 'start-migration', 'migration-status', 'download-archive',
   'delete-archive', 'unlock-repository', 'migration-repositories', 'webhook-delivery', 'repository-dispatch',
-  'authentication', 'delivery-headers', 'delivery-rules', 'event-catalogue', 'operations-and-events', 'errors',
+  'authentication', 'delivery-headers', 'delivery-rules', 'event-catalogue', 'published-schemas', 'operations-and-events', 'errors',
   'limits', 'versioning',
 ];
 

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HttpFailure, notFound, readJson } from '../http.js';
-import { ownerObject, type SeedToken } from '../seed.js';
+import { organizationObject, ownerObject, type SeedToken } from '../seed.js';
 import type { ApiParts } from './parts.js';
 
 /** docs/service.md#repository-dispatch: POST /repos/{owner}/{repo}/dispatches emits repository_dispatch. */
@@ -24,7 +24,9 @@ export async function dispatch(
     });
   }
   const user = seed.users.find((u) => u.login === token.user) ?? { login: token.user, id: 0 };
-  const sender = ownerObject(user.login, user.id, 'User', { api: baseUrl, web: 'https://sandbox.invalid' });
-  await hooks.dispatch(repository, sender as unknown as Record<string, unknown>, body.event_type, body.client_payload);
+  const bases = { api: baseUrl, web: 'https://sandbox.invalid' };
+  const sender = ownerObject(user.login, user.id, 'User', bases);
+  const organization = organizationObject(org.login, org.id, bases);
+  await hooks.dispatch(repository, organization, sender as unknown as Record<string, unknown>, body.event_type, body.client_payload);
   response.writeHead(204).end();
 }
