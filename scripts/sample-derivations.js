@@ -620,7 +620,7 @@ function projectV2(p) {
   return {
     id: 2,
     node_id: p.projects_v2_item.project_node_id,
-    owner: { ...user(p.sender), ...ownerFields(p.organization) },
+    owner: organizationAsUser(p.organization),
     creator: user(p.sender),
     title: 'Roadmap',
     description: null,
@@ -635,9 +635,29 @@ function projectV2(p) {
   };
 }
 
-/** The organization that owns a project, as a user-shaped `owner`. */
-function ownerFields(org) {
-  return { login: org.login, id: org.id, node_id: org.node_id, url: `https://api.github.com/users/${org.login}`, type: 'Organization' };
+/** The organization that owns a project, as the user-shaped `owner` GitHub gives it. */
+function organizationAsUser(org) {
+  const api = `https://api.github.com/users/${org.login}`;
+  return {
+    login: org.login,
+    id: org.id,
+    node_id: org.node_id,
+    avatar_url: `https://avatars.githubusercontent.com/u/${org.id}?v=4`,
+    gravatar_id: '',
+    url: api,
+    html_url: `https://github.com/${org.login}`,
+    followers_url: `${api}/followers`,
+    following_url: `${api}/following{/other_user}`,
+    gists_url: `${api}/gists{/gist_id}`,
+    starred_url: `${api}/starred{/owner}{/repo}`,
+    subscriptions_url: `${api}/subscriptions`,
+    organizations_url: `${api}/orgs`,
+    repos_url: `${api}/repos`,
+    events_url: `${api}/events{/privacy}`,
+    received_events_url: `${api}/received_events`,
+    type: 'Organization',
+    site_admin: false,
+  };
 }
 
 function advisory(p, state) {
