@@ -1,6 +1,7 @@
 import { Argument, type Command } from 'commander';
 import type { Runner } from '../context.js';
 import { type CommandNode, completionScript, type Shell, SHELLS } from '../ui/completion.js';
+import { suggested } from './common/completion-values.js';
 import { examples } from './common/options.js';
 
 /** The program's commands, options and fixed values, for the completion scripts (ui/completion.ts). */
@@ -8,19 +9,21 @@ function collect(command: Command, path: string[] = [], inherited: CommandNode['
   const own = command.options.filter((option) => !option.hidden).map((option) => ({
     flags: [option.short, option.long].filter((flag): flag is string => Boolean(flag)),
     description: option.description,
-    values: option.argChoices ?? [],
+    values: option.argChoices ?? [...(suggested(option)?.values() ?? [])],
+    list: suggested(option)?.list ?? false,
     takesValue: option.required || option.optional,
     files: /<(file|dir)/.test(option.flags),
   }));
-  const help = { flags: ['-h', '--help'], description: 'show help', values: [], takesValue: false, files: false };
+  const help = { flags: ['-h', '--help'], description: 'show help', values: [], list: false, takesValue: false, files: false };
   const options = [...own, ...inherited, help];
   const children = command.commands.filter((child) => child.name() !== 'help');
+  const [first] = command.registeredArguments;
   const node: CommandNode = {
     path: path.join(' '),
     description: command.description(),
     subcommands: children.map((child) => child.name()),
     options,
-    argumentValues: (command.registeredArguments[0])?.argChoices ?? [],
+    argumentValues: first ? (first.argChoices ?? [...(suggested(first)?.values() ?? [])]) : [],
     argumentFiles: command.registeredArguments.some((argument) => /file|dir/.test(argument.name())),
   };
   // Global options of the program apply to every subcommand.

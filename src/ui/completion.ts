@@ -9,7 +9,8 @@ export interface CommandNode {
   path: string;
   description: string;
   subcommands: string[];
-  options: { flags: string[]; description: string; values: string[]; takesValue: boolean; files: boolean }[];
+  /** `list`: the value is a comma-separated list of `values` (`--events push,issues`). */
+  options: { flags: string[]; description: string; values: string[]; list: boolean; takesValue: boolean; files: boolean }[];
   /** Values of the first positional argument, where it has a fixed set. */
   argumentValues: string[];
   /** The positional arguments are files or directories (`archive verify <file>`). */
@@ -48,7 +49,7 @@ interface ShellWords {
 function caseFunction(nodes: CommandNode[], cases: string[], shell: ShellWords): string {
   return `${shell.header}
 _svc_migrate() {
-  local cur prev path word candidate known
+  local cur prev path word candidate known prefix
   cur="${shell.cur}"
   prev="${shell.prev}"
 ${findCommandPath(nodes, shell.words)}
@@ -72,7 +73,7 @@ function bash(nodes: CommandNode[]): string {
     const valued = node.options.filter((o) => o.takesValue);
     const files = 'compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur"))';
     const valueCases = valued
-      .map((o) => `          ${o.flags.join('|')}) ${o.values.length ? `COMPREPLY=($(compgen -W ${quote(o.values.join(' '))} -- "$cur"))` : o.files ? files : 'COMPREPLY=()'}; return ;;`)
+      .map((o) => `          ${o.flags.join('|')}) ${o.values.length ? bashValues(o) : o.files ? files : 'COMPREPLY=()'}; return ;;`)
       .join('\n');
     const positional = node.argumentFiles ? files : `COMPREPLY=($(compgen -W ${quote(words)} -- "$cur"))`;
     return `    ${quote(node.path)})
@@ -90,11 +91,26 @@ ${valueCases}
   });
 }
 
+/**
+ * A list's entries are completed after its last comma, the entries before it kept, and no space is
+ * added, so another comma can follow.
+ */
+function bashValues(option: CommandNode['options'][number]): string {
+  const words = quote(option.values.join(' '));
+  if (!option.list) return `COMPREPLY=($(compgen -W ${words} -- "$cur"))`;
+  return `prefix=""; [[ "$cur" == *,* ]] && prefix="\${cur%,*},"; COMPREPLY=($(compgen -P "$prefix" -W ${words} -- "\${cur##*,}")); compopt -o nospace 2>/dev/null`;
+}
+
+function zshValues(option: CommandNode['options'][number]): string {
+  const words = option.values.map(quote).join(' ');
+  return option.list ? `compset -P '*,'; compadd -S '' -- ${words}` : `compadd -- ${words}`;
+}
+
 function zsh(nodes: CommandNode[]): string {
   const cases = nodes.map((node) => {
     const valued = node.options.filter((o) => o.takesValue);
     const valueCases = valued
-      .map((o) => `          ${o.flags.join('|')}) ${o.values.length ? `compadd -- ${o.values.map(quote).join(' ')}` : o.files ? '_files' : ':'}; return ;;`)
+      .map((o) => `          ${o.flags.join('|')}) ${o.values.length ? zshValues(o) : o.files ? '_files' : ':'}; return ;;`)
       .join('\n');
     const subs = [...node.subcommands, ...node.argumentValues].map(quote).join(' ');
     const flags = node.options.flatMap((o) => o.flags).map(quote).join(' ');
@@ -130,7 +146,9 @@ function fish(nodes: CommandNode[]): string {
       const parts = ['complete -c svc-migrate', `-n ${quote(at)}`];
       if (short) parts.push(`-s ${short.slice(1)}`);
       if (long) parts.push(`-l ${long.slice(2)}`);
-      if (option.values.length > 0) parts.push(`-xa ${quote(option.values.join(' '))}`);
+      // fish's own helper for lists: the entries before the last comma are kept.
+      if (option.values.length > 0 && option.list) parts.push(`-xa ${quote(`(__fish_complete_list , "string split , -- ${option.values.join(',')}")`)}`);
+      else if (option.values.length > 0) parts.push(`-xa ${quote(option.values.join(' '))}`);
       else if (option.files) parts.push('-rF');
       else if (option.takesValue) parts.push('-x');
       parts.push(`-d ${quote(option.description.slice(0, 70))}`);

@@ -246,6 +246,11 @@ export function actionIsFree(event: string): boolean {
   return SHOWN_ACTION.get(event) === '*';
 }
 
+/** The action of the one activity the event's row describes; `*` where any action is it; undefined for an event without actions. */
+export function describedAction(event: string): string | undefined {
+  return SHOWN_ACTION.get(event);
+}
+
 /**
  * What a payload of the event with `action` must carry, and on whose word. The row's list holds
  * for the activity it describes (and for every action of an event whose row names no activity, or
@@ -327,7 +332,8 @@ export function parseEventFilter(list: string): EventFilter[] {
     });
 }
 
-function closest(word: string, candidates: string[]): string | undefined {
+/** The candidate nearest a misspelt word, when one is near enough to suggest ("did you mean …?"). */
+export function closest(word: string, candidates: readonly string[]): string | undefined {
   let best: { name: string; distance: number } | undefined;
   for (const name of candidates) {
     const distance = editDistance(word, name);

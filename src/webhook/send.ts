@@ -1,7 +1,7 @@
 import { redactUrl } from '../api/redact.js';
 import { UnavailableError, UsageError } from '../errors.js';
 import { buildDelivery, type ContentKind, MAX_PAYLOAD_BYTES } from './delivery.js';
-import { samplePayload } from './samples.js';
+import { examplePayload, type ExamplePayload } from './samples.js';
 import type { PostResult } from './sender.js';
 
 export interface SendInput {
@@ -17,11 +17,19 @@ export interface SendInput {
   signal: AbortSignal;
 }
 
+/**
+ * What `webhook send` posts without `--payload` (as JSON.stringify writes it), and what `webhook
+ * events NAME --example` prints: one function, so the two never differ.
+ */
+export function defaultPayload(event: string, action: string | undefined): ExamplePayload {
+  return examplePayload(event, action);
+}
+
 const TOO_LARGE = 'the service never delivers more than 25 MB';
 
 /** Sends one delivery exactly as the service would (docs/service.md#delivery-headers). */
 export async function sendDelivery(input: SendInput): Promise<{ id: string; result: PostResult }> {
-  let payload: Buffer | Record<string, unknown> = input.payload ?? samplePayload(input.event, input.action);
+  let payload: Buffer | Record<string, unknown> = input.payload ?? defaultPayload(input.event, input.action).payload;
   if (input.payload && input.action !== undefined) {
     let parsed: unknown;
     try {

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { CATALOGUE } from '../../src/webhook/catalogue.js';
 import { runCli } from '../helpers/run-cli.js';
 
 const FILES = { bash: 'svc-migrate.bash', zsh: '_svc-migrate', fish: 'svc-migrate.fish' } as const;
@@ -76,6 +77,42 @@ complete -p svc-migrate
       '[acme.tar.gz]',
       'complete -F _svc_migrate svc-migrate',
     ]);
+  });
+
+  it('offers the catalogue\'s event names for send --event, listen --events (after the last comma) and events NAME', () => {
+    const script = join(mkdtempSync(join(tmpdir(), 'svc-comp-')), 'test.sh');
+    writeFileSync(
+      script,
+      `source ${new URL('../../completions/svc-migrate.bash', import.meta.url).pathname}
+t() { COMP_WORDS=("$@"); COMP_CWORD=$((\${#COMP_WORDS[@]}-1)); COMPREPLY=(); _svc_migrate; echo "[\${COMPREPLY[*]}]"; }
+t svc-migrate webhook send --url 3000 --event iss
+t svc-migrate webhook send --event pull_request_rev
+t svc-migrate webhook listen --events workflow_
+t svc-migrate webhook listen --port 0 --events push,pull_request_review_
+t svc-migrate webhook events dependency
+t svc-migrate webhook events ""
+`,
+    );
+    const result = spawnSync('bash', [script], { encoding: 'utf8' });
+    const lines = result.stdout.trim().split('\n');
+    expect(lines.slice(0, 5)).toEqual([
+      '[issue_comment issues]',
+      '[pull_request_review pull_request_review_comment pull_request_review_thread]',
+      '[workflow_dispatch workflow_job workflow_run]',
+      // The entries before the last comma are kept.
+      '[push,pull_request_review_comment push,pull_request_review_thread]',
+      '[dependency_alert]',
+    ]);
+    expect(lines[5]?.slice(1, -1).split(' ')).toEqual([...CATALOGUE.keys()].sort());
+  });
+
+  it.skipIf(!has('fish'))('fish offers event names too, an --events entry after the last comma', () => {
+    const file = new URL('../../completions/svc-migrate.fish', import.meta.url).pathname;
+    const complete = (line: string) =>
+      spawnSync('fish', ['--no-config', '-c', `source ${file}; complete -C '${line}'`], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map((entry) => entry.split('\t')[0]);
+    expect(complete('svc-migrate webhook send --event iss').sort()).toEqual(['issue_comment', 'issues']);
+    expect(complete('svc-migrate webhook listen --events push,pull_request_review_').sort()).toEqual(['push,pull_request_review_comment', 'push,pull_request_review_thread']);
+    expect(complete('svc-migrate webhook events dependency')).toEqual(['dependency_alert']);
   });
 
   it('rejects an unknown shell', async () => {

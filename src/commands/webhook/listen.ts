@@ -15,6 +15,7 @@ import { targetUrl } from '../../webhook/target-url.js';
 import { type ListenSummary, startListener } from '../../webhook/listener.js';
 import { DEFAULT_MAX_CONNECTIONS, type ReceivedDelivery } from '../../webhook/receiver.js';
 import { type DeliveryStore, openStore, StoreError } from '../../webhook/store.js';
+import { eventNames, suggest } from '../common/completion-values.js';
 import { checkedSecret, envSecret, examples, parseNonNegativeInt, parsePort, parsePositiveInt, parseSeconds } from '../common/options.js';
 
 interface ListenOptions {
@@ -278,7 +279,7 @@ export function register(webhook: Command, run: Runner): void {
         .preset(ASK)
         .argParser((value: string, previous: (string | true)[] = []) => [...previous, value === ASK ? (true as const) : value]),
     )
-    .option('--events <list>', 'only these events or event.action pairs, comma separated')
+    .addOption(suggest(new Option('--events <list>', 'only these events or event.action pairs, comma separated'), eventNames, true))
     .option('--forward-to <url>', 're-post each delivery here: a URL, host:port[/path], port[/path] or /path (this machine)')
     .option('--forward-timeout <seconds>', 'timeout of each forward attempt (default 30)', parseSeconds)
     .option('--forward-retries <n>', 'try a failed forward (no answer, or not 2xx) again up to n times, waiting longer each time (default 0)', parseRetries)

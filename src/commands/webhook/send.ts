@@ -7,6 +7,7 @@ import type { ContentKind } from '../../webhook/delivery.js';
 import { PAYLOAD_LIMIT, sendDelivery } from '../../webhook/send.js';
 import { targetUrl } from '../../webhook/target-url.js';
 import { readInputFile } from '../common/input.js';
+import { eventNames, suggest } from '../common/completion-values.js';
 import { examples, givenSecret, parseSeconds } from '../common/options.js';
 
 interface SendOptions {
@@ -60,7 +61,7 @@ export function register(webhook: Command, run: Runner): void {
     .command('send')
     .description('send one delivery as the service would: all headers, a fresh GUID, both signatures')
     .requiredOption('--url <url>', 'where to post it: a URL, host:port[/path], port[/path] or /path (this machine)')
-    .requiredOption('--event <event>', 'the event name (X-Service-Event)')
+    .addOption(suggest(new Option('--event <event>', 'the event name (X-Service-Event)').makeOptionMandatory(), eventNames))
     .option('--action <action>', 'set the payload\'s action')
     .option('--payload <file>', 'JSON payload (default: a published example of the event)')
     .option('--secret <secret>', 'sign with this secret (env SVC_WEBHOOK_SECRET); unsigned without one')
