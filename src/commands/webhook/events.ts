@@ -44,7 +44,7 @@ export function register(webhook: Command, run: Runner): void {
   webhook
     .command('events')
     .description('the event catalogue, or one event: its actions, what each requires and on whose word')
-    .addArgument(suggest(new Argument('[event]', 'show this event alone'), eventNames))
+    .addArgument(suggest(new Argument('[event]', 'an event of the catalogue: show it alone, with its actions'), eventNames))
     .addOption(new Option('--example [action]', 'print the payload `webhook send` sends for the event (and action)'))
     .addHelpText(
       'after',
