@@ -25,6 +25,8 @@ export function targetUrl(value: string, flag: string): string {
     if (!/^https?$/i.test(scheme)) throw wrong(`: only http:// and https:// can be posted to`);
     return checked(value, wrong);
   }
+  // `//host/path` reads as a path on this machine's port 80, which is never what was meant.
+  if (value.startsWith('//')) throw wrong(': a URL needs its scheme: write http:// or https:// before the host');
   // A host only with its port: `example.test/hooks` could as well be a path on this machine.
   const short = /^(?:(?:(\[[0-9a-f:.]+\]|[a-z0-9.-]+)?:)?(\d+))?(\/\S*)?$/i.exec(value);
   if (!short || (short[2] === undefined && short[3] === undefined)) throw wrong();
@@ -46,7 +48,15 @@ function checked(url: string, wrong: (why?: string) => UsageError): string {
   return url;
 }
 
-/** The value as the user may see it again: credentials in it, even in one no URL parser reads, never shown. */
+/**
+ * The value as the user may see it again, as it was written (a URL parser would rewrite
+ * `http:/host` into a URL that looks right): a user and password before its host, even in a
+ * value no URL parser reads, and query values named like credentials never shown.
+ */
 function shown(value: string): string {
-  return redactUrl(value).replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1REDACTED@');
+  const query = value.search(/[?#]/);
+  const [before, after] = query < 0 ? [value, ''] : [value.slice(0, query), value.slice(query)];
+  // Whatever precedes the last @ of the part naming the host, after any scheme and slashes.
+  const head = before.replace(/^((?:[a-z][a-z0-9+.-]*:(?=\/))?\/*)([^/]*)@/i, '$1REDACTED@');
+  return head + (after === '' ? '' : redactUrl(`http://x/${after}`).slice('http://x/'.length));
 }

@@ -103,6 +103,41 @@ describe.each(Object.keys(commands))('%s', (command) => {
   });
 });
 
+describe.each(Object.keys(commands))('%s, given what is not a target', (command) => {
+  /** The command's end, or, for listen, what it printed once it started listening (then Ctrl-C). */
+  const attempt = async (url: string) => {
+    const controller = new AbortController();
+    return runCli(argsFor(command, url), {
+      signal: controller.signal,
+      onStderr: (text) => {
+        if (/listening on/.test(text)) controller.abort(new InterruptedError());
+      },
+    });
+  };
+
+  it('never repeats a user and password written without a scheme', async () => {
+    const result = await attempt('alice:s3cr3t@localhost:3000/p');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`error: ${flagOf(command)} takes a URL, a port or a path`);
+    expect(result.stderr).toContain('not "REDACTED@localhost:3000/p"');
+    expect(result.stderr).not.toContain('s3cr3t');
+  });
+
+  it('quotes a refused value as it was written, not as a URL parser rewrote it', async () => {
+    const result = await attempt('http:/localhost:3000/p');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('not "http:/localhost:3000/p"');
+  });
+
+  it('refuses //host:port/path (a URL without its scheme), which would be a path on port 80', async () => {
+    const result = await attempt('//alice:s3cr3t@localhost:3000/p');
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toContain(`error: ${flagOf(command)} takes a URL, a port or a path`);
+    expect(result.stderr).toContain('not "//REDACTED@localhost:3000/p": a URL needs its scheme: write http:// or https:// before the host');
+    expect(result.stderr).not.toContain('s3cr3t');
+  });
+});
+
 it('listen --forward-to its own port by a short form is still refused as this receiver', async () => {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
