@@ -35,8 +35,9 @@ export function parseForwardHeaders(values: readonly string[], targetHasCredenti
     // Without a colon the whole value may be a credential missing its name: it is not repeated.
     if (colon < 0) throw new UsageError('a --forward-header value has no colon: it is not a header field', { hint: form });
     if (!TOKEN.test(name)) throw new UsageError(`--forward-header "${name}: …" is not a header field: "${name}" cannot be a field name`, { hint: form });
-    // Controls would end the field early (CR, LF) or be refused by the HTTP client at each forward.
-    if (/[\0-\x08\x0a-\x1f\x7f]/.test(value)) throw refuse('holds a control character, which no header value can', 'give a value of printable characters');
+    // Controls would end the field early (CR, LF) or be refused by the HTTP client at each forward;
+    // C1 controls (U+0080–U+009F) are no more visible.
+    if (/[\0-\x08\x0a-\x1f\x7f-\x9f]/.test(value)) throw refuse('holds a control character, which no header value can', 'give a value of printable characters');
     if (value === '') throw refuse('has no value', `give ${name} a value (an empty one, as from an unset variable, is refused)`);
     const lower = name.toLowerCase();
     if (HOP_BY_HOP.has(lower)) throw refuse(`names ${name}, a field of the connection, which each forward sets itself`, 'leave it out');

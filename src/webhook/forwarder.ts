@@ -126,7 +126,9 @@ export function createForwarder(options: ForwarderOptions, events: ForwarderEven
     const { postDelivery, sendableHeaders } = await sender;
     const headers = sendableHeaders(delivery.rawHeaders());
     const own = new Set(headers.filter((_, i) => i % 2 === 0).map((name) => name.toLowerCase()));
-    for (const { name, value } of options.headers) if (!own.has(name.toLowerCase())) headers.push(name, value);
+    // undici sends each character of a value as one byte and refuses any above U+00FF: the value's
+    // UTF-8 bytes are sent, as curl sends what was typed.
+    for (const { name, value } of options.headers) if (!own.has(name.toLowerCase())) headers.push(name, Buffer.from(value).toString('latin1'));
     for (let attempt = 1; ; attempt++) {
       const started = performance.now();
       let answer: PostResult | undefined;

@@ -1,3 +1,4 @@
+import { redactHeader, scrub } from '../api/redact.js';
 import { request } from '../api/undici.js';
 
 // The only HTTP of the webhook side: sending a delivery (send, replay) and forwarding one (listen).
@@ -59,9 +60,10 @@ export async function postDelivery(
   signal?.addEventListener('abort', stop, { once: true });
   try {
     signal?.throwIfAborted();
+    const sent = withCredentials(target, headers);
     const response = await request(target, {
       method: 'POST',
-      headers: withCredentials(target, headers),
+      headers: sent,
       body,
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
@@ -87,12 +89,40 @@ export async function postDelivery(
     } finally {
       if (!complete) response.body.destroy();
     }
-    const text = Buffer.concat(chunks, size).subarray(0, PREVIEW_BYTES).toString('utf8');
+    // Credentials are taken out before the text is cut, so that none is shown even in part.
+    const text = scrub(Buffer.concat(chunks, size).subarray(0, PREVIEW_BYTES).toString('utf8'), credentialsSent(sent));
     return { status: response.statusCode, ms: Math.round(performance.now() - started), preview: text.slice(0, PREVIEW_CHARS) };
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener('abort', stop);
   }
+}
+
+/**
+ * The credentials among the fields sent, as an answer that echoes them would hold them (an app's
+ * "bad token" page, an echo server): each value printed redacted (Authorization, X-Api-Key,
+ * Cookie…), after its scheme if it has one, and Basic's user and password decoded. Not the
+ * delivery's signature: an HMAC of the payload gives its secret away to no one.
+ */
+function credentialsSent(headers: Record<string, string> | string[]): string[] {
+  const pairs = Array.isArray(headers) ? headers : Object.entries(headers).flat();
+  const found: string[] = [];
+  for (let i = 0; i < pairs.length; i += 2) {
+    const name = pairs[i] as string;
+    // The bytes sent, read back as the UTF-8 an answer echoing them holds.
+    const value = Buffer.from(pairs[i + 1] as string, 'latin1').toString('utf8');
+    if (/^x-hub-signature/i.test(name) || redactHeader(name, value) === value) continue;
+    // What the printed field hides: after its scheme (`Bearer …`) where it shows one.
+    const shown = redactHeader(name, value);
+    const credential = shown.endsWith(' [REDACTED]') ? value.slice(shown.length - ' [REDACTED]'.length).trim() : value;
+    found.push(credential);
+    if (/^basic\s/i.test(value)) {
+      const pair = Buffer.from(credential, 'base64').toString('utf8');
+      found.push(pair, pair.slice(pair.indexOf(':') + 1));
+    }
+  }
+  // The longest first: a credential holding another is taken out whole.
+  return found.sort((a, b) => b.length - a.length);
 }
 
 /**

@@ -379,3 +379,60 @@ describe('--forward-header', () => {
     }
   });
 });
+
+describe('forwards a developer and an attacker would try', () => {
+  it('a --forward-header value beyond Latin-1 reaches the app as the UTF-8 the user typed, not as a failure at every forward', async () => {
+    const app = await startScriptedServer(answer(200, 'ok'));
+    try {
+      const listener = await listen(['--forward-to', `${app.port}/`, '--forward-header', 'X-User: José ☃ 東京', '--max-deliveries', '1']);
+      const one = delivery(1);
+      expect((await post(listener.url, one.headers, one.body)).status).toBe(200);
+      expect(await listener.exited, listener.stderr()).toBe(0);
+      expect(listener.forwards.map((f) => f.outcome)).toEqual(['delivered']);
+      // node:http reads each byte of a field as one character: the bytes sent were UTF-8.
+      expect(Buffer.from(app.requests[0]?.headers['x-user'] as string, 'latin1').toString('utf8')).toBe('José ☃ 東京');
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('a --forward-header value with a C1 control is a usage error like any control', async () => {
+    const result = await runCli(['webhook', 'listen', '--port', '0', '--forward-to', '3000', '--forward-header', 'X-Env: a\u0085b']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--forward-header "X-Env: .*" holds a control character/);
+  });
+
+  it('an app that echoes the credentials it was sent does not get them printed: not on the terminal, not in --json', async () => {
+    // As an app's "bad token" page, or an echo server, would answer.
+    const echo: Handler = (request, response) =>
+      response.writeHead(401).end(`bad auth ${request.headers.authorization} key ${String(request.headers['x-api-key'])} cookie ${request.headers.cookie ?? '-'}`);
+    const app = await startScriptedServer(echo);
+    try {
+      const listener = await listen([
+        '--forward-to', `${app.port}/`, '--max-deliveries', '1',
+        '--forward-header', 'Authorization: Bearer app-token-123',
+        '--forward-header', 'X-Api-Key: key-456',
+        '--forward-header', 'Cookie: session=cookie-789',
+      ]);
+      const one = delivery(1);
+      expect((await post(listener.url, one.headers, one.body)).status).toBe(200);
+      expect(await listener.exited).toBe(1);
+      expect(listener.forwards[0]?.response).toBe('bad auth Bearer [REDACTED] key [REDACTED] cookie [REDACTED]');
+      expect(listener.stderr() + JSON.stringify(listener.forwards)).not.toMatch(/app-token-123|key-456|cookie-789/);
+
+      // A user and password in the URL, sent as Basic, likewise; and by `send` too.
+      const basic = Buffer.from('alice:pw-s3cr3t').toString('base64');
+      const withUser = await listen(['--forward-to', `http://alice:pw-s3cr3t@localhost:${app.port}/`, '--max-deliveries', '1']);
+      expect((await post(withUser.url, one.headers, one.body)).status).toBe(200);
+      expect(await withUser.exited).toBe(1);
+      expect(withUser.forwards[0]?.response).toMatch(/^bad auth Basic \[REDACTED\]/);
+      expect(withUser.stderr() + JSON.stringify(withUser.forwards)).not.toMatch(new RegExp(`pw-s3cr3t|${basic}`));
+      const sent = await runCli(['webhook', 'send', '--url', `http://alice:pw-s3cr3t@localhost:${app.port}/`, '--event', 'ping']);
+      expect(sent.code).toBe(1);
+      expect(sent.stdout + sent.stderr).toMatch(/401 in \d+ ms bad auth Basic \[REDACTED\]/);
+      expect(sent.stdout + sent.stderr).not.toMatch(new RegExp(`pw-s3cr3t|${basic}`));
+    } finally {
+      await app.close();
+    }
+  });
+});
