@@ -44,7 +44,7 @@ export interface ListenerEvents {
   onDrop(): void;
   /** Our own failure after deliveries were answered and saved (drawing them, say). */
   onFault(error: unknown): void;
-  /** The session ended with `waiting` deliveries still to forward: it ends once they are. */
+  /** The session ended with `waiting` deliveries still to forward: it ends once they are; told again at a Ctrl-C then. */
   onFinishingForwards(waiting: number): void;
   /** Each forward attempt's record, each delivery not forwarded, and when the target falls behind. */
   forwarding: Omit<ForwarderEvents, 'onFault'>;
@@ -200,7 +200,14 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
     await receiver.close(interrupted ? 0 : STOPPING_GRACE_MS);
     const waiting = forwarder?.waiting() ?? 0;
     if (waiting > 0) events.onFinishingForwards(waiting);
+    // Ctrl-C now changes what finishing means (no retry): said at once, not after an attempt that may take --forward-timeout.
+    const onLateAbort = () => {
+      const left = forwarder?.waiting() ?? 0;
+      if (left > 0) events.onFinishingForwards(left);
+    };
+    if (waiting > 0 && !options.signal.aborted) options.signal.addEventListener('abort', onLateAbort, { once: true });
     await forwarder?.drained();
+    options.signal.removeEventListener('abort', onLateAbort);
     // Ctrl-C while the forwards of a session ended by --max-deliveries finished.
     return { summary, interrupted: interrupted || options.signal.aborted };
   });

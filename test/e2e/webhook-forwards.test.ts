@@ -279,6 +279,26 @@ describe('--forward-retries at the end of a session', () => {
     }
   });
 
+  it('Ctrl-C while the forwards of a session ended by --max-deliveries finish is acknowledged at once, not after the attempt under way', async () => {
+    const answers: ServerResponse[] = [];
+    const app = await startScriptedServer((_request, response) => void answers.push(response));
+    try {
+      const listener = await listen(['--forward-to', `${app.port}/`, '--forward-retries', '5', '--max-deliveries', '1']);
+      const one = delivery(1);
+      expect((await post(listener.url, one.headers, one.body)).status).toBe(200);
+      await until(() => answers.length === 1 && /finishing 1 forward .*Ctrl-C to stop trying again, twice to stop now\)\n/.test(listener.stderr()));
+      const exited = listener.stop();
+      // Said while the attempt is still under way (it may take --forward-timeout).
+      await until(() => /finishing 1 forward to http:\/\/localhost:\d+\/ \(each up to 30 s, not tried again; Ctrl-C again to stop now\)\n/.test(listener.stderr()));
+      answers[0]?.writeHead(500).end('down');
+      expect(await exited).toBe(130);
+      expect(app.requests).toHaveLength(1);
+      expect(listener.forwards.map((f) => [f.attempt, f.status, f.outcome])).toEqual([[1, 500, 'failed']]);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('a full queue still bounds what waits behind a retried delivery: the rest are saved, named, and told apart in --json', async () => {
     let release: () => void = () => {};
     const held = new Promise<void>((resolve) => {
