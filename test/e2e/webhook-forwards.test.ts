@@ -455,4 +455,18 @@ describe('forwards a developer and an attacker would try', () => {
       await app.close();
     }
   });
+  it('more than ten deliveries not forwarded: ten named, the rest counted, the first file to replay and where the others are', async () => {
+    const port = await closedPort();
+    const dir = tempDir('svc-forward-many-');
+    const listener = await listenHuman(['--save', dir, '--forward-to', `${port}/`, '--max-deliveries', '12']);
+    const sent = Array.from({ length: 12 }, (_, i) => delivery(i + 1));
+    for (const one of sent) expect((await post(listener.url, one.headers, one.body)).status).toBe(200);
+    const { code, stderr } = await listener.result;
+    expect(code).toBe(1);
+    const ids = sent.map((one) => one.id);
+    expect(stderr).toContain(`error: 12 deliveries were answered but not forwarded to http://localhost:${port}/: ${ids.slice(0, 10).join(', ')} and 2 more\n`);
+    expect(stderr).toContain(
+      `hint: \`svc-migrate webhook replay ${join(dir, `${ids[0]}.http`)} --url http://localhost:${port}/\` sends the first again; the others are saved beside it in ${dir}\n`,
+    );
+  });
 });

@@ -112,7 +112,7 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
     unreported = 0;
   };
   /** Deliveries answered but not forwarded: given up after their attempts, or left out of a full queue. */
-  const givenUp: ForwardRecord[] = [];
+  const givenUp: GivenUp = { count: 0, ids: [], files: [] };
   const listener = await startListener(
     {
       host: options.host,
@@ -184,7 +184,7 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
       (summary.filtered > 0 ? `, left out by --events ${summary.filtered}` : '') +
       (summary.dropped > 0 ? `, connections closed on arrival ${summary.dropped}` : ''),
   );
-  const unforwarded = givenUp.length > 0 ? notForwarded(givenUp, shownTarget ?? '', target === shownTarget, options.save) : undefined;
+  const unforwarded = givenUp.count > 0 ? notForwarded(givenUp, shownTarget ?? '', target === shownTarget, options.save) : undefined;
   // Ctrl-C ends a receiver as it ends any command: exit 130 (the summary above says what it got).
   if (interrupted) {
     if (unforwarded) out.warn(terminalSafe(`${unforwarded.message}; ${unforwarded.hint}`));
@@ -210,7 +210,7 @@ function printDelivery(context: Context, delivery: ReceivedDelivery, secretCount
  * a failure, a retry and a delivery given up as a warning (each with the delivery's id), and with
  * --json the record itself on stdout; also when the target falls behind.
  */
-function forwardingLines(context: Context, target: string, saveDir: string | undefined, givenUp: ForwardRecord[]): Omit<ForwarderEvents, 'onFault'> {
+function forwardingLines(context: Context, target: string, saveDir: string | undefined, givenUp: GivenUp): Omit<ForwarderEvents, 'onFault'> {
   const { out } = context;
   const where = saveDir ? `saved in ${terminalSafe(saveDir)}; \`webhook replay\` can send it later` : 'not saved (use --save to keep such deliveries)';
   return {
@@ -219,7 +219,7 @@ function forwardingLines(context: Context, target: string, saveDir: string | und
       const line = forwardLine(record, out.theme);
       if (record.outcome === 'delivered') return out.info(line);
       if (record.outcome === 'retrying') return out.warn(line);
-      givenUp.push(record);
+      keepGivenUp(givenUp, record);
       if (record.outcome === 'not_forwarded') return out.warn(`${line}, ${where}`);
       out.warn(`${line} (${saveDir ? where : 'not saved: use --save to keep such deliveries'})`);
     },
@@ -240,20 +240,38 @@ function finishingLine(waiting: number, target: string, timeoutSeconds: number, 
 /** Ids shown in the message about deliveries not forwarded, at most; the rest are counted. */
 const IDS_SHOWN = 10;
 
+/**
+ * What the end of the session says of the deliveries not forwarded: how many, and the first ids
+ * and saved files it names. Only those are kept: a session left running for days against an app
+ * that is down must not grow by a record for each delivery.
+ */
+interface GivenUp {
+  count: number;
+  ids: string[];
+  /** Saved files of the deliveries given up, the first IDS_SHOWN + 1 (one more tells that there are more). */
+  files: string[];
+}
+
+function keepGivenUp(givenUp: GivenUp, record: ForwardRecord): void {
+  givenUp.count++;
+  if (givenUp.ids.length < IDS_SHOWN) givenUp.ids.push(record.delivery);
+  if (record.saved !== null && givenUp.files.length <= IDS_SHOWN) givenUp.files.push(record.saved);
+}
+
 /** The message and hint about deliveries answered but never forwarded: which, and how to send them again. */
 function notForwarded(
-  records: ForwardRecord[],
+  givenUp: GivenUp,
   target: string,
   wholeTarget: boolean,
   saveDir: string | undefined,
 ): { message: string; hint: string } {
-  const ids = records.map((record) => record.delivery);
-  const named = ids.slice(0, IDS_SHOWN).join(', ') + (ids.length > IDS_SHOWN ? ` and ${ids.length - IDS_SHOWN} more` : '');
-  const message = `${ids.length} deliver${ids.length > 1 ? 'ies were' : 'y was'} answered but not forwarded to ${target}: ${named}`;
-  const files = records.flatMap(({ saved }) => (saved === null || saveDir === undefined ? [] : [join(saveDir, basename(saved))]));
+  const { count, ids } = givenUp;
+  const named = ids.join(', ') + (count > IDS_SHOWN ? ` and ${count - IDS_SHOWN} more` : '');
+  const message = `${count} deliver${count > 1 ? 'ies were' : 'y was'} answered but not forwarded to ${target}: ${named}`;
+  const files = saveDir === undefined ? [] : givenUp.files.map((saved) => join(saveDir, basename(saved)));
   const [first] = files;
   if (first === undefined) {
-    return { message, hint: `${ids.length > 1 ? 'they were' : 'it was'} not saved: run with --save <dir> to keep such deliveries for \`webhook replay\`` };
+    return { message, hint: `${count > 1 ? 'they were' : 'it was'} not saved: run with --save <dir> to keep such deliveries for \`webhook replay\`` };
   }
   const command = `svc-migrate webhook replay ${shellWord(first)} --url ${wholeTarget ? shellWord(target) : '<your app\'s URL>'}`;
   const others = files.length > 1 ? `; the others are saved beside it${files.length <= IDS_SHOWN ? `: ${files.slice(1).join(', ')}` : ` in ${saveDir ?? ''}`}` : '';
