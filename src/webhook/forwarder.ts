@@ -106,17 +106,20 @@ export function createForwarder(options: ForwarderOptions, events: ForwarderEven
   // Loaded once, when forwarding is on: undici is not needed at start-up otherwise.
   const sender = import('./sender.js');
 
-  const record = (delivery: ReceivedDelivery, fields: Pick<ForwardRecord, 'attempt' | 'outcome'> & Partial<ForwardRecord>): ForwardRecord => ({
+  const record = (delivery: ReceivedDelivery, { attempt, outcome, ...fields }: Pick<ForwardRecord, 'attempt' | 'outcome'> & Partial<ForwardRecord>): ForwardRecord => ({
     delivery: delivery.id,
     event: delivery.event,
     action: delivery.action ?? null,
     target,
     at: new Date(clock.now()).toISOString(),
+    // In the order docs/cli.md shows a line's fields.
+    attempt,
     max_attempts: maxAttempts,
     status: null,
     ms: null,
     error: null,
     response: null,
+    outcome,
     retry_in_ms: null,
     saved: options.savedAs(delivery) ?? null,
     ...fields,

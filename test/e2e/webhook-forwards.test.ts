@@ -59,6 +59,10 @@ describe('a forward that fails is a failure', () => {
           saved: null,
         })),
       );
+      // Each line's fields in the order docs/cli.md shows them.
+      expect(Object.keys(listener.forwards[0] ?? {})).toEqual(
+        ['delivery', 'event', 'action', 'target', 'at', 'attempt', 'max_attempts', 'status', 'ms', 'error', 'response', 'outcome', 'retry_in_ms', 'saved'],
+      );
       const stderr = listener.stderr();
       for (const one of sent) expect(stderr).toMatch(new RegExp(`warning:   → ${target} failed for ${one.id}: 500 in \\d+ ms: boom: database down \\(not saved`));
       expect(stderr).toMatch(/; forwards delivered 0, failed 2, retried 0\n/);
