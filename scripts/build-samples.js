@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { catalogueEvents } from './catalogue-events.js';
 import { DERIVED } from './sample-derivations.js';
 import { convert, MISSING } from './sample-fills.js';
-import { publishedPairs, RENAMED_EVENTS, schemaErrors, schemaProblems } from './webhook-schemas.js';
+import { ENVELOPE, publishedPairs, RENAMED_EVENTS, schemaErrors, schemaProblems } from './webhook-schemas.js';
 
 const require = createRequire(import.meta.url);
 export const FIXTURES = fileURLToPath(new URL('../test/fixtures/webhooks/', import.meta.url));
@@ -126,8 +126,12 @@ export function buildSamples() {
       return { key: pair.action, payload: {}, source: '' };
     }
     const base = structuredClone(sample(rule.from).payload);
+    const inherited = Object.keys(base);
     base.action = pair.action;
     const payload = rule.apply?.(base, (other) => structuredClone(sample(other).payload)) ?? base;
+    // What only the example's action carries (an edit's `changes` on a close) is a leftover: the
+    // schemas allow any other property, so only their names tell it apart. What the rule adds stays.
+    for (const property of inherited) if (!pair.properties.includes(property) && !ENVELOPE.includes(property)) delete payload[property];
     return { key: pair.action, payload, source: `derived from the ${rule.from} example`, adapted: `no published example of ${name}: derived from the ${rule.from} example; ${rule.note}` };
   }
 

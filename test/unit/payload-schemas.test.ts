@@ -94,6 +94,26 @@ describe('the catalogue\'s event/action pairs and GitHub\'s published webhook sc
     expect(samplePayload('dependency_alert', 'dismissed').alert).toMatchObject({ state: 'dismissed', dismissed_at: expect.any(String) });
   });
 
+  it('a derived payload carries nothing only the action it was derived from has (an edit\'s `changes` on a close)', () => {
+    // The schemas do not forbid other properties, so validity alone lets a leftover through.
+    // Each exception is a property the action carries that the published schema does not name.
+    const BEYOND_SCHEMA: Record<string, string[]> = {
+      // GitHub's project_column event: "the id of the column that this column now follows".
+      'project_column.moved': ['after_id'],
+    };
+    const envelope = ['action', 'repository', 'sender', 'organization', 'installation', 'enterprise'];
+    const leftovers: string[] = [];
+    for (const { event, action, properties } of PUBLISHED) {
+      const { payload, adapted } = examplePayload(event, action);
+      if (adapted === undefined) continue;
+      const allowed = [...properties, ...envelope, ...(BEYOND_SCHEMA[label(event, action)] ?? [])];
+      for (const property of Object.keys(payload)) if (!allowed.includes(property)) leftovers.push(`${label(event, action)}: ${property}`);
+    }
+    expect(leftovers).toEqual([]);
+    expect(samplePayload('discussion', 'closed')).not.toHaveProperty('changes');
+    expect(samplePayload('discussion', 'edited').changes).toEqual({ title: { from: expect.any(String) } });
+  });
+
   it('says where a payload was derived for want of a published example, and not otherwise', () => {
     expect(examplePayload('milestone', 'opened').adapted).toMatch(/^no published example of milestone\.opened: derived from the milestone\.closed example; /);
     expect(examplePayload('star', 'deleted').adapted).toBeUndefined();
