@@ -53,6 +53,7 @@ describe('payloads valid against the published schemas, through the built binary
       ['milestone', 'opened'],
       ['issues', 'locked'],
       ['discussion', 'answered'],
+      ['discussion', 'closed'],
       ['projects_v2', 'created'],
       ['ping'],
     ];
@@ -67,6 +68,9 @@ describe('payloads valid against the published schemas, through the built binary
     expect(listener.lines[1]!.payload.starred_at).toBeNull();
     expect(listener.lines[2]!.payload.milestone).toMatchObject({ state: 'open', closed_at: null });
     expect(listener.lines[3]!.payload.issue.locked).toBe(true);
+    // Derived from the edited example, without its `changes`.
+    expect(listener.lines[5]!.payload).toMatchObject({ discussion: { state: 'closed' } });
+    expect(listener.lines[5]!.payload).not.toHaveProperty('changes');
   }, 60_000);
 
   it('`listen` warns about an action the spec does not describe that lacks what its published schema requires, and only then', async () => {
