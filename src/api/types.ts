@@ -299,3 +299,22 @@ export const ARCHIVE_RETENTION_MS = 7 * 24 * 3_600_000;
 
 export const API_VERSION = '2026-03-10';
 export const API_MEDIA_TYPE = 'application/vnd.service+json';
+
+/**
+ * An organization as webhook payloads carry it (`organization`): the fields of GitHub's published
+ * organization-simple schema, which docs/service.md#webhook-envelope leaves undescribed (the sandbox sends it).
+ */
+export interface WebhookOrganization {
+  login: string;
+  id: number;
+  node_id: string;
+  url: string;
+  repos_url: string;
+  events_url: string;
+  hooks_url: string;
+  issues_url: string;
+  members_url: string;
+  public_members_url: string;
+  avatar_url: string;
+  description: string | null;
+}

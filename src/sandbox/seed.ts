@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { API_VERSION, type Owner, type Repository, SIMPLE_REPOSITORY_FIELDS, type SimpleRepository } from '../api/types.js';
+import { API_VERSION, type Owner, type Repository, SIMPLE_REPOSITORY_FIELDS, type SimpleRepository, type WebhookOrganization } from '../api/types.js';
 import { UsageError } from '../errors.js';
 
 /** The kinds of credential docs/service.md#authentication names; only `classic` may use the migration endpoints. */
@@ -142,25 +142,6 @@ export function ownerObject(login: string, id: number, type: 'User' | 'Organizat
     type,
     site_admin: false,
   };
-}
-
-/**
- * An organization as webhook payloads carry it (`organization`): the fields of GitHub's published
- * organization-simple schema, which docs/service.md#webhook-envelope leaves undescribed.
- */
-export interface WebhookOrganization {
-  login: string;
-  id: number;
-  node_id: string;
-  url: string;
-  repos_url: string;
-  events_url: string;
-  hooks_url: string;
-  issues_url: string;
-  members_url: string;
-  public_members_url: string;
-  avatar_url: string;
-  description: string | null;
 }
 
 export function organizationObject(login: string, id: number, bases: UrlBases): WebhookOrganization {

@@ -4,7 +4,7 @@ import type { Repository } from '../api/types.js';
 import { eventSpec } from '../webhook/catalogue.js';
 import { buildDelivery, type ContentKind, DELIVERY_CAP_BYTES } from '../webhook/delivery.js';
 import { examplePayload } from '../webhook/samples.js';
-import type { WebhookOrganization } from './seed.js';
+import type { WebhookOrganization } from '../api/types.js';
 
 // Outgoing deliveries of the sandbox (docs/service.md#webhook-delivery): hooks created by an admin
 // call on a repository, the organization, an app, an enterprise, a marketplace listing or a
