@@ -85,6 +85,8 @@ export default tseslint.config(
   },
   // Scripts, benchmarks and the bin shim are plain JavaScript outside the TypeScript project.
   { files: ['**/*.js', '**/*.mjs'], ...tseslint.configs.disableTypeChecked },
+  // The inspector's page script runs in a browser, not in Node.
+  { files: ['web/**/*.js'], languageOptions: { globals: globals.browser, sourceType: 'script' } },
 
   // A file that grows past this does more than one job: split it by job (docs/architecture.md#layers).
   { files: ['src/**/*.ts'], rules: { 'max-lines': ['error', { max: 400, skipBlankLines: false, skipComments: false }] } },

@@ -7,7 +7,7 @@ import type { Clock } from '../clock.js';
 import { UsageError } from '../errors.js';
 import type { EventFilter } from './catalogue.js';
 import type { ForwardHeader } from './forward-headers.js';
-import { createForwarder, type ForwarderEvents } from './forwarder.js';
+import { createForwarder, type ForwarderEvents, type ForwardRecord } from './forwarder.js';
 import { DeliveryRefused, type ReceivedDelivery, type ReceiverOptions, type Rejection, startReceiver } from './receiver.js';
 import type { DeliveryStore } from './store.js';
 
@@ -34,6 +34,19 @@ export interface ListenerOptions extends Pick<ReceiverOptions, 'host' | 'port' |
    * are then refused (503, to be delivered again) rather than their lines kept in memory.
    */
   outputBehind(): boolean;
+  /** Told of every delivery shown, refused and forwarded, after its answer (the inspector's page). */
+  observer?: ListenerObserver | undefined;
+}
+
+/**
+ * What a session hands on of each delivery, after the sender got its answer: it runs in the
+ * listener's turn of the event loop, so it only takes note and does its work later.
+ */
+export interface ListenerObserver {
+  delivered(deliveries: ReceivedDelivery[]): void;
+  rejected(rejection: Rejection): void;
+  /** Each forward attempt, and each delivery given up or not forwarded (forwarder.ts). */
+  forwarded(record: ForwardRecord): void;
 }
 
 export interface ListenerEvents {
@@ -88,7 +101,15 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
     filtered: 0,
     dropped: 0,
   };
-  const { filters, store } = options;
+  const { filters, store, observer } = options;
+  /** An observer's failure is ours, never the delivery's: it is reported as a fault. */
+  const observe = (tell: () => void) => {
+    try {
+      tell();
+    } catch (error) {
+      events.onFault(error);
+    }
+  };
   const wanted = (delivery: ReceivedDelivery) =>
     filters.length === 0 || filters.some((f) => f.event === delivery.event && (f.action === undefined || f.action === delivery.action));
   const { forwarding } = events;
@@ -110,6 +131,7 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
             if (record.outcome === 'delivered') summary.forward_delivered++;
             else if (record.outcome === 'failed') summary.forward_failed++;
             else if (record.outcome === 'not_forwarded') summary.forward_skipped++;
+            if (observer) observe(() => observer.forwarded(record));
             forwarding.onForward(record);
           },
           onFault: (error) => events.onFault(error),
@@ -165,6 +187,7 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
       // A redelivery is shown, but it is not a delivery taken: it does not count towards --max-deliveries.
       shown += shownNow.filter((delivery) => !delivery.duplicate).length;
       if (options.maxDeliveries !== undefined && shown >= options.maxDeliveries) stop(false);
+      if (observer && shownNow.length > 0) observe(() => observer.delivered(shownNow));
       try {
         events.onDeliveries(shownNow);
       } finally {
@@ -174,6 +197,7 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
     },
     onRejection(rejection) {
       summary.rejected++;
+      if (observer) observe(() => observer.rejected(rejection));
       events.onRejection(rejection);
     },
     onDrop() {

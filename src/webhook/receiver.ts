@@ -57,6 +57,12 @@ export interface Rejection {
   path: string;
   id?: string;
   event?: string;
+  /** Header names and values as received, in order. */
+  rawHeaders: string[];
+  /** The body, when it was read before the delivery was refused (a signature that does not match, say). */
+  body?: Buffer;
+  /** What the sender was answered. */
+  answer: string;
 }
 
 export interface ReceiverOptions {
@@ -100,10 +106,17 @@ export interface Receiver {
 /** A delivery refused with this status and reason; `accept` may throw one too. */
 export class DeliveryRefused extends Error {
   readonly status: number;
+  /** The body it came with, once read. */
+  body: Buffer | undefined;
   constructor(status: number, reason: string) {
     super(reason);
     this.status = status;
   }
+}
+
+/** What an accepted delivery is answered (200). */
+export function acceptedAnswer(delivery: ReceivedDelivery): string {
+  return `{"ok":true,"delivery":${JSON.stringify(delivery.id)},"duplicate":${delivery.duplicate}}`;
 }
 
 /** The verifying webhook receiver: an HTTP server (http-server.ts) that yields deliveries and rejections, and never prints. */
@@ -122,7 +135,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
     const batch = answering;
     answering = [];
     for (const { request, delivery } of batch) {
-      request.respond(200, `{"ok":true,"delivery":${JSON.stringify(delivery.id)},"duplicate":${delivery.duplicate}}`);
+      request.respond(200, acceptedAnswer(delivery));
     }
     try {
       options.delivered(batch.map(({ delivery }) => delivery));
@@ -137,6 +150,10 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
     const reason = error instanceof Error ? error.message : String(error);
     const id = request.headers[DELIVERY_HEADERS.delivery];
     const event = request.headers[DELIVERY_HEADERS.event];
+    // Our own failure (a full disk, a save directory gone) is ours to read on stderr: the sender
+    // learns that it failed and which delivery, never our paths or process.
+    const body = status === 500 ? { error: 'the receiver could not handle this delivery; it was not accepted', delivery: id ?? null } : { error: reason };
+    const answer = JSON.stringify(body);
     options.onRejection({
       receivedAt: new Date().toISOString(),
       status,
@@ -145,14 +162,14 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
       path: request.target,
       ...(id === undefined ? {} : { id }),
       ...(event === undefined ? {} : { event }),
+      rawHeaders: request.rawHeaders,
+      ...(error instanceof DeliveryRefused && error.body ? { body: error.body } : {}),
+      answer,
     });
-    // Our own failure (a full disk, a save directory gone) is ours to read on stderr: the sender
-    // learns that it failed and which delivery, never our paths or process.
-    const body = status === 500 ? { error: 'the receiver could not handle this delivery; it was not accepted', delivery: id ?? null } : { error: reason };
     // A body refused for what it is (400, 413), or a sender told to come back later (503): nothing more
     // is read from it. (A large body left unread closes the connection anyway: http-server.ts.)
     const close = status === 400 || status === 413 || status === 503;
-    request.respond(status, JSON.stringify(body), { close, retryAfterSeconds: status === 503 ? 1 : undefined });
+    request.respond(status, answer, { close, retryAfterSeconds: status === 503 ? 1 : undefined });
   }
 
   function handle(request: ServerRequest): Promise<void> {
@@ -170,7 +187,15 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
     const limit = BODY_LIMITS[kind];
     const declared = Number(headers['content-length']);
     if (declared > limit) throw new DeliveryRefused(413, `a body of ${declared} bytes is over the 25 MB payload limit`);
-    return request.readBody(limit).then((rawBody) => accept(request, kind, rawBody));
+    return request.readBody(limit).then((rawBody) => {
+      try {
+        return accept(request, kind, rawBody);
+      } catch (error) {
+        // Kept with the refusal: what a signature did not match is what the user wants to look at.
+        if (error instanceof DeliveryRefused) error.body = rawBody;
+        throw error;
+      }
+    });
   }
 
   function accept(request: ServerRequest, kind: ContentKind, rawBody: Buffer): Promise<void> | undefined {
@@ -296,14 +321,14 @@ function addressOf(request: ServerRequest): { host: string; path: string } {
 }
 
 /** The host of a Host field (`name`, `name:port`, `[v6]:port`); one with anything else after it is left whole, and no loopback name. */
-function withoutPort(host: string): string {
+export function withoutPort(host: string): string {
   const port = /:\d{1,5}$/.exec(host);
   const bare = port ? host.slice(0, port.index) : host;
   return bare.startsWith('[') || !bare.includes(':') ? bare : host;
 }
 
 /** `repository.full_name` when it is a string; a payload decides nothing else about the line printed for it. */
-function fullName(payload: Record<string, unknown>): string | undefined {
+export function fullName(payload: Record<string, unknown>): string | undefined {
   const repository = Object.hasOwn(payload, 'repository') ? payload.repository : undefined;
   if (typeof repository !== 'object' || repository === null || !Object.hasOwn(repository, 'full_name')) return undefined;
   const name = (repository as { full_name?: unknown }).full_name;

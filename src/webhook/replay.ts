@@ -1,6 +1,8 @@
 import { UsageError } from '../errors.js';
 import { readingReason } from '../system-errors.js';
 import { signatureHeaders } from './signature.js';
+import type { ForwardHeader } from './forward-headers.js';
+import type { PostResult } from './sender.js';
 import { listSaved, parseSaved, readSaved } from './store.js';
 
 export interface ReplayOutcome {
@@ -30,7 +32,6 @@ export async function replaySaved(
   const { entries, unreadable } = await listSaved(path).catch((error: unknown) => {
     throw new UsageError(`cannot read deliveries from ${path}: ${readingReason(error)}`);
   });
-  const { postDelivery, sendableHeaders } = await import('./sender.js');
   const skip = (file: string, error: string): ReplayOutcome => ({ file, status: null, ms: null, error, skipped: true });
   const outcomes = unreadable.map(({ name, reason }) => skip(name, reason));
   const total = outcomes.length + entries.length;
@@ -43,10 +44,8 @@ export async function replaySaved(
       outcomes.push(skip(entry.name, (error as Error).message.replace(`${entry.name} is `, '')));
       continue;
     }
-    const headers = sendableHeaders(delivery.rawHeaders, (name) => resignWith !== undefined && SIGNATURE.test(name));
-    if (resignWith !== undefined) headers.push(...Object.entries(signatureHeaders(delivery.body, resignWith)).flat());
     try {
-      const result = await postDelivery(url, headers, delivery.body, 30_000, signal);
+      const result = await resend(url, delivery.rawHeaders, delivery.body, { resignWith, signal });
       outcomes.push({ file: entry.name, status: result.status, ms: result.ms });
     } catch (error) {
       // The receiver may have it already: the one under way at Ctrl-C is named.
@@ -55,4 +54,25 @@ export async function replaySaved(
     }
   }
   return { outcomes, total, interrupted: false };
+}
+
+/**
+ * Sends a delivery again: its body byte for byte, its headers as received but those of its
+ * connection; with `resignWith`, both signatures made anew with that secret instead of its own;
+ * `added` fields (`--forward-header`) after them, where the delivery has none of that name.
+ */
+export async function resend(
+  url: string,
+  rawHeaders: string[],
+  body: Buffer,
+  options: { resignWith?: string | undefined; added?: readonly ForwardHeader[]; timeoutMs?: number; signal?: AbortSignal | undefined },
+): Promise<PostResult> {
+  const { postDelivery, sendableHeaders } = await import('./sender.js');
+  const { resignWith } = options;
+  const headers = sendableHeaders(rawHeaders, (name) => resignWith !== undefined && SIGNATURE.test(name));
+  if (resignWith !== undefined) headers.push(...Object.entries(signatureHeaders(body, resignWith)).flat());
+  const own = new Set(headers.filter((_, i) => i % 2 === 0).map((name) => name.toLowerCase()));
+  // As the forwarder sends them: a value's UTF-8 bytes, one character each for undici.
+  for (const { name, value } of options.added ?? []) if (!own.has(name.toLowerCase())) headers.push(name, Buffer.from(value).toString('latin1'));
+  return postDelivery(url, headers, body, options.timeoutMs ?? 30_000, options.signal);
 }

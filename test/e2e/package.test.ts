@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +22,8 @@ describe('the published package', () => {
     expect(dist).toEqual(expect.arrayContaining(['dist/cli.js', 'dist/cli.js.map', 'dist/cli-sandbox.js', 'dist/cli-version.js']));
     for (const code of dist.filter((f) => f.endsWith('.js'))) expect(dist).toContain(`${code}.map`);
     expect(files).toContain('samples/webhook-payloads.json');
+    // The inspector's page: its one script and one stylesheet, served from the package.
+    expect(files.filter((f) => f.startsWith('web/')).sort()).toEqual(['web/inspector.css', 'web/inspector.js']);
     // The help and README point users at these pages; the developers' docs stay in the repository.
     expect(files.filter((f) => f.startsWith('docs/')).sort()).toEqual(['docs/cli.md', 'docs/sandbox.md', 'docs/service.md']);
     expect(files.filter((f) => /^(src|test|bench|scripts)\/|tsconfig|eslint|knip/.test(f))).toEqual([]);
@@ -34,6 +36,28 @@ describe('the published package', () => {
     expect((await exec(bin, ['--help'])).stdout).toMatch(/Typical workflow/);
     expect((await exec(bin, ['completion', 'bash'])).stdout).toMatch(/^complete -F _svc_migrate svc-migrate$/m);
     expect((await exec(bin, ['webhook', 'events', '--json'])).stdout).toContain('"workflow_run"');
+    // The installed binary serves the inspector's page, script and stylesheet as shipped.
+    const listener = spawn(bin, ['webhook', 'listen', '--port', '0', '--inspect'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    try {
+      let stderr = '';
+      const page = await new Promise<string>((resolve, reject) => {
+        listener.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+          stderr += chunk;
+          const printed = /inspector on (\S+)/.exec(stderr);
+          if (printed) resolve(printed[1]!);
+        });
+        listener.once('exit', (code) => reject(new Error(`listen exited ${code}: ${stderr}`)));
+      });
+      const token = new URL(page).search;
+      expect(await (await fetch(page)).text()).toContain('<h1>Deliveries</h1>');
+      for (const file of ['inspector.js', 'inspector.css']) {
+        const served = await fetch(new URL(`/static/${file}${token}`, page));
+        expect(served.status).toBe(200);
+        expect(await served.text()).toBe(readFileSync(join(root, 'web', file), 'utf8'));
+      }
+    } finally {
+      listener.kill('SIGKILL');
+    }
     // --debug stack traces resolve through the map to the TypeScript sources (carried in the map).
     const map = JSON.parse(readFileSync(join(prefix, 'node_modules', 'svc-migrate', 'dist', 'cli.js.map'), 'utf8')) as {
       sources: string[];

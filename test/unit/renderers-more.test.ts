@@ -139,7 +139,7 @@ describe('webhook lines', () => {
   });
 
   it('draws a rejection on one inert line', () => {
-    const line = rejectionLine({ receivedAt: '', status: 401, reason: 'signature does not match', method: 'POST', path: `/x${ESC}[2J`, id: 'abc', event: 'push' });
+    const line = rejectionLine({ receivedAt: '', status: 401, reason: 'signature does not match', method: 'POST', path: `/x${ESC}[2J`, id: 'abc', event: 'push', rawHeaders: [], answer: '{}' });
     expect(line).toBe('rejected 401 POST /x\ufffd[2J push abc: signature does not match');
   });
 });

@@ -12,6 +12,7 @@ import { type EventFilter, parseEventFilter } from '../../webhook/catalogue.js';
 import { parseForwardHeaders, shownHeader } from '../../webhook/forward-headers.js';
 import type { ForwarderEvents, ForwardRecord } from '../../webhook/forwarder.js';
 import { targetUrl } from '../../webhook/target-url.js';
+import { DEFAULT_KEEP } from '../../webhook/inspector/log.js';
 import { type ListenSummary, startListener } from '../../webhook/listener.js';
 import { DEFAULT_MAX_CONNECTIONS, type ReceivedDelivery } from '../../webhook/receiver.js';
 import { type DeliveryStore, openStore, StoreError } from '../../webhook/store.js';
@@ -34,6 +35,9 @@ interface ListenOptions {
   dedupe: boolean;
   forwardQueue: number;
   maxConnections: number;
+  /** `--inspect` alone: a free port. */
+  inspect?: number | true;
+  inspectKeep?: number;
 }
 
 /** Retries of a forward at most: with waits up to 30 s each, 20 hold a delivery (and those behind it) about 8 minutes. */
@@ -81,6 +85,9 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
   }
   // `--events "$UNSET"` would show every event.
   if (options.events !== undefined && filters.length === 0) throw new UsageError('--events lists no events', { hint: 'name events such as push,issues.opened, or leave --events out for all' });
+  if (options.inspectKeep !== undefined && options.inspect === undefined) {
+    throw new UsageError('--inspect-keep is used only with --inspect', { hint: 'add --inspect to serve the page, or leave --inspect-keep out' });
+  }
   // `--forward-to "$UNSET"` is a mistake to say, not forwarding turned off.
   const target = options.forwardTo !== undefined ? targetUrl(options.forwardTo, '--forward-to') : undefined;
   // What is printed of the target: a password or token in its URL is the user's, never shown.
@@ -103,6 +110,17 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
     const where = terminalSafe(store.resolved === resolve(options.save) ? options.save : `${options.save} (${store.resolved})`);
     if (store.tightened) out.warn(`${where} was open to other users; it is now 0700 (saved deliveries hold private payloads)`);
   }
+  const inspection =
+    options.inspect === undefined
+      ? undefined
+      : await (await import('../common/inspector.js')).inspectListener({
+          port: options.inspect === true ? 0 : options.inspect,
+          keep: options.inspectKeep ?? DEFAULT_KEEP,
+          secrets,
+          forward: target === undefined ? undefined : { target, shown: shownTarget ?? '', timeoutMs: (options.forwardTimeout ?? 30) * 1000, headers: forwardHeaders },
+          saveDir: options.save,
+        });
+  if (inspection) context.defer(() => inspection.inspector.close());
   let lastDropWarning = Number.NEGATIVE_INFINITY;
   let unreported = 0;
   let dropReportDue = false;
@@ -131,6 +149,7 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
       signal: context.signal,
       clock: context.clock,
       outputBehind: () => out.behind(),
+      observer: inspection?.observer,
     },
     {
       // A burst of deliveries is printed with one write.
@@ -164,6 +183,11 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
   });
 
   out.essential(`listening on ${listener.url}${shownTarget ? `, forwarding to ${shownTarget}` : ''}${options.save ? `, saving to ${options.save}` : ''}`);
+  if (inspection) {
+    inspection.source.where = listener.url;
+    // The one place the token is shown: whoever has this address can read every delivery.
+    out.essential(`inspector on ${inspection.inspector.url}`);
+  }
   const forwardNotes = [
     forwardHeaders.length > 0 ? `each forward adds ${terminalSafe(forwardHeaders.map(shownHeader).join(', '))}` : '',
     retries > 0 ? `a failed forward is tried again up to ${retries} time${retries > 1 ? 's' : ''}` : '',
@@ -307,6 +331,8 @@ export function register(webhook: Command, run: Runner): void {
     .option('--no-dedupe', 'treat redeliveries (same X-Service-Delivery) as new')
     .option('--forward-queue <n>', 'deliveries waiting to be forwarded, at most; beyond, they are saved but not forwarded', parsePositiveInt, 1000)
     .option('--max-connections <n>', 'connections open at once; more are closed on arrival', parsePositiveInt, DEFAULT_MAX_CONNECTIONS)
+    .option('--inspect [port]', 'also serve a live page of the deliveries on 127.0.0.1 (default: a free port)', parsePort)
+    .option('--inspect-keep <n>', `deliveries the page keeps in memory (default ${DEFAULT_KEEP})`, parsePositiveInt)
     .addHelpText(
       'after',
       examples([
@@ -314,6 +340,7 @@ export function register(webhook: Command, run: Runner): void {
         'svc-migrate webhook listen --forward-to 3000/webhooks --forward-retries 3 --forward-header "Authorization: Bearer $APP_TOKEN" --save deliveries/',
         'svc-migrate webhook listen --port 0 --save deliveries/ --json --max-deliveries 1',
         'svc-migrate webhook listen --secret old --secret new --events push,pull_request.opened',
+        'svc-migrate webhook listen --secret "$SECRET" --forward-to 3000/webhooks --inspect',
       ]),
     )
     .action((options: ListenOptions, command: Command) =>

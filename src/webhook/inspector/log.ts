@@ -1,0 +1,172 @@
+import type { ContentKind } from '../delivery.js';
+
+// What the inspector's page lists: one record per delivery shown or refused (or saved, for
+// `webhook inspect`), the last `keep` of them, the oldest dropped first and counted.
+
+/** Deliveries the page keeps in memory by default (docs/cli.md, `--inspect-keep`). */
+export const DEFAULT_KEEP = 500;
+
+/** Bytes of bodies and headers the page keeps in memory at most: beyond, the oldest are dropped too. */
+const MAX_HELD_BYTES = 128 * 1024 * 1024;
+
+export type Verification =
+  | { state: 'verified'; algorithm: 'sha256' | 'sha1'; legacy: boolean; secret: number }
+  /** `reason`: why a saved delivery is unverified (no secret given, or none matched). */
+  | { state: 'unverified'; reason?: string }
+  | { state: 'refused'; status: number; reason: string };
+
+/** One forward attempt's end (forwarder.ts's record of it). */
+export interface ForwardAttempt {
+  /** Null for a delivery given up without an attempt (retries stopped by Ctrl-C, the queue full). */
+  attempt: number | null;
+  at: string;
+  status: number | null;
+  ms: number | null;
+  error: string | null;
+  /** The first characters of the target's answer. */
+  preview: string | null;
+}
+
+/** A delivery's forward: waiting, or where its attempts stand (the last one's outcome). */
+export interface ForwardState {
+  state: 'pending' | 'retrying' | 'delivered' | 'failed' | 'not_forwarded';
+  /** Attempts made, and at most (`--forward-retries` + 1). */
+  attempts: number;
+  maxAttempts: number;
+  /** Each attempt, oldest first: at most `--forward-retries` + 1, and a last record when given up. */
+  history: ForwardAttempt[];
+}
+
+/** A delivery's head and body, as received. */
+interface Exchange {
+  rawHeaders: string[];
+  /** Undefined for a request refused before its body was read. */
+  body: Buffer | undefined;
+}
+
+/** What the page shows of a delivery; `n` orders them and names them in the page's requests. */
+export interface InspectedDelivery {
+  n: number;
+  receivedAt: string;
+  method: string;
+  path: string;
+  id?: string | undefined;
+  event?: string | undefined;
+  action?: string | undefined;
+  hookId?: string | undefined;
+  repository?: string | undefined;
+  contentType?: ContentKind | undefined;
+  size: number;
+  verification: Verification;
+  warnings: string[];
+  duplicate: boolean;
+  /** What the sender was answered; unknown for a saved delivery (which was answered 200). */
+  answer?: { status: number; body: string } | undefined;
+  /** Only with a forward target. */
+  forward?: ForwardState | undefined;
+  /** The file a saved delivery was read from. */
+  file?: string | undefined;
+  /** Its head and body: held in memory, or read again from its file (which may have changed since). */
+  load(): Promise<Exchange>;
+  /** Bytes this record holds in memory. */
+  held: number;
+}
+
+export type LogChange =
+  | { kind: 'added' | 'updated'; record: InspectedDelivery }
+  /** `oldest`: the first record still kept. */
+  | { kind: 'dropped'; dropped: number; oldest: number };
+
+/**
+ * The last `keep` records (and at most `maxBytes` of what they hold), in arrival order. Listeners
+ * hear of each change as it happens: they note it and do their work later.
+ */
+export class DeliveryLog {
+  readonly keep: number;
+  private readonly maxBytes: number;
+  /** Insertion order is arrival order: the first key is the oldest. */
+  private readonly records = new Map<number, InspectedDelivery>();
+  private readonly listeners = new Set<(change: LogChange) => void>();
+  private next = 1;
+  private held = 0;
+  /** Records dropped from the list, or (`webhook inspect`) never listed. */
+  dropped = 0;
+
+  constructor(keep = DEFAULT_KEEP, maxBytes = MAX_HELD_BYTES) {
+    this.keep = keep;
+    this.maxBytes = maxBytes;
+  }
+
+  add(fields: Omit<InspectedDelivery, 'n'>): InspectedDelivery {
+    const record: InspectedDelivery = Object.assign(fields, { n: this.next++ });
+    this.records.set(record.n, record);
+    this.held += record.held;
+    this.tell({ kind: 'added', record });
+    let dropped = 0;
+    while (this.records.size > this.keep || (this.held > this.maxBytes && this.records.size > 1)) {
+      const [oldest] = this.records.values();
+      if (!oldest) break;
+      this.records.delete(oldest.n);
+      this.held -= oldest.held;
+      dropped++;
+    }
+    if (dropped > 0) {
+      this.dropped += dropped;
+      this.tell({ kind: 'dropped', dropped: this.dropped, oldest: this.oldest() });
+    }
+    return record;
+  }
+
+  /** A record kept changed (its forward ended). */
+  updated(record: InspectedDelivery): void {
+    if (this.records.get(record.n) === record) this.tell({ kind: 'updated', record });
+  }
+
+  get(n: number): InspectedDelivery | undefined {
+    return this.records.get(n);
+  }
+
+  /** The records kept, oldest first; only those after `n` when given. */
+  list(after = 0): InspectedDelivery[] {
+    const all = [...this.records.values()];
+    return after > 0 ? all.filter((record) => record.n > after) : all;
+  }
+
+  /** The number of the first record kept (the next one when none is). */
+  oldest(): number {
+    const [first] = this.records.keys() as IterableIterator<number>;
+    return first ?? this.next;
+  }
+
+  /** Calls `listener` at each change until the function returned is called. */
+  listen(listener: (change: LogChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private tell(change: LogChange): void {
+    for (const listener of this.listeners) listener(change);
+  }
+}
+
+/** What the page's list holds of a record (its detail is asked for when shown). */
+export function summaryOf(record: InspectedDelivery) {
+  return {
+    n: record.n,
+    receivedAt: record.receivedAt,
+    method: record.method,
+    path: record.path,
+    id: record.id ?? null,
+    event: record.event ?? null,
+    action: record.action ?? null,
+    repository: record.repository ?? null,
+    size: record.size,
+    verification: record.verification,
+    warnings: record.warnings,
+    duplicate: record.duplicate,
+    forward: record.forward ?? null,
+    file: record.file ?? null,
+  };
+}
+
+export type DeliverySummary = ReturnType<typeof summaryOf>;

@@ -1,0 +1,75 @@
+import { redactUrl } from '../../api/redact.js';
+import type { ForwardHeader } from '../forward-headers.js';
+import { resend } from '../replay.js';
+import type { InspectedDelivery } from './log.js';
+
+// The page's replay buttons: to the forward target, as the forwarder sends (headers as received,
+// body byte for byte); or to a URL typed in the page, as sent or signed anew with one of the
+// secrets given, named by its number: a secret never reaches the page.
+
+export interface ReplayTargets {
+  /** `listen --forward-to`: the target with its credentials, the time each forward gets, the fields it adds (`--forward-header`). */
+  forward?: { target: string; timeoutMs: number; headers: readonly ForwardHeader[] } | undefined;
+  secrets: string[];
+  /** The URL flags' one reading (target-url.ts) of what the page typed; throws with the reason. */
+  parseUrl(value: string): string;
+}
+
+/** Each replay gets this long to be answered (as `webhook replay`'s deliveries). */
+const REPLAY_TIMEOUT_MS = 30_000;
+
+interface Answer {
+  status: number;
+  answer: Record<string, unknown>;
+}
+
+const refused = (status: number, error: string): Answer => ({ status, answer: { error } });
+
+/** What the page asked for (a JSON body) done: the HTTP status and JSON to answer it with. */
+export async function replayAsked(record: InspectedDelivery, body: Buffer, targets: ReplayTargets, signal: AbortSignal): Promise<Answer> {
+  let ask: unknown;
+  try {
+    ask = JSON.parse(body.toString('utf8'));
+  } catch {
+    return refused(400, 'the request is not JSON');
+  }
+  if (typeof ask !== 'object' || ask === null || Array.isArray(ask)) return refused(400, 'the request is not a JSON object');
+  const { to, url, sign } = ask as Record<string, unknown>;
+  let target: string;
+  let resignWith: string | undefined;
+  let timeoutMs = REPLAY_TIMEOUT_MS;
+  let added: readonly ForwardHeader[] = [];
+  if (to === 'forward') {
+    if (!targets.forward) return refused(400, 'there is no forward target: start `webhook listen` with --forward-to');
+    ({ target, timeoutMs, headers: added } = targets.forward);
+  } else if (to === 'url') {
+    if (typeof url !== 'string' || url.trim() === '' || url.length > 4096) return refused(400, 'give the URL to send it to');
+    try {
+      target = targets.parseUrl(url.trim());
+    } catch (error) {
+      return refused(400, (error as Error).message);
+    }
+    if (sign !== undefined && sign !== 'as-sent') {
+      const count = targets.secrets.length;
+      if (typeof sign !== 'number' || !Number.isInteger(sign) || sign < 1 || sign > count) {
+        return refused(400, count === 0 ? 'no secret was given to sign with: it can be sent as it was' : `sign "as-sent" or with secret 1 to ${count}`);
+      }
+      resignWith = targets.secrets[sign - 1];
+    }
+  } else return refused(400, 'replay to "forward" or to "url"');
+  let loaded;
+  try {
+    loaded = await record.load();
+  } catch (error) {
+    return refused(410, `cannot read it again: ${(error as Error).message}`);
+  }
+  if (!loaded.body) return refused(409, 'its body was not read: the request was refused before it');
+  const shown = redactUrl(target);
+  const signed = resignWith === undefined ? 'as sent' : `signed with secret #${sign as number}`;
+  try {
+    const result = await resend(target, loaded.rawHeaders, loaded.body, { resignWith, added, timeoutMs, signal });
+    return { status: 200, answer: { sent: true, url: shown, signed, status: result.status, ms: result.ms, response: result.preview } };
+  } catch (error) {
+    return { status: 200, answer: { sent: false, url: shown, signed, error: (error as Error)?.message ?? String(error) } };
+  }
+}

@@ -1,0 +1,271 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { isLoopbackHost } from '../../api/transport-policy.js';
+import { CliError, ExitCode } from '../../errors.js';
+import { PACKAGE_ROOT } from '../../package-root.js';
+import { withoutPort } from '../receiver.js';
+import { type DeliveryLog, type InspectedDelivery, type LogChange, summaryOf } from './log.js';
+import { detailOf, droppedText, type PageSource, renderPage } from './page.js';
+import { type ReplayTargets, replayAsked } from './replay.js';
+
+// The inspector's HTTP server: node:http on 127.0.0.1 only, as the receiver's (src/webhook/http-server.ts)
+// with bounds of its own. Every request must carry the token printed at start (in its query, or the
+// page's X-Inspector-Token header), compared in constant time, and name this machine in its Host
+// (a page elsewhere cannot rebind its name to 127.0.0.1); a replay is a POST from this page's own
+// origin. Deliveries reach the page as server-sent events, written after the listener's turn.
+
+export interface InspectorOptions {
+  port: number;
+  log: DeliveryLog;
+  source: PageSource;
+  targets: ReplayTargets;
+}
+
+export interface Inspector {
+  /** The page's address, token included: printed once, at start. */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** The page's script and stylesheet, shipped beside the code (package.json `files`). */
+const ASSETS = {
+  '/static/inspector.js': { file: 'web/inspector.js', type: 'text/javascript; charset=utf-8' },
+  '/static/inspector.css': { file: 'web/inspector.css', type: 'text/css; charset=utf-8' },
+} as const;
+
+/** Drawn here, not fetched from anywhere: the page loads nothing from the network. */
+const ICON = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><circle cx="8" cy="8" r="6" fill="#3b6fd8"/></svg>';
+
+const SECURITY_HEADERS = {
+  'content-security-policy': 'default-src \'self\'; base-uri \'none\'; form-action \'none\'; frame-ancestors \'none\'; object-src \'none\'',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+  'x-frame-options': 'DENY',
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+};
+
+/** Connections open at once: a page holds two or three, each tab one more for its events. */
+const MAX_CONNECTIONS = 64;
+/** Event streams open at once; more are refused (503) until one closes. */
+const MAX_STREAMS = 16;
+/** Bytes of events a stream may leave unread: beyond, it is closed, and the browser reconnects from where it was. */
+const MAX_UNREAD = 8 * 1024 * 1024;
+/** A comment on every stream this often: a connection that died is noticed. */
+const HEARTBEAT_MS = 15_000;
+/** The body of a replay request, at most. */
+const MAX_REQUEST_BODY = 16 * 1024;
+
+export async function startInspector(options: InspectorOptions): Promise<Inspector> {
+  const { log, source } = options;
+  const assets = loadAssets();
+  const token = randomBytes(32).toString('base64url');
+  const tokenDigest = digest(token);
+  const streams = new Set<ServerResponse>();
+  const replays = new AbortController();
+  let inFlight = 0;
+
+  const server = createServer(
+    {
+      maxHeaderSize: 16 * 1024,
+      headersTimeout: 30_000,
+      requestTimeout: 60_000,
+      keepAliveTimeout: 5_000,
+      noDelay: true,
+    },
+    (request, response) => {
+      handle(request, response).catch((error: unknown) => {
+        if (!response.headersSent) send(response, 500, 'application/json', JSON.stringify({ error: (error as Error)?.message ?? String(error) }));
+        else response.destroy();
+      });
+    },
+  );
+  server.maxConnections = MAX_CONNECTIONS;
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const target = request.url ?? '';
+    const hosts = request.rawHeaders.filter((_, i) => i % 2 === 0 && request.rawHeaders[i]?.toLowerCase() === 'host').length;
+    const host = request.headers.host ?? '';
+    if (!target.startsWith('/') || hosts !== 1) return void send(response, 400, 'text/plain', 'bad request\n');
+    if (!isLoopbackHost(withoutPort(host))) return void send(response, 403, 'text/plain', 'this page is served to this machine only: open it at 127.0.0.1 or localhost\n');
+    const url = new URL(target, 'http://127.0.0.1');
+    const given = url.searchParams.get('token') ?? request.headers['x-inspector-token'];
+    if (typeof given !== 'string' || !timingSafeEqual(digest(given), tokenDigest)) {
+      return void send(response, 403, 'text/plain', 'forbidden: open the address with its token, as printed when the inspector started\n');
+    }
+    const { pathname } = url;
+    const method = request.method ?? '';
+    const replay = /^\/api\/deliveries\/(\d{1,15})\/replay$/.exec(pathname);
+    if (replay) {
+      if (method !== 'POST') return void send(response, 405, 'text/plain', 'replay is a POST\n', { allow: 'POST' });
+      return replayRoute(request, response, host, Number(replay[1]));
+    }
+    if (method !== 'GET' && method !== 'HEAD') return void send(response, 405, 'text/plain', 'this page is read with GET\n', { allow: 'GET, HEAD' });
+    if (pathname === '/') return void send(response, 200, 'text/html; charset=utf-8', renderPage(log, source, token));
+    if (pathname === '/static/icon.svg') return void send(response, 200, 'image/svg+xml', ICON);
+    const asset = assets.get(pathname);
+    if (asset) return void send(response, 200, asset.type, asset.content);
+    if (pathname === '/events') {
+      if (method === 'HEAD') return void send(response, 200, 'text/event-stream; charset=utf-8', '');
+      return void openStream(request, response, Number(url.searchParams.get('after') ?? 0));
+    }
+    if (pathname === '/api/deliveries') {
+      const list = { records: log.list().map(summaryOf), dropped: log.dropped, oldest: log.oldest(), text: droppedText(log, source) };
+      return void send(response, 200, 'application/json', JSON.stringify(list));
+    }
+    const one = /^\/api\/deliveries\/(\d{1,15})(\/body)?$/.exec(pathname);
+    const record = one ? log.get(Number(one[1])) : undefined;
+    if (!one) return void send(response, 404, 'text/plain', 'not found\n');
+    if (!record) return void send(response, 404, 'application/json', JSON.stringify({ error: 'this delivery is no longer in the list' }));
+    const loaded = await record.load().catch((error: unknown) => error as Error);
+    if (loaded instanceof Error) return void send(response, 410, 'application/json', JSON.stringify({ error: `cannot read it again: ${loaded.message}` }));
+    if (one[2]) {
+      if (!loaded.body) return void send(response, 404, 'application/json', JSON.stringify({ error: 'the body was not read: the request was refused before it' }));
+      return void send(response, 200, 'application/octet-stream', loaded.body, { 'content-disposition': `attachment; filename="${bodyFileName(record)}"` });
+    }
+    send(response, 200, 'application/json', JSON.stringify(await detailOf(record)));
+  }
+
+  async function replayRoute(request: IncomingMessage, response: ServerResponse, host: string, n: number): Promise<void> {
+    // Only this page may ask: a form or script of another origin (or a request from nowhere) may not.
+    const origin = request.headers.origin;
+    const site = request.headers['sec-fetch-site'];
+    if (origin !== `http://${host.toLowerCase()}` || (site !== undefined && site !== 'same-origin')) {
+      return void send(response, 403, 'application/json', JSON.stringify({ error: 'a replay is asked for by this page only (same origin)' }));
+    }
+    if (!/^application\/json\s*(;|$)/i.test(request.headers['content-type'] ?? '')) {
+      return void send(response, 415, 'application/json', JSON.stringify({ error: 'a replay request is JSON' }));
+    }
+    const body = await readBody(request, MAX_REQUEST_BODY);
+    if (body === undefined) return void send(response, 413, 'application/json', JSON.stringify({ error: 'the request is too large' }), { connection: 'close' });
+    const record = log.get(n);
+    if (!record) return void send(response, 404, 'application/json', JSON.stringify({ error: 'this delivery is no longer in the list' }));
+    if (inFlight >= 4) return void send(response, 429, 'application/json', JSON.stringify({ error: 'four replays are under way; try again once one ends' }));
+    inFlight++;
+    try {
+      const { status, answer } = await replayAsked(record, body, options.targets, replays.signal);
+      send(response, status, 'application/json', JSON.stringify(answer));
+    } finally {
+      inFlight--;
+    }
+  }
+
+  function openStream(request: IncomingMessage, response: ServerResponse, afterQuery: number): void {
+    if (streams.size >= MAX_STREAMS) return void send(response, 503, 'text/plain', 'too many pages are open\n', { 'retry-after': '5' });
+    // On a reconnection the browser says which delivery it saw last.
+    const lastSeen = Number(request.headers['last-event-id'] ?? afterQuery);
+    const after = Number.isSafeInteger(lastSeen) && lastSeen > 0 ? lastSeen : 0;
+    response.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'text/event-stream; charset=utf-8', connection: 'keep-alive' });
+    let text = 'retry: 1000\n\n';
+    if (log.dropped > 0) text += eventText({ kind: 'dropped', dropped: log.dropped, oldest: log.oldest() });
+    for (const record of log.list(after)) text += eventText({ kind: 'added', record });
+    response.write(text);
+    streams.add(response);
+    response.once('close', () => streams.delete(response));
+  }
+
+  /** Events waiting for the end of the turn: one write per stream for a burst of deliveries. */
+  let pending = '';
+  const flush = () => {
+    const text = pending;
+    pending = '';
+    for (const stream of streams) {
+      if (stream.writableLength > MAX_UNREAD) stream.destroy();
+      else stream.write(text);
+    }
+  };
+  const stopListening = log.listen((change) => {
+    if (streams.size === 0) return;
+    if (pending === '') setImmediate(flush);
+    pending += eventText(change, () => droppedText(log, source));
+  });
+  const heartbeat = setInterval(() => {
+    for (const stream of streams) stream.write(': \n\n');
+  }, HEARTBEAT_MS).unref();
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('the inspector is not listening on a TCP port');
+  const closed = new Promise<void>((resolve) => server.once('close', resolve));
+  return {
+    url: `http://127.0.0.1:${address.port}/?token=${token}`,
+    port: address.port,
+    close: async () => {
+      stopListening();
+      clearInterval(heartbeat);
+      replays.abort();
+      for (const stream of streams) stream.end();
+      server.close();
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
+
+function eventText(change: LogChange, dropped?: () => string): string {
+  switch (change.kind) {
+    case 'added':
+      return `id: ${change.record.n}\nevent: delivery\ndata: ${JSON.stringify(summaryOf(change.record))}\n\n`;
+    case 'updated':
+      return `event: update\ndata: ${JSON.stringify(summaryOf(change.record))}\n\n`;
+    case 'dropped':
+      return `event: dropped\ndata: ${JSON.stringify({ dropped: change.dropped, oldest: change.oldest, text: dropped?.() ?? null })}\n\n`;
+  }
+}
+
+function send(response: ServerResponse, status: number, type: string, body: string | Buffer, extra: Record<string, string> = {}): void {
+  const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+  response.writeHead(status, { ...SECURITY_HEADERS, ...extra, 'content-type': type, 'content-length': bytes.length });
+  response.end(response.req.method === 'HEAD' ? undefined : bytes);
+}
+
+/** The body, or undefined when it is over `limit` bytes. */
+function readBody(request: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        request.removeAllListeners('data');
+        request.resume();
+        resolve(undefined);
+      } else chunks.push(chunk);
+    });
+    request.once('end', () => resolve(Buffer.concat(chunks)));
+    request.once('error', reject);
+  });
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
+}
+
+/** A name for the downloaded body: the delivery's id where it is a plain one. */
+function bodyFileName(record: InspectedDelivery): string {
+  const id = record.id !== undefined && /^[A-Za-z0-9._-]{1,100}$/.test(record.id) && !record.id.startsWith('.') ? record.id : `delivery-${record.n}`;
+  return `${id}.body`;
+}
+
+function loadAssets(): Map<string, { type: string; content: Buffer }> {
+  const assets = new Map<string, { type: string; content: Buffer }>();
+  for (const [path, { file, type }] of Object.entries(ASSETS)) {
+    const where = new URL(file, PACKAGE_ROOT);
+    try {
+      assets.set(path, { type, content: readFileSync(where) });
+    } catch (error) {
+      const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+      throw new CliError(`the inspector's page is missing ${where.pathname} (${reason})`, ExitCode.Unexpected, { hint: 'reinstall svc-migrate: the file ships with it' });
+    }
+  }
+  return assets;
+}

@@ -1,0 +1,512 @@
+// The inspector's one script (svc-migrate webhook listen --inspect, webhook inspect): keeps the
+// list the server rendered live through server-sent events, filters it, and shows one delivery.
+// Everything that came with a delivery is set as text (textContent, value, title): nothing of it is
+// ever parsed as markup, and the page's Content-Security-Policy runs no script but this file.
+'use strict';
+
+(() => {
+  const config = document.body.dataset;
+  const token = new URLSearchParams(location.search).get('token') ?? '';
+  const withToken = (path) => `${path}${path.includes('?') ? '&' : '?'}token=${encodeURIComponent(token)}`;
+  const byId = (id) => document.getElementById(id);
+  const rows = byId('rows');
+  const detail = byId('detail');
+  const filters = { event: byId('filter-event'), action: byId('filter-action'), outcome: byId('filter-outcome') };
+  let shown = null;
+
+  // ---- text as the server draws it (src/webhook/inspector/page.ts) ----
+
+  /** Controls as their pictures, C1 and bidirectional overrides as U+FFFD: one line, in its own order. */
+  const visible = (text) =>
+    String(text).replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, (c) => {
+      const code = c.charCodeAt(0);
+      if (code < 0x20) return String.fromCharCode(0x2400 + code);
+      return code === 0x7f ? '\u2421' : '\ufffd';
+    });
+  /** As `visible`, but line breaks and tabs kept: for bodies. */
+  const visibleLines = (text) => String(text).split(/(\r\n|\n|\t)/).map((part, i) => (i % 2 ? part.replace('\r\n', '\n') : visible(part))).join('');
+  const CELL_CHARS = 200;
+  const cellText = (text) => visible(text.length > CELL_CHARS ? `${text.slice(0, CELL_CHARS)}…` : text);
+  const UNITS = ['B', 'KiB', 'MiB', 'GiB'];
+  const formatBytes = (bytes) => {
+    let value = bytes;
+    let unit = 0;
+    while (value >= 1024 && unit < UNITS.length - 1) {
+      value /= 1024;
+      unit++;
+    }
+    return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${UNITS[unit]}`;
+  };
+
+  /** An element with its class, text and children; attributes set as properties or attributes, never as markup. */
+  function el(tag, options = {}, children = []) {
+    const node = document.createElement(tag);
+    if (options.className) node.className = options.className;
+    if (options.text !== undefined) node.textContent = options.text;
+    for (const [name, value] of Object.entries(options.attrs ?? {})) node.setAttribute(name, value);
+    for (const child of children) if (child) node.append(child);
+    return node;
+  }
+
+  const eventName = (s) => (s.event === null ? `${s.method} ${s.path}` : `${s.event}${s.action === null ? '' : `.${s.action}`}`);
+
+  function trust(verification) {
+    if (verification.state === 'verified') return [`verified${verification.legacy ? ' (sha1)' : ''} · secret #${verification.secret}`];
+    if (verification.state === 'unverified') return ['unverified', verification.reason];
+    return [`refused ${verification.status}`, verification.reason];
+  }
+
+  function forwardText(forward) {
+    if (forward === null) return ['—'];
+    const last = forward.history.at(-1);
+    const tried = forward.history.filter((attempt) => attempt.attempt !== null).at(-1);
+    const answer = tried?.status === null || tried === undefined ? 'no answer' : String(tried.status);
+    const of = forward.maxAttempts > 1 ? ` · attempt ${forward.attempts} of ${forward.maxAttempts}` : '';
+    const said = last?.error ?? tried?.preview ?? undefined;
+    if (forward.state === 'pending') return ['…'];
+    if (forward.state === 'delivered') return [`${answer} · ${tried?.ms} ms${of}`, said];
+    if (forward.state === 'retrying') return [`${answer}, retrying${of}`, said];
+    if (forward.state === 'failed') return [`failed · ${answer}${of}`, said];
+    return ['not forwarded', said];
+  }
+
+  /** '1' when the target took it (a 2xx), '0' when it has not, '' while it waits or without a forward. */
+  function forwardOk(forward) {
+    if (forward === null || forward.state === 'pending') return '';
+    return forward.state === 'delivered' ? '1' : '0';
+  }
+
+  /** A list row: the same cells and data the server's `row` draws. */
+  function row(s) {
+    const cells = [
+      ['time', s.receivedAt.slice(11, 19), s.receivedAt],
+      ['event', eventName(s)],
+      ['id', s.id ?? '—'],
+      ['verification', ...trust(s.verification)],
+      ['warnings', s.warnings.length === 0 ? '' : String(s.warnings.length), s.warnings.join('; ')],
+      ['size', formatBytes(s.size)],
+      ['forward', ...forwardText(s.forward)],
+    ];
+    const tr = el('tr', { attrs: { tabindex: '0' } });
+    const data = {
+      n: String(s.n),
+      event: s.event ?? '',
+      action: s.action ?? '',
+      outcome: s.verification.state,
+      warnings: String(s.warnings.length),
+      forward: s.forward?.state ?? '',
+      forwardOk: forwardOk(s.forward),
+      duplicate: s.duplicate ? '1' : '0',
+    };
+    for (const [name, value] of Object.entries(data)) tr.dataset[name] = visible(value);
+    for (const [name, text, title] of cells) {
+      const td = el('td', { className: name, text: cellText(text) });
+      if (title) td.title = cellText(title);
+      tr.append(td);
+    }
+    return tr;
+  }
+
+  // ---- the list: live, filtered ----
+
+  const rowOf = (n) => rows.querySelector(`tr[data-n="${Number(n)}"]`);
+
+  function add(summary) {
+    const existing = rowOf(summary.n);
+    if (existing) return update(summary);
+    const tr = row(summary);
+    rows.prepend(tr);
+    config.last = String(Math.max(Number(config.last), summary.n));
+    offer(tr);
+    filter();
+  }
+
+  function update(summary) {
+    const old = rowOf(summary.n);
+    if (!old) return;
+    const tr = row(summary);
+    tr.className = old.className;
+    old.replaceWith(tr);
+    filter();
+    if (shown?.n === summary.n) {
+      shown.forward = summary.forward;
+      const section = byId('forward-section');
+      if (section) section.replaceWith(forwardSection(shown));
+    }
+  }
+
+  function dropped(state) {
+    for (const tr of [...rows.rows]) if (Number(tr.dataset.n) < state.oldest) tr.remove();
+    const notice = byId('dropped');
+    if (state.text) notice.textContent = state.text;
+    notice.hidden = state.dropped === 0;
+    filter();
+  }
+
+  /** The event and action of a row offered in the filters. */
+  function offer(tr) {
+    for (const [name, select] of [['event', filters.event], ['action', filters.action]]) {
+      const value = tr.dataset[name];
+      if (!value || [...select.options].some((option) => option.value === value)) continue;
+      select.append(el('option', { text: cellText(value), attrs: { value } }));
+    }
+  }
+
+  function matches(tr) {
+    const data = tr.dataset;
+    if (filters.event.value && data.event !== filters.event.value) return false;
+    if (filters.action.value && data.action !== filters.action.value) return false;
+    switch (filters.outcome.value) {
+      case 'verified':
+      case 'unverified':
+      case 'refused':
+        return data.outcome === filters.outcome.value;
+      case 'warnings':
+        return data.warnings !== '0';
+      case 'forward-failed':
+        return data.forwardOk === '0';
+      case 'duplicate':
+        return data.duplicate === '1';
+      default:
+        return true;
+    }
+  }
+
+  function filter() {
+    let count = 0;
+    for (const tr of rows.rows) {
+      tr.hidden = !matches(tr);
+      if (!tr.hidden) count++;
+    }
+    const total = rows.rows.length;
+    byId('count').textContent = count === total ? `${total} deliver${total === 1 ? 'y' : 'ies'}` : `${count} of ${total} shown`;
+    byId('empty').hidden = total > 0;
+  }
+
+  function status(text, state) {
+    const node = byId('status');
+    node.textContent = text;
+    node.dataset.state = state;
+  }
+
+  // ---- one delivery ----
+
+  async function api(path, init = {}) {
+    const response = await fetch(path, { ...init, headers: { 'X-Inspector-Token': token, ...(init.headers ?? {}) } });
+    const answer = await response.json().catch(() => ({ error: `answered ${response.status}` }));
+    return { ok: response.ok, answer };
+  }
+
+  async function open(n) {
+    for (const tr of rows.querySelectorAll('tr.selected')) tr.classList.remove('selected');
+    rowOf(n)?.classList.add('selected');
+    history.replaceState(null, '', `${location.pathname}${location.search}#${n}`);
+    detail.hidden = false;
+    detail.replaceChildren(el('p', { className: 'loading', text: 'loading…' }));
+    const { ok, answer } = await api(`/api/deliveries/${n}`);
+    if (!ok) {
+      detail.replaceChildren(el('p', { className: 'error', text: visible(answer.error ?? 'cannot show it') }), closeButton());
+      return;
+    }
+    shown = answer;
+    draw(answer);
+  }
+
+  function closeButton() {
+    const button = el('button', { className: 'close', text: 'Close', attrs: { type: 'button' } });
+    button.addEventListener('click', () => {
+      detail.hidden = true;
+      shown = null;
+      for (const tr of rows.querySelectorAll('tr.selected')) tr.classList.remove('selected');
+      history.replaceState(null, '', `${location.pathname}${location.search}`);
+    });
+    return button;
+  }
+
+  function facts(pairs) {
+    const list = el('dl', { className: 'facts' });
+    for (const [name, value] of pairs) if (value !== undefined && value !== null) list.append(el('dt', { text: name }), el('dd', { text: visible(value) }));
+    return list;
+  }
+
+  function draw(d) {
+    const [verification, why] = trust(d.verification);
+    const parts = [
+      el('header', { className: 'detail-head' }, [el('h2', { text: visible(eventName(d)) }), closeButton()]),
+      facts([
+        ['Delivery', d.id ?? '—'],
+        ['Received', d.receivedAt],
+        ['Verification', why ? `${verification}: ${why}` : verification],
+        ['Repository', d.repository],
+        ['Redelivery', d.duplicate ? 'yes: answered, not saved or forwarded again' : null],
+        ['File', d.file],
+      ]),
+    ];
+    if (d.warnings.length > 0) parts.push(el('ul', { className: 'warnings' }, d.warnings.map((w) => el('li', { text: visible(w) }))));
+    parts.push(actions(d));
+    parts.push(el('h3', { text: 'Request' }), el('pre', { className: 'request-line', text: visible(`${d.method} ${d.path} HTTP/1.1`) }));
+    const headers = el('table', { className: 'headers' });
+    for (const [name, value] of d.headers) headers.append(el('tr', {}, [el('th', { text: visible(name) }), el('td', { text: visible(value) })]));
+    parts.push(headers);
+    parts.push(payloadSection(d));
+    parts.push(el('h3', { text: 'Raw body' }));
+    if (d.body === null) parts.push(el('p', { text: 'The body was not read: the request was refused before it.' }));
+    else {
+      const note = `${formatBytes(d.body.bytes)}${d.body.utf8 ? '' : ', not UTF-8 (shown as Latin-1)'}${d.body.truncated ? ', the start shown: download it for the whole' : ''}`;
+      parts.push(el('p', { className: 'note', text: note }), el('pre', { className: 'raw', text: visibleLines(d.body.text) }));
+    }
+    parts.push(el('h3', { text: 'Our answer' }));
+    if (d.answer) parts.push(el('p', { text: `${d.answer.status}` }), el('pre', { className: 'answer', text: visible(d.answer.body) }));
+    else parts.push(el('p', { text: 'Saved deliveries were answered 200 once saved.' }));
+    if (config.mode === 'listen') parts.push(forwardSection(d));
+    detail.replaceChildren(...parts);
+  }
+
+  function forwardSection(d) {
+    const section = el('section', { attrs: { id: 'forward-section' } }, [el('h3', { text: 'Forward' })]);
+    const f = d.forward;
+    const target = visible(config.forward);
+    if (f === null) {
+      section.append(el('p', { text: config.forward ? 'Not forwarded: a redelivery is not forwarded again.' : 'No forward target (--forward-to).' }));
+      return section;
+    }
+    if (f.state === 'pending') {
+      section.append(el('p', { className: 'forward-result', text: `Waiting to be forwarded to ${target}.` }));
+      return section;
+    }
+    const last = f.history.at(-1);
+    const tried = f.history.filter((attempt) => attempt.attempt !== null).at(-1);
+    const of = `attempt ${f.attempts} of ${f.maxAttempts}`;
+    const failure = tried === undefined ? '' : tried.status === null ? `got no answer (${tried.error})` : `answered ${tried.status}`;
+    const summary = {
+      delivered: `${target} answered ${tried?.status} in ${tried?.ms} ms (${of})`,
+      retrying: `${target} ${failure} (${of}); it is tried again`,
+      failed: `${target} ${failure} (${of})${last?.attempt === null ? `; ${last.error}` : ''}`,
+      not_forwarded: `Not forwarded: ${last?.error ?? ''}`,
+    }[f.state];
+    section.append(el('p', { className: `forward-result${f.state === 'delivered' ? '' : ' error'}`, text: visible(summary) }));
+    const attempts = el('ol', { className: 'attempts' });
+    for (const attempt of f.history) {
+      if (attempt.attempt === null) continue;
+      const what = attempt.status === null ? `no answer: ${attempt.error}` : `answered ${attempt.status} in ${attempt.ms} ms`;
+      const item = el('li', {}, [el('span', { text: visible(`attempt ${attempt.attempt}, ${attempt.at.slice(11, 19)} UTC: ${what}`) })]);
+      if (attempt.preview) item.append(el('pre', { className: 'forward-preview', text: visible(attempt.preview) }));
+      attempts.append(item);
+    }
+    if (attempts.children.length > 0) section.append(attempts);
+    return section;
+  }
+
+  // ---- actions: replay, curl, copies ----
+
+  const bodyFileName = (d) => (d.id !== null && /^[A-Za-z0-9._-]{1,100}$/.test(d.id) && !d.id.startsWith('.') ? `${d.id}.body` : `delivery-${d.n}.body`);
+  const quote = (text) => `'${text.replace(/'/g, '\'\\\'\'')}'`;
+  const CONNECTION_FIELDS = new Set(['host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-connection', 'expect']);
+
+  function curlCommand(d, url) {
+    const lines = [`curl -X POST ${quote(url)}`];
+    for (const [name, value] of d.headers) if (!CONNECTION_FIELDS.has(name.toLowerCase())) lines.push(`-H ${quote(`${name}: ${value}`)}`);
+    lines.push(`--data-binary @${quote(bodyFileName(d))}`);
+    return lines.join(' \\\n  ');
+  }
+
+  function defaultUrl(d) {
+    if (config.mode === 'listen') return config.where;
+    const host = d.headers.find(([name]) => name.toLowerCase() === 'host');
+    return host ? `http://${host[1]}${d.path}` : '';
+  }
+
+  function actions(d) {
+    const result = el('output', { className: 'result', attrs: { role: 'status' } });
+    const say = (text, error = false) => {
+      result.textContent = visible(text);
+      result.classList.toggle('error', error);
+    };
+    const box = el('div', { className: 'actions' });
+    const sendable = d.body !== null;
+    if (config.forward) {
+      const button = el('button', { className: 'replay-forward', text: `Replay to ${visible(config.forward)}`, attrs: { type: 'button' } });
+      button.disabled = !sendable;
+      button.addEventListener('click', () => replay(d.n, { to: 'forward' }, say));
+      box.append(button);
+    }
+    const form = el('form', { className: 'replay-url' });
+    const url = el('input', { attrs: { type: 'text', name: 'url', 'aria-label': 'URL to replay to', spellcheck: 'false' } });
+    url.value = defaultUrl(d);
+    const sign = el('select', { attrs: { name: 'sign', 'aria-label': 'signature' } }, [el('option', { text: 'as sent', attrs: { value: 'as-sent' } })]);
+    for (let i = 1; i <= Number(config.secrets); i++) sign.append(el('option', { text: `re-signed with secret #${i}`, attrs: { value: String(i) } }));
+    const go = el('button', { text: 'Replay to this URL', attrs: { type: 'submit' } });
+    go.disabled = !sendable;
+    form.append(url, sign, go);
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      replay(d.n, { to: 'url', url: url.value, sign: sign.value === 'as-sent' ? 'as-sent' : Number(sign.value) }, say);
+    });
+    const curlText = el('textarea', { className: 'curl', attrs: { readonly: '', rows: '6', 'aria-label': 'curl command' } });
+    curlText.hidden = true;
+    const curl = el('button', { className: 'copy-curl', text: 'Copy as curl', attrs: { type: 'button' } });
+    curl.disabled = !sendable;
+    curl.addEventListener('click', () => {
+      curlText.value = curlCommand(d, url.value);
+      curlText.hidden = false;
+      copy(curlText.value, `curl command copied; it reads the body from ${bodyFileName(d)}: download it beside`, say);
+    });
+    const download = el('a', { className: 'download-body', text: 'Download body', attrs: { href: withToken(`/api/deliveries/${d.n}/body`), download: bodyFileName(d) } });
+    if (!sendable) download.hidden = true;
+    const copyPayload = el('button', { className: 'copy-payload', text: 'Copy payload', attrs: { type: 'button' } });
+    copyPayload.disabled = d.payload === null;
+    copyPayload.addEventListener('click', () => copy(d.payload, 'payload copied', say));
+    box.append(form, el('div', { className: 'copies' }, [curl, download, copyPayload]), result, curlText);
+    return box;
+  }
+
+  async function replay(n, ask, say) {
+    say('sending…');
+    try {
+      const { answer } = await api(`/api/deliveries/${n}/replay`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(ask) });
+      if (answer.sent === true) say(`${answer.url} answered ${answer.status} in ${answer.ms} ms (${answer.signed})${answer.response ? `: ${answer.response}` : ''}`);
+      else if (answer.sent === false) say(`could not send to ${answer.url}: ${answer.error}`, true);
+      else say(`not sent: ${answer.error}`, true);
+    } catch (error) {
+      say(`not sent: ${error.message}`, true);
+    }
+  }
+
+  function copy(text, done, say) {
+    navigator.clipboard.writeText(text).then(
+      () => say(done),
+      () => say('the browser refused to copy: select the text and copy it yourself', true),
+    );
+  }
+
+  // ---- the payload as a tree, with search ----
+
+  /** Nodes drawn at most by "Expand all": a payload of thousands of keys stays usable. */
+  const EXPAND_BUDGET = 3000;
+  const STRING_CHARS = 10000;
+  const pathKey = (path) => path.join('\u0000');
+
+  function payloadSection(d) {
+    const section = el('section', { className: 'payload' }, [el('h3', { text: 'Payload' })]);
+    if (d.payload === null) {
+      section.append(el('p', { text: visible(d.payloadError ?? 'none') }));
+      return section;
+    }
+    let value;
+    try {
+      value = JSON.parse(d.payload);
+    } catch (error) {
+      section.append(el('p', { className: 'error', text: `not JSON: ${error.message}` }), el('pre', { className: 'raw', text: visibleLines(d.payload) }));
+      return section;
+    }
+    const search = el('input', { className: 'search', attrs: { type: 'search', placeholder: 'Search keys and values', 'aria-label': 'search the payload' } });
+    const count = el('span', { className: 'matches' });
+    const expand = el('button', { text: 'Expand all', attrs: { type: 'button' } });
+    const collapse = el('button', { text: 'Collapse all', attrs: { type: 'button' } });
+    const holder = el('div', { className: 'tree' });
+    const render = (view) => holder.replaceChildren(node(value, 'payload', [], view));
+    render({ open: new Set([pathKey([])]), matches: new Set(), budget: { left: Infinity } });
+    let timer;
+    search.addEventListener('input', () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        const query = search.value.trim().toLowerCase();
+        if (!query) {
+          count.textContent = '';
+          return render({ open: new Set([pathKey([])]), matches: new Set(), budget: { left: Infinity } });
+        }
+        const found = find(value, query);
+        count.textContent = `${found.matches.size}${found.more ? '+' : ''} match${found.matches.size === 1 ? '' : 'es'}`;
+        render({ ...found, budget: { left: Infinity } });
+      }, 120);
+    });
+    expand.addEventListener('click', () => render({ open: 'all', matches: new Set(), budget: { left: EXPAND_BUDGET } }));
+    collapse.addEventListener('click', () => render({ open: new Set(), matches: new Set(), budget: { left: Infinity } }));
+    section.append(el('div', { className: 'tree-tools' }, [search, count, expand, collapse]), holder);
+    return section;
+  }
+
+  /** Paths of keys and values holding `query` (the first 500), and the nodes to open to show them. */
+  function find(root, query) {
+    const matches = new Set();
+    const open = new Set([pathKey([])]);
+    let more = false;
+    const walk = (value, path) => {
+      if (matches.size >= 500) return void (more = true);
+      const key = path.at(-1);
+      const hit = (key !== undefined && String(key).toLowerCase().includes(query)) ||
+        ((value === null || typeof value !== 'object') && String(value).toLowerCase().includes(query));
+      if (hit) {
+        matches.add(pathKey(path));
+        for (let i = 0; i < path.length; i++) open.add(pathKey(path.slice(0, i)));
+      }
+      if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) walk(v, [...path, k]);
+    };
+    walk(root, []);
+    return { open, matches, more };
+  }
+
+  function node(value, name, path, view) {
+    const key = pathKey(path);
+    const label = el('span', { className: 'key', text: visible(name) });
+    if (view.matches.has(key)) label.classList.add('match');
+    if (value === null || typeof value !== 'object') {
+      const text = typeof value === 'string' ? JSON.stringify(value.length > STRING_CHARS ? `${value.slice(0, STRING_CHARS)}…` : value) : String(value);
+      const shownValue = el('span', { className: `value ${value === null ? 'null' : typeof value}`, text: visible(text) });
+      if (view.matches.has(key)) shownValue.classList.add('match');
+      return el('div', { className: 'leaf' }, [label, el('span', { className: 'colon', text: ': ' }), shownValue]);
+    }
+    const entries = Object.entries(value);
+    const kind = Array.isArray(value) ? `[${entries.length}]` : `{${entries.length}}`;
+    const details = el('details', { className: 'branch' }, [el('summary', {}, [label, el('span', { className: 'kind', text: ` ${kind}` })])]);
+    const children = el('div', { className: 'children' });
+    details.append(children);
+    let drawn = false;
+    const drawChildren = () => {
+      if (drawn) return;
+      drawn = true;
+      for (const [k, v] of entries) children.append(node(v, k, [...path, k], view));
+    };
+    const opened = view.open === 'all' ? view.budget.left-- > 0 : view.open.has(key);
+    if (opened) {
+      details.open = true;
+      drawChildren();
+    }
+    details.addEventListener('toggle', () => details.open && drawChildren());
+    return details;
+  }
+
+  // ---- start ----
+
+  for (const tr of rows.rows) offer(tr);
+  for (const select of Object.values(filters)) select.addEventListener('change', filter);
+  byId('filters').addEventListener('submit', (event) => event.preventDefault());
+  rows.addEventListener('click', (event) => {
+    const tr = event.target.closest('tr');
+    if (tr) open(tr.dataset.n);
+  });
+  rows.addEventListener('keydown', (event) => {
+    const tr = event.target.closest('tr');
+    if (!tr) return;
+    if (event.key === 'Enter' || event.key === ' ') {
+      event.preventDefault();
+      open(tr.dataset.n);
+    } else if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
+      event.preventDefault();
+      let next = event.key === 'ArrowDown' ? tr.nextElementSibling : tr.previousElementSibling;
+      while (next?.hidden) next = event.key === 'ArrowDown' ? next.nextElementSibling : next.previousElementSibling;
+      next?.focus();
+    }
+  });
+  filter();
+  if (/^#\d+$/.test(location.hash)) open(location.hash.slice(1));
+
+  if (config.mode === 'listen') {
+    const events = new EventSource(withToken(`/events?after=${Number(config.last)}`));
+    events.addEventListener('open', () => status('live', 'live'));
+    events.addEventListener('error', () => status('disconnected: trying again… (has `webhook listen` stopped?)', 'down'));
+    events.addEventListener('delivery', (event) => add(JSON.parse(event.data)));
+    events.addEventListener('update', (event) => update(JSON.parse(event.data)));
+    events.addEventListener('dropped', (event) => dropped(JSON.parse(event.data)));
+  }
+})();
