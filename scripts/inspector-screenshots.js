@@ -48,7 +48,7 @@ const { receiver, page: pageUrl } = await new Promise((resolve, reject) => {
 const send = (event, ...args) => run(process.execPath, [bin, 'webhook', 'send', '--url', receiver, '--event', event, ...args]).catch(() => {});
 const browser = await chromium.launch({ executablePath: browserPath });
 try {
-  const page = await browser.newPage({ viewport: { width: 1360, height: 760 }, deviceScaleFactor: 1 });
+  const page = await browser.newPage({ viewport: { width: 1360, height: 420 }, deviceScaleFactor: 1 });
   await page.goto(pageUrl);
   await send('ping', '--secret', 'new');
   await send('push', '--secret', 'new');
