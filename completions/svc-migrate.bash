@@ -7,7 +7,7 @@ _svc_migrate() {
   for word in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
     [[ "$word" == -* ]] && continue
     candidate="${path:+$path }$word"
-    for known in 'start' 'status' 'list' 'repos' 'download' 'delete-archive' 'unlock' 'export' 'archive' 'archive verify' 'archive inspect' 'webhook' 'webhook listen' 'webhook send' 'webhook replay' 'webhook verify' 'webhook events' 'auth' 'auth login' 'auth status' 'auth logout' 'config' 'config get' 'config set' 'config unset' 'config list' 'config path' 'completion' 'sandbox'; do
+    for known in 'start' 'status' 'list' 'repos' 'download' 'delete-archive' 'unlock' 'export' 'archive' 'archive verify' 'archive inspect' 'webhook' 'webhook listen' 'webhook send' 'webhook replay' 'webhook inspect' 'webhook verify' 'webhook events' 'auth' 'auth login' 'auth status' 'auth logout' 'config' 'config get' 'config set' 'config unset' 'config list' 'config path' 'completion' 'sandbox'; do
       [[ "$known" == "$candidate" ]] && path="$candidate"
     done
   done
@@ -156,7 +156,7 @@ _svc_migrate() {
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'listen send replay verify events' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'listen send replay inspect verify events' -- "$cur")); fi ;;
     'webhook listen')
       case "$prev" in
           --port) COMPREPLY=(); return ;;
@@ -172,13 +172,15 @@ _svc_migrate() {
           --max-deliveries) COMPREPLY=(); return ;;
           --forward-queue) COMPREPLY=(); return ;;
           --max-connections) COMPREPLY=(); return ;;
+          --inspect) COMPREPLY=(); return ;;
+          --inspect-keep) COMPREPLY=(); return ;;
           --org) COMPREPLY=(); return ;;
           --base-url) COMPREPLY=(); return ;;
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--port --host --path --secret --events --forward-to --forward-timeout --forward-retries --forward-header --save --max-deliveries --no-dedupe --forward-queue --max-connections -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--port --host --path --secret --events --forward-to --forward-timeout --forward-retries --forward-header --save --max-deliveries --no-dedupe --forward-queue --max-connections --inspect --inspect-keep -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'webhook send')
       case "$prev" in
           --url) COMPREPLY=(); return ;;
@@ -206,6 +208,20 @@ _svc_migrate() {
           --max-wait) COMPREPLY=(); return ;;
       esac
       if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--url --resign --secret -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
+    'webhook inspect')
+      case "$prev" in
+          --port) COMPREPLY=(); return ;;
+          --secret) COMPREPLY=(); return ;;
+          --forward-to) COMPREPLY=(); return ;;
+          --forward-timeout) COMPREPLY=(); return ;;
+          --keep) COMPREPLY=(); return ;;
+          --org) COMPREPLY=(); return ;;
+          --base-url) COMPREPLY=(); return ;;
+          --token) COMPREPLY=(); return ;;
+          --api-version) COMPREPLY=(); return ;;
+          --max-wait) COMPREPLY=(); return ;;
+      esac
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--port --secret --forward-to --forward-timeout --keep -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
     'webhook verify')
       case "$prev" in
           --signature) COMPREPLY=(); return ;;

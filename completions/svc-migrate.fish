@@ -248,11 +248,12 @@ complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen
 complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from archive' -l max-wait -x -d 'longest rate-limit wait to sit through (default 5m)'
 complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from archive' -l insecure -d 'allow sending the token over plain HTTP to a host beyond loopback'
 complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from archive' -s h -l help -d 'show help'
-complete -c svc-migrate -n '__fish_seen_subcommand_from webhook; and not __fish_seen_subcommand_from listen send replay verify events' -a listen
-complete -c svc-migrate -n '__fish_seen_subcommand_from webhook; and not __fish_seen_subcommand_from listen send replay verify events' -a send
-complete -c svc-migrate -n '__fish_seen_subcommand_from webhook; and not __fish_seen_subcommand_from listen send replay verify events' -a replay
-complete -c svc-migrate -n '__fish_seen_subcommand_from webhook; and not __fish_seen_subcommand_from listen send replay verify events' -a verify
-complete -c svc-migrate -n '__fish_seen_subcommand_from webhook; and not __fish_seen_subcommand_from listen send replay verify events' -a events
+complete -c svc-migrate -n '__fish_seen_subcommand_from webhook; and not __fish_seen_subcommand_from listen send replay inspect verify events' -a listen
+complete -c svc-migrate -n '__fish_seen_subcommand_from webhook; and not __fish_seen_subcommand_from listen send replay inspect verify events' -a send
+complete -c svc-migrate -n '__fish_seen_subcommand_from webhook; and not __fish_seen_subcommand_from listen send replay inspect verify events' -a replay
+complete -c svc-migrate -n '__fish_seen_subcommand_from webhook; and not __fish_seen_subcommand_from listen send replay inspect verify events' -a inspect
+complete -c svc-migrate -n '__fish_seen_subcommand_from webhook; and not __fish_seen_subcommand_from listen send replay inspect verify events' -a verify
+complete -c svc-migrate -n '__fish_seen_subcommand_from webhook; and not __fish_seen_subcommand_from listen send replay inspect verify events' -a events
 complete -c svc-migrate -n '__fish_seen_subcommand_from webhook' -s V -l version -d 'print the version'
 complete -c svc-migrate -n '__fish_seen_subcommand_from webhook' -l org -x -d 'organization (env SVC_ORG)'
 complete -c svc-migrate -n '__fish_seen_subcommand_from webhook' -l base-url -x -d 'API root, e.g. https://api.example.com (env SVC_BASE_URL)'
@@ -281,6 +282,8 @@ complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_
 complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_subcommand_from webhook' -l no-dedupe -d 'treat redeliveries (same X-Service-Delivery) as new'
 complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_subcommand_from webhook' -l forward-queue -x -d 'deliveries waiting to be forwarded, at most; beyond, they are saved bu'
 complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_subcommand_from webhook' -l max-connections -x -d 'connections open at once; more are closed on arrival'
+complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_subcommand_from webhook' -l inspect -x -d 'also serve a live page of the deliveries on 127.0.0.1 (default: a free'
+complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_subcommand_from webhook' -l inspect-keep -x -d 'deliveries the page keeps in memory (default 500)'
 complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_subcommand_from webhook' -s V -l version -d 'print the version'
 complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_subcommand_from webhook' -l org -x -d 'organization (env SVC_ORG)'
 complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_subcommand_from webhook' -l base-url -x -d 'API root, e.g. https://api.example.com (env SVC_BASE_URL)'
@@ -334,6 +337,26 @@ complete -c svc-migrate -n '__fish_seen_subcommand_from replay; and __fish_seen_
 complete -c svc-migrate -n '__fish_seen_subcommand_from replay; and __fish_seen_subcommand_from webhook' -l max-wait -x -d 'longest rate-limit wait to sit through (default 5m)'
 complete -c svc-migrate -n '__fish_seen_subcommand_from replay; and __fish_seen_subcommand_from webhook' -l insecure -d 'allow sending the token over plain HTTP to a host beyond loopback'
 complete -c svc-migrate -n '__fish_seen_subcommand_from replay; and __fish_seen_subcommand_from webhook' -s h -l help -d 'show help'
+complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from webhook' -F
+complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from webhook' -l port -x -d 'port on 127.0.0.1 (default: a free one)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from webhook' -l secret -x -d 'verify with it, and offer it for re-signing replays; repeat for severa'
+complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from webhook' -l forward-to -x -d 'where "replay to the forward target" sends (a port or path means local'
+complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from webhook' -l forward-timeout -x -d 'time limit of each replay to it (default 30)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from webhook' -l keep -x -d 'the newest deliveries listed'
+complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from webhook' -s V -l version -d 'print the version'
+complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from webhook' -l org -x -d 'organization (env SVC_ORG)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from webhook' -l base-url -x -d 'API root, e.g. https://api.example.com (env SVC_BASE_URL)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from webhook' -l token -x -d 'bearer token (env SVC_TOKEN; or `auth login`)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from webhook' -l api-version -x -d 'X-Service-Api-Version to send (env SVC_API_VERSION)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from webhook' -l sandbox -d 'run against a local emulator of the service started in-process'
+complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from webhook' -l json -d 'machine output on stdout; messages on stderr (list, status, repos: --j'
+complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from webhook' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from webhook' -s q -l quiet -d 'less output: results, warnings and errors only'
+complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from webhook' -l debug -d 'HTTP trace on stderr with credentials redacted (env SVC_DEBUG=1)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from webhook' -l no-input -d 'never prompt; a missing value is a usage error'
+complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from webhook' -l max-wait -x -d 'longest rate-limit wait to sit through (default 5m)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from webhook' -l insecure -d 'allow sending the token over plain HTTP to a host beyond loopback'
+complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from webhook' -s h -l help -d 'show help'
 complete -c svc-migrate -n '__fish_seen_subcommand_from verify; and __fish_seen_subcommand_from webhook' -l signature -x -d 'the X-Hub-Signature-256 (sha256=…) or X-Hub-Signature (sha1=…) value'
 complete -c svc-migrate -n '__fish_seen_subcommand_from verify; and __fish_seen_subcommand_from webhook' -l secret -x -d 'the webhook secret (env SVC_WEBHOOK_SECRET)'
 complete -c svc-migrate -n '__fish_seen_subcommand_from verify; and __fish_seen_subcommand_from webhook' -s V -l version -d 'print the version'
