@@ -156,11 +156,32 @@ async function stop(child) {
   await once(child, 'exit');
 }
 
+/**
+ * `listen --inspect`: a page follows the list as a browser tab would, its event stream read by curl
+ * in a process of its own (not this one, which runs the load generator).
+ */
+async function followPage(receiver) {
+  // Printed on the line after the receiver's address.
+  let line;
+  for (let waited = 0; !(line = receiver.lines.find((text) => text.startsWith('inspector on '))); waited += 10) {
+    if (waited > 5000) throw new Error('listen --inspect printed no inspector address');
+    await sleep(10);
+  }
+  const page = new URL(line.slice('inspector on '.length));
+  const follower = spawn('curl', ['-sN', `${page.origin}/events${page.search}`], { stdio: ['ignore', 'ignore', 'ignore'] });
+  // Its first bytes are the stream's start: from then on each delivery is written to it.
+  await sleep(500);
+  return follower;
+}
+
 /** One receiver under `drive` (saturation by default); `readAddress` is where it prints its address. */
 async function measureReceiver(args, readAddress, headers, body, drive = load) {
   const receiver = startProcess(args, readAddress);
+  let follower;
   try {
-    const result = await drive(await receiver.address, headers, body, receiver.child.pid);
+    const url = await receiver.address;
+    if (args.includes('--inspect')) follower = await followPage(receiver);
+    const result = await drive(url, headers, body, receiver.child.pid);
     if (result.non2xx > 0 || result.errors > 0 || result['2xx'] === 0) {
       throw new Error(`${args.join(' ')}: ${result['2xx']} 2xx, ${result.non2xx} non-2xx answers, ${result.errors} errors`);
     }
@@ -172,6 +193,7 @@ async function measureReceiver(args, readAddress, headers, body, drive = load) {
     }
     return result;
   } finally {
+    follower?.kill();
     await stop(receiver.child);
   }
 }
@@ -205,9 +227,11 @@ export async function receiverBench() {
     floorChecked: [[fileURLToPath(new URL('./floor-receiver.js', import.meta.url)), SECRET], 'stdout', delivery.headers],
     // Each delivery written, fsync'd and renamed, the directory fsync'd, before its 200.
     save: [[BIN, 'webhook', 'listen', '--port', '0', '--secret', SECRET, '--save', saveDir], 'stderr', delivery.headers],
+    // The inspector's page served, and followed: each delivery kept and sent down its event stream.
+    inspect: [[BIN, 'webhook', 'listen', '--port', '0', '--secret', SECRET, '--inspect'], 'stderr', delivery.headers],
   };
   const only = process.env.BENCH_RECEIVERS?.split(',');
-  const results = { ours: [], octokit: [], floor: [], floorChecked: [], save: [], oursPaced: [], octokitPaced: [] };
+  const results = { ours: [], octokit: [], floor: [], floorChecked: [], save: [], inspect: [], oursPaced: [], octokitPaced: [] };
   // Interleaved, so a slow spell of the machine does not fall on one receiver only.
   for (let i = 0; i < RUNS; i++) {
     for (const [name, [args, readAddress, headers]] of Object.entries(receivers)) {
@@ -233,6 +257,10 @@ export async function receiverBench() {
   if (results.ours.length) process.stderr.write(`receiver ours/octokit per round: ${perRound('ours').join(' ')}\n`);
   if (results.floorChecked.length) process.stderr.write(`receiver floorChecked/octokit per round: ${perRound('floorChecked').join(' ')}\n`);
   if (results.save.length) process.stderr.write(`receiver save/octokit per round: ${perRound('save').join(' ')}\n`);
+  if (results.inspect.length && results.ours.length) {
+    const againstOurs = results.inspect.map((r, i) => (r.requests.average / results.ours[i].requests.average).toFixed(2));
+    process.stderr.write(`receiver inspect/ours per round: ${againstOurs.join(' ')}\n`);
+  }
   for (const name of ['oursPaced', 'octokitPaced']) {
     const list = results[name].map((r) => `p50 ${r.p50.toFixed(3)} p99 ${r.p99.toFixed(3)} ms, CPU ${r.cpu.toFixed(1)}%, ${r.rate.toFixed(1)}/s, timer lag ≤ ${r.lag.toFixed(1)} ms`);
     if (list.length) process.stderr.write(`receiver ${name} at ${PACED_RATE}/s: ${list.join('; ')}\n`);
@@ -258,6 +286,15 @@ export async function receiverBench() {
       baseline: rate('octokit'),
       baselineName: '@octokit/webhooks createNodeMiddleware (saves nothing)',
       target: undefined,
+      higherIsBetter: true,
+      unit: 'req/s',
+    },
+    {
+      name: 'webhook receiver with --inspect, its page following the list (each delivery kept and streamed), requests/s',
+      ours: rate('inspect'),
+      baseline: rate('ours'),
+      baselineName: 'webhook listen without --inspect',
+      target: 0.9,
       higherIsBetter: true,
       unit: 'req/s',
     },

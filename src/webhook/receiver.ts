@@ -115,7 +115,7 @@ export class DeliveryRefused extends Error {
 }
 
 /** What an accepted delivery is answered (200). */
-export function acceptedAnswer(delivery: ReceivedDelivery): string {
+export function acceptedAnswer(delivery: Pick<ReceivedDelivery, 'id' | 'duplicate'>): string {
   return `{"ok":true,"delivery":${JSON.stringify(delivery.id)},"duplicate":${delivery.duplicate}}`;
 }
 

@@ -6,7 +6,7 @@ import type { ContentKind } from '../delivery.js';
 /** Deliveries the page keeps in memory by default (docs/cli.md, `--inspect-keep`). */
 export const DEFAULT_KEEP = 500;
 
-/** Bytes of bodies and headers the page keeps in memory at most: beyond, the oldest are dropped too. */
+/** Bytes of bodies the page keeps in memory at most: beyond, the oldest are dropped too. */
 const MAX_HELD_BYTES = 128 * 1024 * 1024;
 
 export type Verification =
@@ -38,7 +38,7 @@ export interface ForwardState {
 }
 
 /** A delivery's head and body, as received. */
-interface Exchange {
+export interface Exchange {
   rawHeaders: string[];
   /** Undefined for a request refused before its body was read. */
   body: Buffer | undefined;
@@ -60,33 +60,31 @@ export interface InspectedDelivery {
   verification: Verification;
   warnings: string[];
   duplicate: boolean;
-  /** What the sender was answered; unknown for a saved delivery (which was answered 200). */
-  answer?: { status: number; body: string } | undefined;
+  /** What the sender was answered (made when shown); unknown for a saved delivery (which was answered 200). */
+  answer?: (() => { status: number; body: string }) | undefined;
   /** Only with a forward target. */
   forward?: ForwardState | undefined;
   /** The file a saved delivery was read from. */
   file?: string | undefined;
   /** Its head and body: held in memory, or read again from its file (which may have changed since). */
   load(): Promise<Exchange>;
-  /** Bytes this record holds in memory. */
+  /** Bytes of body this record holds in memory. */
   held: number;
 }
 
-export type LogChange =
-  | { kind: 'added' | 'updated'; record: InspectedDelivery }
-  /** `oldest`: the first record still kept. */
-  | { kind: 'dropped'; dropped: number; oldest: number };
+/** A record added (older ones may have been dropped: `dropped` and `oldest()` say), or one kept that changed. */
+export type LogListener = (change: 'added' | 'updated', record: InspectedDelivery) => void;
 
 /**
  * The last `keep` records (and at most `maxBytes` of what they hold), in arrival order. Listeners
- * hear of each change as it happens: they note it and do their work later.
+ * hear of each change as it happens, in the listener's turn: they note it and do their work later.
  */
 export class DeliveryLog {
   readonly keep: number;
   private readonly maxBytes: number;
   /** Insertion order is arrival order: the first key is the oldest. */
   private readonly records = new Map<number, InspectedDelivery>();
-  private readonly listeners = new Set<(change: LogChange) => void>();
+  private readonly listeners = new Set<LogListener>();
   private next = 1;
   private held = 0;
   /** Records dropped from the list, or (`webhook inspect`) never listed. */
@@ -97,29 +95,25 @@ export class DeliveryLog {
     this.maxBytes = maxBytes;
   }
 
-  add(fields: Omit<InspectedDelivery, 'n'>): InspectedDelivery {
-    const record: InspectedDelivery = Object.assign(fields, { n: this.next++ });
+  /** Adds `record`, numbering it (its `n` is replaced): called for each delivery, so it allocates nothing of its own. */
+  add(record: InspectedDelivery): InspectedDelivery {
+    record.n = this.next++;
     this.records.set(record.n, record);
     this.held += record.held;
-    this.tell({ kind: 'added', record });
-    let dropped = 0;
     while (this.records.size > this.keep || (this.held > this.maxBytes && this.records.size > 1)) {
-      const [oldest] = this.records.values();
-      if (!oldest) break;
+      const oldest = this.records.values().next().value as InspectedDelivery;
       this.records.delete(oldest.n);
       this.held -= oldest.held;
-      dropped++;
+      this.dropped++;
     }
-    if (dropped > 0) {
-      this.dropped += dropped;
-      this.tell({ kind: 'dropped', dropped: this.dropped, oldest: this.oldest() });
-    }
+    for (const listener of this.listeners) listener('added', record);
     return record;
   }
 
-  /** A record kept changed (its forward ended). */
+  /** A record kept changed (its forward's attempt ended). */
   updated(record: InspectedDelivery): void {
-    if (this.records.get(record.n) === record) this.tell({ kind: 'updated', record });
+    if (this.records.get(record.n) !== record) return;
+    for (const listener of this.listeners) listener('updated', record);
   }
 
   get(n: number): InspectedDelivery | undefined {
@@ -139,13 +133,9 @@ export class DeliveryLog {
   }
 
   /** Calls `listener` at each change until the function returned is called. */
-  listen(listener: (change: LogChange) => void): () => void {
+  listen(listener: LogListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
-  }
-
-  private tell(change: LogChange): void {
-    for (const listener of this.listeners) listener(change);
   }
 }
 

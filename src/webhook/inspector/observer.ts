@@ -1,12 +1,13 @@
 import type { ForwardRecord } from '../forwarder.js';
 import type { ListenerObserver } from '../listener.js';
-import { acceptedAnswer, type Rejection } from '../receiver.js';
-import type { DeliveryLog, InspectedDelivery } from './log.js';
+import type { ContentKind } from '../delivery.js';
+import { acceptedAnswer, type ReceivedDelivery, type Rejection } from '../receiver.js';
+import type { DeliveryLog, Exchange, ForwardState, InspectedDelivery, Verification } from './log.js';
 
 /**
  * `listen --inspect`: each delivery shown or refused becomes a record of the log, and each forward's
- * end updates its record. Called after the sender got its answer; it copies references only (the
- * body, the header list), so it costs a delivery nothing it would notice.
+ * attempt updates its record. Called after the sender got its answer; it copies references only
+ * (the body, the header list), so it costs a delivery nothing it would notice.
  */
 export function logObserver(log: DeliveryLog, forwarding: boolean): ListenerObserver {
   /**
@@ -17,31 +18,7 @@ export function logObserver(log: DeliveryLog, forwarding: boolean): ListenerObse
   return {
     delivered(deliveries) {
       for (const delivery of deliveries) {
-        const rawHeaders = delivery.rawHeaders();
-        const body = delivery.rawBody;
-        const { verification } = delivery;
-        const record = log.add({
-          receivedAt: delivery.receivedAt,
-          method: delivery.method,
-          path: delivery.path,
-          id: delivery.id,
-          event: delivery.event,
-          action: delivery.action,
-          hookId: delivery.hookId,
-          repository: delivery.repository,
-          contentType: delivery.contentType,
-          size: body.length,
-          verification: verification.verified
-            ? { state: 'verified', algorithm: verification.algorithm ?? 'sha256', legacy: verification.legacy === true, secret: verification.secret ?? 1 }
-            : { state: 'unverified' },
-          warnings: delivery.warnings,
-          duplicate: delivery.duplicate,
-          answer: { status: 200, body: acceptedAnswer(delivery) },
-          // A redelivery is not forwarded again.
-          forward: forwarding && !delivery.duplicate ? { state: 'pending', attempts: 0, maxAttempts: 0, history: [] } : undefined,
-          load: () => Promise.resolve({ rawHeaders, body }),
-          held: body.length + headBytes(rawHeaders),
-        });
+        const record = log.add(new Shown(delivery, forwarding));
         if (record.forward) {
           const queue = waiting.get(delivery.id);
           if (queue) queue.push(record);
@@ -51,20 +28,20 @@ export function logObserver(log: DeliveryLog, forwarding: boolean): ListenerObse
     },
     rejected(rejection: Rejection) {
       const { rawHeaders, body } = rejection;
-      const header = (name: string) => headerValue(rawHeaders, name);
       log.add({
+        n: 0,
         receivedAt: rejection.receivedAt,
         method: rejection.method,
         path: rejection.path,
         id: rejection.id,
         event: rejection.event,
-        size: body?.length ?? (Number(header('content-length')) || 0),
+        size: body?.length ?? (Number(headerValue(rawHeaders, 'content-length')) || 0),
         verification: { state: 'refused', status: rejection.status, reason: rejection.reason },
         warnings: [],
         duplicate: false,
-        answer: { status: rejection.status, body: rejection.answer },
+        answer: () => ({ status: rejection.status, body: rejection.answer }),
         load: () => Promise.resolve({ rawHeaders, body }),
-        held: (body?.length ?? 0) + headBytes(rawHeaders),
+        held: body?.length ?? 0,
       });
     },
     forwarded(forward: ForwardRecord) {
@@ -86,10 +63,65 @@ export function logObserver(log: DeliveryLog, forwarding: boolean): ListenerObse
   };
 }
 
-function headBytes(rawHeaders: string[]): number {
-  let bytes = 0;
-  for (const field of rawHeaders) bytes += field.length + 2;
-  return bytes;
+const UNVERIFIED: Verification = { state: 'unverified' };
+
+/**
+ * A delivery the listener showed, as the page keeps it: built for every delivery, so it is one
+ * object of one shape, its body and header list held by reference, what the page asks for
+ * (its head and body, the answer it got) made when asked.
+ */
+class Shown implements InspectedDelivery {
+  n = 0;
+  readonly receivedAt: string;
+  readonly method: string;
+  readonly path: string;
+  readonly id: string;
+  readonly event: string;
+  readonly action: string | undefined;
+  readonly hookId: string | undefined;
+  readonly repository: string | undefined;
+  readonly contentType: ContentKind;
+  readonly size: number;
+  readonly verification: Verification;
+  readonly warnings: string[];
+  readonly duplicate: boolean;
+  readonly forward: ForwardState | undefined;
+  readonly file = undefined;
+  readonly held: number;
+  private readonly rawHeaders: string[];
+  private readonly body: Buffer;
+
+  constructor(delivery: ReceivedDelivery, forwarding: boolean) {
+    this.receivedAt = delivery.receivedAt;
+    this.method = delivery.method;
+    this.path = delivery.path;
+    this.id = delivery.id;
+    this.event = delivery.event;
+    this.action = delivery.action;
+    this.hookId = delivery.hookId;
+    this.repository = delivery.repository;
+    this.contentType = delivery.contentType;
+    this.body = delivery.rawBody;
+    this.size = this.body.length;
+    this.held = this.body.length;
+    this.rawHeaders = delivery.rawHeaders();
+    const { verification } = delivery;
+    this.verification = verification.verified
+      ? { state: 'verified', algorithm: verification.algorithm ?? 'sha256', legacy: verification.legacy === true, secret: verification.secret ?? 1 }
+      : UNVERIFIED;
+    this.warnings = delivery.warnings;
+    this.duplicate = delivery.duplicate;
+    // A redelivery is not forwarded again.
+    this.forward = forwarding && !delivery.duplicate ? { state: 'pending', attempts: 0, maxAttempts: 0, history: [] } : undefined;
+  }
+
+  load(): Promise<Exchange> {
+    return Promise.resolve({ rawHeaders: this.rawHeaders, body: this.body });
+  }
+
+  answer(): { status: number; body: string } {
+    return { status: 200, body: acceptedAnswer(this) };
+  }
 }
 
 /** The first value of a header field, by its name in any case. */

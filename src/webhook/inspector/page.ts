@@ -219,7 +219,7 @@ export async function detailOf(record: InspectedDelivery): Promise<Record<string
   const headers: [string, string][] = [];
   for (let i = 0; i < rawHeaders.length; i += 2) headers.push([rawHeaders[i] as string, rawHeaders[i + 1] as string]);
   const kind = record.contentType ?? contentKind(headerValue(rawHeaders, 'content-type'));
-  return { ...summaryOf(record), headers, answer: record.answer ?? null, ...bodyOf(kind, body) };
+  return { ...summaryOf(record), headers, answer: record.answer?.() ?? null, ...bodyOf(kind, body) };
 }
 
 /** Characters of the raw body shown in the page; the whole of it is a download away. */

@@ -27,7 +27,7 @@ export interface SavedLog {
 export async function readSavedLog(dir: string, keep: number, secrets: string[]): Promise<SavedLog> {
   const { entries, unreadable } = await listSaved(dir);
   const log = new DeliveryLog(keep);
-  const listed: Omit<InspectedDelivery, 'n'>[] = [];
+  const listed: InspectedDelivery[] = [];
   let next = entries.length - 1;
   for (; next >= 0 && listed.length < keep; next--) {
     const entry = entries[next] as SavedEntry;
@@ -42,7 +42,7 @@ export async function readSavedLog(dir: string, keep: number, secrets: string[])
       const again = parseSaved(entry.name, await readSaved(entry.file));
       return { rawHeaders: again.rawHeaders, body: again.body };
     };
-    listed.push({ ...describeSaved(saved, secrets), file: entry.name, load, held: 0 });
+    listed.push({ ...describeSaved(saved, secrets), n: 0, file: entry.name, load, held: 0 });
   }
   for (const record of listed.reverse()) log.add(record);
   // The older files are not read: they count as deliveries, not listed.

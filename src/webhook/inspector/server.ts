@@ -5,7 +5,7 @@ import { isLoopbackHost } from '../../api/transport-policy.js';
 import { CliError, ExitCode } from '../../errors.js';
 import { PACKAGE_ROOT } from '../../package-root.js';
 import { withoutPort } from '../receiver.js';
-import { type DeliveryLog, type InspectedDelivery, type LogChange, summaryOf } from './log.js';
+import { type DeliveryLog, type InspectedDelivery, summaryOf } from './log.js';
 import { detailOf, droppedText, type PageSource, renderPage } from './page.js';
 import { type ReplayTargets, replayAsked } from './replay.js';
 
@@ -160,27 +160,45 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     const after = Number.isSafeInteger(lastSeen) && lastSeen > 0 ? lastSeen : 0;
     response.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'text/event-stream; charset=utf-8', connection: 'keep-alive' });
     let text = 'retry: 1000\n\n';
-    if (log.dropped > 0) text += eventText({ kind: 'dropped', dropped: log.dropped, oldest: log.oldest() });
-    for (const record of log.list(after)) text += eventText({ kind: 'added', record });
+    if (log.dropped > 0) text += droppedEvent(log.dropped, log.oldest(), null);
+    for (const record of log.list(after)) text += addedEvent(record);
     response.write(text);
     streams.add(response);
     response.once('close', () => streams.delete(response));
   }
 
-  /** Events waiting for the end of the turn: one write per stream for a burst of deliveries. */
-  let pending = '';
+  // What changed is noted as it happens and written at the end of the turn, one write per stream
+  // for a burst: a delivery added then dropped within it is never sent, and however many were
+  // dropped, the page is told once.
+  const added: InspectedDelivery[] = [];
+  const updated = new Set<InspectedDelivery>();
+  let toldDropped = log.dropped;
+  let due = false;
   const flush = () => {
-    const text = pending;
-    pending = '';
+    due = false;
+    let text = '';
+    const oldest = log.oldest();
+    if (log.dropped !== toldDropped) {
+      toldDropped = log.dropped;
+      text += droppedEvent(log.dropped, oldest, droppedText(log, source));
+    }
+    for (const record of added) if (record.n >= oldest) text += addedEvent(record);
+    for (const record of updated) if (record.n >= oldest) text += updatedEvent(record);
+    added.length = 0;
+    updated.clear();
     for (const stream of streams) {
       if (stream.writableLength > MAX_UNREAD) stream.destroy();
       else stream.write(text);
     }
   };
-  const stopListening = log.listen((change) => {
+  const stopListening = log.listen((change, record) => {
     if (streams.size === 0) return;
-    if (pending === '') setImmediate(flush);
-    pending += eventText(change, () => droppedText(log, source));
+    if (change === 'added') added.push(record);
+    else updated.add(record);
+    if (!due) {
+      due = true;
+      setImmediate(flush);
+    }
   });
   const heartbeat = setInterval(() => {
     for (const stream of streams) stream.write(': \n\n');
@@ -211,15 +229,17 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   };
 }
 
-function eventText(change: LogChange, dropped?: () => string): string {
-  switch (change.kind) {
-    case 'added':
-      return `id: ${change.record.n}\nevent: delivery\ndata: ${JSON.stringify(summaryOf(change.record))}\n\n`;
-    case 'updated':
-      return `event: update\ndata: ${JSON.stringify(summaryOf(change.record))}\n\n`;
-    case 'dropped':
-      return `event: dropped\ndata: ${JSON.stringify({ dropped: change.dropped, oldest: change.oldest, text: dropped?.() ?? null })}\n\n`;
-  }
+function addedEvent(record: InspectedDelivery): string {
+  return `id: ${record.n}\nevent: delivery\ndata: ${JSON.stringify(summaryOf(record))}\n\n`;
+}
+
+function updatedEvent(record: InspectedDelivery): string {
+  return `event: update\ndata: ${JSON.stringify(summaryOf(record))}\n\n`;
+}
+
+/** `oldest`: the first record still kept; the page removes the rows before it. */
+function droppedEvent(dropped: number, oldest: number, text: string | null): string {
+  return `event: dropped\ndata: ${JSON.stringify({ dropped, oldest, text })}\n\n`;
 }
 
 function send(response: ServerResponse, status: number, type: string, body: string | Buffer, extra: Record<string, string> = {}): void {
