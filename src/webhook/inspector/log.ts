@@ -16,7 +16,7 @@ export type Verification =
   | { state: 'refused'; status: number; reason: string };
 
 /** One forward attempt's end (forwarder.ts's record of it). */
-export interface ForwardAttempt {
+interface ForwardAttempt {
   /** Null for a delivery given up without an attempt (retries stopped by Ctrl-C, the queue full). */
   attempt: number | null;
   at: string;
