@@ -423,6 +423,22 @@ describe('webhook inspect DIR', () => {
     run.stop();
     expect((await run.exited).code).toBe(0);
 
+    // Without --json: one line with the address on stdout; Ctrl-C says it stopped.
+    const controller = new AbortController();
+    let printed = '';
+    const human = runCli(['webhook', 'inspect', dir], { signal: controller.signal, env: { SVC_WEBHOOK_SECRET: '' }, onStdout: (text) => (printed += text) });
+    await vi.waitUntil(() => printed.includes('\n'));
+    expect(printed).toMatch(new RegExp(`^1 saved delivery in ${dir}: http://127\\.0\\.0\\.1:\\d+/\\?token=[\\w-]{43}\n$`));
+    controller.abort();
+    expect(await human).toMatchObject({ code: 0, stderr: 'inspector stopped\n' });
+
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const taken = await runCli(['webhook', 'inspect', dir, '--port', String((blocker.address() as AddressInfo).port)]);
+    blocker.close();
+    expect(taken.code).toBe(2);
+    expect(taken.stderr).toMatch(/already in use[\s\S]*choose another --port/);
+
     const missing = await runCli(['webhook', 'inspect', join(dir, 'nope')]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/^error: cannot read deliveries from .*nope: /m);

@@ -17,6 +17,7 @@ export function register(program: Command, run: Runner): void {
       examples([
         'svc-migrate webhook listen --secret "$SECRET" --save deliveries/ --forward-to 3000/webhooks',
         'svc-migrate webhook replay deliveries/ --url http://127.0.0.1:3000/webhooks',
+        'svc-migrate webhook inspect deliveries/',
         'svc-migrate webhook events',
       ]),
     );

@@ -9,7 +9,7 @@ import { targetUrl } from '../../webhook/target-url.js';
 import { checkedSecret, envSecret, examples, parsePort, parsePositiveInt, parseSeconds } from '../common/options.js';
 
 interface InspectOptions {
-  port: number;
+  port?: number;
   secret?: string[];
   forwardTo?: string;
   forwardTimeout?: number;
@@ -48,7 +48,7 @@ async function inspect(context: Context, dir: string, options: InspectOptions): 
     log,
     { mode: 'saved', where: dir, forwardTarget: shownTarget, secrets: secrets.length, unreadable },
     { forward, secrets },
-    options.port,
+    options.port ?? 0,
     '--port',
   );
   context.defer(() => inspector.close());
@@ -70,7 +70,7 @@ export function register(webhook: Command, run: Runner): void {
     .command('inspect')
     .description('serve the deliveries saved by `listen --save` as a page on 127.0.0.1: read them, replay them')
     .argument('<dir>', 'a directory written by `webhook listen --save`')
-    .option('--port <n>', 'port on 127.0.0.1 (default: a free one)', parsePort, 0)
+    .option('--port <n>', 'port on 127.0.0.1 (default: a free one)', parsePort)
     .option('--secret <secret>', 'verify with it, and offer it for re-signing replays; repeat for several (env SVC_WEBHOOK_SECRET)', (value: string, previous: string[] = []) => [...previous, value])
     .option('--forward-to <url>', 'where "replay to the forward target" sends (a port or path means localhost)')
     .option('--forward-timeout <seconds>', 'time limit of each replay to it (default 30)', parseSeconds)
