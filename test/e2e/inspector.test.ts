@@ -285,6 +285,22 @@ describe('webhook listen --inspect: the page\'s server', () => {
     expect(readdirSync(save).filter((name) => name.endsWith('.http'))).toHaveLength(3);
   });
 
+  it('says where dropped deliveries remain as text: a --save path with & and \' is shown as it is, live and in the page', async () => {
+    const save = mkdtempSync(join(tmpdir(), 'svc-inspect-o\'b&c<i>-'));
+    const inspected = await listenInspected(['--inspect-keep', '1', '--save', save]);
+    const stream = readEvents(at(inspected, `/events?token=${inspected.token}`));
+    expect(await stream.opened).toBe(200);
+    for (let i = 0; i < 2; i++) await send(inspected.listener.url, 'ping');
+    await vi.waitUntil(() => stream.events.some((event) => event.event === 'dropped'));
+    stream.stop();
+    const expected = `1 older delivery dropped from this list, which keeps the last 1 (--inspect-keep); they remain in ${save}.`;
+    // The page's script sets this as text: it must not arrive escaped for HTML.
+    expect(stream.events.find((event) => event.event === 'dropped')!.data.text).toBe(expected);
+    expect((await api(inspected, '/api/deliveries')).text).toBe(expected);
+    const page = (await fetchRaw(inspected.page)).text;
+    expect(page).toContain(expected.replace('&', '&amp;').replace('\'', '&#39;').replace('<', '&lt;').replace('>', '&gt;'));
+  });
+
   it('escapes everything a delivery brings in the page it renders', async () => {
     const inspected = await listenInspected([]);
     const hostile = '<img src=x onerror=alert(1)>';

@@ -87,7 +87,7 @@ export function renderPage(log: DeliveryLog, source: PageSource, token: string):
 <p class="source">${sourceLine(source)}</p>
 <p class="status" id="status" role="status">${source.mode === 'listen' ? 'connecting…' : 'saved deliveries'}</p>
 </header>
-<p class="notice" id="dropped"${log.dropped > 0 ? '' : ' hidden'}>${droppedText(log, source)}</p>
+<p class="notice" id="dropped"${log.dropped > 0 ? '' : ' hidden'}>${escapeHtml(droppedText(log, source))}</p>
 ${unreadableNotice(source)}<form class="filters" id="filters">
 <label>Event <select id="filter-event"><option value="">all</option></select></label>
 <label>Action <select id="filter-action"><option value="">all</option></select></label>
@@ -127,11 +127,12 @@ function sourceLine(source: PageSource): string {
   return parts.join(' · ');
 }
 
+/** Plain text: the script sets it as text, the page escapes it. */
 export function droppedText(log: DeliveryLog, source: PageSource): string {
   const count = `${log.dropped} older deliver${log.dropped === 1 ? 'y' : 'ies'}`;
-  if (source.mode === 'saved') return escapeHtml(`${count} not listed: the page lists the newest ${log.keep} (--keep).`);
+  if (source.mode === 'saved') return `${count} not listed: the page lists the newest ${log.keep} (--keep).`;
   const rest = source.saveDir ? `they remain in ${visible(source.saveDir)}` : 'they were not saved (--save keeps every delivery)';
-  return escapeHtml(`${count} dropped from this list, which keeps the last ${log.keep} (--inspect-keep); ${rest}.`);
+  return `${count} dropped from this list, which keeps the last ${log.keep} (--inspect-keep); ${rest}.`;
 }
 
 function unreadableNotice(source: PageSource): string {
