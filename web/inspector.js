@@ -384,6 +384,8 @@
   /** Nodes drawn at most by "Expand all": a payload of thousands of keys stays usable. */
   const EXPAND_BUDGET = 3000;
   const STRING_CHARS = 10000;
+  /** Levels of the tree drawn and searched: deeper ones are in the raw body (nested elements that deep crash the browser's layout). */
+  const MAX_DEPTH = 100;
   const pathKey = (path) => path.join('\u0000');
 
   function payloadSection(d) {
@@ -426,13 +428,22 @@
     return section;
   }
 
-  /** Paths of keys and values holding `query` (the first 500), and the nodes to open to show them. */
+  /**
+   * Paths of keys and values holding `query` (the first 500), and the nodes to open to show them.
+   * A walk with its own stack, to MAX_DEPTH: a payload nested a hundred thousand deep (25 MB of
+   * brackets) would overflow the call stack.
+   */
   function find(root, query) {
     const matches = new Set();
     const open = new Set([pathKey([])]);
     let more = false;
-    const walk = (value, path) => {
-      if (matches.size >= 500) return void (more = true);
+    const stack = [[root, []]];
+    while (stack.length > 0) {
+      if (matches.size >= 500) {
+        more = true;
+        break;
+      }
+      const [value, path] = stack.pop();
       const key = path.at(-1);
       const hit = (key !== undefined && String(key).toLowerCase().includes(query)) ||
         ((value === null || typeof value !== 'object') && String(value).toLowerCase().includes(query));
@@ -440,9 +451,11 @@
         matches.add(pathKey(path));
         for (let i = 0; i < path.length; i++) open.add(pathKey(path.slice(0, i)));
       }
-      if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) walk(v, [...path, k]);
-    };
-    walk(root, []);
+      if (value !== null && typeof value === 'object' && path.length < MAX_DEPTH) {
+        const entries = Object.entries(value);
+        for (let i = entries.length - 1; i >= 0; i--) stack.push([entries[i][1], [...path, entries[i][0]]]);
+      }
+    }
     return { open, matches, more };
   }
 
@@ -458,6 +471,10 @@
     }
     const entries = Object.entries(value);
     const kind = Array.isArray(value) ? `[${entries.length}]` : `{${entries.length}}`;
+    if (path.length >= MAX_DEPTH) {
+      const deeper = el('span', { className: 'value deeper', text: `${kind} nested deeper than ${MAX_DEPTH} levels: see the raw body` });
+      return el('div', { className: 'leaf' }, [label, el('span', { className: 'colon', text: ': ' }), deeper]);
+    }
     const details = el('details', { className: 'branch' }, [el('summary', {}, [label, el('span', { className: 'kind', text: ` ${kind}` })])]);
     const children = el('div', { className: 'children' });
     details.append(children);

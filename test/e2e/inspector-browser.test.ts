@@ -304,6 +304,29 @@ describe.skipIf(!CHROMIUM)(`the inspector in headless Chromium${SKIPPED}`, () =>
     expect(await state(reloaded)).toEqual({ ran: false, violations: [] });
   });
 
+  it('shows a payload nested a hundred thousand deep: search and "Expand all" work, the tree stops at 100 levels, the tab lives', async () => {
+    const inspected = await listenInspected([]);
+    const page = await openPage(inspected.page);
+    await expect.poll(() => page.textContent('#status')).toBe('live');
+    // Objects 5,000 deep (a "needle" at level 40) and arrays 100,000 deep: 300 KB, well within a delivery.
+    const objects = Array.from({ length: 5_000 }, (_, i) => (i === 40 ? '{"needle":"here","down":' : '{"down":')).join('') + 'null' + '}'.repeat(5_000);
+    const body = `{"action":"deep","objects":${objects},"arrays":${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
+    expect((await post(inspected.listener.url, { 'content-type': 'application/json', 'x-service-event': 'issues', 'x-service-delivery': 'deep-1' }, Buffer.from(body))).status).toBe(200);
+    await expect.poll(async () => (await rowsOf(page)).length).toBe(1);
+    await page.click('#rows tr[data-n="1"]');
+    await page.waitForSelector('#detail .tree');
+    await page.fill('#detail .search', 'here');
+    await expect.poll(() => page.textContent('#detail .matches')).toBe('1 match');
+    expect(await page.locator('#detail .tree .value.match').textContent()).toBe('"here"');
+    await page.fill('#detail .search', 'nowhere-in-it');
+    await expect.poll(() => page.textContent('#detail .matches')).toBe('0 matches');
+    await page.click('#detail button:text("Expand all")');
+    await expect.poll(() => page.locator('#detail .tree .deeper').count()).toBe(2);
+    expect(await page.locator('#detail .tree .deeper').first().textContent()).toBe('{1} nested deeper than 100 levels: see the raw body');
+    expect(await page.textContent('#detail h2')).toBe('issues.deep');
+    expect(errorsOf(page)).toEqual([]);
+  });
+
   it('refuses the page, its script and its events without the token', async () => {
     const inspected = await listenInspected([]);
     const page = await openPage(inspected.base);
