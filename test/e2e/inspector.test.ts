@@ -432,6 +432,24 @@ describe('webhook inspect DIR', () => {
     expect(result.code).toBe(0);
   });
 
+  it('names at most 20 files that are not deliveries on stderr and in the page, and counts the rest; --json names them all', async () => {
+    const { dir, ids } = await savedDirectory(1);
+    for (let i = 0; i < 500; i++) writeFileSync(join(dir, `junk-${String(i).padStart(3, '0')}.http`), '<b>not a delivery</b>');
+    const run = await inspect([dir]);
+    expect(run.start).toMatchObject({ deliveries: 1, listed: 1 });
+    expect(run.start.unreadable).toHaveLength(500);
+    const page = (await fetchRaw(run.inspected.page)).text;
+    expect(page).toContain('500 files are not saved deliveries');
+    expect(page.match(/<li><code>junk-/g)).toHaveLength(20);
+    expect(page).toContain('<li>and 480 more</li>');
+    expect((await api(run.inspected, '/api/deliveries')).records.map((r: any) => r.id)).toEqual(ids);
+    run.stop();
+    const { code, stderr } = await run.exited;
+    expect(code).toBe(0);
+    expect(stderr.match(/^warning: junk-\d+\.http: not a saved delivery \(no svc-migrate header\)$/gm)).toHaveLength(20);
+    expect(stderr).toContain('warning: 480 more files are not saved deliveries (the --json start line names them all)\n');
+  });
+
   it('without a secret shows saved deliveries unverified; an unreadable or empty directory is a usage error', async () => {
     const { dir } = await savedDirectory(1);
     const run = await inspect([dir]);

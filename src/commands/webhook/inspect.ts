@@ -25,6 +25,9 @@ interface InspectStart {
   unreadable: { name: string; reason: string }[];
 }
 
+/** Files that are not saved deliveries named on stderr, one warning each; the rest are counted. */
+const UNREADABLE_NAMED = 20;
+
 const SECRET_HINT = 'pass the secret the deliveries were signed with, or leave --secret out to show them unverified';
 
 /** The inspector's page over a `--save` directory, until Ctrl-C: read-only but for replay. */
@@ -52,7 +55,13 @@ async function inspect(context: Context, dir: string, options: InspectOptions): 
     '--port',
   );
   context.defer(() => inspector.close());
-  for (const { name, reason } of unreadable) out.warn(`${terminalSafe(name)}: not a saved delivery (${terminalSafe(reason)})`);
+  for (const { name, reason } of unreadable.slice(0, UNREADABLE_NAMED)) {
+    // Most reasons say it already ("not a saved delivery (no svc-migrate header)"); a link or a FIFO's do not.
+    out.warn(`${terminalSafe(name)}: ${terminalSafe(reason.startsWith('not a saved delivery') ? reason : `not a saved delivery (${reason})`)}`);
+  }
+  if (unreadable.length > UNREADABLE_NAMED) {
+    out.warn(`${unreadable.length - UNREADABLE_NAMED} more files are not saved deliveries (the --json start line names them all)`);
+  }
   const start: InspectStart = { url: inspector.url, directory: dir, deliveries: total, listed: log.list().length, unreadable };
   out.line(start, (info) => {
     const older = info.listed < info.deliveries ? ` (the newest ${info.listed})` : '';

@@ -135,10 +135,17 @@ export function droppedText(log: DeliveryLog, source: PageSource): string {
   return `${count} dropped from this list, which keeps the last ${log.keep} (--inspect-keep); ${rest}.`;
 }
 
+/** Files not saved deliveries named in the page: a directory of thousands of them makes no page of thousands of lines. */
+const UNREADABLE_NAMED = 20;
+
 function unreadableNotice(source: PageSource): string {
   const unreadable = source.unreadable ?? [];
   if (unreadable.length === 0) return '';
-  const items = unreadable.map(({ name, reason }) => `<li><code>${cell(name)}</code>: ${cell(reason)}</li>`).join('');
+  let items = unreadable
+    .slice(0, UNREADABLE_NAMED)
+    .map(({ name, reason }) => `<li><code>${cell(name)}</code>: ${cell(reason)}</li>`)
+    .join('');
+  if (unreadable.length > UNREADABLE_NAMED) items += `<li>and ${unreadable.length - UNREADABLE_NAMED} more</li>`;
   return `<details class="notice" id="unreadable"><summary>${unreadable.length} file${unreadable.length === 1 ? ' is' : 's are'} not saved deliveries</summary><ul>${items}</ul></details>\n`;
 }
 
