@@ -521,7 +521,12 @@
   if (config.mode === 'listen') {
     const events = new EventSource(withToken(`/events?after=${Number(config.last)}`));
     events.addEventListener('open', () => status('live', 'live'));
-    events.addEventListener('error', () => status('disconnected: trying again… (has `webhook listen` stopped?)', 'down'));
+    events.addEventListener('error', () => {
+      // A stream refused with a status (too many pages open, or a listener restarted with a new
+      // token) is not tried again by the browser; a connection lost is.
+      if (events.readyState === EventSource.CLOSED) status('disconnected: the stream was refused (too many pages open, or `webhook listen` restarted with a new address): close other pages, or reload', 'down');
+      else status('disconnected: trying again… (has `webhook listen` stopped?)', 'down');
+    });
     events.addEventListener('delivery', (event) => add(JSON.parse(event.data)));
     events.addEventListener('update', (event) => update(JSON.parse(event.data)));
     events.addEventListener('dropped', (event) => dropped(JSON.parse(event.data)));

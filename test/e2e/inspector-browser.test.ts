@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sign } from '../../src/webhook/signature.js';
-import { chromiumPath, type Inspected, listenInspected, startTarget, type Target } from '../helpers/inspector.js';
+import { chromiumPath, type Inspected, listenInspected, readEvents, startTarget, type Target } from '../helpers/inspector.js';
 import { post } from '../helpers/listener.js';
 import { runCli } from '../helpers/run-cli.js';
 
@@ -325,6 +325,19 @@ describe.skipIf(!CHROMIUM)(`the inspector in headless Chromium${SKIPPED}`, () =>
     expect(await page.locator('#detail .tree .deeper').first().textContent()).toBe('{1} nested deeper than 100 levels: see the raw body');
     expect(await page.textContent('#detail h2')).toBe('issues.deep');
     expect(errorsOf(page)).toEqual([]);
+  });
+
+  it('says so when its event stream is refused (16 pages already open), not that it is trying again: the browser does not', async () => {
+    const inspected = await listenInspected([]);
+    const streams = Array.from({ length: 16 }, () => readEvents(`${inspected.base}events?token=${inspected.token}`));
+    expect(await Promise.all(streams.map((stream) => stream.opened))).toEqual(Array(16).fill(200));
+    try {
+      const page = await openPage(inspected.page);
+      await expect.poll(() => page.textContent('#status')).toMatch(/^disconnected: the stream was refused \(too many pages open/);
+      expect(await page.evaluate(() => document.getElementById('status').dataset.state)).toBe('down');
+    } finally {
+      for (const stream of streams) stream.stop();
+    }
   });
 
   it('refuses the page, its script and its events without the token', async () => {
