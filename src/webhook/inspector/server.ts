@@ -56,6 +56,13 @@ const MAX_STREAMS = 16;
 const MAX_UNREAD = 8 * 1024 * 1024;
 /** A comment on every stream this often: a connection that died is noticed. */
 const HEARTBEAT_MS = 15_000;
+/**
+ * How long changes gather before they go down the streams. A receiver under a burst would
+ * otherwise serialise every delivery and write once per turn; gathered, a delivery added and
+ * dropped within the interval (more than `keep` arriving in it) is never serialised, and each
+ * stream gets a few writes a second. Well within the second the page promises.
+ */
+const FLUSH_MS = 100;
 /** The body of a replay request, at most. */
 const MAX_REQUEST_BODY = 16 * 1024;
 
@@ -167,9 +174,9 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     response.once('close', () => streams.delete(response));
   }
 
-  // What changed is noted as it happens and written at the end of the turn, one write per stream
-  // for a burst: a delivery added then dropped within it is never sent, and however many were
-  // dropped, the page is told once.
+  // What changed is noted as it happens and written FLUSH_MS later, one write per stream for all
+  // of it: a delivery added then dropped meanwhile is never sent, and however many were dropped,
+  // the page is told once.
   const added: InspectedDelivery[] = [];
   const updated = new Set<InspectedDelivery>();
   let toldDropped = log.dropped;
@@ -197,7 +204,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     else updated.add(record);
     if (!due) {
       due = true;
-      setImmediate(flush);
+      setTimeout(flush, FLUSH_MS).unref();
     }
   });
   const heartbeat = setInterval(() => {
