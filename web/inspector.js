@@ -56,48 +56,10 @@
     return [`refused ${verification.status}`, verification.reason];
   }
 
-  function forwardText(forward) {
-    if (forward === null) return ['—'];
-    const last = forward.history.at(-1);
-    const tried = forward.history.filter((attempt) => attempt.attempt !== null).at(-1);
-    const answer = tried?.status === null || tried === undefined ? 'no answer' : String(tried.status);
-    const of = forward.maxAttempts > 1 ? ` · attempt ${forward.attempts} of ${forward.maxAttempts}` : '';
-    const said = last?.error ?? tried?.preview ?? undefined;
-    if (forward.state === 'pending') return ['…'];
-    if (forward.state === 'delivered') return [`${answer} · ${tried?.ms} ms${of}`, said];
-    if (forward.state === 'retrying') return [`${answer}, retrying${of}`, said];
-    if (forward.state === 'failed') return [`failed · ${answer}${of}`, said];
-    return ['not forwarded', said];
-  }
-
-  /** '1' when the target took it (a 2xx), '0' when it has not, '' while it waits or without a forward. */
-  function forwardOk(forward) {
-    if (forward === null || forward.state === 'pending') return '';
-    return forward.state === 'delivered' ? '1' : '0';
-  }
-
-  /** A list row: the same cells and data the server's `row` draws. */
+  /** A list row: the cells and data the server worked out for it (`row`), as elements. */
   function row(s) {
-    const cells = [
-      ['time', s.receivedAt.slice(11, 19), s.receivedAt],
-      ['event', eventName(s)],
-      ['id', s.id ?? '—'],
-      ['verification', ...trust(s.verification)],
-      ['warnings', s.warnings.length === 0 ? '' : String(s.warnings.length), s.warnings.join('; ')],
-      ['size', formatBytes(s.size)],
-      ['forward', ...forwardText(s.forward)],
-    ];
+    const { cells, data } = s.row;
     const tr = el('tr', { attrs: { tabindex: '0' } });
-    const data = {
-      n: String(s.n),
-      event: s.event ?? '',
-      action: s.action ?? '',
-      outcome: s.verification.state,
-      warnings: String(s.warnings.length),
-      forward: s.forward?.state ?? '',
-      forwardOk: forwardOk(s.forward),
-      duplicate: s.duplicate ? '1' : '0',
-    };
     for (const [name, value] of Object.entries(data)) tr.dataset[name] = visible(value);
     for (const [name, text, title] of cells) {
       const td = el('td', { className: name, text: cellText(text) });

@@ -69,7 +69,7 @@ export function renderPage(log: DeliveryLog, source: PageSource, token: string):
     .join('');
   const rows = records
     .reverse()
-    .map((record) => row(summaryOf(record)))
+    .map((record) => row(listEntry(record)))
     .join('\n');
   return `<!doctype html>
 <html lang="en">
@@ -149,12 +149,22 @@ function unreadableNotice(source: PageSource): string {
   return `<details class="notice" id="unreadable"><summary>${unreadable.length} file${unreadable.length === 1 ? ' is' : 's are'} not saved deliveries</summary><ul>${items}</ul></details>\n`;
 }
 
-/** A list row; web/inspector.js's `row` draws the same from the same summary. */
-function row(summary: DeliverySummary): string {
-  const cells = rowCells(summary)
+/**
+ * What the list shows of a record: its summary and its row's cells and data, worked out here once.
+ * The page's first rows are drawn from it below; later ones by web/inspector.js, which only builds
+ * the row's elements from `row`.
+ */
+export function listEntry(record: InspectedDelivery) {
+  const summary = summaryOf(record);
+  return { ...summary, row: { cells: rowCells(summary), data: rowData(summary) } };
+}
+
+/** A list row as HTML. */
+function row({ row: { cells: rowCellsOf, data } }: ReturnType<typeof listEntry>): string {
+  const cells = rowCellsOf
     .map(([name, text, title]) => `<td class="${name}"${title ? ` title="${cell(title)}"` : ''}>${cell(text)}</td>`)
     .join('');
-  const attributes = Object.entries(rowData(summary))
+  const attributes = Object.entries(data)
     .map(([name, value]) => ` data-${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}="${escapeHtml(visible(value))}"`)
     .join('');
   return `<tr${attributes} tabindex="0">${cells}</tr>`;

@@ -5,8 +5,8 @@ import { isLoopbackHost } from '../../api/transport-policy.js';
 import { CliError, ExitCode } from '../../errors.js';
 import { PACKAGE_ROOT } from '../../package-root.js';
 import { withoutPort } from '../receiver.js';
-import { type DeliveryLog, type InspectedDelivery, summaryOf } from './log.js';
-import { detailOf, droppedText, type PageSource, renderPage } from './page.js';
+import { type DeliveryLog, type InspectedDelivery } from './log.js';
+import { detailOf, droppedText, listEntry, type PageSource, renderPage } from './page.js';
 import { type ReplayTargets, replayAsked } from './replay.js';
 
 // The inspector's HTTP server: node:http on 127.0.0.1 only, as the receiver's (src/webhook/http-server.ts)
@@ -120,7 +120,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       return void openStream(request, response, Number(url.searchParams.get('after') ?? 0));
     }
     if (pathname === '/api/deliveries') {
-      const list = { records: log.list().map(summaryOf), dropped: log.dropped, oldest: log.oldest(), text: droppedText(log, source) };
+      const list = { records: log.list().map(listEntry), dropped: log.dropped, oldest: log.oldest(), text: droppedText(log, source) };
       return void send(response, 200, 'application/json', JSON.stringify(list));
     }
     const one = /^\/api\/deliveries\/(\d{1,15})(\/body)?$/.exec(pathname);
@@ -237,11 +237,11 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
 }
 
 function addedEvent(record: InspectedDelivery): string {
-  return `id: ${record.n}\nevent: delivery\ndata: ${JSON.stringify(summaryOf(record))}\n\n`;
+  return `id: ${record.n}\nevent: delivery\ndata: ${JSON.stringify(listEntry(record))}\n\n`;
 }
 
 function updatedEvent(record: InspectedDelivery): string {
-  return `event: update\ndata: ${JSON.stringify(summaryOf(record))}\n\n`;
+  return `event: update\ndata: ${JSON.stringify(listEntry(record))}\n\n`;
 }
 
 /** `oldest`: the first record still kept; the page removes the rows before it. */
