@@ -102,6 +102,9 @@ export function createForwarder(options: ForwarderOptions, events: ForwarderEven
   const target = redactUrl(options.target);
   const maxAttempts = options.retries + 1;
   const { clock, signal } = options;
+  // undici sends each character of a value as one byte and refuses any above U+00FF: the value's
+  // UTF-8 bytes are sent, as curl sends what was typed.
+  const added = options.headers.map(({ name, value }) => [name, Buffer.from(value).toString('latin1')] as const);
 
   // Loaded once, when forwarding is on: undici is not needed at start-up otherwise.
   const sender = import('./sender.js');
@@ -129,9 +132,7 @@ export function createForwarder(options: ForwarderOptions, events: ForwarderEven
     const { postDelivery, sendableHeaders } = await sender;
     const headers = sendableHeaders(delivery.rawHeaders());
     const own = new Set(headers.filter((_, i) => i % 2 === 0).map((name) => name.toLowerCase()));
-    // undici sends each character of a value as one byte and refuses any above U+00FF: the value's
-    // UTF-8 bytes are sent, as curl sends what was typed.
-    for (const { name, value } of options.headers) if (!own.has(name.toLowerCase())) headers.push(name, Buffer.from(value).toString('latin1'));
+    for (const [name, value] of added) if (!own.has(name.toLowerCase())) headers.push(name, value);
     for (let attempt = 1; ; attempt++) {
       const started = performance.now();
       let answer: PostResult | undefined;
