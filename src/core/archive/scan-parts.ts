@@ -2,7 +2,8 @@ import { CliError, ExitCode } from '../../errors.js';
 import { type StatsFs, statfsSync } from 'node:fs';
 import { sized } from '../free-space.js';
 import type { ThinRecord } from './metadata-records.js';
-import type { MemberHandler } from './tar-members.js';
+import { createHash } from 'node:crypto';
+import type { MemberHandler, TarMember } from './tar-members.js';
 
 // What a scan records of the metadata it reads, and the room its copies of git data may take:
 // both bounded, whatever the archive holds.
@@ -164,5 +165,30 @@ export function textOf(use: (text: string) => void): MemberHandler {
   return {
     data: (chunk) => chunks.push(Buffer.from(chunk)),
     end: () => use(Buffer.concat(chunks).toString('utf8')),
+  };
+}
+
+/** A member as the reading saw it: what any extractor must write of the archive. */
+export interface ReadMember {
+  name: string;
+  type: TarMember['type'];
+  size: number;
+  /** Of a file's data. */
+  sha256?: string;
+}
+
+/** Passes a member's data on to its handler while hashing it, and reports the member at its end. */
+export function reportMember(member: TarMember, handler: MemberHandler | undefined, report: (member: ReadMember) => void): MemberHandler {
+  const { name, type, size } = member;
+  const hash = type === 'file' ? createHash('sha256') : undefined;
+  return {
+    data: (chunk) => {
+      hash?.update(chunk);
+      handler?.data?.(chunk);
+    },
+    end: () => {
+      handler?.end?.();
+      report({ name, type, size, ...(hash ? { sha256: hash.digest('hex') } : {}) });
+    },
   };
 }

@@ -11,7 +11,7 @@ import type { ArchiveProblem } from '../../archive-problem.js';
 import { GIT_MEMBER, gitMemberUse, memberProblem } from './member-names.js';
 import { MetadataFormatError, MetadataRecordReader } from './metadata-records.js';
 import { type MemberHandler, type TarMember, TarFormatError, TarMemberReader } from './tar-members.js';
-import { detached, type ExtractionBudget, recordMetadata, shortened, textOf } from './scan-parts.js';
+import { detached, type ExtractionBudget, type ReadMember, recordMetadata, reportMember, shortened, textOf } from './scan-parts.js';
 import { clashProblem, extractError, HEAD_BYTES, isGitDataDirectory, NEW_FILE, SIGNATURES } from './git-copies.js';
 
 /** What the archive holds of one repository's git data (docs/service.md#archive). */
@@ -74,6 +74,11 @@ export interface ScanOptions {
   budget?: ExtractionBudget;
   sha256?: boolean;
   onProgress?(read: number, total: number): void;
+  /**
+   * Each member as the reading saw it, with the sha256 of a file's data: what any extractor must
+   * write of the archive (test/integrity/extractor-differential.test.ts holds GNU tar and bsdtar to it).
+   */
+  onMemberRead?: (member: ReadMember) => void;
   /** Ctrl-C: stops reading, and the scan throws InterruptedError. */
   signal?: AbortSignal | undefined;
 }
@@ -129,6 +134,11 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
   let tooManyMetadataFiles = false;
 
   const onMember = (member: TarMember): MemberHandler | undefined => {
+    const handler = judgeMember(member);
+    return options.onMemberRead ? reportMember(member, handler, options.onMemberRead) : handler;
+  };
+
+  const judgeMember = (member: TarMember): MemberHandler | undefined => {
     scan.entries++;
     const { name, type } = member;
     const wrong = memberProblem(member);
