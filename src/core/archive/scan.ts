@@ -5,12 +5,13 @@ import { stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createGunzip } from 'node:zlib';
 import { CliError, InterruptedError, UsageError } from '../../errors.js';
 import type { ArchiveProblem } from '../../archive-problem.js';
 import { GIT_MEMBER, gitMemberUse, memberProblem } from './member-names.js';
 import { MetadataFormatError, MetadataRecordReader } from './metadata-records.js';
 import { type MemberHandler, type TarMember, TarFormatError, TarMemberReader } from './tar-members.js';
+import { GzipFormatError, GzipMemberReader } from './gzip-member.js';
+import { NameClashes } from './name-clashes.js';
 import { detached, type ExtractionBudget, type ReadMember, recordMetadata, reportMember, shortened, textOf } from './scan-parts.js';
 import { clashProblem, extractError, HEAD_BYTES, isGitDataDirectory, NEW_FILE, SIGNATURES } from './git-copies.js';
 
@@ -126,14 +127,19 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
     scan.problems.push({ ...where, message });
   };
   const listed = new Set<string>();
-  const metadataNames = new Set<string>();
   /** Where each repository's copies and config go: `<extractTo>/{copies,configs}/<slot>`. */
   const slots = new Map<string, string>();
   let refs = 0;
   let tooManyRepositories = false;
   let tooManyMetadataFiles = false;
 
-  const onMember = (member: TarMember): MemberHandler | undefined => {
+  const names = new NameClashes();
+
+  const onMember = (written: TarMember): MemberHandler | undefined => {
+    // `tar czf x.tar.gz -C dir .` names every member `./…`, which GNU tar and bsdtar extract to
+    // where the name without it goes; `./` itself is the directory extracted into.
+    const member = written.name.startsWith('./') ? { ...written, name: written.name.slice(2) } : written;
+    if (member.name === '' && member.type === 'directory') return undefined;
     const handler = judgeMember(member);
     return options.onMemberRead ? reportMember(member, handler, options.onMemberRead) : handler;
   };
@@ -143,26 +149,27 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
     const { name, type } = member;
     const wrong = memberProblem(member);
     if (wrong) return void problem(wrong, name);
-    const path = type === 'directory' ? name.slice(0, -1) : name;
+    const path = type === 'directory' ? name.replace(/\/$/, '') : name;
     const git = GIT_MEMBER.exec(path);
+    const clash = names.add(path, type === 'directory');
+    if (clash) {
+      const repo = git ? scan.gitData.get(`${git[1]}/${git[2]}`) : undefined;
+      if (repo) repo.damaged = true;
+      return void problem(clash, name, repo?.repository);
+    }
     if (git) return gitMember(`${git[1]}/${git[2]}`, git[3] ?? '', member);
     if (!path.includes('/') && path.endsWith('.json')) return metadataMember(path, type);
     return undefined;
   };
 
   function metadataMember(name: string, type: TarMember['type']): MemberHandler | undefined {
-    if (metadataNames.has(name)) return void problem('appears twice in the archive (an importer would keep only the last)', name);
-    if (type !== 'file') {
-      metadataNames.add(name);
-      return void problem('is a directory where a metadata file belongs', name);
-    }
-    if (metadataNames.size >= MAX_METADATA_FILES) {
+    if (type !== 'file') return void problem('is a directory where a metadata file belongs', name);
+    if (scan.metadataFiles.length >= MAX_METADATA_FILES) {
       // Said once; past the bound nothing more is kept, not even the names.
       if (!tooManyMetadataFiles) problem(`the archive holds more than ${MAX_METADATA_FILES} metadata files; the rest were not read`);
       tooManyMetadataFiles = true;
       return undefined;
     }
-    metadataNames.add(name);
     const kind = name.replace(/(_\d+)?\.json$/, '');
     const file: MetadataFileScan = { file: name, kind };
     scan.metadataFiles.push(file);
@@ -356,7 +363,7 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
     await pipeline(
       createReadStream(path, { highWaterMark: 1 << 20 }),
       count,
-      createGunzip({ chunkSize: 32 << 10 }),
+      new GzipMemberReader(),
       new TarMemberReader(onMember),
       options.signal ? { signal: options.signal } : {},
     );
@@ -366,6 +373,7 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
     if (error instanceof CliError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     if (error instanceof TarFormatError) problem(`tar structure: ${error.message}`);
+    else if (error instanceof GzipFormatError) problem(error.message);
     else if (code === 'Z_BUF_ERROR' || /unexpected end/i.test((error as Error).message)) {
       problem('the gzip stream ends early: the archive is truncated');
     } else if (typeof code === 'string' && code.startsWith('Z_')) {

@@ -1,8 +1,8 @@
-// What the tar library reads and what GNU tar reads must be the same members, or an archive could
-// verify as one thing and extract as another. The library (npm's `tar`) is lenient where GNU tar
-// is strict and the reverse; these checks refuse every header and extended header on which the two
-// could part ways (docs/reliability.md#the-archive-check). They judge blocks the library has
-// already framed; they never frame anything themselves.
+// What the check reads and what GNU tar and bsdtar read must be the same members, or an archive
+// could verify as one thing and extract as another. Tar readers part ways on many headers (npm's
+// `tar` reads a checksum from 12 bytes, GNU tar from 8; one reads a prefix another takes for times);
+// these checks refuse every header and extended header on which common readers could disagree
+// (docs/reliability.md#the-archive-check), and decode the ones they read alike.
 
 const BLOCK = 512;
 
@@ -19,6 +19,11 @@ export interface CheckedHeader {
   /** The data size the header announces (what both readers skip). */
   size: number;
   format: HeaderFormat;
+  /** Permission bits, with set-user-ID, set-group-ID and sticky. */
+  mode: number;
+  /** The name, with a POSIX prefix joined to it, and the link name, as written (UTF-8 undecoded). */
+  name: Buffer;
+  linkName: Buffer;
 }
 
 export function isZeroBlock(block: Buffer): boolean {
@@ -34,15 +39,15 @@ export function checkHeaderBlock(block: Buffer): CheckedHeader | { disagreement:
   const magic = block.toString('latin1', 257, 265);
   const format: HeaderFormat | undefined =
     magic === 'ustar\u000000' ? 'ustar' : magic === 'ustar  \0' ? 'gnu' : magic === '\0'.repeat(8) ? 'v7' : undefined;
-  // GNU tar takes any "ustar\0" as POSIX and reads a name prefix; the library only with version "00".
+  // GNU tar takes any "ustar\0" as POSIX and reads a name prefix; npm's tar only with version "00".
   if (!format) return { disagreement: 'a header with an unknown format marker' };
   const flag = String.fromCharCode(block[156] as number);
   if (!FILE_TYPES.has(flag) && !NAMING_TYPES.has(flag) && !OTHER_TYPES.has(flag)) {
     // GNU sparse files, multi-volume parts, dump directories, vendor types: GNU tar reads data or
-    // names in them that the library skips.
+    // names in them that npm's tar skips.
     return { disagreement: `a member of type ${JSON.stringify(flag)}, which only some tar readers understand` };
   }
-  // GNU tar reads the checksum from its 8 bytes; the library from 12, running into the type flag
+  // GNU tar reads the checksum from its 8 bytes; npm's tar from 12, running into the type flag
   // and link name. Only digits ended within the 8 bytes, equal to the sum, read alike.
   const checksum = /^ *([0-7]{1,7})[ \0]/.exec(block.toString('latin1', 148, 156));
   if (!checksum?.[1] || parseInt(checksum[1], 8) !== unsignedSum(block)) return { disagreement: 'a header whose checksum is not written plainly, or is wrong' };
@@ -56,19 +61,28 @@ export function checkHeaderBlock(block: Buffer): CheckedHeader | { disagreement:
     // Directories and links carry no data; readers differ on whether to skip what one claims.
     return { disagreement: 'a link, directory or device header that announces data' };
   }
-  // An empty long name: the library skips it, GNU tar takes "." for the next member's name.
+  // An empty long name: npm's tar skips it, GNU tar takes "." for the next member's name.
   if ((flag === 'L' || flag === 'K') && size === 0) return { disagreement: 'an empty GNU long name' };
   for (const [field, start, length] of textFields(format)) {
-    // The library ends a name at its first NUL only up to the next line break (or other line
+    // npm's tar ends a name at its first NUL only up to the next line break (or other line
     // separator); GNU tar at the NUL. Only NULs may follow it.
     const end = block.indexOf(0, start);
     if (end !== -1 && end < start + length && block.subarray(end, start + length).some((byte) => byte !== 0)) {
       return { disagreement: `a header whose ${field} field holds more after its end` };
     }
   }
-  // With byte 475 set, the library joins even an empty prefix to the name ("/name"); GNU tar does not.
+  // With byte 475 set, npm's tar joins even an empty prefix to the name ("/name"); GNU tar does not.
   if (format === 'ustar' && block[475] !== 0 && block[345] === 0) return { disagreement: 'a header with a name prefix that readers split differently' };
-  return { flag, size, format };
+  const prefix = format === 'ustar' ? textField(block, 345, 155) : Buffer.alloc(0);
+  const name = prefix.length > 0 ? Buffer.concat([prefix, Buffer.from('/'), textField(block, 0, 100)]) : textField(block, 0, 100);
+  const mode = (readNumber(block, 100, 8, 0) as number) & 0o7777;
+  return { flag, size, format, mode, name, linkName: textField(block, 157, 100) };
+}
+
+/** A text field up to its first NUL (nothing but NULs may follow it: checked above). */
+function textField(block: Buffer, start: number, length: number): Buffer {
+  const end = block.indexOf(0, start);
+  return block.subarray(start, end === -1 || end > start + length ? start + length : end);
 }
 
 /** The numeric fields GNU tar reads: name, offset, length, and the largest base-256 value it takes there. */
@@ -97,7 +111,7 @@ function textFields(format: HeaderFormat): [string, number, number][] {
 /**
  * A numeric field as both readers agree on it: optional leading spaces, octal digits, then a space
  * or NUL (or the end of the field); or GNU's positive base-256. Anything else either reader takes
- * its own way (GNU tar refuses it and skips to the next header it can find; the library reads the
+ * its own way (GNU tar refuses it and skips to the next header it can find; npm's tar reads the
  * digits up to the first other character).
  */
 function readNumber(block: Buffer, start: number, length: number, base256Max: number): number | undefined {

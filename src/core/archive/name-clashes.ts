@@ -1,0 +1,68 @@
+// Every member's path, and the directories it implies, kept as a tree whose keys are folded: two
+// names that a case-insensitive or normalising file system (macOS's and Windows' defaults) takes for
+// one are a problem, since extracting the second writes over the first, or through it. So are a
+// name twice (an extractor keeps the last) and a file where another member needs a directory.
+
+interface Directory {
+  exact: string;
+  children: Map<string, Directory | string>;
+}
+
+/** Members whose names are kept: far more than a migration archive holds, and some 50 MB at most. */
+const MAX_NAMES = 500_000;
+
+const PLAIN = /^[\x20-\x7e]*$/;
+
+/** The name a case-insensitive, normalising file system sees: Unicode case folding over NFD. */
+export function foldName(segment: string): string {
+  return PLAIN.test(segment) ? segment.toLowerCase() : segment.normalize('NFD').toUpperCase().toLowerCase().normalize('NFD');
+}
+
+export class NameClashes {
+  private readonly root: Directory = { exact: '', children: new Map() };
+  private names = 0;
+
+  /**
+   * Records a member's path (segments already checked to be plain: no "", "." or "..") and returns
+   * why it cannot stand beside the members before it, or undefined.
+   */
+  add(path: string, isDirectory: boolean): string | undefined {
+    if (this.names === MAX_NAMES) {
+      this.names++;
+      return `the archive holds more than ${MAX_NAMES} members, more than a migration archive does; the rest were not checked`;
+    }
+    if (this.names > MAX_NAMES) return undefined;
+    this.names++;
+    const segments = path.split('/');
+    let directory = this.root;
+    for (let i = 0; i < segments.length; i++) {
+      const segment = segments[i] as string;
+      const last = i === segments.length - 1;
+      const key = foldName(segment);
+      const found = directory.children.get(key);
+      if (found === undefined) {
+        if (last && !isDirectory) {
+          directory.children.set(key, segment);
+          return undefined;
+        }
+        const made: Directory = { exact: segment, children: new Map() };
+        directory.children.set(key, made);
+        directory = made;
+        continue;
+      }
+      const exact = typeof found === 'string' ? found : found.exact;
+      const where = [...segments.slice(0, i), exact].join('/');
+      if (exact !== segment) {
+        const ignored = exact.normalize('NFD') === segment.normalize('NFD') ? 'Unicode normalisation' : 'letter case';
+        return `clashes with ${where} when ${ignored} is ignored (one would be written over the other)`;
+      }
+      if (typeof found === 'string') {
+        if (!last) return `is inside ${where}, which is a file in the archive`;
+        return isDirectory ? 'is a directory where the archive has a file' : 'appears twice in the archive (an importer would keep only the last)';
+      }
+      if (last && !isDirectory) return 'is a file where the archive has a directory';
+      directory = found;
+    }
+    return undefined;
+  }
+}
