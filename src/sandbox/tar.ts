@@ -1,8 +1,9 @@
 import type { Writable } from 'node:stream';
 import { Header, Pax } from 'tar';
 
-// The sandbox's archives, written with the header encoder of npm's `tar` (the library the archive
-// check reads them with): ustar headers, and a pax header before any name that does not fit one.
+// The sandbox's archives, written with the header encoder of npm's `tar` (pinned: a writer that is
+// not the check's own reader, so the check is tested on archives it did not make): ustar headers,
+// and a pax header before any name that does not fit one.
 
 const BLOCK = 512;
 

@@ -23,7 +23,7 @@ export interface InspectReport {
 
 /** What a migration archive holds, read in one streaming pass without extracting anything. */
 export async function inspectArchive(path: string, onProgress?: (read: number, total: number) => void): Promise<InspectReport> {
-  // Loaded here, not at start-up: npm's tar and the JSON tokenizer cost every command that never
+  // Loaded here, not at start-up: the archive reader and the JSON tokenizer cost every command that never
   // reads an archive (test/e2e/cli.test.ts).
   const { scanArchive } = await import('./scan.js');
   const scan = await scanArchive(path, onProgress ? { onProgress } : {});

@@ -1,6 +1,6 @@
 import type { MemberType, TarMember } from './tar-members.js';
 
-// The one place where a member's name is judged, on the name exactly as the tar library reports it
+// The one place where a member's name is judged, on the name exactly as the reading reports it
 // (docs/reliability.md#the-archive-check). Nothing is normalised: a name that is not already in
 // normal form is a problem, so what is checked is what any importer extracts.
 

@@ -83,7 +83,7 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
     const home = workDir ? await makeGitHome(workDir) : undefined;
     const repositoriesDir = workDir ? join(workDir, 'repositories') : undefined;
     const expectedSha = options.sha256 ?? (await sidecarSha256(path));
-    // Loaded here, not at start-up: npm's tar and the JSON tokenizer cost every command that never
+    // Loaded here, not at start-up: the archive reader and the JSON tokenizer cost every command that never
     // reads an archive (test/e2e/cli.test.ts).
     const { scanArchive } = await import('./scan.js');
     const scan = await scanArchive(path, {
