@@ -1,3 +1,5 @@
+import { detached } from './scan-parts.js';
+
 // Every member's path, and the directories it implies, kept as a tree whose keys are folded: two
 // names that a case-insensitive or normalising file system (macOS's and Windows' defaults) takes for
 // one are a problem, since extracting the second writes over the first, or through it. So are a
@@ -5,11 +7,17 @@
 
 interface Directory {
   exact: string;
-  children: Map<string, Directory | string>;
+  /** By folded name: a directory, a file's name as written, or `true` for a file whose name is its folded one. */
+  children: Map<string, Directory | string | true>;
 }
 
-/** Members whose names are kept: far more than a migration archive holds, and some 50 MB at most. */
-const MAX_NAMES = 500_000;
+/**
+ * Members whose names are kept, and the characters of those names: far more than a migration
+ * archive holds, and some 30 MB of memory at most.
+ */
+const MAX_NAMES = 250_000;
+/** Of the names' parts kept (a directory's once, whatever it holds). */
+const MAX_CHARACTERS = 16_000_000;
 
 const PLAIN = /^[\x20-\x7e]*$/;
 
@@ -21,18 +29,18 @@ export function foldName(segment: string): string {
 export class NameClashes {
   private readonly root: Directory = { exact: '', children: new Map() };
   private names = 0;
+  private characters = 0;
 
   /**
    * Records a member's path (segments already checked to be plain: no "", "." or "..") and returns
    * why it cannot stand beside the members before it, or undefined.
    */
   add(path: string, isDirectory: boolean): string | undefined {
-    if (this.names === MAX_NAMES) {
-      this.names++;
-      return `the archive holds more than ${MAX_NAMES} members, more than a migration archive does; the rest were not checked`;
-    }
     if (this.names > MAX_NAMES) return undefined;
-    this.names++;
+    if (++this.names > MAX_NAMES || this.characters > MAX_CHARACTERS) {
+      this.names = MAX_NAMES + 1;
+      return `the archive holds more member names than a migration archive does (over ${MAX_NAMES}, or over ${MAX_CHARACTERS / 1e6} million characters); the rest were not checked`;
+    }
     const segments = path.split('/');
     let directory = this.root;
     for (let i = 0; i < segments.length; i++) {
@@ -41,22 +49,25 @@ export class NameClashes {
       const key = foldName(segment);
       const found = directory.children.get(key);
       if (found === undefined) {
+        // Strings of their own, not pieces of the member's name: 120 bytes a name instead of 180.
+        const kept = detached(key);
+        this.characters += kept.length + (segment === key ? 0 : segment.length);
         if (last && !isDirectory) {
-          directory.children.set(key, segment);
+          directory.children.set(kept, segment === key ? true : detached(segment));
           return undefined;
         }
-        const made: Directory = { exact: segment, children: new Map() };
-        directory.children.set(key, made);
+        const made: Directory = { exact: segment === key ? kept : detached(segment), children: new Map() };
+        directory.children.set(kept, made);
         directory = made;
         continue;
       }
-      const exact = typeof found === 'string' ? found : found.exact;
+      const exact = found === true ? key : typeof found === 'string' ? found : found.exact;
       const where = [...segments.slice(0, i), exact].join('/');
       if (exact !== segment) {
         const ignored = exact.normalize('NFD') === segment.normalize('NFD') ? 'Unicode normalisation' : 'letter case';
         return `clashes with ${where} when ${ignored} is ignored (one would be written over the other)`;
       }
-      if (typeof found === 'string') {
+      if (typeof found !== 'object') {
         if (!last) return `is inside ${where}, which is a file in the archive`;
         return isDirectory ? 'is a directory where the archive has a file' : 'appears twice in the archive (an importer would keep only the last)';
       }
