@@ -102,6 +102,11 @@ export class TarMemberReader extends Writable {
   override _final(done: (error?: Error | null) => void): void {
     const state = this.state;
     if (state.at === 'end') return done();
+    try {
+      this.refuseCompressed(this.partial);
+    } catch (error) {
+      return done(error as Error);
+    }
     if (state.at === 'data' || state.at === 'naming' || this.partial.length > 0) return done(new TarFormatError('the archive ends inside a member (truncated)'));
     done(new TarFormatError('the archive has no end-of-archive marker (truncated)'));
   }
@@ -156,10 +161,7 @@ export class TarMemberReader extends Writable {
       return;
     }
     const checked = checkHeaderBlock(block);
-    if ('disagreement' in checked && this.first && COMPRESSED.some((magic) => block.subarray(0, magic.length).equals(magic))) {
-      // Only to say why: nothing here is ever inflated.
-      throw new TarFormatError('a compressed stream inside the archive\'s own compression (compressed twice), not a tar archive');
-    }
+    if ('disagreement' in checked) this.refuseCompressed(block);
     this.first = false;
     if ('disagreement' in checked) throw new TarFormatError(`${checked.disagreement}: tar readers could extract something other than what is checked`);
     const padding = (BLOCK - (checked.size % BLOCK)) % BLOCK;
@@ -177,6 +179,14 @@ export class TarMemberReader extends Writable {
       return;
     }
     this.state = { at: 'data', left: member.size, handler, padding: (BLOCK - (member.size % BLOCK)) % BLOCK };
+  }
+
+  /** Only to say why the first block is no tar header: nothing here is ever inflated. */
+  private refuseCompressed(block: Buffer): void {
+    const starts = (magic: Buffer) => block.subarray(0, magic.length).equals(magic.subarray(0, block.length));
+    if (this.first && block.length > 0 && COMPRESSED.some(starts)) {
+      throw new TarFormatError('a compressed stream inside the archive\'s own compression (compressed twice), not a tar archive');
+    }
   }
 
   private naming(flag: string, bytes: Buffer): void {
