@@ -4,10 +4,12 @@ import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { deflateSync, gzipSync } from 'node:zlib';
+import { polyglotGzip, slowStartGzip } from './gzip-bytes.js';
 import { headerBlock, member, paxHeader, tarGz, tarOf } from './tar-bytes.js';
 
-// The hostile archives of test/integrity/hostile-archives.test.ts, in a module of their own so that
-// other tests can make them too.
+// The hostile archives of test/integrity/hostile-archives.test.ts, shared with the extractor
+// differential (test/integrity/extractor-differential.test.ts), which holds each to GNU tar and
+// bsdtar: every one must be refused, or extracted exactly as it was read.
 
 const tempDir = () => mkdtempSync(join(tmpdir(), 'svc-hostile-archive-'));
 export const git = (args: string[], cwd?: string) =>
@@ -27,8 +29,11 @@ export interface RealRepository {
   objects: string;
 }
 
-/** A real bare repository of one commit, its files as an archive holds them, and a working tree's index. */
-export function realRepository(): RealRepository {
+/**
+ * A real bare repository of one commit, its files as an archive holds them, and a working tree's
+ * index; its objects loose, or in one pack with its index when `packed`.
+ */
+export function realRepository(packed = false): RealRepository {
   const dir = tempDir();
   git(['init', '-q', 'work'], dir);
   writeFileSync(join(dir, 'work', 'README.md'), '# r\n');
@@ -36,6 +41,7 @@ export function realRepository(): RealRepository {
   git(['commit', '-q', '-m', 'first'], join(dir, 'work'));
   git(['clone', '-q', '--bare', 'work', 'r.git'], dir);
   const bare = join(dir, 'r.git');
+  if (packed) git(['repack', '-a', '-d', '-q'], bare);
   const files: RepoFile[] = [];
   const walk = (at: string) => {
     for (const name of readdirSync(at)) {
@@ -118,5 +124,70 @@ export function secondReviewCases(repo: () => RealRepository): HostileCase[] {
     ['a loose commit that inflates to a GiB', () => tarGz(...base(), member({ name: `repositories/acme/r.git/objects/ab/${'c'.repeat(38)}` }, deflateSync(Buffer.from(`commit ${1 << 30}\0tree `)))), /is a commit of 1073741824 bytes/],
     ['a ref of a megabyte', () => tarGz(...base(), member({ name: 'repositories/acme/r.git/refs/heads/big' }, `${'a'.repeat(40)}${' '.repeat(1 << 20)}`)), /larger than a ref ever is/],
     ['a name of a megabyte', () => tarGz(...base(), paxHeader([['path', `${'n'.repeat(100_000)}.json`]]), member({ name: 'x.json' }, '[]')), /longer than a path may be/],
+  ];
+}
+
+/**
+ * Issue #42: archives the check read as one thing while an extractor unpacks another, or one that a
+ * case-insensitive file system unpacks as fewer files than were checked. `repo` must be packed.
+ */
+export function readingHoles(repo: () => RealRepository): HostileCase[] {
+  const at = (rest: string) => `repositories/acme/r.git/${rest}`;
+  const base = () => [...metadata(), ...repositoryMembers(repo().files)];
+  const intact = () => tarOf(...base());
+  const packOf = () => {
+    const pack = repo().files.find((file) => file.rest.endsWith('.pack'));
+    if (!pack) throw new Error('the repository of these cases must be packed');
+    return pack;
+  };
+  /** A repository with no history whose config runs a command whenever git shows output through a pager. */
+  const noHistory = () => tarOf(
+    ...metadata(),
+    member({ name: at('HEAD') }, 'ref: refs/heads/main\n'),
+    member({ name: at('config') }, '[core]\n\trepositoryformatversion = 0\n\tbare = true\n\tpager = touch /tmp/svc-migrate-polyglot-ran; cat\n'),
+  );
+  const commit = () => repo().files.find((file) => file.rest === 'packed-refs')?.data.toString().match(/^([0-9a-f]{40}) refs\/heads\/main$/m)?.[1] ?? '';
+  const nfc = 'caf\u00e9';
+  const nfd = 'cafe\u0301';
+  /** A problem naming one of two members as clashing with the other. */
+  const clash = (one: string, other: string) => new RegExp(`${one}.*clashes with.*${other}|${other}.*clashes with.*${one}`);
+  return [
+    ...[1, 2, 3].map((bytes): HostileCase => [
+      `an archive compressed twice whose first inflated chunk is ${bytes} byte${bytes === 1 ? '' : 's'} long`,
+      () => slowStartGzip(gzipSync(intact()), bytes),
+      /compress|gzip/i,
+    ]),
+    [
+      'a tar archive in the FEXTRA field of a compressed stream inside, the first inflated chunk 1 byte long',
+      () => slowStartGzip(polyglotGzip(intact(), noHistory()), 1),
+      /./,
+    ],
+    [
+      'CONFIG, setting core.fsmonitor, beside config',
+      () => tarGz(...base(), member({ name: at('config') }, '[core]\n\tbare = true\n'), member({ name: at('CONFIG') }, '[core]\n\tbare = false\n\tfsmonitor = touch /tmp/svc-migrate-fsmonitor-ran\n')),
+      clash('r.git/CONFIG', 'r.git/config'),
+    ],
+    [
+      'a pack spelled .PACK beside the pack',
+      () => tarGz(...base(), member({ name: at(packOf().rest.replace(/\.pack$/, '.PACK')) }, packOf().data)),
+      clash('\\.PACK', '\\.pack'),
+    ],
+    ['Head, naming another branch, beside HEAD', () => tarGz(...base(), member({ name: at('Head') }, 'ref: refs/heads/other\n')), clash('r.git/Head', 'r.git/HEAD')],
+    [
+      'ISSUES_000001.json beside issues_000001.json',
+      () => tarGz(...base(), member({ name: 'issues_000001.json' }, '[]'), member({ name: 'ISSUES_000001.json' }, '[{"repository":"https://h/acme/r"}]')),
+      clash('ISSUES_000001.json', 'issues_000001.json'),
+    ],
+    [
+      'one tag spelled in NFC and in NFD',
+      () => tarGz(...base(), member({ name: at(`refs/tags/${nfc}`) }, `${commit()}\n`), member({ name: at(`refs/tags/${nfd}`) }, `${commit()}\n`)),
+      // Or a name not in NFC refused as such: bsdtar writes NFC what GNU tar writes as it is.
+      new RegExp(`${clash(`tags/${nfc}`, `tags/${nfd}`).source}|tags/${nfd}.*(NFC|normali[sz])`),
+    ],
+    [
+      'a branch under Refs/ beside the same branch under refs/',
+      () => tarGz(...base(), member({ name: at('refs/heads/main') }, `${commit()}\n`), member({ name: at('Refs/heads/main') }, `${'0'.repeat(40)}\n`)),
+      clash('r.git/Refs', 'r.git/refs'),
+    ],
   ];
 }
