@@ -39,7 +39,7 @@ const FUZZ_CEILING_MS = 20 * 60_000;
 
 const tempDir = () => mkdtempSync(join(tmpdir(), 'svc-extractor-differential-test-'));
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
-const extractors = EXTRACTORS.map((extractor) => extractor.name).join(' and ');
+const extractors = `${EXTRACTORS.map((extractor) => extractor.name).join(' and ')} ${EXTRACTORS.length > 1 ? 'extract' : 'extracts'}`;
 
 function expectRefusedOrExtractedAsRead(verdict: Verdict | undefined): void {
   expect(verdict?.ok ? 'refused, or extracted as read' : verdict?.why).toBe('refused, or extracted as read');
@@ -62,8 +62,8 @@ function repacked(file: string, program: string): Buffer {
   return readFileSync(out);
 }
 
-describe(`what our reading passes, ${extractors} extract exactly as read${hasBsdtar ? '' : ' (bsdtar not installed: see the skipped test)'}`, () => {
-  it('the sandbox\'s archives, verified whole; and the same re-packed with `tar czf -C DIR .` and bsdtar', async () => {
+describe(`what our reading passes, ${extractors} exactly as read${hasBsdtar ? '' : ' (bsdtar not installed: see the skipped test)'}`, () => {
+  it(`the sandbox's archives, verified whole; and the same packed again by \`tar czf -C DIR .\`${hasBsdtar ? ' and bsdtar' : ''}`, async () => {
     const files = await sandboxArchives();
     for (const file of files) {
       const report = await verifyArchive(file);
