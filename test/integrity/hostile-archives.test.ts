@@ -1,61 +1,20 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
-import { createGzip, deflateSync, gzipSync } from 'node:zlib';
+import { join } from 'node:path';
+import { createGzip, deflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { attackerSpellings, git, metadata, realRepository, repositoryMembers, secondReviewCases } from '../helpers/hostile-archives.js';
 import { BIN, leftIn, runCli } from '../helpers/run-cli.js';
 import { startStorageStub } from '../helpers/storage-stub.js';
-import { headerBlock, member, paxHeader, tarGz, tarOf } from '../helpers/tar-bytes.js';
+import { member, paxHeader, tarGz, tarOf } from '../helpers/tar-bytes.js';
 
 // Archives built to turn the check against the owner: each names a way an archive (or whoever
 // serves one) could make the check run a command, read objects from elsewhere, or spend memory,
 // disk and time without bound. docs/reliability.md#the-archive-check says what stops each.
 
 const tempDir = () => mkdtempSync(join(tmpdir(), 'svc-hostile-archive-'));
-const git = (args: string[], cwd?: string) =>
-  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@e', '-c', 'init.defaultBranch=main', ...args], {
-    cwd,
-    env: { PATH: process.env.PATH ?? '', HOME: cwd ?? tmpdir(), GIT_CONFIG_NOSYSTEM: '1' },
-  });
-
-interface RepoFile {
-  rest: string;
-  data: Buffer;
-}
-
-/** A real bare repository of one commit, its files as an archive holds them, and a working tree's index. */
-function realRepository(): { files: RepoFile[]; index: Buffer; objects: string } {
-  const dir = tempDir();
-  git(['init', '-q', 'work'], dir);
-  writeFileSync(join(dir, 'work', 'README.md'), '# r\n');
-  git(['add', 'README.md'], join(dir, 'work'));
-  git(['commit', '-q', '-m', 'first'], join(dir, 'work'));
-  git(['clone', '-q', '--bare', 'work', 'r.git'], dir);
-  const bare = join(dir, 'r.git');
-  const files: RepoFile[] = [];
-  const walk = (at: string) => {
-    for (const name of readdirSync(at)) {
-      const path = join(at, name);
-      if (statSync(path).isDirectory()) walk(path);
-      else files.push({ rest: relative(bare, path), data: readFileSync(path) });
-    }
-  };
-  walk(bare);
-  return { files, index: readFileSync(join(dir, 'work', '.git', 'index')), objects: join(bare, 'objects') };
-}
-
-/** The repository's files under `repositories/acme/r.git/` (config left out unless `keep` says so). */
-function repositoryMembers(files: RepoFile[], keep = (rest: string) => rest !== 'config' && !rest.startsWith('hooks/')): Buffer[] {
-  return files.filter((file) => keep(file.rest)).map((file) => member({ name: `repositories/acme/r.git/${file.rest}` }, file.data));
-}
-
-const metadata = () => [
-  member({ name: 'schema.json' }, '{"version":"1.2.0"}'),
-  member({ name: 'repositories_000001.json' }, JSON.stringify([{ full_name: 'acme/r' }])),
-];
-
 function writeArchive(bytes: Buffer): string {
   const file = join(tempDir(), 'a.tar.gz');
   writeFileSync(file, bytes);
@@ -179,53 +138,13 @@ describe('nothing inside an archive decides what runs', () => {
   });
 });
 
-/** The header of `member` with `mtime` moved until its unsigned sum is a multiple of 8. */
-function headerWithSumDivisibleBy8(name: string, size: number): Buffer {
-  for (let mtime = 1_700_000_000; ; mtime++) {
-    let found: Buffer | undefined;
-    const block = headerBlock({
-      name,
-      size,
-      patch: [[136, `${mtime.toString(8).padStart(11, '0')}\0`]],
-      // Eight digits and no terminator: GNU tar reads them; the library reads on into the type flag.
-      checksumField: (sum) => (sum % 8 === 0 ? (found = Buffer.alloc(0), (sum / 8).toString(8).padStart(8, '0')) : '00000000'),
-    });
-    if (found) return block;
-  }
-}
-
 describe('every other spelling an attacker tried is a problem (exit 9)', () => {
   let repo: ReturnType<typeof realRepository>;
   beforeAll(() => {
     repo = realRepository();
   });
   const base = () => [...metadata(), ...repositoryMembers(repo.files)];
-  const fakeZero = () => {
-    const block = Buffer.alloc(512);
-    block.write('\0       ', 148, 'latin1');
-    return block;
-  };
-  const nameCutBy = (separator: string) => {
-    const name = 'repositories_000001.json';
-    return member({ name, patch: [[name.length + 1, `${separator}xx`]] }, '[]');
-  };
-  const cases: [string, () => Buffer, RegExp][] = [
-    ['a name whose field goes on after its NUL (a line separator there)', () => tarGz(...base(), nameCutBy('\u2028')), /name field holds more after its end/],
-    ['a checksum of eight digits, which the library reads into the type flag', () => tarGz(...base(), headerWithSumDivisibleBy8('notes.txt', 0)), /checksum is not written plainly/],
-    ['a zero block whose checksum field is blank, then more members', () => tarGz(...base(), fakeZero(), member({ name: 'after.json' }, '[]')), /checksum/],
-    ['an archive compressed twice', () => gzipSync(tarGz(...base())), /compressed stream inside/],
-    ['a zstd stream inside', () => gzipSync(Buffer.concat([Buffer.from([0x28, 0xb5, 0x2f, 0xfd]), Buffer.alloc(2044)])), /tar structure/],
-    ['a symbolic link into the git data, written through', () => tarGz(...base(), member({ name: 'x', type: '2', linkName: 'repositories/acme/r.git/objects' }), member({ name: 'x/info/alternates' }, '/tmp\n')), /symbolic link/],
-    ['a .git directory inside a repository', () => tarGz(...base(), member({ name: 'repositories/acme/r.git/.git/config' }, '[core]\n')), /"\.git" segment/],
-    ['a file where a repository\'s directory must be', () => tarGz(...base(), member({ name: 'repositories/acme/s.git' }, 'gitdir: /tmp\n')), /must be a directory/],
-    ['a directory named like a metadata file', () => tarGz(...base(), member({ name: 'issues_000001.json/', type: '5' })), /directory where a metadata file belongs/],
-    ['an empty GNU long name', () => tarGz(...base(), member({ name: '././@LongLink', type: 'L', magic: 'ustar  \0' }), member({ name: 'a.json' }, '[]')), /empty GNU long name/],
-    ['a set-user-ID file', () => tarGz(...base(), member({ name: 'attachments/run', patch: [[100, '0004755\0']] }, '#!/bin/sh\n')), /set-user-ID/],
-    ['data after the end-of-archive marker', () => gzipSync(Buffer.concat([tarOf(...base()), member({ name: 'late.json' }, '[]')])), /data after the end-of-archive marker/],
-    ['a config that runs a command', () => tarGz(...base(), member({ name: 'repositories/acme/r.git/config' }, '[core]\n\tbare = true\n\tpager = touch /tmp/x\n')), /sets core\.pager/],
-    ['a config naming SHA-256 objects past a comment, for SHA-1 data', () => tarGz(...base(), member({ name: 'repositories/acme/r.git/config' }, '[core]\n\trepositoryformatversion = 1\n[extensions]\n\tobjectformat = sha256 ; said plainly\n')), /git fsck found/],
-    ['a promisor pack', () => tarGz(...base(), member({ name: `repositories/acme/r.git/objects/pack/pack-${'a'.repeat(40)}.promisor` })), /fetched on demand/],
-  ];
+  const cases = attackerSpellings(() => repo);
   for (const [what, build, message] of cases) {
     it(what, async () => {
       const result = await verify(writeArchive(build()));
@@ -263,15 +182,7 @@ describe('what a second hostile review found', () => {
     repo = realRepository();
   });
   const base = () => [...metadata(), ...repositoryMembers(repo.files)];
-  const refsOnly = () => repositoryMembers(repo.files, (rest) => rest === 'HEAD' || rest === 'packed-refs' || rest.startsWith('refs/'));
-
-  const cases: [string, () => Buffer, RegExp][] = [
-    ['a pack without its index', () => tarGz(...metadata(), ...refsOnly(), member({ name: `repositories/acme/r.git/objects/pack/pack-${'b'.repeat(40)}.pack` }, Buffer.concat([Buffer.from('PACK\0\0\0\x02\0\0\0\0', 'latin1'), randomBytes(64)]))), /has no index beside it/],
-    ['objects with no ref to reach them', () => tarGz(...metadata(), ...repositoryMembers(repo.files, (rest) => rest === 'HEAD' || rest.startsWith('objects/'))), /holds objects but no ref/],
-    ['a loose commit that inflates to a GiB', () => tarGz(...base(), member({ name: `repositories/acme/r.git/objects/ab/${'c'.repeat(38)}` }, deflateSync(Buffer.from(`commit ${1 << 30}\0tree `)))), /is a commit of 1073741824 bytes/],
-    ['a ref of a megabyte', () => tarGz(...base(), member({ name: 'repositories/acme/r.git/refs/heads/big' }, `${'a'.repeat(40)}${' '.repeat(1 << 20)}`)), /larger than a ref ever is/],
-    ['a name of a megabyte', () => tarGz(...base(), paxHeader([['path', `${'n'.repeat(100_000)}.json`]]), member({ name: 'x.json' }, '[]')), /longer than a path may be/],
-  ];
+  const cases = secondReviewCases(() => repo);
   for (const [what, build, message] of cases) {
     it(`${what} is a problem (exit 9)`, async () => {
       const result = await verify(writeArchive(build()));
