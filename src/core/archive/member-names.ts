@@ -7,8 +7,9 @@ import type { MemberType, TarMember } from './tar-members.js';
 /** A member of a repository's git data: `repositories/<owner>/<name>.git/<rest>`. */
 export const GIT_MEMBER = /^repositories\/([^/]+)\/([^/]+)\.git(?:\/(.*))?$/;
 
-/** The longest path Linux opens (PATH_MAX): a longer name can be extracted nowhere. */
+/** The longest path Linux opens (PATH_MAX), and the longest name of one entry (NAME_MAX): longer can be extracted nowhere. */
 const MAX_PATH = 4096;
+const MAX_SEGMENT = 255;
 
 /** Characters that change how a name prints or is cut apart: controls, line separators, bidi marks. */
 const INVISIBLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/;
@@ -25,6 +26,8 @@ function nameProblem(name: string, type: MemberType): string | undefined {
   if (segments.includes('..')) return 'has a path with ".." that leads outside the archive';
   if (segments.includes('.')) return 'has a "." segment in its path (not in normal form)';
   if (segments.includes('')) return 'has an empty segment ("//") in its path (not in normal form)';
+  const long = segments.find((segment) => Buffer.byteLength(segment) > MAX_SEGMENT);
+  if (long !== undefined) return `has a part of ${Buffer.byteLength(long)} bytes in its name, longer than file systems allow (${MAX_SEGMENT})`;
   // git takes a `.git` below where it runs for the repository, before the directory itself.
   if (segments.some((segment) => segment.toLowerCase() === '.git')) return 'has a ".git" segment in its path, which git would take for a repository';
   return undefined;

@@ -47,9 +47,10 @@ export function checkHeaderBlock(block: Buffer): CheckedHeader | { disagreement:
     // names in them that npm's tar skips.
     return { disagreement: `a member of type ${JSON.stringify(flag)}, which only some tar readers understand` };
   }
-  // GNU tar reads the checksum from its 8 bytes; npm's tar from 12, running into the type flag
+  // GNU tar reads the checksum from its 8 bytes; npm's tar from 12, running into the type flag;
+  // bsdtar refuses a header with anything but spaces and NULs after the digits.
   // and link name. Only digits ended within the 8 bytes, equal to the sum, read alike.
-  const checksum = /^ *([0-7]{1,7})[ \0]/.exec(block.toString('latin1', 148, 156));
+  const checksum = /^ *([0-7]{1,7})[ \0]+$/.exec(block.toString('latin1', 148, 156));
   if (!checksum?.[1] || parseInt(checksum[1], 8) !== unsignedSum(block)) return { disagreement: 'a header whose checksum is not written plainly, or is wrong' };
   for (const [field, start, length, base256Max] of NUMERIC_FIELDS) {
     if (readNumber(block, start, length, base256Max) === undefined) {
@@ -109,10 +110,10 @@ function textFields(format: HeaderFormat): [string, number, number][] {
 }
 
 /**
- * A numeric field as both readers agree on it: optional leading spaces, octal digits, then a space
- * or NUL (or the end of the field); or GNU's positive base-256. Anything else either reader takes
- * its own way (GNU tar refuses it and skips to the next header it can find; npm's tar reads the
- * digits up to the first other character).
+ * A numeric field as readers agree on it: optional leading spaces, octal digits, then only spaces
+ * and NULs (or the end of the field); or GNU's positive base-256. Anything else each reader takes
+ * its own way (GNU tar refuses it and skips to the next header it can find, or reads up to the
+ * terminator; bsdtar refuses the header; npm's tar reads the digits up to the first other character).
  */
 function readNumber(block: Buffer, start: number, length: number, base256Max: number): number | undefined {
   if (block[start] === 0x80 && base256Max > 0) {
@@ -123,7 +124,7 @@ function readNumber(block: Buffer, start: number, length: number, base256Max: nu
   const text = block.toString('latin1', start, start + length);
   // Left empty (as writers do for fields they have no value for): both read 0.
   if (/^\0[\0 ]*$/.test(text)) return 0;
-  const match = /^ *([0-7]+)(?:[ \0][^]*)?$/.exec(text);
+  const match = /^ *([0-7]+)[ \0]*$/.exec(text);
   return match?.[1] === undefined ? undefined : parseInt(match[1], 8);
 }
 

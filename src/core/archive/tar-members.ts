@@ -82,6 +82,8 @@ export class TarMemberReader extends Writable {
   private partial = Buffer.alloc(0);
   private pending: Pending = { pax: {}, extendedHeaders: 0 };
   private first = true;
+  /** A pax header was seen: bsdtar then reads names differently. */
+  private pax = false;
   private readonly onMember: (member: TarMember) => MemberHandler | undefined;
 
   constructor(onMember: (member: TarMember) => MemberHandler | undefined) {
@@ -168,6 +170,7 @@ export class TarMemberReader extends Writable {
     if (checked.flag === 'x' || checked.flag === 'g' || checked.flag === 'L' || checked.flag === 'K') {
       if (checked.size > MAX_NAMING_HEADER) throw new TarFormatError('an extended header over 1 MiB, which tar readers treat differently');
       if (checked.flag === 'x') this.pending.extendedHeaders++;
+      if (checked.flag === 'x' || checked.flag === 'g') this.pax = true;
       if (checked.size === 0) return;
       this.state = { at: 'naming', flag: checked.flag, left: checked.size, pieces: [], padding };
       return;
@@ -220,6 +223,8 @@ export class TarMemberReader extends Writable {
     else if ((pending.pax.linkpath ?? pending.longLink) !== undefined && type !== 'symlink' && type !== 'hardlink') {
       disagreement = 'a link target given to a member that is not a link';
     } else if (type === 'file' && name.endsWith('/')) disagreement = 'a file header whose name ends with "/"';
+    // bsdtar writes the names of an archive with pax headers in Unicode NFC; GNU tar as they are.
+    else if (this.pax && name !== name.normalize('NFC')) disagreement = 'a name not in Unicode NFC form in an archive with pax headers, which bsdtar rewrites';
     if (disagreement !== undefined) throw new TarFormatError(`${disagreement}: tar readers could extract something other than what is checked`);
     return {
       name,
