@@ -1,0 +1,160 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { spawnCli } from '../helpers/run-cli.js';
+import { member, tarGz } from '../helpers/tar-bytes.js';
+
+// What a repository's git data may hold, judged on what an extraction of it does next: `git log`
+// shows what the history is, a push runs no hook of the archive's, a repository stripped of its
+// history is not taken for an empty one, and the check's time is the archive's, not each
+// repository's (docs/reliability.md#the-archive-check). Each through the built binary.
+
+const tempDir = () => mkdtempSync(join(tmpdir(), 'svc-git-data-'));
+const git = (args: string[], cwd?: string) =>
+  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@e', '-c', 'init.defaultBranch=main', ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: cwd ?? tmpdir(), GIT_CONFIG_NOSYSTEM: '1' },
+    encoding: 'utf8',
+  });
+
+interface RepoFile {
+  rest: string;
+  data: Buffer;
+}
+
+/** A bare repository of two commits made by git (with the sample hooks its templates install), as files. */
+function realRepository(): { files: RepoFile[]; first: string; second: string; dir: string } {
+  const dir = tempDir();
+  git(['init', '-q', 'work'], dir);
+  const work = join(dir, 'work');
+  writeFileSync(join(work, 'README.md'), '# r\n');
+  git(['add', 'README.md'], work);
+  git(['commit', '-q', '-m', 'first'], work);
+  writeFileSync(join(work, 'README.md'), '# r, second\n');
+  git(['commit', '-q', '-am', 'second'], work);
+  git(['clone', '-q', '--bare', 'work', 'r.git'], dir);
+  const [second, first] = git(['rev-list', 'main'], work).trim().split('\n') as [string, string];
+  return { files: filesOf(join(dir, 'r.git')), first, second, dir };
+}
+
+function filesOf(bare: string): RepoFile[] {
+  const files: RepoFile[] = [];
+  const walk = (at: string) => {
+    for (const name of readdirSync(at)) {
+      const path = join(at, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else files.push({ rest: relative(bare, path), data: readFileSync(path) });
+    }
+  };
+  walk(bare);
+  return files;
+}
+
+const repositoryMembers = (files: RepoFile[], name = 'acme/r') =>
+  files.map((file) => member({ name: `repositories/${name}.git/${file.rest}` }, file.data));
+
+const metadata = (records: object[] = [{ full_name: 'acme/r' }]) => [
+  member({ name: 'schema.json' }, '{"version":"1.2.0"}'),
+  member({ name: 'repositories_000001.json' }, JSON.stringify(records)),
+];
+
+function writeArchive(bytes: Buffer): string {
+  const file = join(tempDir(), 'a.tar.gz');
+  writeFileSync(file, bytes);
+  return file;
+}
+
+type Problem = { repository?: string; file?: string; message: string };
+type Report = { ok: boolean; git_check: string; problems: Problem[]; repositories: { name: string; empty?: true; git_check?: string }[] };
+
+const verify = (file: string, extra: string[] = [], env: Record<string, string> = {}) =>
+  spawnCli(['archive', 'verify', file, ...extra], { env, timeoutMs: 60_000 });
+
+/** Exit 9, one problem in --json, and the one line on stderr that names it. */
+async function failsWith(file: string, message: RegExp, extra: string[] = []): Promise<Problem[]> {
+  const result = await verify(file, ['--json', ...extra]);
+  expect(result.code, result.stdout + result.stderr).toBe(9);
+  const report = JSON.parse(result.stdout) as Report;
+  expect(report.problems.map((problem) => problem.message).join('\n')).toMatch(message);
+  const error = result.stderr.split('\n').filter((line) => line.startsWith('{'));
+  expect(error).toHaveLength(1);
+  expect(error[0]).toMatch(/failed verification: \d+ problems? \(first: /);
+  return report.problems;
+}
+
+describe('a replace ref is a problem: git log in the extraction would show a forged commit', () => {
+  let repo: ReturnType<typeof realRepository>;
+  /** A forged commit with the first one's place in history, and the ref that puts it there. */
+  let forged: string;
+  beforeAll(() => {
+    repo = realRepository();
+    const bare = join(repo.dir, 'r.git');
+    const tree = git(['--git-dir', bare, 'rev-parse', `${repo.first}^{tree}`]).trim();
+    forged = git(['--git-dir', bare, 'commit-tree', tree, '-m', 'a forged message'], repo.dir).trim();
+    git(['--git-dir', bare, 'replace', repo.first, forged]);
+    // What the attack does: an extraction's log shows the forgery in the real commit's place.
+    expect(git(['--git-dir', bare, 'log', '--format=%s', 'main'])).toContain('a forged message');
+  });
+
+  it('as a loose ref (git replace writes one): exit 9', async () => {
+    const files = filesOf(join(repo.dir, 'r.git'));
+    expect(files.map((file) => file.rest)).toContain(`refs/replace/${repo.first}`);
+    const problems = await failsWith(writeArchive(tarGz(...metadata(), ...repositoryMembers(files))), /is a replace ref: git shows the object it names in place of the one it replaces/);
+    expect(problems).toEqual([expect.objectContaining({ repository: 'acme/r', file: `repositories/acme/r.git/refs/replace/${repo.first}` })]);
+  });
+
+  it('as a loose ref whatever the case of its letters (a case-insensitive disk reads them alike): exit 9', async () => {
+    const plain = repo.files.filter((file) => !file.rest.startsWith('refs/replace'));
+    for (const name of [`refs/REPLACE/${repo.first}`, `REFS/Replace/${repo.first}`]) {
+      const archive = writeArchive(tarGz(...metadata(), ...repositoryMembers(plain), member({ name: `repositories/acme/r.git/${name}` }, `${forged}\n`)));
+      const problems = await failsWith(archive, /is a replace ref/);
+      expect(problems.map((problem) => problem.file)).toEqual([`repositories/acme/r.git/${name}`]);
+    }
+  });
+
+  it('as a line of packed-refs, in any case, however far into a packed-refs of any size: exit 9', async () => {
+    const files = filesOf(join(repo.dir, 'r.git')).filter((file) => !file.rest.startsWith('refs/replace'));
+    const padding = Array.from({ length: 30_000 }, (_, i) => `${repo.second} refs/tags/t${i}`).join('\n');
+    for (const packed of [`${forged} refs/replace/${repo.first}\n`, `${padding}\n${forged} refs/Replace/${repo.first}\n`]) {
+      const members = [...repositoryMembers(files.filter((file) => file.rest !== 'packed-refs')), member({ name: 'repositories/acme/r.git/packed-refs' }, `# pack-refs with: peeled fully-peeled sorted\n${packed}`)];
+      const problems = await failsWith(writeArchive(tarGz(...metadata(), ...members)), /names a replace ref \(refs\/replace\/[0-9a-f]{40}\): git shows the object/i);
+      expect(problems).toEqual([expect.objectContaining({ repository: 'acme/r', file: 'repositories/acme/r.git/packed-refs' })]);
+    }
+  });
+
+  it('refs of other kinds pass, loose and packed', async () => {
+    const files = filesOf(join(repo.dir, 'r.git')).filter((file) => !file.rest.startsWith('refs/replace'));
+    const packed = member({ name: 'repositories/acme/r.git/packed-refs' }, `# pack-refs with: peeled\n${repo.first} refs/tags/v1\n${repo.second} refs/notes/replace/x\n`);
+    const result = await verify(writeArchive(tarGz(...metadata(), ...repositoryMembers(files.filter((file) => file.rest !== 'packed-refs')), packed)));
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+  });
+});
+
+describe('a hook is a problem: a push into the extracted repository would run it', () => {
+  let repo: ReturnType<typeof realRepository>;
+  beforeAll(() => {
+    repo = realRepository();
+  });
+  const withHook = (name: string, mode = '0000755') =>
+    writeArchive(tarGz(...metadata(), ...repositoryMembers(repo.files), member({ name: `repositories/acme/r.git/${name}`, patch: [[100, `${mode}\0`]] }, '#!/bin/sh\ntouch /tmp/hooked\n')));
+
+  for (const name of ['hooks/post-update', 'hooks/POST-UPDATE', 'HOOKS/post-update', 'hooks/pre-receive', 'hooks/x.sample', 'hooks/pre-commit.SAMPLE', 'hooks/sub/post-update']) {
+    it(`${name}: exit 9`, async () => {
+      const problems = await failsWith(withHook(name), /is a hook, which git runs when someone commits in, pushes to or fetches into the extracted repository/);
+      expect(problems.map((problem) => problem.file)).toEqual([`repositories/acme/r.git/${name}`]);
+    });
+  }
+
+  it('a hook that is not executable is one all the same (an importer may set the mode): exit 9', async () => {
+    await failsWith(withHook('hooks/post-receive', '0000644'), /is a hook/);
+  });
+
+  it('git\'s own sample hooks pass, as its templates install them', async () => {
+    const samples = repo.files.filter((file) => file.rest.startsWith('hooks/')).map((file) => file.rest);
+    expect(samples).toEqual(expect.arrayContaining(['hooks/pre-commit.sample', 'hooks/post-update.sample', 'hooks/pre-receive.sample', 'hooks/update.sample']));
+    const result = await verify(writeArchive(tarGz(...metadata(), ...repositoryMembers(repo.files))), ['--json']);
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+  });
+});
