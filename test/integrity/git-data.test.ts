@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { spawnCli } from '../helpers/run-cli.js';
+import { startStorageStub } from '../helpers/storage-stub.js';
 import { member, tarGz } from '../helpers/tar-bytes.js';
 
 // What a repository's git data may hold, judged on what an extraction of it does next: `git log`
@@ -156,5 +157,71 @@ describe('a hook is a problem: a push into the extracted repository would run it
     expect(samples).toEqual(expect.arrayContaining(['hooks/pre-commit.sample', 'hooks/post-update.sample', 'hooks/pre-receive.sample', 'hooks/update.sample']));
     const result = await verify(writeArchive(tarGz(...metadata(), ...repositoryMembers(repo.files))), ['--json']);
     expect(result.code, result.stdout + result.stderr).toBe(0);
+  });
+});
+
+describe('a repository with no ref is named empty, and is a problem where it was pushed to', () => {
+  let repo: ReturnType<typeof realRepository>;
+  beforeAll(() => {
+    repo = realRepository();
+  });
+  /** The git data of `name` reduced to HEAD: no ref, no object. */
+  const stripped = (name: string) => member({ name: `repositories/${name}.git/HEAD` }, 'ref: refs/heads/main\n');
+  const created = '2024-01-01T00:00:00Z';
+
+  it('an archive whose metadata gives a stripped repository a size: exit 9', async () => {
+    const archive = writeArchive(tarGz(...metadata([{ full_name: 'acme/r', size: 120, created_at: created, pushed_at: created }]), stripped('acme/r')));
+    const problems = await failsWith(archive, /names no branch or tag, yet the archive's metadata gives it a size of 120 KiB: its history is missing/);
+    expect(problems).toEqual([expect.objectContaining({ repository: 'acme/r', file: 'repositories/acme/r.git' })]);
+  });
+
+  it('an archive whose metadata says it was pushed to after its creation: exit 9', async () => {
+    const archive = writeArchive(tarGz(...metadata([{ full_name: 'acme/r', size: 0, created_at: created, pushed_at: '2024-03-01T10:00:00Z' }]), stripped('acme/r')));
+    await failsWith(archive, /yet the archive's metadata gives it a push at 2024-03-01T10:00:00Z, after its creation at 2024-01-01T00:00:00Z/);
+  });
+
+  it('an archive whose every repository was stripped so: exit 9 naming each', async () => {
+    const records = ['acme/a', 'acme/b'].map((full_name) => ({ full_name, size: 3, created_at: created, pushed_at: created }));
+    const result = await verify(writeArchive(tarGz(...metadata(records), stripped('acme/a'), stripped('acme/b'))), ['--json']);
+    expect(result.code).toBe(9);
+    expect((JSON.parse(result.stdout) as Report).problems.map((problem) => problem.repository)).toEqual(['acme/a', 'acme/b']);
+  });
+
+  it('a repository never pushed to passes, named in the summary and in --json', async () => {
+    const records = [{ full_name: 'acme/r' }, ...['acme/e', 'acme/f'].map((full_name) => ({ full_name, size: 0, created_at: created, pushed_at: created }))];
+    const archive = writeArchive(tarGz(...metadata(records), ...repositoryMembers(repo.files), stripped('acme/e'), stripped('acme/f')));
+    const human = await verify(archive);
+    expect(human.code, human.stdout + human.stderr).toBe(0);
+    expect(human.stdout).toMatch(/is intact: 3 repositories/);
+    expect(human.stdout).toContain('  2 empty repositories (no branch or tag): acme/e, acme/f');
+    const report = JSON.parse((await verify(archive, ['--json'])).stdout) as Report;
+    expect(report.repositories).toEqual([
+      { name: 'acme/r', git_data: true, objects: 'loose', git_check: 'passed' },
+      { name: 'acme/e', git_data: true, objects: 'none', empty: true, git_check: 'passed' },
+      { name: 'acme/f', git_data: true, objects: 'none', empty: true, git_check: 'passed' },
+    ]);
+  });
+
+  it('the service\'s word decides where the metadata says nothing (GitHub\'s has no size): --migration and download, exit 9', async () => {
+    const archive = tarGz(...metadata([{ full_name: 'acme/r' }]), stripped('acme/r'));
+    const { env } = await startStorageStub(
+      (_request, response) => response.writeHead(200, { 'content-length': String(archive.length), etag: '"a"' }).end(archive),
+      (request, response) => {
+        if (!request.url?.startsWith('/orgs/acme/migrations/7/repositories')) return false;
+        response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify([{ full_name: 'acme/r', name: 'r', size: 2048, created_at: created, pushed_at: created }]));
+        return true;
+      },
+    );
+    const file = writeArchive(archive);
+    expect((await verify(file)).code).toBe(0);
+    const checked = await verify(file, ['--json', '--migration', '7'], env);
+    expect(checked.code, checked.stderr).toBe(9);
+    expect((JSON.parse(checked.stdout) as Report).problems).toEqual([
+      { repository: 'acme/r', file: 'repositories/acme/r.git', message: 'names no branch or tag, yet the service lists it with a size of 2048 KiB: its history is missing' },
+    ]);
+    const output = join(tempDir(), 'out.tar.gz');
+    const downloaded = await spawnCli(['download', '7', '-o', output], { env, timeoutMs: 60_000 });
+    expect(downloaded.code, downloaded.stderr).toBe(9);
+    expect(downloaded.stderr).toMatch(/^error: .*failed verification: 1 problem \(first: acme\/r: repositories\/acme\/r\.git: names no branch or tag, yet the service lists it/m);
   });
 });

@@ -13,6 +13,7 @@ import { MetadataFormatError, MetadataRecordReader } from './metadata-records.js
 import { type MemberHandler, type TarMember, TarFormatError, TarMemberReader } from './tar-members.js';
 import { detached, type ExtractionBudget, type ReadMember, recordMetadata, reportMember, shortened, textOf } from './scan-parts.js';
 import { looseRefId, packedRefsReader } from './git-refs.js';
+import type { RepositoryHistory } from './repository-history.js';
 import { clashProblem, extractError, HEAD_BYTES, isGitDataDirectory, NEW_FILE, SIGNATURES } from './git-copies.js';
 
 /** What the archive holds of one repository's git data (docs/service.md#archive). */
@@ -60,6 +61,8 @@ export interface ArchiveScan {
   organizations: string[];
   /** Repositories listed in repositories_*.json (owner/name). */
   repositories: string[];
+  /** What their records say of their history (size, pushed_at), by lower-case name. */
+  histories: Map<string, RepositoryHistory>;
   /** Records per metadata kind for each repository they belong to. */
   counts: Record<string, Record<string, number>>;
   countedRepositories: number;
@@ -115,6 +118,7 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
     metadataFiles: [],
     organizations: [],
     repositories: [],
+    histories: new Map(),
     counts: Object.create(null) as ArchiveScan['counts'],
     countedRepositories: 0,
     gitData: new Map(),

@@ -5,6 +5,7 @@ import { basename, join } from 'node:path';
 import { VerificationError } from '../../errors.js';
 import { type ArchiveProblem, describeProblem } from '../../archive-problem.js';
 import { checkCopiedRepository, gitVersion, makeGitHome } from './git-check.js';
+import { pushedTo, type RepositoryHistory } from './repository-history.js';
 import { ExtractionBudget } from './scan-parts.js';
 
 type GitCheck = 'passed' | 'failed' | 'skipped: git is not on PATH' | 'skipped: asked not to' | 'no git data';
@@ -15,6 +16,8 @@ interface RepositoryVerdict {
   git_data: boolean;
   /** How its objects are stored: loose files, packs, both, or none. */
   objects?: 'loose' | 'pack' | 'pack+loose' | 'none';
+  /** Its git data names no ref (no branch, no tag): it holds no history. */
+  empty?: true;
   git_check?: 'passed' | 'failed' | 'skipped';
 }
 
@@ -39,6 +42,8 @@ export interface VerifyReport {
 export interface ExpectedContent {
   migrationId: number;
   repositories: string[];
+  /** What the service says of each one's history (size, pushed_at), by lower-case name. */
+  histories?: Map<string, RepositoryHistory>;
   excludeGitData: boolean;
   excludeMetadata: boolean;
 }
@@ -130,6 +135,14 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
         problems.push({ repository: repo.repository, file: `${repo.path}/${file}`, message: `has no ${other.endsWith('.idx') ? 'index' : 'pack'} beside it: git cannot read its objects` });
       }
     }
+    // No ref, no history: right for a repository nothing was ever pushed to, and only for one.
+    const empty = new Set(scan.complete ? withGit.filter((repo) => !repo.hasRefs).map((repo) => repo.repository) : []);
+    for (const name of empty) {
+      const serviceSays = pushedTo(expected?.histories?.get(name.toLowerCase()));
+      const metadataSays = pushedTo(scan.histories.get(name.toLowerCase()));
+      const says = serviceSays ? `the service lists it with ${serviceSays}` : metadataSays ? `the archive's metadata gives it ${metadataSays}` : undefined;
+      if (says) problems.push({ repository: name, file: `repositories/${name}.git`, message: `names no branch or tag, yet ${says}: its history is missing` });
+    }
     if (expected) {
       for (const name of expected.repositories) {
         const inMetadata = listed.has(name.toLowerCase());
@@ -179,6 +192,7 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
       const verdict: RepositoryVerdict = { name, git_data: Boolean(data) };
       if (data) {
         verdict.objects = data.packs > 0 ? (data.looseObjects > 0 ? 'pack+loose' : 'pack') : data.looseObjects > 0 ? 'loose' : 'none';
+        if (empty.has(data.repository)) verdict.empty = true;
         verdict.git_check = verdicts.get(data.repository) ?? 'skipped';
       }
       return verdict;
