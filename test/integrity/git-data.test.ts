@@ -1,7 +1,9 @@
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { createDeflate } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { spawnCli } from '../helpers/run-cli.js';
 import { startStorageStub } from '../helpers/storage-stub.js';
@@ -223,5 +225,50 @@ describe('a repository with no ref is named empty, and is a problem where it was
     const downloaded = await spawnCli(['download', '7', '-o', output], { env, timeoutMs: 60_000 });
     expect(downloaded.code, downloaded.stderr).toBe(9);
     expect(downloaded.stderr).toMatch(/^error: .*failed verification: 1 problem \(first: acme\/r: repositories\/acme\/r\.git: names no branch or tag, yet the service lists it/m);
+  });
+});
+
+/** A loose blob of `size` zeros: a few KiB per MiB it inflates to, named by its true id. */
+async function zerosBlob(size: number): Promise<{ id: string; data: Buffer }> {
+  const header = Buffer.from(`blob ${size}\0`);
+  const hash = createHash('sha1').update(header);
+  const deflate = createDeflate({ level: 9 });
+  const out: Buffer[] = [];
+  deflate.on('data', (chunk: Buffer) => out.push(chunk));
+  const done = new Promise((resolve) => deflate.on('end', resolve));
+  deflate.write(header);
+  const zeros = Buffer.alloc(1 << 20);
+  for (let left = size; left > 0; left -= zeros.length) {
+    const piece = zeros.subarray(0, Math.min(left, zeros.length));
+    hash.update(piece);
+    if (!deflate.write(piece)) await new Promise((resolve) => deflate.once('drain', resolve));
+  }
+  deflate.end();
+  await done;
+  return { id: hash.digest('hex'), data: Buffer.concat(out) };
+}
+
+describe('git has one time for the whole archive, shared by its repositories', () => {
+  it('when it runs out, the repositories left are counted, unchecked: exit 9 (a budget of 1 s)', async () => {
+    // Each holds a blob of 512 MiB of zeros: git takes seconds to hash one, the archive holds a few KiB of each.
+    const blob = await zerosBlob(512 << 20);
+    const repository = (name: string) => [
+      member({ name: `repositories/acme/${name}.git/HEAD` }, 'ref: refs/heads/main\n'),
+      member({ name: `repositories/acme/${name}.git/objects/${blob.id.slice(0, 2)}/${blob.id.slice(2)}` }, blob.data),
+      member({ name: `repositories/acme/${name}.git/refs/tags/zeros` }, `${blob.id}\n`),
+    ];
+    const names = ['z1', 'z2', 'z3'];
+    const archive = writeArchive(tarGz(...metadata(names.map((name) => ({ full_name: `acme/${name}` }))), ...names.flatMap(repository)));
+    const problems = await failsWith(archive, /^git ran out of the time it may take for the whole archive \(1 s\): 3 of 3 repositories with git data were not checked; `svc-migrate archive verify --git-check-time <duration>` gives it longer$/m, ['--git-check-time', '1s']);
+    expect(problems).toHaveLength(1);
+    const report = JSON.parse((await verify(archive, ['--json', '--git-check-time', '1s'])).stdout) as Report;
+    expect(report.git_check).toBe('failed');
+    expect(report.repositories.map((repo) => repo.git_check)).toEqual(['skipped', 'skipped', 'skipped']);
+  }, 60_000);
+
+  it('--git-check-time takes a duration above 0', async () => {
+    const result = await spawnCli(['archive', 'verify', writeArchive(tarGz(...metadata())), '--git-check-time', '0']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--git-check-time takes a duration above 0/);
   });
 });

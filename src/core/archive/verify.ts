@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { VerificationError } from '../../errors.js';
 import { type ArchiveProblem, describeProblem } from '../../archive-problem.js';
-import { checkCopiedRepository, gitVersion, makeGitHome } from './git-check.js';
+import { checkCopiedRepository, GitTimeBudget, gitTimeBudgetMs, gitVersion, makeGitHome } from './git-check.js';
 import { pushedTo, type RepositoryHistory } from './repository-history.js';
 import { ExtractionBudget } from './scan-parts.js';
 
@@ -51,6 +51,8 @@ export interface ExpectedContent {
 export interface VerifyOptions {
   /** Run `git fsck` on the git data when git is installed (default true). */
   gitCheck?: boolean;
+  /** The time git may take for the whole archive (default: gitTimeBudgetMs of its size and repositories). */
+  gitTimeMs?: number;
   expected?: ExpectedContent;
   /** Compare with this sha256 instead of `<archive>.sha256`. */
   sha256?: string;
@@ -167,6 +169,8 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
       gitCheck = 'failed';
     } else {
       gitCheck = 'passed';
+      const budget = new GitTimeBudget(options.gitTimeMs ?? gitTimeBudgetMs(scan.bytes, withGit.length));
+      let unchecked = 0;
       for (const repo of withGit) {
         // A repository with a refused, clashing or foreign member, or without HEAD, is already named
         // by a problem; git is not run on what could not be copied as it is.
@@ -175,14 +179,25 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
           gitCheck = 'failed';
           continue;
         }
-        const found = await checkCopiedRepository({ ...repo, extractedTo: repo.extractedTo }, home, options.signal);
+        // Once the time is out, git is not started again: what is left stays unchecked, and is counted.
+        const found = unchecked > 0 ? 'out of time' : await checkCopiedRepository({ ...repo, extractedTo: repo.extractedTo }, home, options.signal, budget);
         // Gone as soon as it is checked: the temporary directory never holds more than it must.
         await rm(repo.extractedTo, { recursive: true, force: true });
+        if (found === 'out of time') {
+          unchecked++;
+          continue;
+        }
         verdicts.set(repo.repository, found.length === 0 ? 'passed' : 'failed');
         if (found.length > 0) {
           gitCheck = 'failed';
           problems.push(...found);
         }
+      }
+      if (unchecked > 0) {
+        gitCheck = 'failed';
+        problems.push({
+          message: `git ran out of the time it may take for the whole archive (${Math.round(budget.ms / 1000)} s): ${unchecked} of ${withGit.length} repositories with git data were not checked; \`svc-migrate archive verify --git-check-time <duration>\` gives it longer`,
+        });
       }
     }
 
