@@ -72,8 +72,8 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * The time git may take to check one archive, shared by all its repositories: what one repository
- * takes is not left for the others, so an archive of many repositories built to keep git busy
- * takes no longer than one (docs/reliability.md#the-archive-check).
+ * takes is not left for the others, so however many repositories an archive holds to keep git
+ * busy, the check ends when this time does (docs/reliability.md#the-archive-check).
  */
 export class GitTimeBudget {
   readonly ms: number;
