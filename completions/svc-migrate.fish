@@ -219,6 +219,7 @@ complete -c svc-migrate -n '__fish_seen_subcommand_from archive' -s h -l help -d
 complete -c svc-migrate -n '__fish_seen_subcommand_from verify; and __fish_seen_subcommand_from archive' -F
 complete -c svc-migrate -n '__fish_seen_subcommand_from verify; and __fish_seen_subcommand_from archive' -l migration -x -d 'also check that every repository of this migration is in it (asks the '
 complete -c svc-migrate -n '__fish_seen_subcommand_from verify; and __fish_seen_subcommand_from archive' -l no-git-check -d 'skip the git object check (git fsck); structure and metadata are still'
+complete -c svc-migrate -n '__fish_seen_subcommand_from verify; and __fish_seen_subcommand_from archive' -l git-check-time -x -d 'the time git may take for the whole archive (default: 2m, plus 1s per '
 complete -c svc-migrate -n '__fish_seen_subcommand_from verify; and __fish_seen_subcommand_from archive' -s V -l version -d 'print the version'
 complete -c svc-migrate -n '__fish_seen_subcommand_from verify; and __fish_seen_subcommand_from archive' -l org -x -d 'organization (env SVC_ORG)'
 complete -c svc-migrate -n '__fish_seen_subcommand_from verify; and __fish_seen_subcommand_from archive' -l base-url -x -d 'API root, e.g. https://api.example.com (env SVC_BASE_URL)'

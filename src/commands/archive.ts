@@ -3,17 +3,21 @@ import type { Context, Runner } from '../context.js';
 import { expectedContentOf } from '../core/archive/expected.js';
 import { type InspectReport, inspectArchive } from '../core/archive/inspect.js';
 import { ArchiveVerificationError, type VerifyReport, verifyArchive } from '../core/archive/verify.js';
-import { VerificationError } from '../errors.js';
+import { UsageError, VerificationError } from '../errors.js';
+import { parseDuration } from '../settings/resolve.js';
 import { inspectMessage, inspectNotes, verifyMessage } from '../ui/archive.js';
 import { examples, parseMigrationId } from './common/options.js';
 
 interface VerifyFlags {
   migration?: number;
   gitCheck?: boolean;
+  gitCheckTime?: string;
 }
 
 /** Checks an archive on disk; prints the report, then fails with exit 9 if anything is wrong. */
 async function verify(context: Context, file: string, flags: VerifyFlags): Promise<VerifyReport> {
+  const gitTimeMs = flags.gitCheckTime === undefined ? undefined : parseDuration(flags.gitCheckTime, '--git-check-time');
+  if (gitTimeMs === 0) throw new UsageError('--git-check-time takes a duration above 0 (`--no-git-check` skips the check)');
   const expected =
     flags.migration === undefined ? undefined : await expectedContentOf(await context.api(), context.org(), flags.migration);
   const bar = context.out.progress();
@@ -21,6 +25,7 @@ async function verify(context: Context, file: string, flags: VerifyFlags): Promi
   try {
     report = await verifyArchive(file, {
       gitCheck: flags.gitCheck !== false,
+      ...(gitTimeMs === undefined ? {} : { gitTimeMs }),
       ...(expected ? { expected } : {}),
       signal: context.signal,
       onProgress: (received, total) => bar.update({ received, total, resumedFrom: 0 }),
@@ -64,6 +69,7 @@ export function register(program: Command, run: Runner): void {
     .argument('<file>', 'the .tar.gz archive')
     .option('--migration <id>', 'also check that every repository of this migration is in it (asks the service)', parseMigrationId)
     .option('--no-git-check', 'skip the git object check (git fsck); structure and metadata are still checked')
+    .option('--git-check-time <duration>', 'the time git may take for the whole archive (default: 2m, plus 1s per MiB of the archive and 0.1s per repository)')
     .addHelpText(
       'after',
       examples(['svc-migrate archive verify migration-4242.tar.gz', 'svc-migrate archive verify acme.tar.gz --migration 4242 --json']),

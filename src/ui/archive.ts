@@ -5,6 +5,9 @@ import { describeProblem, escapeControl } from '../archive-problem.js';
 import { formatBytes } from './format.js';
 import { KEY, renderTable, type TableLayout } from './tables.js';
 
+/** Empty repositories named on their line; --json lists every one. */
+const MAX_NAMED = 20;
+
 export function verifyMessage(report: VerifyReport, theme: ChalkInstance): string {
   const lines: string[] = [];
   const repos = report.repositories.length;
@@ -20,6 +23,11 @@ export function verifyMessage(report: VerifyReport, theme: ChalkInstance): strin
     const count = report.problems.length;
     lines.push(`${theme.red('✗')} ${escapeControl(report.path)} failed verification: ${count} problem${count === 1 ? '' : 's'}`);
     for (const problem of report.problems) lines.push(`  - ${describeProblem(problem)}`);
+  }
+  const empty = report.repositories.filter((repo) => repo.empty).map((repo) => escapeControl(repo.name));
+  if (empty.length > 0) {
+    const shown = empty.length > MAX_NAMED ? `${empty.slice(0, MAX_NAMED).join(', ')} and ${empty.length - MAX_NAMED} more` : empty.join(', ');
+    lines.push(`  ${empty.length} empty repositor${empty.length === 1 ? 'y' : 'ies'} (no branch or tag): ${shown}`);
   }
   if (report.sha256 && report.sha256.expected === report.sha256.actual) lines.push(`  sha256 ${report.sha256.actual} matches ${escapeControl(report.path)}.sha256`);
   if (report.migration_id !== undefined && report.ok) lines.push(`  every repository of migration ${report.migration_id} is in it`);

@@ -58,7 +58,7 @@ describe('metadata records', () => {
 
   it('keeps only the fields the report needs', () => {
     const text = JSON.stringify([
-      { full_name: 'o/a', owner: { login: 'o', id: 1, nested: { url: 'x' } }, body: 'long', url: 'https://h/o/a' },
+      { full_name: 'o/a', owner: { login: 'o', id: 1, nested: { url: 'x' } }, body: 'long', url: 'https://h/o/a', size: 12, forks: 3, pushed_at: 'p', created_at: 'c' },
       { repository: { html_url: 'https://h/o/b', owner: { login: 'o' } }, url: 'https://h/o/b/issues/1' },
       42,
       ['x'],
@@ -68,7 +68,7 @@ describe('metadata records', () => {
       ok: true,
       records: 4,
       fields: [
-        { full_name: 'o/a', owner: { login: 'o' }, url: 'https://h/o/a' },
+        { full_name: 'o/a', owner: { login: 'o' }, url: 'https://h/o/a', size: 12, pushed_at: 'p', created_at: 'c' },
         { repository: { html_url: 'https://h/o/b', owner: { login: 'o' } }, url: 'https://h/o/b/issues/1' },
         undefined,
         undefined,

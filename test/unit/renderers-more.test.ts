@@ -51,6 +51,15 @@ describe('archive reports', () => {
     expect(text).toMatchSnapshot();
   });
 
+  it('names the empty repositories, the first 20 of them', () => {
+    const empty = (count: number): VerifyReport => ({
+      ...verified,
+      repositories: Array.from({ length: count }, (_, i) => ({ name: `octo-org/e${i}`, git_data: true, objects: 'none', empty: true, git_check: 'passed' })),
+    });
+    expect(verifyMessage(empty(2), plain)).toMatchSnapshot();
+    expect(verifyMessage(empty(22), plain).split('\n')[1]).toBe(`  22 empty repositories (no branch or tag): ${Array.from({ length: 20 }, (_, i) => `octo-org/e${i}`).join(', ')} and 2 more`);
+  });
+
   it('draws what an archive holds', () => {
     const report: InspectReport = {
       path: 'migration-79.tar.gz',

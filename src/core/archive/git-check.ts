@@ -63,19 +63,54 @@ interface GitRun {
   ok: boolean;
   lines: string[];
   stdout: string;
+  /** The check's time ran out before git was done (or before it started). */
+  outOfTime?: boolean;
 }
 
-function runGit(args: string[], home: GitHome, signal: AbortSignal | undefined, timeoutMs = 0): Promise<GitRun> {
+/** The longest a Node timer waits (2^31 - 1 ms); a longer timeout would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * The time git may take to check one archive, shared by all its repositories: what one repository
+ * takes is not left for the others, so however many repositories an archive holds to keep git
+ * busy, the check ends when this time does (docs/reliability.md#the-archive-check).
+ */
+export class GitTimeBudget {
+  readonly ms: number;
+  private readonly end: number;
+
+  constructor(ms: number) {
+    this.ms = ms;
+    this.end = performance.now() + ms;
+  }
+
+  /** Milliseconds left, 0 once it has run out. */
+  left(): number {
+    return Math.max(0, Math.min(MAX_TIMER_MS, Math.floor(this.end - performance.now())));
+  }
+}
+
+/**
+ * How long git may take for an archive of `bytes` holding the git data of `repositories`: two
+ * minutes, a second per MiB and a tenth of a second per repository. Honest data takes a fifth of
+ * that or less (git.git's 473 MiB pack: 90 s; 300 repositories of one commit: 10 s, on a busy
+ * machine of two cores); data built to keep git busy is stopped there, whatever its size inflates to.
+ */
+export function gitTimeBudgetMs(bytes: number, repositories: number): number {
+  return 120_000 + Math.ceil(bytes / (1 << 20)) * 1_000 + repositories * 100;
+}
+
+function runGit(args: string[], home: GitHome, signal: AbortSignal | undefined, budget?: GitTimeBudget): Promise<GitRun> {
+  const timeout = budget?.left();
+  if (timeout === 0) return Promise.resolve({ ok: false, stdout: '', lines: [], outOfTime: true });
   return new Promise((resolve, reject) => {
     execFile(
       'git',
       [...SAFE_SETTINGS, ...args],
-      { env: home.env, cwd: home.dir, maxBuffer: 16 << 20, timeout: timeoutMs, ...(signal ? { signal } : {}) },
+      { env: home.env, cwd: home.dir, maxBuffer: 16 << 20, timeout: timeout ?? 0, killSignal: 'SIGKILL', ...(signal ? { signal } : {}) },
       (error, stdout, stderr) => {
         if (signal?.aborted) return reject(new InterruptedError('archive check interrupted'));
-        if (error?.killed && timeoutMs > 0) {
-          return resolve({ ok: false, stdout: '', lines: [`git did not finish within ${timeoutMs / 1000} s, far longer than git data of this size takes`] });
-        }
+        if (error?.killed && timeout !== undefined) return resolve({ ok: false, stdout: '', lines: [], outOfTime: true });
         const lines = `${stderr}\n${stdout}`
           .split('\n')
           .map((line) => line.trim())
@@ -87,17 +122,8 @@ function runGit(args: string[], home: GitHome, signal: AbortSignal | undefined, 
 }
 
 /** A copy of an archive's config, read by git's own parser as a plain file: no includes followed. */
-function readConfigFile(file: string, home: GitHome, signal: AbortSignal | undefined): Promise<GitRun> {
-  return runGit(['config', '--file', file, '--no-includes', '--list', '--null'], home, signal);
-}
-
-/**
- * How long git fsck may take for `bytes` of git data: objects inflate to at most about a thousand
- * times their size, which git hashes at a GiB or so a second; a few seconds a MiB is ample for real
- * repositories, and stops one built to inflate without end.
- */
-function fsckTimeoutMs(bytes: number): number {
-  return 120_000 + Math.ceil(bytes / (1 << 20)) * 4_000;
+function readConfigFile(file: string, home: GitHome, signal: AbortSignal | undefined, budget: GitTimeBudget): Promise<GitRun> {
+  return runGit(['config', '--file', file, '--no-includes', '--list', '--null'], home, signal, budget);
 }
 
 /**
@@ -106,43 +132,50 @@ function fsckTimeoutMs(bytes: number): number {
  * and packed (`git fsck --full`).
  */
 async function checkRepository(
-  repo: { dir: string; bytes: number; sha256Objects: boolean },
+  repo: { dir: string; sha256Objects: boolean },
   home: GitHome,
   signal: AbortSignal | undefined,
+  budget: GitTimeBudget,
 ): Promise<GitRun> {
   const init = await runGit(
     ['init', '--bare', '--quiet', '--template=', ...(repo.sha256Objects ? ['--object-format=sha256'] : []), repo.dir],
     home,
     signal,
+    budget,
   );
   if (!init.ok) return init;
   // Blobs over 16 MiB are hashed as they are read, not held whole in git's memory.
   const fsck = ['-c', 'core.bigFileThreshold=16m', '--git-dir', repo.dir, 'fsck', '--full', '--no-dangling', '--no-progress'];
-  return runGit(fsck, home, signal, fsckTimeoutMs(repo.bytes));
+  return runGit(fsck, home, signal, budget);
 }
 
 /**
  * git's verdict on one repository's copies: its config (git-config.ts), then every object. Returns
- * the problems found, none when the repository is intact.
+ * the problems found, none when the repository is intact, or 'out of time' when the budget ran out
+ * before git was done with it.
  */
 export async function checkCopiedRepository(
   repo: GitDataScan & { extractedTo: string },
   home: GitHome,
   signal: AbortSignal | undefined,
-): Promise<ArchiveProblem[]> {
+  budget: GitTimeBudget,
+): Promise<ArchiveProblem[] | 'out of time'> {
   const problem = (file: string, message: string): ArchiveProblem => ({ repository: repo.repository, file, message });
   let sha256Objects = false;
   if (repo.configCopy) {
-    const read = await readConfigFile(repo.configCopy, home, signal);
+    const read = await readConfigFile(repo.configCopy, home, signal, budget);
+    if (read.outOfTime) return 'out of time';
     if (!read.ok) return [problem(`${repo.path}/config`, 'is not a config git can read')];
     const verdict = judgeConfig(parseConfigList(read.stdout));
     if (verdict.problems.length > 0) return verdict.problems.map((message) => problem(`${repo.path}/config`, message));
     sha256Objects = verdict.sha256Objects;
   }
-  const result = await checkRepository({ dir: repo.extractedTo, bytes: repo.bytes, sha256Objects }, home, signal);
+  const result = await checkRepository({ dir: repo.extractedTo, sha256Objects }, home, signal, budget);
+  if (result.outOfTime) return 'out of time';
   if (result.ok) {
     // Objects that no ref reaches are history nobody can get back: fsck does not mind them.
-    const refs = await runGit(['--git-dir', repo.extractedTo, 'for-each-ref', '--count=1', '--format=%(refname)'], home, signal);
+    const refs = await runGit(['--git-dir', repo.extractedTo, 'for-each-ref', '--count=1', '--format=%(refname)'], home, signal, budget);
+    if (refs.outOfTime) return 'out of time';
     const anyObjects = repo.looseObjects + repo.packs > 0;
     if (refs.ok && refs.stdout.trim() === '' && anyObjects) return [problem(repo.path, 'holds objects but no ref: no branch or tag reaches its history')];
     return [];

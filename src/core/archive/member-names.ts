@@ -1,3 +1,4 @@
+import { REPLACE_REF, REPLACE_REF_PROBLEM } from './git-refs.js';
 import type { MemberType, TarMember } from './tar-members.js';
 
 // The one place where a member's name is judged, on the name exactly as the reading reports it
@@ -89,12 +90,34 @@ const REFUSED: [RegExp, string][] = [
   [/^shallow$/i, 'marks the history as cut short (shallow), so missing commits would not be noticed'],
   [/^info\/grafts$/i, 'rewrites the history git reads (grafts)'],
   [/\.promisor$/i, 'marks objects as fetched on demand, so missing ones would not be noticed'],
+  [REPLACE_REF, REPLACE_REF_PROBLEM],
 ];
+
+/**
+ * The hooks git's templates have installed (any version): named `.sample`, so git never runs them.
+ * Any other file under hooks/ runs when someone commits in, pushes to or fetches into the extraction.
+ */
+const SAMPLE_HOOKS = new Set(
+  [
+    'applypatch-msg', 'commit-msg', 'fsmonitor-watchman', 'post-commit', 'post-receive', 'post-update', 'pre-applypatch', 'pre-commit',
+    'pre-merge-commit', 'pre-push', 'pre-rebase', 'pre-receive', 'prepare-commit-msg', 'push-to-checkout', 'query-fsmonitor',
+    'sendemail-validate', 'update',
+  ].map((name) => `hooks/${name}.sample`),
+);
+
+/** Matched without regard to case, as REFUSED: `HOOKS/Post-Update` is `hooks/post-update` on such a disk. */
+function hookProblem(rest: string, type: MemberType): string | undefined {
+  if (!/^hooks(\/|$)/i.test(rest) || (type === 'directory' && /^hooks$/i.test(rest))) return undefined;
+  if (type === 'file' && SAMPLE_HOOKS.has(rest)) return undefined;
+  return 'is a hook, which git runs when someone commits in, pushes to or fetches into the extracted repository (only git\'s own .sample files are allowed)';
+}
 
 /** Whether a git member is copied into the checked repository, read past, or a problem. */
 export function gitMemberUse(rest: string, type: MemberType): GitMemberUse {
   for (const [pattern, reason] of REFUSED) if (pattern.test(rest)) return { use: 'refuse', reason };
+  const hook = hookProblem(rest, type);
+  if (hook) return { use: 'refuse', reason: hook };
   if (type === 'file' && COPIED.some((pattern) => pattern.test(rest))) return { use: 'copy' };
-  // config, description, hooks, info/exclude, logs, directories: read past, never written.
+  // config, description, git's sample hooks, info/exclude, logs, directories: read past, never written.
   return { use: 'skip' };
 }

@@ -15,12 +15,16 @@ const SLICE = 64 << 10;
 /** Longer strings are not kept as fields (names and URLs are far shorter). */
 const MAX_FIELD = 2048;
 
-/** The fields kept of a record, and of the `owner` and `repository` objects in it. */
-const FIELDS = new Set(['full_name', 'html_url', 'url', 'name', 'login', 'owner', 'repository']);
+/**
+ * The fields kept of a record, and of the `owner` and `repository` objects in it: names, and what a
+ * repository record says of its history (an empty repository's must say it has none).
+ */
+const FIELDS = new Set(['full_name', 'html_url', 'url', 'name', 'login', 'owner', 'repository', 'created_at', 'pushed_at']);
+const NUMBER_FIELDS = new Set(['size']);
 const NESTED = new Set(['owner', 'repository']);
 
-/** The fields kept of one record: strings, and the nested objects among FIELDS. */
-export type ThinRecord = { [key: string]: string | ThinRecord };
+/** The fields kept of one record: strings, numbers among NUMBER_FIELDS, and the nested objects among FIELDS. */
+export type ThinRecord = { [key: string]: string | number | ThinRecord };
 
 interface Frame {
   object: boolean;
@@ -120,6 +124,7 @@ export class MetadataRecordReader {
         if (frame?.fields && frame.key !== undefined && FIELDS.has(frame.key) && typeof value === 'string' && value.length <= MAX_FIELD) {
           frame.fields[frame.key] = value;
         }
+        if (frame?.fields && frame.key !== undefined && NUMBER_FIELDS.has(frame.key) && typeof value === 'number') frame.fields[frame.key] = value;
         if (this.frames.length === 1) this.element(undefined);
     }
   }

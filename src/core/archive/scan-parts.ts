@@ -2,6 +2,7 @@ import { CliError, ExitCode } from '../../errors.js';
 import { type StatsFs, statfsSync } from 'node:fs';
 import { sized } from '../free-space.js';
 import type { ThinRecord } from './metadata-records.js';
+import { historyOf, type RepositoryHistory } from './repository-history.js';
 import { createHash } from 'node:crypto';
 import type { MemberHandler, TarMember } from './tar-members.js';
 
@@ -14,6 +15,8 @@ const MAX_NAMES = 100_000;
 interface MetadataTally {
   organizations: string[];
   repositories: string[];
+  /** What the records of `repositories` say of their history, by lower-case name. */
+  histories: Map<string, RepositoryHistory>;
   counts: Record<string, Record<string, number>>;
   /** Repositories in `counts`. */
   countedRepositories: number;
@@ -26,6 +29,8 @@ export function recordMetadata(tally: MetadataTally, listed: Set<string>, kind: 
     if (name && !listed.has(name) && listed.size < MAX_NAMES) {
       listed.add(name);
       tally.repositories.push(name);
+      const history = historyOf(record);
+      if (history) tally.histories.set(name.toLowerCase(), history);
     }
     return;
   }
@@ -54,7 +59,7 @@ function repositoryName(record: ThinRecord): string | undefined {
     if (fromUrl) return fromUrl;
   }
   const owner = record.owner;
-  const login = typeof owner === 'string' ? lastSegment(owner) : typeof owner?.login === 'string' ? owner.login : undefined;
+  const login = typeof owner === 'string' ? lastSegment(owner) : typeof owner === 'object' && typeof owner.login === 'string' ? owner.login : undefined;
   return login && typeof record.name === 'string' ? `${login}/${record.name}` : undefined;
 }
 
@@ -62,7 +67,7 @@ function repositoryName(record: ThinRecord): string | undefined {
 function repositoryOf(record: ThinRecord): string | undefined {
   const value = record.repository;
   if (typeof value === 'string') return ownerAndName(value) ?? (/^[^/\s]+\/[^/\s]+$/.test(value) ? value : undefined);
-  if (value !== undefined) return repositoryName(value);
+  if (typeof value === 'object') return repositoryName(value);
   // Records without the field (comments, reviews) name it in their own URL: …/<owner>/<repo>/issues/1.
   const url = typeof record.url === 'string' ? record.url : undefined;
   const match = url ? /^https?:\/\/[^/]+\/([^/]+)\/([^/]+)\/(issues|pull|pulls|releases|milestones|commit|projects)\//.exec(url) : null;

@@ -13,6 +13,8 @@ import { type MemberHandler, type TarMember, TarFormatError, TarMemberReader } f
 import { GzipFormatError, GzipMemberReader } from './gzip-member.js';
 import { NameClashes } from './name-clashes.js';
 import { detached, type ExtractionBudget, type ReadMember, recordMetadata, reportMember, shortened, textOf } from './scan-parts.js';
+import { looseRefId, packedRefsReader } from './git-refs.js';
+import type { RepositoryHistory } from './repository-history.js';
 import { clashProblem, extractError, HEAD_BYTES, isGitDataDirectory, NEW_FILE, SIGNATURES } from './git-copies.js';
 
 /** What the archive holds of one repository's git data (docs/service.md#archive). */
@@ -29,6 +31,8 @@ export interface GitDataScan {
   configCopy?: string;
   /** Ref name → object id, from loose refs and packed-refs. */
   refs: Record<string, string>;
+  /** It names a ref (kept in `refs` or not, past their bound): a repository without one is empty. */
+  hasRefs: boolean;
   /** Where its allowed members were copied for the deep check, if they were. */
   extractedTo?: string;
   /** A member of it could not be copied as it is (a problem was recorded): git is not run on it. */
@@ -58,6 +62,8 @@ export interface ArchiveScan {
   organizations: string[];
   /** Repositories listed in repositories_*.json (owner/name). */
   repositories: string[];
+  /** What their records say of their history (size, pushed_at), by lower-case name. */
+  histories: Map<string, RepositoryHistory>;
   /** Records per metadata kind for each repository they belong to. */
   counts: Record<string, Record<string, number>>;
   countedRepositories: number;
@@ -89,8 +95,6 @@ const MAX_PROBLEMS = 1000;
 const MAX_REPOSITORIES = 10_000;
 const MAX_METADATA_FILES = 100_000;
 const MAX_REFS = 100_000;
-/** packed-refs is read as text only up to this size. */
-const MAX_SMALL_FILE = 1 << 20;
 /** A ref (or HEAD) is one object id or `ref: <name>`: far shorter than this. */
 const MAX_REF = 4 << 10;
 /** A bare repository's config is a few hundred bytes; one larger than this is not read. */
@@ -115,6 +119,7 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
     metadataFiles: [],
     organizations: [],
     repositories: [],
+    histories: new Map(),
     counts: Object.create(null) as ArchiveScan['counts'],
     countedRepositories: 0,
     gitData: new Map(),
@@ -217,6 +222,7 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
         looseObjects: 0,
         packs: 0,
         refs: {},
+        hasRefs: false,
         ...(options.extractTo ? { extractedTo: join(options.extractTo, 'copies', String(scan.gitData.size)) } : {}),
       };
       slots.set(repository, String(scan.gitData.size));
@@ -260,7 +266,8 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
       return copyMember(target, rest, member, target.configCopy);
     }
     const handlers: MemberHandler[] = [];
-    if ((rest.startsWith('refs/') || rest === 'packed-refs') && member.size <= MAX_SMALL_FILE) handlers.push(textOf((text) => recordRefs(target, rest, text)));
+    if (rest === 'packed-refs') handlers.push(packedRefsReader((ref, id) => recordRef(target, ref, id), (message) => problem(message, member.name, repository)));
+    else if (rest.startsWith('refs/')) handlers.push(textOf((text) => recordRef(target, rest, looseRefId(text))));
     if (use.use === 'copy' && copies) handlers.push(copyMember(target, rest, member));
     if (handlers.length === 0) return undefined;
     return {
@@ -269,16 +276,13 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
     };
   }
 
-  /** The refs a loose ref file or packed-refs names, kept as strings of their own (never views of the text). */
-  function recordRefs(repo: GitDataScan, rest: string, text: string): void {
-    const found = rest === 'packed-refs'
-      ? text.split('\n').map((line) => /^([0-9a-f]{40}|[0-9a-f]{64}) (refs\/\S{1,1024})$/.exec(line)).filter((m) => m !== null).map((m) => [m[2], m[1]])
-      : /^[0-9a-f]{40}$|^[0-9a-f]{64}$/.test(text.trim()) ? [[rest, text.trim()]] : [];
-    for (const [ref, id] of found) {
-      if (refs >= MAX_REFS || !ref || !id || ref in repo.refs) continue;
-      repo.refs[detached(ref)] = detached(id);
-      refs++;
-    }
+  /** A ref of a loose ref file or of packed-refs, kept as strings of their own (never views of the text). */
+  function recordRef(repo: GitDataScan, ref: string, id: string | undefined): void {
+    if (!id) return;
+    repo.hasRefs = true;
+    if (refs >= MAX_REFS || ref in repo.refs) return;
+    repo.refs[detached(ref)] = detached(id);
+    refs++;
   }
 
   /** Makes a directory of the copy, counted against the room; a file already there is a clash. */

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { VerificationError } from '../../errors.js';
 import { type ArchiveProblem, describeProblem } from '../../archive-problem.js';
-import { checkCopiedRepository, gitVersion, makeGitHome } from './git-check.js';
+import { checkCopiedRepository, GitTimeBudget, gitTimeBudgetMs, gitVersion, makeGitHome } from './git-check.js';
+import { pushedTo, type RepositoryHistory } from './repository-history.js';
 import { ExtractionBudget } from './scan-parts.js';
 
 type GitCheck = 'passed' | 'failed' | 'skipped: git is not on PATH' | 'skipped: asked not to' | 'no git data';
@@ -15,6 +16,8 @@ interface RepositoryVerdict {
   git_data: boolean;
   /** How its objects are stored: loose files, packs, both, or none. */
   objects?: 'loose' | 'pack' | 'pack+loose' | 'none';
+  /** Its git data names no ref (no branch, no tag): it holds no history. */
+  empty?: true;
   git_check?: 'passed' | 'failed' | 'skipped';
 }
 
@@ -39,6 +42,8 @@ export interface VerifyReport {
 export interface ExpectedContent {
   migrationId: number;
   repositories: string[];
+  /** What the service says of each one's history (size, pushed_at), by lower-case name. */
+  histories?: Map<string, RepositoryHistory>;
   excludeGitData: boolean;
   excludeMetadata: boolean;
 }
@@ -46,6 +51,8 @@ export interface ExpectedContent {
 export interface VerifyOptions {
   /** Run `git fsck` on the git data when git is installed (default true). */
   gitCheck?: boolean;
+  /** The time git may take for the whole archive (default: gitTimeBudgetMs of its size and repositories). */
+  gitTimeMs?: number;
   expected?: ExpectedContent;
   /** Compare with this sha256 instead of `<archive>.sha256`. */
   sha256?: string;
@@ -130,6 +137,14 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
         problems.push({ repository: repo.repository, file: `${repo.path}/${file}`, message: `has no ${other.endsWith('.idx') ? 'index' : 'pack'} beside it: git cannot read its objects` });
       }
     }
+    // No ref, no history: right for a repository nothing was ever pushed to, and only for one.
+    const empty = new Set(scan.complete ? withGit.filter((repo) => !repo.hasRefs).map((repo) => repo.repository) : []);
+    for (const name of empty) {
+      const serviceSays = pushedTo(expected?.histories?.get(name.toLowerCase()));
+      const metadataSays = pushedTo(scan.histories.get(name.toLowerCase()));
+      const says = serviceSays ? `the service lists it with ${serviceSays}` : metadataSays ? `the archive's metadata gives it ${metadataSays}` : undefined;
+      if (says) problems.push({ repository: name, file: `repositories/${name}.git`, message: `names no branch or tag, yet ${says}: its history is missing` });
+    }
     if (expected) {
       for (const name of expected.repositories) {
         const inMetadata = listed.has(name.toLowerCase());
@@ -154,6 +169,8 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
       gitCheck = 'failed';
     } else {
       gitCheck = 'passed';
+      const budget = new GitTimeBudget(options.gitTimeMs ?? gitTimeBudgetMs(scan.bytes, withGit.length));
+      let unchecked = 0;
       for (const repo of withGit) {
         // A repository with a refused, clashing or foreign member, or without HEAD, is already named
         // by a problem; git is not run on what could not be copied as it is.
@@ -162,14 +179,25 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
           gitCheck = 'failed';
           continue;
         }
-        const found = await checkCopiedRepository({ ...repo, extractedTo: repo.extractedTo }, home, options.signal);
+        // Once the time is out, git is not started again: what is left stays unchecked, and is counted.
+        const found = unchecked > 0 ? 'out of time' : await checkCopiedRepository({ ...repo, extractedTo: repo.extractedTo }, home, options.signal, budget);
         // Gone as soon as it is checked: the temporary directory never holds more than it must.
         await rm(repo.extractedTo, { recursive: true, force: true });
+        if (found === 'out of time') {
+          unchecked++;
+          continue;
+        }
         verdicts.set(repo.repository, found.length === 0 ? 'passed' : 'failed');
         if (found.length > 0) {
           gitCheck = 'failed';
           problems.push(...found);
         }
+      }
+      if (unchecked > 0) {
+        gitCheck = 'failed';
+        problems.push({
+          message: `git ran out of the time it may take for the whole archive (${Math.round(budget.ms / 1000)} s): ${unchecked} of ${withGit.length} repositories with git data were not checked; \`svc-migrate archive verify --git-check-time <duration>\` gives it longer`,
+        });
       }
     }
 
@@ -179,6 +207,7 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
       const verdict: RepositoryVerdict = { name, git_data: Boolean(data) };
       if (data) {
         verdict.objects = data.packs > 0 ? (data.looseObjects > 0 ? 'pack+loose' : 'pack') : data.looseObjects > 0 ? 'loose' : 'none';
+        if (empty.has(data.repository)) verdict.empty = true;
         verdict.git_check = verdicts.get(data.repository) ?? 'skipped';
       }
       return verdict;
