@@ -145,10 +145,22 @@ describe('a hook is a problem: a push into the extracted repository would run it
 
   for (const name of ['hooks/post-update', 'hooks/POST-UPDATE', 'HOOKS/post-update', 'hooks/pre-receive', 'hooks/x.sample', 'hooks/pre-commit.SAMPLE', 'hooks/sub/post-update']) {
     it(`${name}: exit 9`, async () => {
-      const problems = await failsWith(withHook(name), /is a hook, which git runs when someone commits in, pushes to or fetches into the extracted repository/);
+      // HOOKS/ and .SAMPLE beside git's own samples also clash with them when letter case is ignored.
+      const problems = await failsWith(withHook(name), /is a hook, which git runs when someone commits in, pushes to or fetches into the extracted repository|clashes with .* when letter case is ignored/);
       expect(problems.map((problem) => problem.file)).toEqual([`repositories/acme/r.git/${name}`]);
     });
   }
+
+  it('a file git opens by name, spelled in other letter case (alone, so nothing clashes), is a problem: exit 9', async () => {
+    const ref = repo.files.find((file) => file.rest === 'packed-refs' || file.rest.startsWith('refs/heads/')) as RepoFile;
+    // On macOS's and Windows' default disks git reads each as its own, though the check never copied it.
+    for (const rest of ['REFS/heads/evil', 'CONFIG', `objects/AB/${'C'.repeat(38)}`, 'Packed-Refs']) {
+      const others = repo.files.filter((file) => file.rest.toLowerCase() !== rest.toLowerCase());
+      const archive = writeArchive(tarGz(...metadata(), ...repositoryMembers(others), member({ name: `repositories/acme/r.git/${rest}` }, rest === 'CONFIG' ? '[core]\n\tpager = touch /tmp/x\n' : ref.data)));
+      const problems = await failsWith(archive, /is a file git opens by its name, spelled in other letter case/);
+      expect(problems.map((problem) => problem.file), rest).toContain(`repositories/acme/r.git/${rest}`);
+    }
+  });
 
   it('a hook that is not executable is one all the same (an importer may set the mode): exit 9', async () => {
     await failsWith(withHook('hooks/post-receive', '0000644'), /is a hook/);

@@ -76,7 +76,8 @@ function gnu(tar: Buffer): { code: number | null; members: Listed[] } {
       linkName: names?.[2] ? unquote(names[2]) : '',
     });
   }
-  return { code: run.status, members };
+  // A leading `./` is where extraction writes the name without it (`./` itself: the directory extracted into).
+  return { code: run.status, members: members.filter((m) => m.name !== './').map((m) => ({ ...m, name: m.name.replace(/^\.\//, '') })) };
 }
 
 /** Members of a list as our reader reports them, for comparison with GNU's (specials carry no size there). */

@@ -77,6 +77,9 @@ const COPIED = [
   /^objects\/info\/commit-graphs\/(?:commit-graph-chain|graph-[0-9a-f]{40,64}\.graph)$/,
 ];
 
+/** What git opens by name, in any letter case: `REFS/heads/x` or `OBJECTS/ab/…` is read as git's own on macOS. */
+const OPENED_BY_NAME = [...COPIED, /^config$/].map((pattern) => new RegExp(pattern.source, 'i'));
+
 /**
  * Files a bare repository the service makes never has, which change what git reads when it opens
  * one: they could make git run a command, read another directory or hide missing history. Matched
@@ -118,6 +121,9 @@ export function gitMemberUse(rest: string, type: MemberType): GitMemberUse {
   const hook = hookProblem(rest, type);
   if (hook) return { use: 'refuse', reason: hook };
   if (type === 'file' && COPIED.some((pattern) => pattern.test(rest))) return { use: 'copy' };
+  if (type === 'file' && rest !== 'config' && OPENED_BY_NAME.some((pattern) => pattern.test(rest))) {
+    return { use: 'refuse', reason: 'is a file git opens by its name, spelled in other letter case: a case-insensitive disk gives it to git unchecked' };
+  }
   // config, description, git's sample hooks, info/exclude, logs, directories: read past, never written.
   return { use: 'skip' };
 }

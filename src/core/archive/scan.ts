@@ -140,11 +140,7 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
 
   const names = new NameClashes();
 
-  const onMember = (written: TarMember): MemberHandler | undefined => {
-    // `tar czf x.tar.gz -C dir .` names every member `./…`, which GNU tar and bsdtar extract to
-    // where the name without it goes; `./` itself is the directory extracted into.
-    const member = written.name.startsWith('./') ? { ...written, name: written.name.slice(2) } : written;
-    if (member.name === '' && member.type === 'directory') return undefined;
+  const onMember = (member: TarMember): MemberHandler | undefined => {
     const handler = judgeMember(member);
     return options.onMemberRead ? reportMember(member, handler, options.onMemberRead) : handler;
   };

@@ -10,7 +10,10 @@ import { type CheckedHeader, checkHeaderBlock, isZeroBlock, type PaxRecords, rea
 export type MemberType = 'file' | 'directory' | 'symlink' | 'hardlink' | 'special';
 
 export interface TarMember {
-  /** The name as extractors read it (pax and GNU long names applied); a directory's may end with "/". */
+  /**
+   * The name as extractors read it: pax and GNU long names applied, a leading `./` taken off; a
+   * directory's may end with "/".
+   */
   name: string;
   type: MemberType;
   size: number;
@@ -176,6 +179,8 @@ export class TarMemberReader extends Writable {
       return;
     }
     const member = this.member(checked);
+    // `./`, which `tar czf x.tar.gz -C dir .` writes first, is the directory extracted into.
+    if (member.name === '' && member.type === 'directory') return;
     const handler = this.onMember(member);
     if (member.size === 0) {
       handler?.end?.();
@@ -213,7 +218,10 @@ export class TarMemberReader extends Writable {
     const pending = this.pending;
     this.pending = { pax: {}, extendedHeaders: 0 };
     const type = TYPES[checked.flag] as MemberType;
-    const name = pending.pax.path ?? pending.longName ?? checked.name.toString('utf8');
+    const written = pending.pax.path ?? pending.longName ?? checked.name.toString('utf8');
+    // `tar czf x.tar.gz -C dir .` names every member `./…`: GNU tar and bsdtar extract it where the
+    // name without it goes.
+    const name = written.startsWith('./') ? written.slice(2) : written;
     // Readers order pax names and GNU long names differently, and merge repeated headers differently.
     let disagreement: string | undefined;
     if (pending.extendedHeaders > 1) disagreement = 'two extended headers for one member';
