@@ -12,12 +12,14 @@ interface Directory {
 }
 
 /**
- * Members whose names are kept, and the characters of those names: far more than a migration
- * archive holds, and some 30 MB of memory at most.
+ * Members whose names are kept, and the memory they may take (a directory's name once, whatever
+ * it holds): far more than a migration archive holds, and well within the check's 150 MB.
  */
 const MAX_NAMES = 250_000;
-/** Of the names' parts kept (a directory's once, whatever it holds). */
-const MAX_CHARACTERS = 16_000_000;
+const MAX_BYTES = 32 << 20;
+/** What a file and a directory cost beyond their names' characters (measured: a Map entry, a node and its Map). */
+const FILE_COST = 48;
+const DIRECTORY_COST = 200;
 
 const PLAIN = /^[\x20-\x7e]*$/;
 
@@ -26,10 +28,15 @@ export function foldName(segment: string): string {
   return PLAIN.test(segment) ? segment.toLowerCase() : segment.normalize('NFD').toUpperCase().toLowerCase().normalize('NFD');
 }
 
+/** V8 keeps a string of Latin-1 characters in a byte each, any other in two. */
+function textBytes(text: string): number {
+  return /^[\x00-\xff]*$/.test(text) ? text.length : 2 * text.length;
+}
+
 export class NameClashes {
   private readonly root: Directory = { exact: '', children: new Map() };
   private names = 0;
-  private characters = 0;
+  private bytes = 0;
 
   /**
    * Records a member's path (segments already checked to be plain: no "", "." or "..") and returns
@@ -37,9 +44,9 @@ export class NameClashes {
    */
   add(path: string, isDirectory: boolean): string | undefined {
     if (this.names > MAX_NAMES) return undefined;
-    if (++this.names > MAX_NAMES || this.characters > MAX_CHARACTERS) {
+    if (++this.names > MAX_NAMES || this.bytes > MAX_BYTES) {
       this.names = MAX_NAMES + 1;
-      return `the archive holds more member names than a migration archive does (over ${MAX_NAMES}, or over ${MAX_CHARACTERS / 1e6} million characters); the rest were not checked`;
+      return `the archive holds more member names than a migration archive does (over ${MAX_NAMES}, or over ${MAX_BYTES >> 20} MiB of them); the rest were not checked`;
     }
     const segments = path.split('/');
     let directory = this.root;
@@ -51,8 +58,9 @@ export class NameClashes {
       if (found === undefined) {
         // Strings of their own, not pieces of the member's name: 120 bytes a name instead of 180.
         const kept = detached(key);
-        this.characters += kept.length + (segment === key ? 0 : segment.length);
-        if (last && !isDirectory) {
+        const file = last && !isDirectory;
+        this.bytes += textBytes(kept) + (segment === key ? 0 : textBytes(segment)) + (file ? FILE_COST : DIRECTORY_COST);
+        if (file) {
           directory.children.set(kept, segment === key ? true : detached(segment));
           return undefined;
         }
