@@ -2,7 +2,6 @@ import { fstatSync } from 'node:fs';
 import { constants } from 'node:os';
 import { Readable } from 'node:stream';
 import { CommanderError } from 'commander';
-import { tuneRuntime } from './api/tuning.js';
 import type { Factory } from './context.js';
 import { CliError, ExitCode, InterruptedError, UsageError } from './errors.js';
 import type { Io } from './io.js';
@@ -104,7 +103,6 @@ const PIPE_CLOSED = 'stdout was closed';
 
 /** The process entry point (bin/svc-migrate.js). */
 export async function main(proc: NodeJS.Process): Promise<void> {
-  tuneRuntime();
   const controller = new AbortController();
   // SIGTERM (kill, timeout, docker stop, systemctl stop) and SIGHUP (the terminal closed) end a run
   // as Ctrl-C does, cleaning up as it does, and exit 128 + the signal's number as shells report it;

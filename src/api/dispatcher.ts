@@ -1,9 +1,8 @@
 import type { Dispatcher } from 'undici';
 import { UsageError } from '../errors.js';
-import { createConnector } from './tuning.js';
-import { undici } from './undici.js';
+import { Agent, EnvHttpProxyAgent } from './undici.js';
 
-// The connections behind the client: through the user's proxy, or straight with our connector.
+// The connections behind the client: through the user's proxy, or straight.
 
 export interface ProxySettings {
   httpProxy?: string;
@@ -40,8 +39,7 @@ export function createDispatcher(proxy: ProxySettings | undefined, timeouts: Par
         });
       }
     }
-    const EnvHttpProxyAgent = undici.loadEnvHttpProxyAgent();
     return new EnvHttpProxyAgent({ connect: { timeout: connectMs }, ...proxy });
   }
-  return new undici.Agent({ connect: createConnector(connectMs) });
+  return new Agent({ connect: { timeout: connectMs } });
 }
