@@ -56,7 +56,7 @@ export async function run(
 /** The commands whose `--json` may name fields (gh's `--json id,state`). */
 const FIELD_COMMANDS = ['list', 'status', 'repos'];
 /** Global options that take a value: their value is not the command's name. */
-const VALUED = ['--org', '--base-url', '--token', '--api-version', '--max-wait'];
+const VALUED = ['--org', '--base-url', '--token', '--api-version', '--max-wait', '--ca-file'];
 /** A field list: lower-case names and underscores, comma-separated (never a migration id). */
 const FIELD_LIST = /^[a-z_]+(,[a-z_]+)*$/;
 
