@@ -41,20 +41,8 @@ const version = nodeVersion();
 const major = Number(version.slice(1).split('.')[0]);
 const machine = `${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'})`;
 
-/** Results by `<suite> (Node <major>)`; older files keyed by suite alone name their Node in `machine`. */
-function readResults() {
-  if (!existsSync(RESULTS)) return {};
-  const stored = JSON.parse(readFileSync(RESULTS, 'utf8'));
-  return Object.fromEntries(
-    Object.entries(stored).map(([key, result]) => {
-      if (/ \(Node \d+\)$/.test(key)) return [key, result];
-      const old = /Node v(\d+)/.exec(result.machine);
-      return [`${key} (Node ${old?.[1] ?? '?'})`, { ...result, node: old ? `v${old[1]}` : '?', machine: result.machine.replace(/, Node v[\d.]+$/, '') }];
-    }),
-  );
-}
-
-const results = readResults();
+/** Results by `<suite> (Node <major>)`. */
+const results = existsSync(RESULTS) ? JSON.parse(readFileSync(RESULTS, 'utf8')) : {};
 for (const [name, bench] of Object.entries(suites)) {
   if (render || (chosen.length && !chosen.includes(name))) continue;
   process.stderr.write(`running ${name} on Node ${version}…\n`);
