@@ -11,6 +11,8 @@ const decoration = ['chalk', 'ora', 'cli-table3', '@inquirer/prompts', '@inquire
 }));
 const decorationPattern = { group: ['@inquirer/*'], message: 'terminal decoration lives in src/ui/ only' };
 const http = { name: 'undici', message: 'HTTP lives in src/api/ only (src/api/undici.ts loads it)' };
+/** A library's files beyond its entry move between minor versions: undici by its public entry only. */
+const privateUndici = { group: ['undici/*'], message: 'undici through its public entry only (\'undici\'): its private paths change without notice' };
 const cli = { name: 'commander', message: 'commander lives in src/program.ts and src/commands/ only' };
 /** Servers are node:http's (llhttp reads and frames every request): no server or socket of node:net's own. */
 const rawSockets = {
@@ -36,7 +38,7 @@ const restrict = (paths, patterns = [], { allowEnv = false } = {}) => ({
         ...processImports(['exit'], 'only src/main.ts ends the process: return an exit code or throw a CliError'),
         ...(allowEnv ? [] : processImports(['env'], 'the environment is read in src/settings/ and src/main.ts only')),
       ],
-      patterns,
+      patterns: [...patterns, privateUndici],
     },
   ],
 });
@@ -104,7 +106,7 @@ export default tseslint.config(
   {
     files: ['src/main.ts'],
     rules: {
-      'no-restricted-imports': ['error', { paths: [http, ...decoration], patterns: [decorationPattern] }],
+      'no-restricted-imports': ['error', { paths: [http, ...decoration], patterns: [decorationPattern, privateUndici] }],
       'no-restricted-properties': 'off',
       'no-restricted-syntax': 'off',
     },

@@ -1,8 +1,28 @@
 // Helpers shared by the benchmarks: medians, timing commands, peak memory, a sandbox to talk to.
 import { execFile, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { Agent, fetch as undiciFetch } from 'undici';
 
 export const BIN = fileURLToPath(new URL('../bin/svc-migrate.js', import.meta.url));
+
+/**
+ * The Node that runs what is measured (svc-migrate, the Node floors, Octokit): `--node PATH` on
+ * bench/run.js's command line, else the one running the benchmarks. The sandbox and this harness
+ * stay on the latter, so that runs on different Nodes face the same server.
+ */
+export let NODE = process.execPath;
+
+/** `node bench/run.js --node PATH`: measure on that Node (run.js calls this before any suite). */
+export function measureOn(path) {
+  NODE = path;
+}
+
+/** The major version of the Node that runs what is measured. */
+export function nodeVersion() {
+  const result = spawnSync(NODE, ['-p', 'process.version'], { encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`${NODE} -p process.version failed: ${result.stderr}`);
+  return result.stdout.trim();
+}
 
 export function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -42,20 +62,31 @@ export async function medianOf(runs, measure) {
   return median(values);
 }
 
+/**
+ * A sandbox with one exported migration of `widgets`, its archive built before anything is timed.
+ * With `tls`, both origins are HTTPS and `caFile` holds the authority to trust (SVC_CA_FILE, curl's
+ * --cacert), as a user trusts an organization's own.
+ */
 export async function sandboxWithExport(options) {
   const { startSandbox } = await import('../dist/sandbox/server.js');
   const sandbox = await startSandbox({ exportSeconds: 0, ...options });
-  const auth = { authorization: `Bearer ${sandbox.ownerToken}` };
-  const migration = await fetch(`${sandbox.baseUrl}/orgs/octo-org/migrations`, {
-    method: 'POST',
-    headers: auth,
-    body: JSON.stringify({ repositories: ['octo-org/widgets'] }),
-  }).then((r) => r.json());
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  const location = await fetch(`${sandbox.baseUrl}/orgs/octo-org/migrations/${migration.id}/archive`, { headers: auth, redirect: 'manual' }).then(
-    (r) => r.headers.get('location'),
-  );
-  await fetch(location, { method: 'HEAD' }); // builds the archive before anything is timed
-  const env = { SVC_BASE_URL: sandbox.baseUrl, SVC_TOKEN: sandbox.ownerToken, SVC_ORG: 'octo-org' };
-  return { sandbox, id: migration.id, location, env };
+  const dispatcher = sandbox.ca ? new Agent({ connect: { ca: sandbox.ca.certificate } }) : new Agent();
+  const fetch = (url, init = {}) => undiciFetch(url, { ...init, dispatcher });
+  try {
+    const auth = { authorization: `Bearer ${sandbox.ownerToken}` };
+    const migration = await fetch(`${sandbox.baseUrl}/orgs/octo-org/migrations`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ repositories: ['octo-org/widgets'] }),
+    }).then((r) => r.json());
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const location = await fetch(`${sandbox.baseUrl}/orgs/octo-org/migrations/${migration.id}/archive`, { headers: auth, redirect: 'manual' }).then(
+      (r) => r.headers.get('location'),
+    );
+    await fetch(location, { method: 'HEAD' }); // builds the archive before anything is timed
+    const env = { SVC_BASE_URL: sandbox.baseUrl, SVC_TOKEN: sandbox.ownerToken, SVC_ORG: 'octo-org', ...(sandbox.ca ? { SVC_CA_FILE: sandbox.ca.file } : {}) };
+    return { sandbox, id: migration.id, location, env, caFile: sandbox.ca?.file };
+  } finally {
+    await dispatcher.close();
+  }
 }

@@ -1,7 +1,7 @@
 // Benchmark 4: `list --all --json` over 10,000 migrations (100 pages) against
 // @octokit/core with @octokit/plugin-paginate-rest doing the same and printing the same JSON.
 import { fileURLToPath } from 'node:url';
-import { BIN, median, run } from './lib.js';
+import { BIN, median, NODE, run } from './lib.js';
 
 export async function listingBench() {
   const { startSandbox } = await import('../dist/sandbox/server.js');
@@ -13,8 +13,8 @@ export async function listingBench() {
   const baseline = [];
   try {
     for (let i = 0; i < 3; i++) {
-      ours.push((await run(`node ${BIN} list --all --per-page 100 --json > /dev/null`, env)).ms);
-      baseline.push((await run(`node ${octokit} > /dev/null`, env)).ms);
+      ours.push((await run(`'${NODE}' ${BIN} list --all --per-page 100 --json > /dev/null`, env)).ms);
+      baseline.push((await run(`'${NODE}' ${octokit} > /dev/null`, env)).ms);
     }
   } finally {
     await sandbox.close();

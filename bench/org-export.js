@@ -5,7 +5,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { run } from './lib.js';
+import { NODE, run } from './lib.js';
 
 const REPOSITORIES = 1000;
 const BATCH = 50;
@@ -32,14 +32,14 @@ export async function orgExportBench() {
     // The loop first: each batch waits for the one before it.
     const loop = [];
     for (let i = 0; i < names.length; i += BATCH) {
-      loop.push(`node ${bin} export ${names.slice(i, i + BATCH).join(' ')} -o ${dir}/loop-${i / BATCH + 1}.tar.gz ${steps} --quiet`);
+      loop.push(`'${NODE}' ${bin} export ${names.slice(i, i + BATCH).join(' ')} -o ${dir}/loop-${i / BATCH + 1}.tar.gz ${steps} --quiet`);
     }
     const loopRun = await run(loop.join(' && '), env);
     const loopRequests = sandbox.requests.filter((r) => r.origin === 'api').length;
 
     const mark = sandbox.requests.length;
     const oursRun = await run(
-      `node ${bin} export --repos-file ${dir}/repos.txt --output-dir ${dir}/org --batch-size ${BATCH} --parallel 4 ${steps} --quiet`,
+      `'${NODE}' ${bin} export --repos-file ${dir}/repos.txt --output-dir ${dir}/org --batch-size ${BATCH} --parallel 4 ${steps} --quiet`,
       env,
     );
     const oursRequests = sandbox.requests.slice(mark).filter((r) => r.origin === 'api').length;

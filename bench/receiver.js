@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { buildDelivery } from '../dist/webhook/delivery.js';
 import { samplePayload } from '../dist/webhook/samples.js';
-import { BIN, median } from './lib.js';
+import { BIN, median, NODE } from './lib.js';
 
 const SECRET = 'bench-secret';
 
@@ -25,7 +25,7 @@ function startProcess(args, readAddress) {
   // Whatever else it prints goes to /dev/null, as it would to a log file: a pipe read by this
   // process would make autocannon share its thread with reading ours' per-delivery lines.
   const stdio = readAddress === 'stdout' ? ['ignore', 'pipe', 'ignore'] : ['ignore', 'ignore', 'pipe'];
-  const child = spawn(process.execPath, args, { stdio });
+  const child = spawn(NODE, args, { stdio });
   const lines = [];
   const address = new Promise((resolve, reject) => {
     createInterface({ input: readAddress === 'stdout' ? child.stdout : child.stderr }).on('line', (line) => {

@@ -8,7 +8,7 @@ import { gzipSync } from 'node:zlib';
 import { Header } from 'tar';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BIN, median, run, sandboxWithExport } from './lib.js';
+import { BIN, median, NODE, run, sandboxWithExport } from './lib.js';
 
 const MiB = 1024 * 1024;
 
@@ -41,7 +41,7 @@ export async function verifyBench({ size = 1024 * MiB, runs = 5 } = {}) {
     // Both read the file from the page cache: one untimed read first, so neither pays for the disk.
     await run(`cat ${big} > /dev/null`);
     const commands = {
-      ours: `node ${BIN} archive verify ${big} > /dev/null`,
+      ours: `'${NODE}' ${BIN} archive verify ${big} > /dev/null`,
       tar: `tar tzf ${big} > /dev/null`,
     };
     const times = { ours: [], tar: [] };
@@ -53,12 +53,12 @@ export async function verifyBench({ size = 1024 * MiB, runs = 5 } = {}) {
         if (name === 'ours') rss.big.push(result.rssMb);
         process.stderr.write(`  verify ${size / MiB} MiB, ${name}: ${result.ms.toFixed(0)} ms\n`);
       }
-      rss.small.push((await run(`node ${BIN} archive verify ${small} > /dev/null`)).rssMb);
-      rss.many.push((await run(`node ${BIN} archive verify ${many} > /dev/null`)).rssMb);
+      rss.small.push((await run(`'${NODE}' ${BIN} archive verify ${small} > /dev/null`)).rssMb);
+      rss.many.push((await run(`'${NODE}' ${BIN} archive verify ${many} > /dev/null`)).rssMb);
     }
     // The bomb is slow to count (tens of millions of records): fewer rounds.
     for (let i = 0; i < Math.min(runs, 2); i++) {
-      const result = await run(`node ${BIN} archive verify ${bomb} > /dev/null`);
+      const result = await run(`'${NODE}' ${BIN} archive verify ${bomb} > /dev/null`);
       rss.bomb.push(result.rssMb);
       process.stderr.write(`  verify the metadata bomb: ${result.ms.toFixed(0)} ms, ${result.rssMb.toFixed(0)} MB\n`);
     }

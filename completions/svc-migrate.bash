@@ -19,8 +19,9 @@ _svc_migrate() {
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'start status list repos download delete-archive unlock export archive webhook auth config completion sandbox' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'start status list repos download delete-archive unlock export archive webhook auth config completion sandbox' -- "$cur")); fi ;;
     'start')
       case "$prev" in
           --repos-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -32,8 +33,9 @@ _svc_migrate() {
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--repos-file --lock --exclude-metadata --exclude-git-data --exclude-attachments --exclude-releases --exclude-owner-projects --org-metadata-only --exclude --wait --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--repos-file --lock --exclude-metadata --exclude-git-data --exclude-attachments --exclude-releases --exclude-owner-projects --org-metadata-only --exclude --wait --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'status')
       case "$prev" in
           --exclude) COMPREPLY=($(compgen -W 'repositories' -- "$cur")); return ;;
@@ -44,8 +46,9 @@ _svc_migrate() {
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--wait --all-pending --exclude --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--wait --all-pending --exclude --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'list')
       case "$prev" in
           --per-page) COMPREPLY=(); return ;;
@@ -57,8 +60,9 @@ _svc_migrate() {
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--per-page --page --all --state --exclude -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--per-page --page --all --state --exclude -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'repos')
       case "$prev" in
           --per-page) COMPREPLY=(); return ;;
@@ -68,8 +72,9 @@ _svc_migrate() {
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--per-page --page --all -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--per-page --page --all -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'download')
       case "$prev" in
           -o|--output) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -81,8 +86,9 @@ _svc_migrate() {
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-o --output --force --no-checksum --no-verify --max-size --wait --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-o --output --force --no-checksum --no-verify --max-size --wait --interval --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'delete-archive')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -90,8 +96,9 @@ _svc_migrate() {
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-y --yes -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-y --yes -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'unlock')
       case "$prev" in
           --repo) COMPREPLY=(); return ;;
@@ -100,8 +107,9 @@ _svc_migrate() {
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--all --repo -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--all --repo -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'export')
       case "$prev" in
           --repos-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -118,8 +126,9 @@ _svc_migrate() {
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--repos-file --lock --exclude-metadata --exclude-git-data --exclude-attachments --exclude-releases --exclude-owner-projects --org-metadata-only --exclude -o --output --force --no-checksum --no-verify --max-size --unlock --delete-archive -y --yes --interval --timeout --output-dir --batch-size --parallel --restart --dry-run -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--repos-file --lock --exclude-metadata --exclude-git-data --exclude-attachments --exclude-releases --exclude-owner-projects --org-metadata-only --exclude -o --output --force --no-checksum --no-verify --max-size --unlock --delete-archive -y --yes --interval --timeout --output-dir --batch-size --parallel --restart --dry-run -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'archive')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -127,8 +136,9 @@ _svc_migrate() {
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'verify inspect' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'verify inspect' -- "$cur")); fi ;;
     'archive verify')
       case "$prev" in
           --migration) COMPREPLY=(); return ;;
@@ -138,8 +148,9 @@ _svc_migrate() {
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--migration --no-git-check --git-check-time -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--migration --no-git-check --git-check-time -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
     'archive inspect')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -147,8 +158,9 @@ _svc_migrate() {
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
     'webhook')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -156,8 +168,9 @@ _svc_migrate() {
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'listen send replay inspect verify events' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'listen send replay inspect verify events' -- "$cur")); fi ;;
     'webhook listen')
       case "$prev" in
           --port) COMPREPLY=(); return ;;
@@ -180,8 +193,9 @@ _svc_migrate() {
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--port --host --path --secret --events --forward-to --forward-timeout --forward-retries --forward-header --save --max-deliveries --no-dedupe --forward-queue --max-connections --inspect --inspect-keep -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--port --host --path --secret --events --forward-to --forward-timeout --forward-retries --forward-header --save --max-deliveries --no-dedupe --forward-queue --max-connections --inspect --inspect-keep -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'webhook send')
       case "$prev" in
           --url) COMPREPLY=(); return ;;
@@ -196,8 +210,9 @@ _svc_migrate() {
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--url --event --action --payload --secret --content-type --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--url --event --action --payload --secret --content-type --timeout -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'webhook replay')
       case "$prev" in
           --url) COMPREPLY=(); return ;;
@@ -207,8 +222,9 @@ _svc_migrate() {
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--url --resign --secret -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--url --resign --secret -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
     'webhook inspect')
       case "$prev" in
           --port) COMPREPLY=(); return ;;
@@ -221,8 +237,9 @@ _svc_migrate() {
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--port --secret --forward-to --forward-timeout --keep -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--port --secret --forward-to --forward-timeout --keep -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
     'webhook verify')
       case "$prev" in
           --signature) COMPREPLY=(); return ;;
@@ -232,8 +249,9 @@ _svc_migrate() {
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--signature --secret -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--signature --secret -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'webhook events')
       case "$prev" in
           --example) COMPREPLY=(); return ;;
@@ -242,8 +260,9 @@ _svc_migrate() {
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--example -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'branch_protection_configuration branch_protection_rule check_run check_suite code_scanning_alert commit_comment create delete dependency_alert deploy_key deployment deployment_protection_rule deployment_review deployment_status discussion discussion_comment fork gollum installation installation_repositories installation_target issue_comment issues label marketplace_purchase member membership merge_group meta milestone org_block organization package page_build personal_access_token_request ping project project_card project_column projects_v2 projects_v2_item public pull_request pull_request_review pull_request_review_comment pull_request_review_thread push registry_package release repository repository_advisory repository_dispatch repository_import repository_ruleset repository_vulnerability_alert secret_scanning_alert secret_scanning_alert_location security_advisory security_and_analysis service_app_authorization sponsorship star status team team_add watch workflow_dispatch workflow_job workflow_run' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--example -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'branch_protection_configuration branch_protection_rule check_run check_suite code_scanning_alert commit_comment create delete dependency_alert deploy_key deployment deployment_protection_rule deployment_review deployment_status discussion discussion_comment fork gollum installation installation_repositories installation_target issue_comment issues label marketplace_purchase member membership merge_group meta milestone org_block organization package page_build personal_access_token_request ping project project_card project_column projects_v2 projects_v2_item public pull_request pull_request_review pull_request_review_comment pull_request_review_thread push registry_package release repository repository_advisory repository_dispatch repository_import repository_ruleset repository_vulnerability_alert secret_scanning_alert secret_scanning_alert_location security_advisory security_and_analysis service_app_authorization sponsorship star status team team_add watch workflow_dispatch workflow_job workflow_run' -- "$cur")); fi ;;
     'auth')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -251,8 +270,9 @@ _svc_migrate() {
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'login status logout' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'login status logout' -- "$cur")); fi ;;
     'auth login')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -260,8 +280,9 @@ _svc_migrate() {
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--with-token -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--with-token -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'auth status')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -269,8 +290,9 @@ _svc_migrate() {
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'auth logout')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -278,8 +300,9 @@ _svc_migrate() {
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'config')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -287,8 +310,9 @@ _svc_migrate() {
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'get set unset list path' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'get set unset list path' -- "$cur")); fi ;;
     'config get')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -296,8 +320,9 @@ _svc_migrate() {
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'org baseUrl apiVersion' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'org baseUrl apiVersion caFile' -- "$cur")); fi ;;
     'config set')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -305,8 +330,9 @@ _svc_migrate() {
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'org baseUrl apiVersion' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'org baseUrl apiVersion caFile' -- "$cur")); fi ;;
     'config unset')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -314,8 +340,9 @@ _svc_migrate() {
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'org baseUrl apiVersion' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'org baseUrl apiVersion caFile' -- "$cur")); fi ;;
     'config list')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -323,8 +350,9 @@ _svc_migrate() {
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'config path')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -332,8 +360,9 @@ _svc_migrate() {
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'completion')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -341,8 +370,9 @@ _svc_migrate() {
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'bash zsh fish' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'bash zsh fish' -- "$cur")); fi ;;
     'sandbox')
       case "$prev" in
           --port) COMPREPLY=(); return ;;
@@ -358,8 +388,9 @@ _svc_migrate() {
           --token) COMPREPLY=(); return ;;
           --api-version) COMPREPLY=(); return ;;
           --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--port --storage-port --seed --export-seconds --export-seconds-per-repo --repositories --archive-size --rate-limit -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--tls --port --storage-port --seed --export-seconds --export-seconds-per-repo --repositories --archive-size --rate-limit -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
   esac
 }
 complete -F _svc_migrate svc-migrate

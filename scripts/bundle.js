@@ -3,10 +3,11 @@
 // and linked on its own: some 80 modules before the first request. `list --json` takes 158 ms
 // bundled and 202 ms unbundled on Node 20 (132 and 166 ms on Node 22, 182 and 239 ms on Node 24;
 // docs/benchmarks.md, "Tuning that stays"); test/e2e/cli.test.ts fails if commands stop loading from
-// the bundle. What is loaded only where used (undici's parts, ora, inquirer, conf, cli-table3) stays
+// the bundle. What is loaded only where used (undici, ora, inquirer, conf, cli-table3) stays
 // in node_modules, where `npm update` reaches its fixes; the sandbox and the API client stay in files
 // of their own (dist/cli-sandbox.js, dist/cli-chunk-*.js) loaded on first use. dist/cli-version.js
-// answers a lone --version (bin/svc-migrate.js). Each file has a source map back to src/ (through
+// answers a lone --version (bin/svc-migrate.js); dist/cli-hash-worker.js is the hashing thread
+// (core/hasher.ts). Each file has a source map back to src/ (through
 // tsc's maps), which bin/svc-migrate.js turns on for --debug. Only these cli* files are published;
 // the rest of dist/ (tsc's output) is what the benchmarks and scripts import.
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -28,6 +29,8 @@ const { metafile } = await build({
     // The sandbox as one file of its own, loaded only by the commands that use it.
     { in: 'dist/sandbox/server.js', out: 'cli-sandbox' },
     { in: 'dist/version.js', out: 'cli-version' },
+    // The hashing thread's module, which core/hasher.ts starts by this name.
+    { in: 'dist/core/hash-worker.js', out: 'cli-hash-worker' },
   ],
   outdir: 'dist',
   chunkNames: 'cli-chunk-[hash]',

@@ -1,9 +1,11 @@
 import type { Command } from 'commander';
 import type { ApiClient, ClientOptions } from './api/client.js';
+import type { ExtraTrust } from './api/trust.js';
 import { type Clock, systemClock } from './clock.js';
 import { UsageError } from './errors.js';
 import type { Io } from './io.js';
-import { type GlobalFlags, resolveSettings, type Settings } from './settings/resolve.js';
+import { readCaFile } from './settings/ca-file.js';
+import { type GlobalFlags, resolveSettings, type Settings, type Source } from './settings/resolve.js';
 import { configDirectory, readStoredSettings } from './settings/store.js';
 import { Output } from './ui/output.js';
 import { Prompter } from './ui/prompt.js';
@@ -138,7 +140,8 @@ async function useSandbox(
   cleanups: Array<() => Promise<void> | void>,
   factory: Factory,
 ): Promise<{ settings: Settings; repositories: string[] }> {
-  const sandbox = await factory.sandbox({ exportSeconds: 2 });
+  // Over HTTPS, as a service is reached: the client trusts the authority the sandbox made.
+  const sandbox = await factory.sandbox({ exportSeconds: 2, tls: true });
   cleanups.push(() => sandbox.close());
   const org = settings.org.value ?? sandbox.org;
   out.info(`using the in-process sandbox at ${sandbox.baseUrl} (organization ${org})`);
@@ -149,6 +152,7 @@ async function useSandbox(
       ...settings,
       baseUrl: { value: sandbox.baseUrl, source: 'sandbox' },
       token: { value: sandbox.ownerToken, source: 'sandbox' },
+      caFile: { value: sandbox.ca?.file, source: 'sandbox' },
       org: settings.org.value ? settings.org : { value: org, source: 'sandbox' },
     },
     repositories,
@@ -166,6 +170,7 @@ export function clientOptions(context: Context, baseUrl: string, token: string |
     proxy: settings.proxy,
     maxRateLimitWaitMs: settings.maxRateLimitWaitMs,
     insecure: settings.insecure,
+    trust: extraTrust(settings),
     signal: context.signal,
     clock: context.clock,
     hooks: {
@@ -182,6 +187,22 @@ export function clientOptions(context: Context, baseUrl: string, token: string |
   };
 }
 
+/** Where the CA file came from, as the user named it. */
+const CA_FILE_ROLE: Record<Source, string> = {
+  flag: '--ca-file',
+  env: 'SVC_CA_FILE',
+  config: 'the stored caFile',
+  sandbox: 'the sandbox\'s CA',
+  default: '--ca-file',
+};
+
+/** The authorities to trust beyond Node's own, read and checked before any request (exit 2 if the file is not one). */
+function extraTrust(settings: Settings): ExtraTrust | undefined {
+  const { value, source } = settings.caFile;
+  if (value === undefined) return undefined;
+  return { certificates: readCaFile(value, CA_FILE_ROLE[source]), nodeExtraCaCerts: settings.nodeExtraCaCerts };
+}
+
 async function buildClient(context: Context, cleanups: Array<() => Promise<void> | void>): Promise<ApiClient> {
   const { settings, out } = context;
   const baseUrl = settings.baseUrl.value;
@@ -195,6 +216,10 @@ async function buildClient(context: Context, cleanups: Array<() => Promise<void>
   cleanups.push(() => client.close());
   if (settings.insecure && isClearTextRemote(client.baseUrl) && settings.token.value) {
     out.warn(`--insecure: the token travels in clear text to ${client.baseUrl.origin}`);
+  }
+  // curl's --insecure turns certificate checks off; this one never does: say so where it does nothing.
+  if (settings.insecure && client.baseUrl.protocol === 'https:') {
+    out.warn('--insecure changes nothing over HTTPS: certificates are always checked (--ca-file adds an authority to trust)');
   }
   return client;
 }

@@ -102,6 +102,17 @@ export class UnavailableError extends CliError {
   }
 }
 
+/**
+ * A TLS connection refused because of the peer's certificate (expired, for another name, from an
+ * authority not trusted), or a handshake that cannot work: exit 8 as a network failure, but not an
+ * `UnavailableError`, which downloads and waits treat as passing trouble: every try would fail alike.
+ */
+export class CertificateError extends CliError {
+  constructor(message: string, details: ErrorDetails = {}) {
+    super(message, ExitCode.Unavailable, details);
+  }
+}
+
 export class MigrationFailedError extends CliError {
   constructor(message: string, details: ErrorDetails = {}) {
     super(message, ExitCode.MigrationFailed, details);

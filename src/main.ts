@@ -2,7 +2,6 @@ import { fstatSync } from 'node:fs';
 import { constants } from 'node:os';
 import { Readable } from 'node:stream';
 import { CommanderError } from 'commander';
-import { tuneRuntime } from './api/tuning.js';
 import type { Factory } from './context.js';
 import { CliError, ExitCode, InterruptedError, UsageError } from './errors.js';
 import type { Io } from './io.js';
@@ -57,7 +56,7 @@ export async function run(
 /** The commands whose `--json` may name fields (gh's `--json id,state`). */
 const FIELD_COMMANDS = ['list', 'status', 'repos'];
 /** Global options that take a value: their value is not the command's name. */
-const VALUED = ['--org', '--base-url', '--token', '--api-version', '--max-wait'];
+const VALUED = ['--org', '--base-url', '--token', '--api-version', '--max-wait', '--ca-file'];
 /** A field list: lower-case names and underscores, comma-separated (never a migration id). */
 const FIELD_LIST = /^[a-z_]+(,[a-z_]+)*$/;
 
@@ -104,7 +103,6 @@ const PIPE_CLOSED = 'stdout was closed';
 
 /** The process entry point (bin/svc-migrate.js). */
 export async function main(proc: NodeJS.Process): Promise<void> {
-  tuneRuntime();
   const controller = new AbortController();
   // SIGTERM (kill, timeout, docker stop, systemctl stop) and SIGHUP (the terminal closed) end a run
   // as Ctrl-C does, cleaning up as it does, and exit 128 + the signal's number as shells report it;

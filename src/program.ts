@@ -70,7 +70,8 @@ export function buildProgram(io: Io, signal: AbortSignal, options: { json?: bool
     .option('--debug', 'HTTP trace on stderr with credentials redacted (env SVC_DEBUG=1)')
     .option('--no-input', 'never prompt; a missing value is a usage error')
     .addOption(new Option('--max-wait <duration>', 'longest rate-limit wait to sit through (default 5m)'))
-    .option('--insecure', 'allow sending the token over plain HTTP to a host beyond loopback')
+    .option('--ca-file <file>', 'also trust the certificate authorities of this PEM file, for the API and its archive storage (env SVC_CA_FILE)')
+    .option('--insecure', 'allow sending the token over plain HTTP to a host beyond loopback (certificates are always checked)')
     .addHelpText('after', WORKFLOW);
 
   const run: Runner = async (command, body) => {

@@ -2,7 +2,7 @@ import type { Writable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { InterruptedError, UnavailableError } from '../errors.js';
 import { type Headers, header } from './headers.js';
-import { classifyNetworkError, closedClientError } from './network-errors.js';
+import { classifyNetworkError, closedClientError, tlsError } from './network-errors.js';
 import { redactUrl } from './redact.js';
 import { stream } from './undici.js';
 
@@ -60,6 +60,7 @@ export function openDownload<B extends Writable>(
       trace(`✗ GET ${printable} ${failure.code}: ${failure.message}`);
       // Closed connections are not a cut to resume from: every try would fail the same way.
       if (failure.kind === 'closed') return reject(closedClientError('GET', printable));
+      if (failure.kind === 'certificate' || failure.kind === 'tls') return reject(tlsError(url, failure, 'storage'));
       reject(
         new UnavailableError(`the archive download failed: ${failure.code} ${failure.message}`, {
           hint: 'run the same command again to resume',

@@ -12,7 +12,8 @@ import { type RateLimitWait, rateLimitWait } from './rate-limit.js';
 import { type Links, parseLinkHeader } from './paginate.js';
 import { redactHeader, redactUrl, scrub } from './redact.js';
 import { createDispatcher, type ProxySettings, requestTimeouts, type Timeouts } from './dispatcher.js';
-import { classifyNetworkError, closedClientError, networkError } from './network-errors.js';
+import { classifyNetworkError, closedClientError, LASTING, networkError } from './network-errors.js';
+import type { ExtraTrust } from './trust.js';
 import { request } from './undici.js';
 import { checkCredentials } from './transport-policy.js';
 import type { HttpMethod, RequestOptions } from './request.js';
@@ -45,6 +46,8 @@ export interface ClientOptions {
   dispatcher?: Dispatcher;
   /** `--insecure`: send the token over plain HTTP beyond loopback. */
   insecure?: boolean | undefined;
+  /** `--ca-file`: authorities trusted beyond Node's own, for the API and the archive storage. */
+  trust?: ExtraTrust | undefined;
 }
 
 export interface ApiResponse<T> {
@@ -97,7 +100,7 @@ export class ApiClient {
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
-    this.dispatcher = options.dispatcher ?? createDispatcher(options.proxy, options.timeouts);
+    this.dispatcher = options.dispatcher ?? createDispatcher(options.proxy, options.timeouts, options.trust);
   }
 
   /** The absolute URL for a path below the base URL, or an absolute URL unchanged. */
@@ -161,8 +164,7 @@ export class ApiClient {
         if (this.shared.closed) throw closedClientError(method, printable);
         const canRetry =
           retries < this.retry.tries - 1 &&
-          failure.kind !== 'closed' &&
-          failure.kind !== 'dns' &&
+          !LASTING.has(failure.kind) &&
           // docs/service.md#start-migration: a lost POST may have created the export; resend only if it never left.
           (method !== 'POST' || failure.kind === 'refused');
         if (canRetry) {

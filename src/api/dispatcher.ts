@@ -1,9 +1,9 @@
 import type { Dispatcher } from 'undici';
 import { UsageError } from '../errors.js';
-import { createConnector } from './tuning.js';
-import { undici } from './undici.js';
+import { type ExtraTrust, secureContextFor } from './trust.js';
+import { Agent, EnvHttpProxyAgent } from './undici.js';
 
-// The connections behind the client: through the user's proxy, or straight with our connector.
+// The connections behind the client: through the user's proxy, or straight.
 
 export interface ProxySettings {
   httpProxy?: string;
@@ -29,8 +29,13 @@ export function requestTimeouts(timeouts: Partial<Timeouts> | undefined): { head
   return { headersTimeout: headersMs, bodyTimeout: bodyIdleMs };
 }
 
-export function createDispatcher(proxy: ProxySettings | undefined, timeouts: Partial<Timeouts> | undefined): Dispatcher {
+export function createDispatcher(
+  proxy: ProxySettings | undefined,
+  timeouts: Partial<Timeouts> | undefined,
+  trust: ExtraTrust | undefined,
+): Dispatcher {
   const { connectMs } = { ...DEFAULT_TIMEOUTS, ...timeouts };
+  const tls = trust ? { secureContext: secureContextFor(trust) } : {};
   if (proxy && (proxy.httpProxy || proxy.httpsProxy)) {
     // A proxy variable is the user's environment: a value that is not a URL is theirs to fix.
     for (const [name, value] of [['HTTP_PROXY', proxy.httpProxy], ['HTTPS_PROXY', proxy.httpsProxy]] as const) {
@@ -40,8 +45,9 @@ export function createDispatcher(proxy: ProxySettings | undefined, timeouts: Par
         });
       }
     }
-    const EnvHttpProxyAgent = undici.loadEnvHttpProxyAgent();
-    return new EnvHttpProxyAgent({ connect: { timeout: connectMs }, ...proxy });
+    // requestTls: the connection to the service through the proxy's tunnel; proxyTls: to an https:// proxy.
+    const connect = { timeout: connectMs, ...tls };
+    return new EnvHttpProxyAgent({ connect, requestTls: connect, proxyTls: connect, ...proxy });
   }
-  return new undici.Agent({ connect: createConnector(connectMs) });
+  return new Agent({ connect: { timeout: connectMs, ...tls } });
 }

@@ -1,6 +1,5 @@
 import { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { recycleRead } from './tuning.js';
 
 /**
  * Where the HTTP client writes a download's body as it parses it. The first chunk waits until the
@@ -32,10 +31,7 @@ export class ResponseBody extends Writable {
     this.destroy();
   }
 
-  /**
-   * Hands every chunk to `consumer`, in order; resolves when the body ended, rejects if it failed.
-   * A consumer that returns without a promise is done with the chunk: its memory is read into again.
-   */
+  /** Hands every chunk to `consumer`, in order; resolves when the body ended, rejects if it failed. */
   async readInto(consumer: (chunk: Buffer) => void | Promise<void>): Promise<void> {
     this.consumer = consumer;
     const waiting = this.waiting;
@@ -52,11 +48,7 @@ export class ResponseBody extends Writable {
       done(error as Error);
       return;
     }
-    if (pending) {
-      pending.then(() => done(), done);
-      return;
-    }
-    recycleRead(chunk);
-    done();
+    if (pending) pending.then(() => done(), done);
+    else done();
   }
 }

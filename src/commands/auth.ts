@@ -30,12 +30,13 @@ async function check(context: Context, baseUrl: string, org: string, token: stri
   }
 }
 
-/** Checks the token, then stores it (and `--org`, `--base-url` when given): a rejected token is never stored. */
+/** Checks the token, then stores it (and `--org`, `--base-url`, `--ca-file` when given): a rejected token is never stored. */
 async function login(context: Context, options: LoginOptions): Promise<void> {
-  const { baseUrl, org } = context.settings;
+  const { baseUrl, org, caFile } = context.settings;
   // What is given as a flag is stored: it must pass what `config set` asks of it.
   if (org.source === 'flag' && org.value) checkedConfigValue('org', org.value);
   const keptBaseUrl = baseUrl.source === 'flag' && baseUrl.value ? checkedConfigValue('baseUrl', baseUrl.value) : undefined;
+  const keptCaFile = caFile.source === 'flag' && caFile.value ? checkedConfigValue('caFile', caFile.value) : undefined;
   const token = await readToken(context, options.withToken);
   if (!token) throw new UsageError('no token given', { hint: 'echo "$TOKEN" | svc-migrate auth login --with-token' });
   if (!baseUrl.value) {
@@ -62,6 +63,10 @@ async function login(context: Context, options: LoginOptions): Promise<void> {
   if (keptBaseUrl !== undefined) {
     store.set('baseUrl', keptBaseUrl);
     kept.push(`baseUrl ${baseUrl.value}`);
+  }
+  if (keptCaFile !== undefined) {
+    store.set('caFile', keptCaFile);
+    kept.push(`caFile ${keptCaFile}`);
   }
   context.out.success(`token ${tokenHint(token)} checked (${result.message}) and stored in ${store.path}${kept.length ? `, with ${kept.join(' and ')}` : ''}`);
 }
@@ -122,7 +127,7 @@ export function register(program: Command, run: Runner): void {
         'echo "$TOKEN" | svc-migrate auth login --with-token --org acme --base-url https://api.example.com',
       ]),
     )
-    .description('check a token against the service, then store it (and --org/--base-url when given); hidden prompt on a terminal, or stdin with --with-token')
+    .description('check a token against the service, then store it (and --org/--base-url/--ca-file when given); hidden prompt on a terminal, or stdin with --with-token')
     .option('--with-token', 'read the token from stdin')
     .action((options: LoginOptions, command: Command) => run(command, (context) => login(context, options)));
 

@@ -5,12 +5,12 @@ import { UsageError } from '../errors.js';
 import { examples } from './common/options.js';
 import { checkedConfigValue, CONFIG_KEYS, type ConfigKey, openSettingsStore, readStoredSettings } from '../settings/store.js';
 
-const keyArgument = () => new Argument('<key>', 'org, baseUrl or apiVersion').choices(CONFIG_KEYS);
+const keyArgument = () => new Argument('<key>', 'org, baseUrl, apiVersion or caFile').choices(CONFIG_KEYS);
 
 export function register(program: Command, run: Runner): void {
   const config = program
     .command('config')
-    .description('read and change stored settings: org, baseUrl, apiVersion')
+    .description('read and change stored settings: org, baseUrl, apiVersion, caFile')
     .addHelpText('after', examples(['svc-migrate config set org acme', 'svc-migrate config set baseUrl https://api.example.com', 'svc-migrate config list --json']));
 
   config
@@ -28,7 +28,7 @@ export function register(program: Command, run: Runner): void {
     );
   config
     .command('set')
-    .addHelpText('after', examples(['svc-migrate config set org acme', 'svc-migrate config set apiVersion 2026-03-10']))
+    .addHelpText('after', examples(['svc-migrate config set org acme', 'svc-migrate config set apiVersion 2026-03-10', 'svc-migrate config set caFile ~/acme-ca.pem']))
     .description('store a setting')
     .addArgument(keyArgument())
     .argument('<value>', 'the value')

@@ -7,6 +7,7 @@ import { INPUT_LIMITS, readInputFile } from './common/input.js';
 import { examples, parseNonNegativeInt, parseNonNegativeNumber, parsePort, parsePositiveInt } from './common/options.js';
 
 interface SandboxCommandOptions {
+  tls?: boolean;
   port?: number;
   storagePort?: number;
   seed?: string;
@@ -28,6 +29,7 @@ async function sandbox(context: Context, options: SandboxCommandOptions): Promis
     exportSecondsPerRepository: options.exportSecondsPerRepo ?? 0.1,
     repositories: options.repositories ?? 0,
     archivePadBytes: options.archiveSize ?? 0,
+    tls: Boolean(options.tls),
   };
   if (options.rateLimit) sandboxOptions.rateLimit = { limit: options.rateLimit, windowSeconds: 3600 };
   if (options.seed) sandboxOptions.seed = parseSeed((await readInputFile(options.seed, INPUT_LIMITS.seed, '--seed', context.signal)).toString('utf8'), options.seed);
@@ -43,6 +45,7 @@ async function sandbox(context: Context, options: SandboxCommandOptions): Promis
     {
       baseUrl: running.baseUrl,
       storageOrigin: running.storageOrigin,
+      ...(running.ca ? { caFile: running.ca.file } : {}),
       org: running.org,
       token: running.ownerToken,
       tokens: running.tokens.map(describeToken),
@@ -60,6 +63,7 @@ export function register(program: Command, run: Runner): void {
   program
     .command('sandbox')
     .description('run a local emulator of the service (migrations, archive storage) until Ctrl-C')
+    .option('--tls', 'serve both origins over HTTPS, with a certificate from a CA made at start (its file is printed)')
     .option('--port <n>', 'API port on 127.0.0.1 (default: any free port)', parsePort)
     .option('--storage-port <n>', 'archive storage port on localhost (default: any free port)', parsePort)
     .option('--seed <file>', 'organizations, repositories, users and tokens as JSON (docs/sandbox.md)')
@@ -76,6 +80,7 @@ export function register(program: Command, run: Runner): void {
       'after',
       examples([
         'svc-migrate sandbox --port 8080',
+        'svc-migrate sandbox --tls',
         'svc-migrate sandbox --json --export-seconds 1 | head -1 | jq -r .baseUrl',
         'svc-migrate sandbox --seed my-org.json',
       ]),

@@ -1,4 +1,6 @@
 import { Worker } from 'node:worker_threads';
+import { PACKAGE_ROOT } from '../package-root.js';
+import type { HashReply, HashRequest } from './hash-worker.js';
 
 /**
  * A sha256 computed off the main thread, so hashing a large archive overlaps its transfer instead
@@ -25,63 +27,28 @@ export interface BackgroundHash {
   close(): Promise<void>;
 }
 
-// Small and self-contained: an eval'd CommonJS body avoids shipping a second entry file.
-const WORKER_SOURCE = `
-const { parentPort } = require('node:worker_threads');
-const { createHash } = require('node:crypto');
-const { openSync, readSync, closeSync } = require('node:fs');
-let hash = createHash('sha256');
-let fd;
-let position = 0;
-const buffer = Buffer.allocUnsafe(1 << 20);
-parentPort.on('message', (message) => {
-  try {
-    if (message.type === 'follow') {
-      fd = openSync(message.path, 'r');
-    } else if (message.type === 'advance') {
-      while (position < message.offset) {
-        const read = readSync(fd, buffer, 0, Math.min(buffer.length, message.offset - position), position);
-        if (read === 0) throw new Error('the file is shorter than what was written');
-        hash.update(buffer.subarray(0, read));
-        position += read;
-      }
-    } else if (message.type === 'update') {
-      hash.update(message.bytes);
-      parentPort.postMessage({ type: 'ack', bytes: message.bytes.byteLength });
-    } else if (message.type === 'reset') {
-      hash = createHash('sha256');
-      position = 0;
-      parentPort.postMessage({ type: 'reset-done' });
-    } else if (message.type === 'digest') {
-      if (fd !== undefined) closeSync(fd);
-      parentPort.postMessage({ type: 'digest', hex: hash.digest('hex') });
-    }
-  } catch (error) {
-    parentPort.postMessage({ type: 'error', message: error.message });
-  }
-});
-`;
+/**
+ * The worker's module (core/hash-worker.ts), bundled on its own by `npm run build` as
+ * dist/cli-hash-worker.js: the one path that holds whether this module runs bundled, from tsc's
+ * output or from src/ in the tests (which run after a build).
+ */
+const WORKER = new URL('dist/cli-hash-worker.js', PACKAGE_ROOT);
 
 /** Bytes handed to the worker and not yet hashed, at most: beyond, the writer waits, so memory stays bounded. */
 const IN_FLIGHT_LIMIT = 8 << 20;
 /** Telling the worker about every 64 KiB chunk costs more than the hashing it saves; it learns of each MiB. */
 const ADVANCE_STEP = 1 << 20;
 
-type Reply =
-  | { type: 'ack'; bytes: number }
-  | { type: 'reset-done' }
-  | { type: 'digest'; hex: string }
-  | { type: 'error'; message: string };
-
 export function startBackgroundHash(): BackgroundHash {
-  const worker = new Worker(WORKER_SOURCE, { eval: true });
+  const worker = new Worker(WORKER);
+  const send = (message: HashRequest, transfer?: ArrayBuffer[]) => worker.postMessage(message, transfer);
   let inFlight = 0;
   let advanced = 0;
   let told = 0;
   const tell = () => {
     if (told === advanced) return;
     told = advanced;
-    worker.postMessage({ type: 'advance', offset: advanced });
+    send({ type: 'advance', offset: advanced });
   };
   let room: (() => void) | undefined;
   let result: { resolve: (hex: string) => void; reject: (error: Error) => void } | undefined;
@@ -94,7 +61,7 @@ export function startBackgroundHash(): BackgroundHash {
     resetDone?.();
   };
 
-  worker.on('message', (reply: Reply) => {
+  worker.on('message', (reply: HashReply) => {
     if (reply.type === 'ack') {
       inFlight -= reply.bytes;
       if (inFlight <= IN_FLIGHT_LIMIT / 2) {
@@ -111,7 +78,7 @@ export function startBackgroundHash(): BackgroundHash {
 
   return {
     follow(path) {
-      worker.postMessage({ type: 'follow', path });
+      send({ type: 'follow', path });
     },
     advance(offset) {
       advanced = offset;
@@ -123,7 +90,7 @@ export function startBackgroundHash(): BackgroundHash {
       // A fresh copy, transferred (not copied again) to the worker.
       const bytes = new Uint8Array(chunk);
       inFlight += bytes.length;
-      worker.postMessage({ type: 'update', bytes }, [bytes.buffer]);
+      send({ type: 'update', bytes }, [bytes.buffer]);
       if (inFlight > IN_FLIGHT_LIMIT) {
         await new Promise<void>((resolve) => {
           room = resolve;
@@ -135,7 +102,7 @@ export function startBackgroundHash(): BackgroundHash {
       await new Promise<void>((resolve) => {
         resetDone = resolve;
         advanced = told = 0;
-        worker.postMessage({ type: 'reset' });
+        send({ type: 'reset' });
       });
     },
     async digest() {
@@ -144,7 +111,7 @@ export function startBackgroundHash(): BackgroundHash {
         return await new Promise<string>((resolve, reject) => {
           result = { resolve, reject };
           tell();
-          worker.postMessage({ type: 'digest' });
+          send({ type: 'digest' });
         });
       } finally {
         await worker.terminate();

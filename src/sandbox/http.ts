@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
 import type { ServiceErrorBody } from '../api/types.js';
 
 /** An answer other than success; thrown by route handlers and sent by the server's catch. */
@@ -139,6 +140,9 @@ async function readBody(request: IncomingMessage): Promise<string> {
   }
   return Buffer.concat(chunks).toString('utf8');
 }
+
+/** An origin of the sandbox: node:http's server, or node:https's with `tls`. */
+export type Server = HttpServer | HttpsServer;
 
 export function listen(server: Server, host: string, port: number, into: Server[]): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -12,6 +12,8 @@ export interface SandboxOptions {
   port?: number;
   /** Storage port on localhost (0 = any free port). */
   storagePort?: number;
+  /** Both origins over HTTPS, with a certificate issued by an authority made at start (`Sandbox.ca`). */
+  tls?: boolean;
   seed?: SeedData;
   /** Seconds from start to `exported` (default 2). */
   exportSeconds?: number;

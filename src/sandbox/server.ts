@@ -1,10 +1,12 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { API_VERSION } from '../api/types.js';
 import { Faults } from './faults.js';
-import { closeServer, decodeSegment, errorBody, HttpFailure, listen, notFound, sendJson } from './http.js';
+import { createAuthority } from './certificates.js';
+import { closeServer, decodeSegment, errorBody, HttpFailure, listen, notFound, type Server, sendJson } from './http.js';
 import { RateLimiter } from './ratelimit.js';
 import { handleAdmin } from './routes/admin.js';
 import { dispatch } from './routes/dispatches.js';
@@ -23,6 +25,8 @@ export interface Sandbox {
   /** API root to use as --base-url. */
   baseUrl: string;
   storageOrigin: string;
+  /** With `tls`: the file holding the certificate of the authority that issued both origins' certificate (PEM), and that certificate. */
+  ca?: { file: string; certificate: string };
   /** The default organization and its owner's classic token. */
   org: string;
   ownerToken: string;
@@ -52,23 +56,37 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const limiter = new RateLimiter(options.rateLimit, clock);
   const requestLogLimit = options.requestLogLimit ?? 1000;
 
+  // With `tls`, both origins serve one certificate for 127.0.0.1, ::1 and localhost, issued by an
+  // authority made for this sandbox alone (certificates.ts); its certificate is written beside the
+  // sandbox's data, to be trusted with --ca-file.
+  let ca: Sandbox['ca'];
+  let serve = (handler: RequestListener): Server => createServer(handler);
+  if (options.tls) {
+    const authority = createAuthority('svc-migrate sandbox CA');
+    const served = authority.issue({ names: ['localhost', '127.0.0.1', '::1'] });
+    ca = { file: join(dataDir, 'ca.pem'), certificate: authority.certificate };
+    await writeFile(ca.file, authority.certificate);
+    serve = (handler) => createTlsServer(served, handler);
+  }
+  const scheme = options.tls ? 'https' : 'http';
+
   const storageServers: Server[] = [];
   const storageHandler = (request: IncomingMessage, response: ServerResponse) => {
     record('storage', request, response);
     storage.handle(request, response).catch(() => response.destroy());
   };
-  const storagePort = await listen(createServer(storageHandler), '127.0.0.1', options.storagePort ?? 0, storageServers).catch(
+  const storagePort = await listen(serve(storageHandler), '127.0.0.1', options.storagePort ?? 0, storageServers).catch(
     async (error: unknown) => {
       await rm(dataDir, { recursive: true, force: true });
       throw error;
     },
   );
   // "localhost" may resolve to ::1 first; answer there too so the cross-origin URL always connects.
-  await listen(createServer(storageHandler), '::1', storagePort, storageServers).catch(() => undefined);
-  const storageOrigin = `http://localhost:${storagePort}`;
+  await listen(serve(storageHandler), '::1', storagePort, storageServers).catch(() => undefined);
+  const storageOrigin = `${scheme}://localhost:${storagePort}`;
 
   const apiServers: Server[] = [];
-  const apiServer = createServer((request, response) => {
+  const apiServer = serve((request, response) => {
     record('api', request, response);
     response.setHeader('date', new Date(clock.now()).toUTCString());
     handleApi(request, response).catch((error: unknown) => {
@@ -87,7 +105,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     await rm(dataDir, { recursive: true, force: true });
     throw error;
   }
-  const baseUrl = `http://127.0.0.1:${apiPort}`;
+  const baseUrl = `${scheme}://127.0.0.1:${apiPort}`;
   const bases = { api: baseUrl, web: 'https://sandbox.invalid' };
   const store = new MigrationStore(
     seed,
@@ -215,6 +233,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   return {
     baseUrl,
     storageOrigin,
+    ...(ca ? { ca } : {}),
     org: seed.organizations[0]?.login ?? '',
     ownerToken,
     tokens: seed.tokens,

@@ -18,6 +18,7 @@ export interface GlobalFlags {
   input?: boolean;
   maxWait?: string;
   insecure?: boolean;
+  caFile?: string;
 }
 
 export type Env = Record<string, string | undefined>;
@@ -46,6 +47,10 @@ export interface Settings {
   maxRateLimitWaitMs: number | undefined;
   /** `--insecure`: the token may travel over plain HTTP beyond loopback. */
   insecure: boolean;
+  /** A file of certificate authorities trusted beyond Node's own (`--ca-file`, SVC_CA_FILE, caFile; with --sandbox, its own). */
+  caFile: Resolved<string | undefined>;
+  /** NODE_EXTRA_CA_CERTS: what Node added to its authorities at start-up (api/trust.ts needs its path on Node 20). */
+  nodeExtraCaCerts: string | undefined;
   /** SVC_WEBHOOK_SECRET (an empty one is none): the webhook commands add it to their `--secret`. */
   webhookSecret: string | undefined;
   /** Where the config file lives (SVC_CONFIG_DIR, or the platform's place). */
@@ -90,6 +95,8 @@ export function resolveSettings(
     },
     maxRateLimitWaitMs: flags.maxWait === undefined ? undefined : parseDuration(flags.maxWait, '--max-wait'),
     insecure: Boolean(flags.insecure),
+    caFile: pick(flags.caFile, env.SVC_CA_FILE, stored.caFile),
+    nodeExtraCaCerts: env.NODE_EXTRA_CA_CERTS || undefined,
     webhookSecret: env.SVC_WEBHOOK_SECRET || undefined,
     configDir: configDirectory(env),
   };

@@ -1,20 +1,23 @@
 import { chmodSync, lstatSync, readFileSync, type Stats, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { makeDirectory } from '../make-directory.js';
 import { fileError, isSystemError } from '../system-errors.js';
+import { readCaFile } from './ca-file.js';
 
 /** What `auth login` and `config set` keep between runs. */
 export interface StoredSettings {
   org?: string;
   baseUrl?: string;
   apiVersion?: string;
+  /** An absolute path: a run from another directory finds the same file. */
+  caFile?: string;
   token?: string;
 }
 
-export type ConfigKey = 'org' | 'baseUrl' | 'apiVersion';
-export const CONFIG_KEYS: readonly ConfigKey[] = ['org', 'baseUrl', 'apiVersion'];
+export type ConfigKey = 'org' | 'baseUrl' | 'apiVersion' | 'caFile';
+export const CONFIG_KEYS: readonly ConfigKey[] = ['org', 'baseUrl', 'apiVersion', 'caFile'];
 
 /** A value for a config key, or a usage error saying what is wrong with it. */
 export function checkedConfigValue(key: ConfigKey, value: string): string {
@@ -32,6 +35,11 @@ export function checkedConfigValue(key: ConfigKey, value: string): string {
     throw new UsageError(`apiVersion is a date such as 2026-03-10, not "${value}"`);
   }
   if (key === 'org' && !/^[A-Za-z0-9][A-Za-z0-9-]*$/.test(value)) throw new UsageError(`"${value}" is not an organization name`);
+  if (key === 'caFile') {
+    // Checked now as every run would check it, and kept absolute.
+    readCaFile(value, 'caFile');
+    return resolve(value);
+  }
   return value;
 }
 

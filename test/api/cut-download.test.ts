@@ -1,7 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { ResponseBody } from '../../src/api/response-body.js';
-import { client, server } from '../helpers/api-client.js';
+import { client, server, tlsServer } from '../helpers/api-client.js';
+import { loopbackCertificate, sharedAuthority } from '../helpers/tls.js';
 
 // A download cut by storage: every byte that arrived before the cut reaches the consumer, however
 // slowly it consumes, because the resume asks for the byte after the last one kept. A body stream
@@ -26,11 +27,15 @@ function sendThenCut(size: number) {
 
 describe('a cut download', () => {
   it.each([
-    ['in one write', TOTAL],
-    ['in writes of 1,000 bytes', 1_000],
-  ])('hands a slow consumer every byte sent before the cut (%s)', async (_name, size) => {
-    const storage = await server(sendThenCut(size));
-    const response = await client(storage.url).openDownload(new URL(`${storage.url}/archive.tar.gz`), {}, () => new ResponseBody());
+    ['in one write', TOTAL, 'HTTPS'],
+    ['in writes of 1,000 bytes', 1_000, 'HTTPS'],
+    ['in one write', TOTAL, 'plain HTTP'],
+    ['in writes of 1,000 bytes', 1_000, 'plain HTTP'],
+  ])('hands a slow consumer every byte sent before the cut (%s, %s)', async (_name, size, transport) => {
+    const authority = sharedAuthority();
+    const storage = transport === 'HTTPS' ? await tlsServer(loopbackCertificate(authority), sendThenCut(size)) : await server(sendThenCut(size));
+    const trust = transport === 'HTTPS' ? { certificates: [authority.certificate] } : undefined;
+    const response = await client(storage.url, { trust }).openDownload(new URL(`${storage.url}/archive.tar.gz`), {}, () => new ResponseBody());
     expect(response.status).toBe(200);
     let received = 0;
     const read = response.body.readInto(async (chunk) => {

@@ -13,6 +13,7 @@ import { normalizeRepositories, parseReposFile } from '../../src/core/repo-list.
 import { resolveUnlockTargets, unlockFailure, unlockRepositories } from '../../src/core/unlock.js';
 import { ExitCode, NotFoundError, UsageError } from '../../src/errors.js';
 import { type Sandbox, type SandboxOptions, startSandbox } from '../../src/sandbox/server.js';
+import { sandboxTrust } from '../helpers/sandbox.js';
 
 // The use-cases of src/core called directly, as the commands call them, against the sandbox on its
 // own clock: what each returns and reports, and what it refuses, without a command around it.
@@ -26,9 +27,9 @@ afterEach(async () => {
 });
 
 async function setUp(options: SandboxOptions = {}) {
-  const sandbox = await startSandbox({ exportSeconds: 30, ...options });
+  const sandbox = await startSandbox({ exportSeconds: 30, tls: true, ...options });
   const clock: Clock = { now: () => sandbox.clock.now(), sleep: async (ms) => sandbox.clock.advance(ms) };
-  const client = new ApiClient({ baseUrl: sandbox.baseUrl, token: sandbox.ownerToken, userAgent: 'test', clock });
+  const client = new ApiClient({ baseUrl: sandbox.baseUrl, token: sandbox.ownerToken, userAgent: 'test', clock, trust: sandboxTrust(sandbox) });
   open.push({ sandbox, client });
   return { sandbox, client, clock, org: sandbox.org };
 }

@@ -42,7 +42,7 @@ describe('auth', () => {
   it('logs in from stdin after checking the token, stores it 0600, reports its source, and logs out', async () => {
     const { sandbox, env } = await testSandbox();
     const dir = configDir();
-    const base = { SVC_CONFIG_DIR: dir, SVC_BASE_URL: env.SVC_BASE_URL, SVC_ORG: env.SVC_ORG };
+    const base = { SVC_CONFIG_DIR: dir, SVC_BASE_URL: env.SVC_BASE_URL, SVC_ORG: env.SVC_ORG, SVC_CA_FILE: env.SVC_CA_FILE };
     const login = await runCli(['auth', 'login', '--with-token'], { env: base, stdin: `${sandbox.ownerToken}\n` });
     expect(login.code, login.stderr).toBe(0);
     expect(login.stderr).toMatch(/owner access to octo-org/);
@@ -74,7 +74,7 @@ describe('auth', () => {
     const { env } = await testSandbox();
     const dir = configDir();
     const result = await runCli(['auth', 'login', '--with-token'], {
-      env: { SVC_CONFIG_DIR: dir, SVC_BASE_URL: env.SVC_BASE_URL, SVC_ORG: env.SVC_ORG },
+      env: { SVC_CONFIG_DIR: dir, SVC_BASE_URL: env.SVC_BASE_URL, SVC_ORG: env.SVC_ORG, SVC_CA_FILE: env.SVC_CA_FILE },
       stdin: token,
     });
     expect(result.code).toBe(3);

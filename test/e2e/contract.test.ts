@@ -111,11 +111,11 @@ describe('start and status output', () => {
 describe('auth', () => {
   const configDir = () => join(tempDir(), 'cfg');
 
-  it('login --org --base-url checks the token and stores all three', async () => {
+  it('login --org --base-url --ca-file checks the token and stores all four', async () => {
     const { sandbox } = await testSandbox();
     const dir = configDir();
     const env = { SVC_CONFIG_DIR: dir };
-    const login = await runCli(['auth', 'login', '--with-token', '--org', sandbox.org, '--base-url', sandbox.baseUrl], {
+    const login = await runCli(['auth', 'login', '--with-token', '--org', sandbox.org, '--base-url', sandbox.baseUrl, '--ca-file', sandbox.ca!.file], {
       env,
       stdin: `${sandbox.ownerToken}\n`,
     });
@@ -123,7 +123,7 @@ describe('auth', () => {
     expect(login.stderr).toMatch(/checked \(owner access to octo-org's migrations\)/);
     expect(sandbox.requests.some((r) => r.url.startsWith('/orgs/octo-org/migrations'))).toBe(true);
     const stored = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
-    expect(stored).toMatchObject({ org: sandbox.org, baseUrl: sandbox.baseUrl, token: sandbox.ownerToken });
+    expect(stored).toMatchObject({ org: sandbox.org, baseUrl: sandbox.baseUrl, token: sandbox.ownerToken, caFile: sandbox.ca!.file });
     const status = await runCli(['auth', 'status', '--json'], { env });
     expect(status.code, status.stderr).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({
@@ -145,8 +145,8 @@ describe('auth', () => {
   });
 
   it('status says a revoked token is rejected (exit 3) and where each value comes from', async () => {
-    const { sandbox } = await testSandbox();
-    const env = { SVC_CONFIG_DIR: configDir(), SVC_TOKEN: 'svc_sandbox_revoked', SVC_BASE_URL: sandbox.baseUrl };
+    const { sandbox, env: reach } = await testSandbox();
+    const env = { SVC_CONFIG_DIR: configDir(), SVC_TOKEN: 'svc_sandbox_revoked', SVC_BASE_URL: sandbox.baseUrl, SVC_CA_FILE: reach.SVC_CA_FILE };
     const result = await runCli(['auth', 'status', '--org', sandbox.org], { env });
     expect(result.code).toBe(3);
     expect(result.stdout).toMatch(/token .* \(from SVC_TOKEN\)/);

@@ -86,7 +86,7 @@ describe('-o - when stdout is a terminal (point 9)', () => {
 
 describe('a Ctrl-C during a download names the command that resumes it (point 8)', () => {
   it('with -o and the flags that matter; following it resumes from the .part', async () => {
-    const { sandbox, env, id } = await exported({ archivePadBytes: 4 * 1024 * 1024 });
+    const { sandbox, env, id, fetch } = await exported({ archivePadBytes: 4 * 1024 * 1024 });
     const head = await fetch(`${sandbox.baseUrl}/orgs/octo-org/migrations/${id}/archive`, {
       headers: { authorization: `Bearer ${sandbox.ownerToken}` },
     });

@@ -293,10 +293,10 @@ describe('hints carry the flags that reach the same service', () => {
   it('--org and --base-url given as flags are repeated; the token never is', async () => {
     const { env, sandbox } = await testSandbox({ exportSeconds: 600 });
     const flags = ['--org', 'octo-org', '--base-url', sandbox.baseUrl];
-    const started = await runCli(['start', 'widgets', ...flags], { env: { SVC_TOKEN: env.SVC_TOKEN } });
+    const started = await runCli(['start', 'widgets', ...flags], { env: { SVC_TOKEN: env.SVC_TOKEN, SVC_CA_FILE: env.SVC_CA_FILE } });
     expect(started.code, started.stderr).toBe(0);
     expect(started.stderr).toMatch(new RegExp(`next: svc-migrate status \\d+ --wait --base-url ${sandbox.baseUrl} --org octo-org\\n`));
-    const waited = await runCli(['status', started.stdout.trim(), ...flags, '--token', env.SVC_TOKEN, '--wait', '--timeout', '1s'], { env: {} });
+    const waited = await runCli(['status', started.stdout.trim(), ...flags, '--token', env.SVC_TOKEN, '--wait', '--timeout', '1s'], { env: { SVC_CA_FILE: env.SVC_CA_FILE } });
     expect(waited.code).toBe(7);
     const resume = quotedCommand(waited.stderr, 'status');
     expect(resume).toEqual(['status', started.stdout.trim(), '--wait', '--base-url', sandbox.baseUrl, '--org', 'octo-org']);

@@ -224,8 +224,10 @@ describe('download', () => {
     expect(sha256(streamed.stdoutBytes)).toBe(sha256(readFileSync(output)));
   });
 
-  it('resumes a cut stream with Range and ends byte-identical', async () => {
-    const { sandbox, env, id } = await exported({ exportSeconds: 0.3, archivePadBytes: 2 * 1024 * 1024 });
+  // Over HTTPS, as every test of the sandbox unless it says otherwise; and once over plain HTTP.
+  it.each([['HTTPS', true], ['plain HTTP', false]])('resumes a cut stream with Range and ends byte-identical (%s)', async (_name, tls) => {
+    const { sandbox, env, id } = await exported({ exportSeconds: 0.3, archivePadBytes: 2 * 1024 * 1024, tls });
+    expect(new URL(sandbox.storageOrigin).protocol).toBe(tls ? 'https:' : 'http:');
     const reference = join(tempDir(), 'reference.tar.gz');
     await runCli(['download', String(id), '-o', reference], { env });
     sandbox.faults.set({ cutAfterBytes: 300_000, cutTimes: 3 });

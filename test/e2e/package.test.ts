@@ -1,4 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,6 +37,10 @@ describe('the published package', () => {
     expect((await exec(bin, ['--help'])).stdout).toMatch(/Typical workflow/);
     expect((await exec(bin, ['completion', 'bash'])).stdout).toMatch(/^complete -F _svc_migrate svc-migrate$/m);
     expect((await exec(bin, ['webhook', 'events', '--json'])).stdout).toContain('"workflow_run"');
+    // A download's sha256 is computed on the thread shipped as dist/cli-hash-worker.js.
+    const archive = join(out, 'exported.tar.gz');
+    const exported = await exec(bin, ['export', 'widgets', '--sandbox', '--output', archive, '--yes', '--interval', '1', '--json']);
+    expect(JSON.parse(exported.stdout).archive.sha256).toBe(createHash('sha256').update(readFileSync(archive)).digest('hex'));
     // The installed binary serves the inspector's page, script and stylesheet as shipped.
     const listener = spawn(bin, ['webhook', 'listen', '--port', '0', '--inspect'], { stdio: ['ignore', 'ignore', 'pipe'] });
     try {

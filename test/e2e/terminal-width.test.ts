@@ -75,7 +75,8 @@ describe('tables on a 40-column terminal: one line per row, cut with …', () =>
 
 describe('list at 40 columns, as gh: the id and the state whole, dates shortened, then the rest cut', () => {
   it('keeps ID and STATE readable', async () => {
-    const { env } = await testSandbox();
+    // Exports that outlast the test: both lists see the same states.
+    const { env } = await testSandbox({ exportSeconds: 600 });
     for (const extra of [['--lock'], []]) {
       const started = await runCli(['start', 'widgets', 'docs.site', 'Hello-World', '--json', ...extra], { env });
       expect(started.code, started.stderr).toBe(0);

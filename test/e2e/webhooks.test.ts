@@ -346,7 +346,7 @@ describe('webhook send, verify, events, replay', () => {
   });
 
   it('sandbox → listen --save → replay → listen keeps every byte and header, and --resign re-signs', async () => {
-    const { sandbox, env } = await testSandbox();
+    const { sandbox, env, fetch } = await testSandbox();
     const first = mkdtempSync(join(tmpdir(), 'svc-first-'));
     const second = mkdtempSync(join(tmpdir(), 'svc-second-'));
     const listenerA = await listen(['--secret', SECRET, '--save', first, '--max-deliveries', '4']);

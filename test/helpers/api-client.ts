@@ -1,7 +1,7 @@
 import { ApiClient, type ClientOptions } from '../../src/api/client.js';
 import type { Clock } from '../../src/clock.js';
 import { CliError } from '../../src/errors.js';
-import { type ScriptedServer, startScriptedServer } from './scripted-server.js';
+import { type ScriptedServer, startScriptedServer, startScriptedTlsServer } from './scripted-server.js';
 
 // The API client against scripted servers on loopback: the servers and clients a test makes are
 // closed after it (test/helpers/cleanup.ts).
@@ -18,6 +18,13 @@ export async function closeApiClients(): Promise<void> {
 
 export async function server(...handlers: Parameters<typeof startScriptedServer>): Promise<ScriptedServer> {
   const started = await startScriptedServer(...handlers);
+  servers.push(started);
+  return started;
+}
+
+/** The same over HTTPS (test/helpers/tls.ts makes the certificate). */
+export async function tlsServer(...args: Parameters<typeof startScriptedTlsServer>): Promise<ScriptedServer> {
+  const started = await startScriptedTlsServer(...args);
   servers.push(started);
   return started;
 }

@@ -1,5 +1,7 @@
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { Issued } from '../../src/sandbox/certificates.js';
 
 interface RecordedRequest {
   method: string;
@@ -14,16 +16,28 @@ export interface ScriptedServer {
   url: string;
   port: number;
   requests: RecordedRequest[];
+  /** Connections accepted (with TLS: handshakes that completed or failed). */
+  connections: number;
   /** Handlers for the next requests, in order; the last one repeats. */
   script(...handlers: Handler[]): void;
   close(): Promise<void>;
 }
 
 /** A real node:http server on 127.0.0.1 whose answers a test scripts one request at a time. */
-export async function startScriptedServer(...handlers: Handler[]): Promise<ScriptedServer> {
+export function startScriptedServer(...handlers: Handler[]): Promise<ScriptedServer> {
+  return scripted(undefined, handlers);
+}
+
+/** The same over HTTPS, serving `certificate` (made with test/helpers/tls.ts). */
+export function startScriptedTlsServer(certificate: Issued, ...handlers: Handler[]): Promise<ScriptedServer> {
+  return scripted(certificate, handlers);
+}
+
+async function scripted(certificate: Issued | undefined, handlers: Handler[]): Promise<ScriptedServer> {
   let queue = [...handlers];
   const requests: RecordedRequest[] = [];
-  const server = createServer((raw, response) => {
+  const serve = (listener: RequestListener) => (certificate ? createTlsServer(certificate, listener) : createServer(listener));
+  const server = serve((raw, response) => {
     const chunks: Buffer[] = [];
     raw.on('data', (chunk: Buffer) => chunks.push(chunk));
     raw.on('end', () => {
@@ -42,12 +56,18 @@ export async function startScriptedServer(...handlers: Handler[]): Promise<Scrip
       handler(request, response, raw);
     });
   });
+  const counted = { connections: 0 };
+  server.on(certificate ? 'secureConnection' : 'connection', () => counted.connections++);
+  if (certificate) server.on('tlsClientError', () => counted.connections++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${certificate ? 'https' : 'http'}://127.0.0.1:${port}`,
     port,
     requests,
+    get connections() {
+      return counted.connections;
+    },
     script(...next) {
       queue = [...next];
     },

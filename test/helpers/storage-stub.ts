@@ -1,9 +1,12 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { loopbackCertificate, sharedAuthority } from './tls.js';
 
 // A stub on loopback that answers the three API calls a download of migration 7 of `acme` makes
 // and plays its archive storage, as a test scripts it: hostile or buggy storage, or an archive the
-// test built. Its servers close after each test (test/helpers/cleanup.ts).
+// test built. Over HTTPS, as storage is reached, its authority passed in SVC_CA_FILE. Its servers
+// close after each test (test/helpers/cleanup.ts).
 
 type StorageHandler = (request: IncomingMessage, response: ServerResponse, attempt: number) => void;
 
@@ -37,7 +40,8 @@ export async function startStorageStub(
 ): Promise<Stub> {
   const seen: Stub['storage'] = [];
   let base = '';
-  const server = createServer((request, response) => {
+  const authority = sharedAuthority();
+  const server = createServer(loopbackCertificate(authority), (request, response) => {
     const url = request.url ?? '/';
     if (api?.(request, response)) return;
     if (url.startsWith('/storage/')) {
@@ -63,6 +67,6 @@ export async function startStorageStub(
   });
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { env: { SVC_BASE_URL: base, SVC_TOKEN: 't0k3n', SVC_ORG: 'acme' }, storage: seen };
+  base = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { env: { SVC_BASE_URL: base, SVC_TOKEN: 't0k3n', SVC_ORG: 'acme', SVC_CA_FILE: authority.file }, storage: seen };
 }

@@ -1,4 +1,4 @@
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import {
   chmodSync,
@@ -12,14 +12,13 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BIN, runCli, spawnCli } from '../helpers/run-cli.js';
+import { BIN, runCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
-import { type Handler, json, startScriptedServer, type ScriptedServer } from '../helpers/scripted-server.js';
+import { type Handler, json, startScriptedServer, startScriptedTlsServer, type ScriptedServer } from '../helpers/scripted-server.js';
+import { loopbackCertificate, sharedAuthority } from '../helpers/tls.js';
 
 const TOKEN = 'svc_token_for_credentials_tests_1234';
 const NOBODY = 65534;
@@ -142,35 +141,20 @@ describe('the archive location the service sends', () => {
     });
   }
 
-  const openssl = spawnSync('openssl', ['version']).status === 0;
-  it.skipIf(!openssl)('refuses plain-HTTP storage when the API is HTTPS (self-signed loopback TLS; skipped without openssl)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'svc-tls-'));
-    const key = join(dir, 'key.pem');
-    const cert = join(dir, 'cert.pem');
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
-      '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', key, '-out', cert,
-    ], { stdio: 'ignore' });
+  it('refuses plain-HTTP storage when the API is HTTPS', async () => {
     const storage = await apiStub((_request, response) => {
       response.writeHead(200, { 'content-length': '3' }).end('abc');
     });
-    const stub = archiveRedirect(`${storage.url}/archive.tar.gz?signature=s`);
-    const paths: string[] = [];
-    const api = createServer({ key: readFileSync(key), cert: readFileSync(cert) }, (request, response) => {
-      paths.push(request.url ?? '');
-      request.resume().on('end', () => stub({ method: request.method ?? '', url: request.url ?? '', headers: request.headers, body: '' }, response, request));
-    });
-    await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
-    closers.push(() => new Promise((resolve) => api.close(() => resolve())));
-    const base = `https://127.0.0.1:${(api.address() as AddressInfo).port}`;
-    const out = join(dir, 'a.tar.gz');
-    // NODE_EXTRA_CA_CERTS is read when a process starts.
-    const result = await spawnCli(['download', '1', '-o', out], {
-      env: { SVC_BASE_URL: base, SVC_TOKEN: TOKEN, SVC_ORG: 'acme', NODE_EXTRA_CA_CERTS: cert },
+    const authority = sharedAuthority();
+    const api = await startScriptedTlsServer(loopbackCertificate(authority), archiveRedirect(`${storage.url}/archive.tar.gz?signature=s`));
+    closers.push(() => api.close());
+    const out = join(mkdtempSync(join(tmpdir(), 'svc-tls-')), 'a.tar.gz');
+    const result = await runCli(['download', '1', '-o', out], {
+      env: { SVC_BASE_URL: api.url, SVC_TOKEN: TOKEN, SVC_ORG: 'acme', SVC_CA_FILE: authority.file },
     });
     expect(result.code, result.stderr).toBe(8);
     expect(result.stderr).toMatch(/plain HTTP \(127\.0\.0\.1:\d+\) while the API uses HTTPS/);
-    expect(paths.some((p) => p.endsWith('/archive'))).toBe(true);
+    expect(api.requests.some((r) => r.url.endsWith('/archive'))).toBe(true);
     expect(storage.requests).toHaveLength(0);
   });
 });

@@ -27,11 +27,11 @@ async function exportedArchive(padBytes: number, options: Parameters<typeof test
   expect(started.code, started.stderr).toBe(0);
   const { id } = JSON.parse(started.stdout) as Migration;
   // The sandbox's own sha256 of the archive is its storage ETag.
-  const location = await fetch(`${box.sandbox.baseUrl}/orgs/octo-org/migrations/${id}/archive`, {
+  const location = await box.fetch(`${box.sandbox.baseUrl}/orgs/octo-org/migrations/${id}/archive`, {
     headers: { authorization: `Bearer ${box.sandbox.ownerToken}` },
     redirect: 'manual',
   }).then((r) => r.headers.get('location') ?? '');
-  const head = await fetch(location, { method: 'HEAD' });
+  const head = await box.fetch(location, { method: 'HEAD' });
   const size = Number(head.headers.get('content-length'));
   const etag = (head.headers.get('etag') ?? '').replaceAll('"', '');
   box.sandbox.requests.length = 0;

@@ -15,8 +15,8 @@ const seed = {
 
 describe('credentials never leak', () => {
   it('keeps the token out of stdout, stderr (--debug too), saved files and errors, and off other origins', async () => {
-    const { sandbox } = await testSandbox({ seed: seed as never });
-    const env = { SVC_BASE_URL: sandbox.baseUrl, SVC_TOKEN: TOKEN, SVC_ORG: 'acme', SVC_DEBUG: '1' };
+    const { sandbox, env: reach } = await testSandbox({ seed: seed as never });
+    const env = { ...reach, SVC_TOKEN: TOKEN, SVC_ORG: 'acme', SVC_DEBUG: '1' };
     const dir = mkdtempSync(join(tmpdir(), 'svc-sec-'));
     const output = join(dir, 'a.tar.gz');
     const runs = [

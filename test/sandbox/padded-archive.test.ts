@@ -81,7 +81,7 @@ describe('a padded sandbox archive', () => {
   });
 
   it('through the sandbox: ETag is the sha256, a resume from the middle continues the same bytes', async () => {
-    const { sandbox, env } = await testSandbox({ archivePadBytes: 5 * MiB, exportSeconds: 0.2 });
+    const { sandbox, env, fetch } = await testSandbox({ archivePadBytes: 5 * MiB, exportSeconds: 0.2 });
     const result = await runCli(['start', 'widgets', '--wait', '--json', '--interval', '0.1'], { env });
     const started = JSON.parse(result.stdout) as { id: number };
     const location = await fetch(`${sandbox.baseUrl}/orgs/octo-org/migrations/${started.id}/archive`, {

@@ -40,6 +40,7 @@ describe('layering the lint enforces', () => {
     ['src/ui/tables.ts', 'import { resolveSettings } from \'../settings/resolve.js\';\nexport const r = resolveSettings;', /type imports only from the layers below/],
     ['src/ui/sandbox.ts', 'import { startSandbox } from \'../sandbox/server.js\';\nexport const s = startSandbox;', /type imports only from the layers below/],
     ['src/commands/webhook/send.ts', 'import type { Context } from \'../../context.js\';\nexport const secret = (context: Context) => context.io.env.SVC_WEBHOOK_SECRET;', /reads context.settings, not the environment/],
+    ['src/api/undici.ts', 'import Agent from \'undici/lib/dispatcher/agent.js\';\nexport const a = Agent;', /undici through its public entry only/],
     ['src/ui/archive.ts', 'import { scanArchive } from \'../core/archive/scan.js\';\nexport const s = scanArchive;', /type imports only/],
   ])('%s: %s', async (file, code, rule) => {
     expect((await problems(file, code)).join('\n')).toMatch(rule);

@@ -23,6 +23,7 @@ function serviceFlags(settings: Settings): [flag: string, value?: string][] {
   if (settings.baseUrl.source === 'flag' && settings.baseUrl.value) flags.push(['--base-url', settings.baseUrl.value]);
   if (settings.org.source === 'flag' && settings.org.value) flags.push(['--org', settings.org.value]);
   if (settings.apiVersion.source === 'flag') flags.push(['--api-version', settings.apiVersion.value]);
+  if (settings.caFile.source === 'flag' && settings.caFile.value) flags.push(['--ca-file', settings.caFile.value]);
   if (settings.insecure && settings.baseUrl.source === 'flag') flags.push(['--insecure']);
   return flags;
 }
