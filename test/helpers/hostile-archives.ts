@@ -33,15 +33,8 @@ export interface RealRepository {
  * A real bare repository of one commit, its files as an archive holds them, and a working tree's
  * index; its objects loose, or in one pack with its index when `packed`.
  */
-export function realRepository(packed = false): RealRepository {
-  const dir = tempDir();
-  git(['init', '-q', 'work'], dir);
-  writeFileSync(join(dir, 'work', 'README.md'), '# r\n');
-  git(['add', 'README.md'], join(dir, 'work'));
-  git(['commit', '-q', '-m', 'first'], join(dir, 'work'));
-  git(['clone', '-q', '--bare', 'work', 'r.git'], dir);
-  const bare = join(dir, 'r.git');
-  if (packed) git(['repack', '-a', '-d', '-q'], bare);
+/** Every file of a bare repository, by its path inside it. */
+export function filesOf(bare: string): RepoFile[] {
   const files: RepoFile[] = [];
   const walk = (at: string) => {
     for (const name of readdirSync(at)) {
@@ -51,7 +44,19 @@ export function realRepository(packed = false): RealRepository {
     }
   };
   walk(bare);
-  return { files, index: readFileSync(join(dir, 'work', '.git', 'index')), objects: join(bare, 'objects') };
+  return files;
+}
+
+export function realRepository(packed = false): RealRepository {
+  const dir = tempDir();
+  git(['init', '-q', 'work'], dir);
+  writeFileSync(join(dir, 'work', 'README.md'), '# r\n');
+  git(['add', 'README.md'], join(dir, 'work'));
+  git(['commit', '-q', '-m', 'first'], join(dir, 'work'));
+  git(['clone', '-q', '--bare', 'work', 'r.git'], dir);
+  const bare = join(dir, 'r.git');
+  if (packed) git(['repack', '-a', '-d', '-q'], bare);
+  return { files: filesOf(bare), index: readFileSync(join(dir, 'work', '.git', 'index')), objects: join(bare, 'objects') };
 }
 
 /** The repository's files under `repositories/acme/r.git/` (config left out unless `keep` says so). */

@@ -1,12 +1,13 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { createDeflate } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { spawnCli } from '../helpers/run-cli.js';
 import { startStorageStub } from '../helpers/storage-stub.js';
+import { filesOf, type RepoFile } from '../helpers/hostile-archives.js';
 import { member, tarGz } from '../helpers/tar-bytes.js';
 
 // What a repository's git data may hold, judged on what an extraction of it does next: `git log`
@@ -22,11 +23,6 @@ const git = (args: string[], cwd?: string) =>
     encoding: 'utf8',
   });
 
-interface RepoFile {
-  rest: string;
-  data: Buffer;
-}
-
 /** A bare repository of two commits made by git (with the sample hooks its templates install), as files. */
 function realRepository(): { files: RepoFile[]; first: string; second: string; dir: string } {
   const dir = tempDir();
@@ -40,19 +36,6 @@ function realRepository(): { files: RepoFile[]; first: string; second: string; d
   git(['clone', '-q', '--bare', 'work', 'r.git'], dir);
   const [second, first] = git(['rev-list', 'main'], work).trim().split('\n') as [string, string];
   return { files: filesOf(join(dir, 'r.git')), first, second, dir };
-}
-
-function filesOf(bare: string): RepoFile[] {
-  const files: RepoFile[] = [];
-  const walk = (at: string) => {
-    for (const name of readdirSync(at)) {
-      const path = join(at, name);
-      if (statSync(path).isDirectory()) walk(path);
-      else files.push({ rest: relative(bare, path), data: readFileSync(path) });
-    }
-  };
-  walk(bare);
-  return files;
 }
 
 const repositoryMembers = (files: RepoFile[], name = 'acme/r') =>
