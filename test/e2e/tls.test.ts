@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -193,6 +193,19 @@ describe('a CA file that is not one: exit 2 before any request', () => {
     expect(result.stderr).toContain(`error: ${message}`);
     if (name === 'DER') expect(result.stderr).toContain(`hint: it looks like a DER certificate: \`openssl x509 -inform der -in ${der} -out ca.pem\``);
     expect(api.requests).toHaveLength(0);
+  });
+
+  it('a FIFO no one writes to, or a device: refused at once (through the binary: opening one must not block it)', async () => {
+    const fifo = join(dir, 'ca.fifo');
+    execFileSync('mkfifo', [fifo]);
+    for (const file of [fifo, '/dev/zero']) {
+      const api = await startScriptedServer(json(200, []));
+      servers.push(api);
+      const result = await spawnCli(['list', '--ca-file', file], { env: envFor(api), timeoutMs: 10_000 });
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).toContain(`error: ${file} (--ca-file) is not a regular file`);
+      expect(api.requests).toHaveLength(0);
+    }
   });
 
   const root = process.getuid?.() === 0;
