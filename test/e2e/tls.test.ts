@@ -114,6 +114,19 @@ describe('a certificate the tool cannot trust (the built binary)', () => {
     expect(api.connections).toBe(1);
   });
 
+  it('NODE_TLS_REJECT_UNAUTHORIZED=0, left set in a shell or a CI job, does not turn the check off: exit 8 and the token never sent', async () => {
+    const api = await tlsServer(expiredCertificate(sharedAuthority()), json(200, []));
+    const result = await spawnCli(['list'], { env: envFor(api, { SVC_CA_FILE: sharedAuthority().file, NODE_TLS_REJECT_UNAUTHORIZED: '0' }) });
+    expect(result.code, result.stderr).toBe(8);
+    expect(result.stderr).toContain(`error: cannot trust the certificate of 127.0.0.1:${api.port}: it has expired (CERT_HAS_EXPIRED)`);
+    expect(api.requests).toHaveLength(0);
+    // A signed delivery is refused the same way.
+    const sent = await spawnCli(['webhook', 'send', '--url', api.url, '--event', 'ping', '--secret', 's3cret'], { env: { NODE_TLS_REJECT_UNAUTHORIZED: '0' } });
+    expect(sent.code, sent.stderr).toBe(8);
+    expect(sent.stderr).toContain('certificate has expired');
+    expect(api.requests).toHaveLength(0);
+  });
+
   it('--json: the same error as one JSON line with code 8', async () => {
     const api = await tlsServer(expiredCertificate(sharedAuthority()), json(200, []));
     const result = await spawnCli(['list', '--json'], { env: envFor(api, { SVC_CA_FILE: sharedAuthority().file }) });
