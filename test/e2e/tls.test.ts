@@ -127,6 +127,24 @@ describe('a certificate the tool cannot trust (the built binary)', () => {
     expect(api.requests).toHaveLength(0);
   });
 
+  it('a refusal Node has no code for (a SHA-1 signature: UNSPECIFIED) is still a certificate refused, not a network fault retried', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-sha1-'));
+    const file = (name: string) => join(dir, name);
+    const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
+    openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', file('ca.key'), '-out', file('ca.pem'), '-days', '2', '-subj', '/CN=SHA-1 test CA');
+    openssl('req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', file('leaf.key'), '-out', file('leaf.csr'), '-subj', '/CN=127.0.0.1');
+    writeFileSync(file('leaf.ext'), 'subjectAltName=IP:127.0.0.1\n');
+    openssl('x509', '-req', '-sha1', '-in', file('leaf.csr'), '-CA', file('ca.pem'), '-CAkey', file('ca.key'), '-CAcreateserial', '-out', file('leaf.pem'), '-extfile', file('leaf.ext'), '-days', '2');
+    // node:https takes the certificate as its options: OpenSSL's default level would not let the server itself load a SHA-1 signature.
+    const served = { key: readFileSync(file('leaf.key'), 'utf8'), cert: readFileSync(file('leaf.pem'), 'utf8'), ciphers: 'DEFAULT@SECLEVEL=0' };
+    const api = await tlsServer(served, json(200, []));
+    const result = await spawnCli(['list'], { env: envFor(api, { SVC_CA_FILE: file('ca.pem') }) });
+    expect(result.code, result.stderr).toBe(8);
+    expect(result.stderr).toMatch(new RegExp(`^error: cannot trust the certificate of 127\\.0\\.0\\.1:${api.port}: it was refused: CA signature digest algorithm too weak \\(UNSPECIFIED\\)\nhint: `));
+    expect(result.stderr).not.toMatch(/retrying|tries/);
+    expect(api.connections).toBe(1);
+  });
+
   it('--json: the same error as one JSON line with code 8', async () => {
     const api = await tlsServer(expiredCertificate(sharedAuthority()), json(200, []));
     const result = await spawnCli(['list', '--json'], { env: envFor(api, { SVC_CA_FILE: sharedAuthority().file }) });
