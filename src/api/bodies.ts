@@ -48,7 +48,16 @@ export async function readJson<T>(response: Dispatcher.ResponseData, where: stri
   const text = bytes.toString('utf8');
   if (text.length === 0) return undefined as T;
   const type = header(response.headers, 'content-type') ?? '';
-  if (!/json/i.test(type)) return text as T;
+  if (!/json/i.test(type)) {
+    // Every success of the API is JSON: anything else is a --base-url naming a website or a portal.
+    if (response.statusCode >= 200 && response.statusCode < 300) {
+      throw new UnavailableError(`${where} answered with ${type.split(';')[0]?.trim() || 'no content type'}, not JSON`, {
+        status: response.statusCode,
+        hint: 'check --base-url / SVC_BASE_URL: it is the root of the service\'s API, e.g. https://api.example.com',
+      });
+    }
+    return text as T;
+  }
   try {
     return JSON.parse(text) as T;
   } catch {

@@ -189,6 +189,12 @@ export class ApiClient {
       const accepted = (status >= 200 && status < 300) || options.accept?.includes(status);
       if (accepted) {
         const data = await readJson<T>(response, `${method} ${printable}`);
+        if (options.list && !Array.isArray(data)) {
+          throw new UnavailableError(`${method} ${printable} answered with ${kindOf(data)} where a list was expected`, {
+            status,
+            hint: 'check --base-url / SVC_BASE_URL: it is the root of the service\'s API, e.g. https://api.example.com',
+          });
+        }
         const etag = header(responseHeaders, 'etag');
         if (method === 'GET' && etag && status === 200) {
           this.shared.etags.set(cacheKey, { etag, data, headers: responseHeaders });
@@ -230,7 +236,7 @@ export class ApiClient {
 
   /** Every page of a list endpoint, following `Link: rel="next"` until there is none. */
   async* paginate<T>(options: RequestOptions): AsyncGenerator<ApiResponse<T[]>> {
-    let next: RequestOptions | undefined = options;
+    let next: RequestOptions | undefined = { ...options, list: true };
     while (next) {
       const page: ApiResponse<T[]> = await this.request<T[]>(next);
       yield page;
@@ -238,7 +244,7 @@ export class ApiClient {
       if (link && new URL(link, page.url).origin !== this.baseUrl.origin) {
         throw new UnavailableError(`the service sent a next-page link to another origin (${redactUrl(link)})`);
       }
-      next = link ? { ...options, path: new URL(link, page.url).toString(), query: undefined } : undefined;
+      next = link ? { ...next, path: new URL(link, page.url).toString(), query: undefined } : undefined;
     }
   }
 
@@ -370,4 +376,11 @@ function parseBaseUrl(raw: string): URL {
 
 function formatSeconds(ms: number): string {
   return ms >= 60_000 ? `${Math.round(ms / 60_000)}m` : `${Math.round(ms / 1000)}s`;
+}
+
+/** What a JSON answer holds, in words, for an answer of the wrong shape. */
+function kindOf(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }

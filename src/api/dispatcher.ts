@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { UsageError } from '../errors.js';
-import { type ExtraTrust, secureContextFor } from './trust.js';
+import { ALWAYS_VERIFY, type ExtraTrust, secureContextFor } from './trust.js';
 import { Agent, EnvHttpProxyAgent } from './undici.js';
 
 // The connections behind the client: through the user's proxy, or straight.
@@ -35,7 +35,7 @@ export function createDispatcher(
   trust: ExtraTrust | undefined,
 ): Dispatcher {
   const { connectMs } = { ...DEFAULT_TIMEOUTS, ...timeouts };
-  const tls = trust ? { secureContext: secureContextFor(trust) } : {};
+  const tls = { ...ALWAYS_VERIFY, ...(trust ? { secureContext: secureContextFor(trust) } : {}) };
   if (proxy && (proxy.httpProxy || proxy.httpsProxy)) {
     // A proxy variable is the user's environment: a value that is not a URL is theirs to fix.
     for (const [name, value] of [['HTTP_PROXY', proxy.httpProxy], ['HTTPS_PROXY', proxy.httpsProxy]] as const) {

@@ -59,6 +59,7 @@ export function listMigrations(
     path: orgPath(org),
     query: { ...pageQuery(query, onNotice), exclude: query.excludeRepositories ? 'repositories' : undefined },
     notFound: orgNotFound(org),
+    list: true,
   });
 }
 
@@ -170,6 +171,7 @@ export function listMigrationRepositories(
     path: `${migrationPath(org, id)}/repositories`,
     query: pageQuery(query, onNotice),
     notFound: migrationNotFound(org, id),
+    list: true,
   });
 }
 

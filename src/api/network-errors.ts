@@ -100,7 +100,9 @@ function certificateProblem(code: string): CertificateProblem | undefined {
   if (/^(UNABLE_TO_GET_ISSUER_CERT(_LOCALLY)?|UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|CERT_UNTRUSTED|INVALID_CA)$/.test(code)) {
     return 'unknown issuer';
   }
-  if (!code.startsWith('ERR_') && /CERT|ISSUER|PURPOSE|PATH_LENGTH|SIGNATURE/.test(code)) return 'refused';
+  // Node names only some of OpenSSL's verification failures; the others (a SHA-1 signature, a key
+  // too small, an unknown critical extension) all come as UNSPECIFIED, with OpenSSL's reason as message.
+  if (code === 'UNSPECIFIED' || (!code.startsWith('ERR_') && /CERT|ISSUER|PURPOSE|PATH_LENGTH|SIGNATURE/.test(code))) return 'refused';
   return undefined;
 }
 

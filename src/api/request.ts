@@ -13,4 +13,6 @@ export interface RequestOptions {
   accept?: number[];
   /** Message and hint for a 404, naming what was looked for. */
   notFound?: { message: string; hint?: string };
+  /** A list endpoint: a success that is not a JSON array is refused, not handed on. */
+  list?: boolean;
 }

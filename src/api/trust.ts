@@ -3,6 +3,13 @@ import * as tls from 'node:tls';
 
 // The certificate authorities the client trusts with --ca-file: Node's own, and the user's on top.
 
+/**
+ * Said on every connection: Node's own default for `rejectUnauthorized` reads
+ * NODE_TLS_REJECT_UNAUTHORIZED, and that variable, left set to 0 in a shell or a CI job, would
+ * otherwise turn every certificate check off and send the token to whoever answers.
+ */
+export const ALWAYS_VERIFY = { rejectUnauthorized: true } as const;
+
 /** What the user adds to Node's trust: --ca-file, SVC_CA_FILE or the stored caFile, read and checked (settings/ca-file.ts). */
 export interface ExtraTrust {
   /** PEM certificates. */

@@ -1,4 +1,5 @@
 import { Agent, type Dispatcher } from 'undici';
+import { ALWAYS_VERIFY } from './trust.js';
 
 // undici through its public entry, the one place the program loads it (the webhook sender reaches it
 // here too). Its index loads fetch, WebSocket and caching as well, which no command needs: on Node
@@ -18,7 +19,7 @@ export function request(
   url: URL,
   options: Omit<Dispatcher.RequestOptions, 'origin' | 'path'> & { dispatcher?: Dispatcher },
 ): Promise<Dispatcher.ResponseData> {
-  const { dispatcher = (sharedAgent ??= new Agent()), ...rest } = options;
+  const { dispatcher = (sharedAgent ??= new Agent({ connect: ALWAYS_VERIFY })), ...rest } = options;
   return dispatcher.request({ ...rest, origin: url.origin, path: url.pathname + url.search });
 }
 

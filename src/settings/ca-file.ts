@@ -1,5 +1,5 @@
 import { X509Certificate } from 'node:crypto';
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { fromSystemError } from '../system-errors.js';
 
@@ -41,11 +41,20 @@ export function readCaFile(path: string, role: string): string[] {
   return blocks;
 }
 
-/** The file's bytes, at most LIMIT: a device or a pipe without end is refused, not read for ever. */
+/**
+ * The file's bytes, at most LIMIT. Opened without blocking and only read when it is a regular file:
+ * opening a FIFO no one writes to would block the program where not even Ctrl-C ends it, and a
+ * device or a pipe may never end. A pipe (`<(command)`) is refused too: nothing here waits for it.
+ */
 function readBounded(path: string, role: string): Buffer {
   let fd: number | undefined;
   try {
-    fd = openSync(path, 'r');
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    const stats = fstatSync(fd);
+    // A directory is let through to the read, which names it as one (EISDIR).
+    if (!stats.isFile() && !stats.isDirectory()) {
+      throw new UsageError(`${path} (${role}) is not a regular file`, { hint: 'write the certificates of your organization\'s certificate authority to a file, and pass that file' });
+    }
     const buffer = Buffer.alloc(LIMIT + 1);
     let length = 0;
     for (let read = -1; read !== 0 && length <= LIMIT; length += read) read = readSync(fd, buffer, length, buffer.length - length, null);

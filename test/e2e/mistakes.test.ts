@@ -443,6 +443,29 @@ describe('environment and arguments', () => {
     expectUsage(result, /HTTPS_PROXY is not a URL: "notaurl"/, /unset HTTPS_PROXY/);
   });
 
+  it('a --base-url that answers with a web page, or a list endpoint answered by an object: said, exit 8, never "a bug"', async () => {
+    const page = await startScriptedServer((_request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end('<html>a website</html>'));
+    const notList = await startScriptedServer((_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end('{"message":"hello"}'));
+    try {
+      const env = { SVC_TOKEN: 'ghp_test', SVC_ORG: 'acme' };
+      for (const args of [['list'], ['status', '5'], ['repos', '5']]) {
+        const result = await runCli(args, { env: { ...env, SVC_BASE_URL: page.url } });
+        expect(result.code, result.stderr).toBe(8);
+        expect(result.stderr).toMatch(/answered with text\/html, not JSON/);
+        expect(result.stderr).toMatch(/hint: check --base-url/);
+        expectNoBug(result);
+      }
+      for (const args of [['list'], ['repos', '5']]) {
+        const result = await runCli(args, { env: { ...env, SVC_BASE_URL: notList.url } });
+        expect(result.code, result.stderr).toBe(8);
+        expect(result.stderr).toMatch(/answered with an object where a list was expected/);
+        expectNoBug(result);
+      }
+    } finally {
+      await Promise.all([page.close(), notList.close()]);
+    }
+  });
+
   it('-o with an empty name is refused before the export starts', async () => {
     const { sandbox, env } = await testSandbox();
     expectUsage(await runCli(['export', 'widgets', '-o', ''], { env }), /-o\/--output is empty/);

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -114,6 +114,37 @@ describe('a certificate the tool cannot trust (the built binary)', () => {
     expect(api.connections).toBe(1);
   });
 
+  it('NODE_TLS_REJECT_UNAUTHORIZED=0, left set in a shell or a CI job, does not turn the check off: exit 8 and the token never sent', async () => {
+    const api = await tlsServer(expiredCertificate(sharedAuthority()), json(200, []));
+    const result = await spawnCli(['list'], { env: envFor(api, { SVC_CA_FILE: sharedAuthority().file, NODE_TLS_REJECT_UNAUTHORIZED: '0' }) });
+    expect(result.code, result.stderr).toBe(8);
+    expect(result.stderr).toContain(`error: cannot trust the certificate of 127.0.0.1:${api.port}: it has expired (CERT_HAS_EXPIRED)`);
+    expect(api.requests).toHaveLength(0);
+    // A signed delivery is refused the same way.
+    const sent = await spawnCli(['webhook', 'send', '--url', api.url, '--event', 'ping', '--secret', 's3cret'], { env: { NODE_TLS_REJECT_UNAUTHORIZED: '0' } });
+    expect(sent.code, sent.stderr).toBe(8);
+    expect(sent.stderr).toContain('certificate has expired');
+    expect(api.requests).toHaveLength(0);
+  });
+
+  it('a refusal Node has no code for (a SHA-1 signature: UNSPECIFIED) is still a certificate refused, not a network fault retried', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-sha1-'));
+    const file = (name: string) => join(dir, name);
+    const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
+    openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', file('ca.key'), '-out', file('ca.pem'), '-days', '2', '-subj', '/CN=SHA-1 test CA');
+    openssl('req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', file('leaf.key'), '-out', file('leaf.csr'), '-subj', '/CN=127.0.0.1');
+    writeFileSync(file('leaf.ext'), 'subjectAltName=IP:127.0.0.1\n');
+    openssl('x509', '-req', '-sha1', '-in', file('leaf.csr'), '-CA', file('ca.pem'), '-CAkey', file('ca.key'), '-CAcreateserial', '-out', file('leaf.pem'), '-extfile', file('leaf.ext'), '-days', '2');
+    // node:https takes the certificate as its options: OpenSSL's default level would not let the server itself load a SHA-1 signature.
+    const served = { key: readFileSync(file('leaf.key'), 'utf8'), cert: readFileSync(file('leaf.pem'), 'utf8'), ciphers: 'DEFAULT@SECLEVEL=0' };
+    const api = await tlsServer(served, json(200, []));
+    const result = await spawnCli(['list'], { env: envFor(api, { SVC_CA_FILE: file('ca.pem') }) });
+    expect(result.code, result.stderr).toBe(8);
+    expect(result.stderr).toMatch(new RegExp(`^error: cannot trust the certificate of 127\\.0\\.0\\.1:${api.port}: it was refused: CA signature digest algorithm too weak \\(UNSPECIFIED\\)\nhint: `));
+    expect(result.stderr).not.toMatch(/retrying|tries/);
+    expect(api.connections).toBe(1);
+  });
+
   it('--json: the same error as one JSON line with code 8', async () => {
     const api = await tlsServer(expiredCertificate(sharedAuthority()), json(200, []));
     const result = await spawnCli(['list', '--json'], { env: envFor(api, { SVC_CA_FILE: sharedAuthority().file }) });
@@ -193,6 +224,19 @@ describe('a CA file that is not one: exit 2 before any request', () => {
     expect(result.stderr).toContain(`error: ${message}`);
     if (name === 'DER') expect(result.stderr).toContain(`hint: it looks like a DER certificate: \`openssl x509 -inform der -in ${der} -out ca.pem\``);
     expect(api.requests).toHaveLength(0);
+  });
+
+  it('a FIFO no one writes to, or a device: refused at once (through the binary: opening one must not block it)', async () => {
+    const fifo = join(dir, 'ca.fifo');
+    execFileSync('mkfifo', [fifo]);
+    for (const file of [fifo, '/dev/zero']) {
+      const api = await startScriptedServer(json(200, []));
+      servers.push(api);
+      const result = await spawnCli(['list', '--ca-file', file], { env: envFor(api), timeoutMs: 10_000 });
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).toContain(`error: ${file} (--ca-file) is not a regular file`);
+      expect(api.requests).toHaveLength(0);
+    }
   });
 
   const root = process.getuid?.() === 0;
