@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip, deflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { attackerSpellings, git, metadata, realRepository, repositoryMembers, secondReviewCases } from '../helpers/hostile-archives.js';
+import { attackerSpellings, git, metadata, realRepository, repositoryMembers, secondReviewCases, thirdReviewCases } from '../helpers/hostile-archives.js';
 import { BIN, leftIn, runCli } from '../helpers/run-cli.js';
 import { startStorageStub } from '../helpers/storage-stub.js';
 import { member, paxHeader, tarGz } from '../helpers/tar-bytes.js';
@@ -227,6 +227,26 @@ describe('what a second hostile review found', () => {
     execFileSync('mkfifo', [`${archive}.sha256`]);
     const result = await verify(archive);
     expect(result.code, result.stderr).toBe(0);
+  });
+});
+
+describe('what the attacker of issue #42 found is a problem (exit 9)', () => {
+  let repo: ReturnType<typeof realRepository>;
+  beforeAll(() => {
+    repo = realRepository();
+  });
+  for (const [what, build, message] of thirdReviewCases(() => repo)) {
+    it(what, async () => {
+      const result = await verify(writeArchive(build()));
+      expect(result.code, result.stdout + result.stderr).toBe(9);
+      expect(problemsOf(result.stdout).map((problem) => `${problem.file ?? ''}: ${problem.message}`).join('\n')).toMatch(message);
+    });
+  }
+
+  it('a name with a character of no width is shown escaped', async () => {
+    const result = await runCli(['archive', 'verify', writeArchive(tarGz(...metadata(), member({ name: 'attachments/a\u200cb' }, '1'), member({ name: 'attachments/ab' }, '2')))]);
+    expect(result.code).toBe(9);
+    expect(result.stdout).toContain('attachments/a\\u200cb');
   });
 });
 

@@ -25,9 +25,16 @@ const ENTRY_BYTES = 32;
 const PLAIN = /^[\x20-\x7e]*$/;
 const LATIN_1 = /^[\0-\xff]*$/;
 
-/** The name a case-insensitive, normalising file system sees: Unicode case folding over NFD. */
+/**
+ * Characters HFS+ (macOS's file system before APFS) leaves out of a name, as git's core.protectHFS
+ * knows: `hooks/post-upd\u200cate` is `hooks/post-update` there. The others it ignores (direction
+ * marks, U+FEFF) are refused in any name (member-names.ts).
+ */
+export const HFS_IGNORED = /\u200c|\u200d|[\u206a-\u206f]/g;
+
+/** The name a case-insensitive, normalising file system sees: Unicode case folding over NFD, without what HFS+ ignores. */
 export function foldName(segment: string): string {
-  return PLAIN.test(segment) ? segment.toLowerCase() : segment.normalize('NFD').toUpperCase().toLowerCase().normalize('NFD');
+  return PLAIN.test(segment) ? segment.toLowerCase() : segment.replace(HFS_IGNORED, '').normalize('NFD').toUpperCase().toLowerCase().normalize('NFD');
 }
 
 export class NameClashes {
@@ -69,7 +76,7 @@ export class NameClashes {
       const exact = found === true ? key : typeof found === 'string' ? found : found.exact;
       const where = [...segments.slice(0, i), exact].join('/');
       if (exact !== segment) {
-        const ignored = exact.normalize('NFD') === segment.normalize('NFD') ? 'Unicode normalisation' : 'letter case';
+        const ignored = exact.normalize('NFD') === segment.normalize('NFD') ? 'Unicode normalisation' : exact.replace(HFS_IGNORED, '') === segment.replace(HFS_IGNORED, '') ? 'what HFS+ leaves out of names' : 'letter case';
         return `clashes with ${where} when ${ignored} is ignored (one would be written over the other)`;
       }
       if (typeof found !== 'object') {
