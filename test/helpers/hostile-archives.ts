@@ -239,5 +239,6 @@ export function thirdReviewCases(repo: () => RealRepository): HostileCase[] {
     ['two names HFS+ takes for one', () => tarGz(...base(), member({ name: 'attachments/a\u200cb' }, '1'), member({ name: 'attachments/ab' }, '2')), /clashes with .* when what HFS\+ leaves out of names is ignored/],
     ['HEAD, objects/ and refs/ at the top, with a config setting core.pager (`git branch` in the extraction runs it)', () => tarGz(...metadata(), ...bones('')), /HEAD: is a file named HEAD, which makes its directory a git repository/],
     ['a repository of its own among the git data\'s other files', () => tarGz(...base(), ...bones(at('info/x/'))), /HEAD other than the repository's own/],
+    ['a config setting gc.recentObjectsHook (git 2.42 and later runs it in gc and repack)', () => tarGz(...base(), member({ name: at('config') }, '[core]\n\tbare = true\n[gc]\n\tauto = 1\n\trecentObjectsHook = touch /tmp/svc-migrate-gc-ran\n')), /sets gc\.recentobjectshook/],
   ];
 }

@@ -194,6 +194,17 @@ describe('a repository with no ref is named empty, and is a problem where it was
     await failsWith(archive, /yet the archive's metadata gives it a push at 2024-03-01T10:00:00Z, after its creation at 2024-01-01T00:00:00Z/);
   });
 
+  it('refs git never reads (a .lock file, a name starting with ".") are none: exit 9 where it was pushed to, named empty where not', async () => {
+    for (const ref of ['refs/heads/main.lock', 'refs/heads/.main']) {
+      const ignored = member({ name: `repositories/acme/r.git/${ref}` }, `${'a'.repeat(40)}\n`);
+      const pushed = writeArchive(tarGz(...metadata([{ full_name: 'acme/r', size: 120, created_at: created, pushed_at: created }]), stripped('acme/r'), ignored));
+      await failsWith(pushed, /names no branch or tag, yet the archive's metadata gives it a size of 120 KiB: its history is missing/);
+      const never = await verify(writeArchive(tarGz(...metadata(), stripped('acme/r'), ignored)), ['--json']);
+      expect(never.code, never.stdout).toBe(0);
+      expect((JSON.parse(never.stdout) as Report).repositories).toEqual([{ name: 'acme/r', git_data: true, objects: 'none', empty: true, git_check: 'passed' }]);
+    }
+  });
+
   it('an archive whose every repository was stripped so: exit 9 naming each', async () => {
     const records = ['acme/a', 'acme/b'].map((full_name) => ({ full_name, size: 3, created_at: created, pushed_at: created }));
     const result = await verify(writeArchive(tarGz(...metadata(records), stripped('acme/a'), stripped('acme/b'))), ['--json']);
