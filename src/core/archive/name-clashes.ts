@@ -53,11 +53,14 @@ export class NameClashes {
       return `the archive holds more member names than a migration archive does (over ${MAX_NAMES}, or over ${MAX_BYTES / 1e6} MB of them); the rest were not checked`;
     }
     const segments = path.split('/');
+    // Folded whole, once: nothing folds to or from "/", and a name of 2,000 parts folded one by one
+    // took 5 ms.
+    const keys = foldName(path).split('/');
     let directory = this.root;
     for (let i = 0; i < segments.length; i++) {
       const segment = segments[i] as string;
       const last = i === segments.length - 1;
-      const key = foldName(segment);
+      const key = keys[i] as string;
       const found = directory.children.get(key);
       if (found === undefined) {
         // Strings of their own, not pieces of the member's name: 120 bytes a name instead of 180.
@@ -74,13 +77,14 @@ export class NameClashes {
         continue;
       }
       const exact = found === true ? key : typeof found === 'string' ? found : found.exact;
-      const where = [...segments.slice(0, i), exact].join('/');
+      // Only for a problem: joined for every part, it made a name of 2,000 parts take 2 million steps.
+      const where = () => [...segments.slice(0, i), exact].join('/');
       if (exact !== segment) {
         const ignored = exact.normalize('NFD') === segment.normalize('NFD') ? 'Unicode normalisation' : exact.replace(HFS_IGNORED, '') === segment.replace(HFS_IGNORED, '') ? 'what HFS+ leaves out of names' : 'letter case';
-        return `clashes with ${where} when ${ignored} is ignored (one would be written over the other)`;
+        return `clashes with ${where()} when ${ignored} is ignored (one would be written over the other)`;
       }
       if (typeof found !== 'object') {
-        if (!last) return `is inside ${where}, which is a file in the archive`;
+        if (!last) return `is inside ${where()}, which is a file in the archive`;
         return isDirectory ? 'is a directory where the archive has a file' : 'appears twice in the archive (an importer would keep only the last)';
       }
       if (last && !isDirectory) return 'is a file where the archive has a directory';
