@@ -174,6 +174,30 @@ describe('a hook is a problem: a push into the extracted repository would run it
   });
 });
 
+describe('a reflog is checked, as git fsck in the extraction checks it', () => {
+  let repo: ReturnType<typeof realRepository>;
+  beforeAll(() => {
+    repo = realRepository();
+  });
+  const withReflog = (line: string) =>
+    writeArchive(tarGz(...metadata(), ...repositoryMembers(repo.files), member({ name: 'repositories/acme/r.git/logs/refs/heads/main' }, `${line}\n`)));
+  const entry = (from: string, to: string) => `${from} ${to} t <t@e> 1700000000 +0000\tcommit: a message`;
+
+  it('one naming an object the archive lacks (git fsck in the extraction fails on it): exit 9', async () => {
+    const extracted = join(tempDir(), 'r.git');
+    execFileSync('cp', ['-r', join(repo.dir, 'r.git'), extracted]);
+    execFileSync('mkdir', ['-p', join(extracted, 'logs', 'refs', 'heads')]);
+    writeFileSync(join(extracted, 'logs', 'refs', 'heads', 'main'), `${entry(repo.first, 'b'.repeat(40))}\n`);
+    expect(() => git(['--git-dir', extracted, 'fsck', '--full'])).toThrow(/invalid reflog entry/);
+    await failsWith(withReflog(entry(repo.first, 'b'.repeat(40))), /git fsck found corrupt or missing objects: error: refs\/heads\/main: invalid reflog entry b{40}/);
+  });
+
+  it('one naming the archive\'s own commits passes', async () => {
+    const result = await verify(withReflog(entry(repo.first, repo.second)));
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+  });
+});
+
 describe('a repository with no ref is named empty, and is a problem where it was pushed to', () => {
   let repo: ReturnType<typeof realRepository>;
   beforeAll(() => {

@@ -93,6 +93,8 @@ const COPIED = [
   /^objects\/pack\/multi-pack-index$/,
   /^objects\/info\/commit-graph$/,
   /^objects\/info\/commit-graphs\/(?:commit-graph-chain|graph-[0-9a-f]{40,64}\.graph)$/,
+  // Reflogs: git fsck in the extraction checks that every object they name is there.
+  /^logs\/(?:HEAD|refs\/[^/]+(?:\/[^/]+)*)$/,
 ];
 
 /** What git opens by name, in any letter case: `REFS/heads/x` or `OBJECTS/ab/…` is read as git's own on macOS. */
@@ -148,6 +150,6 @@ export function gitMemberUse(rest: string, type: MemberType): GitMemberUse {
   if (type === 'file' && foldsTo(rest.split('/').at(-1) ?? '', 'head') && !/^(logs\/)?refs\/|^logs\/HEAD$/.test(rest)) {
     return { use: 'refuse', reason: 'is a HEAD other than the repository\'s own, which makes its directory a repository of its own' };
   }
-  // config, description, git's sample hooks, info/exclude, logs, directories: read past, never written.
+  // config, description, git's sample hooks, info/exclude, directories: read past, never written.
   return { use: 'skip' };
 }
