@@ -15,9 +15,12 @@ export function describeProblem(problem: ArchiveProblem): string {
   return escapeControl(where ? `${where}: ${problem.message}` : problem.message);
 }
 
-/** Text from inside an archive may hold anything: control characters (and bidi overrides) are shown, never obeyed. */
+/**
+ * Text from inside an archive may hold anything: control characters (and bidi overrides) are shown,
+ * never obeyed; characters of no width are shown too, or `a\u200cb` would read as `ab`.
+ */
 export function escapeControl(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2066-\u206f\ufeff]/g, (c) => {
     const code = c.charCodeAt(0);
     return code > 0xff ? `\\u${code.toString(16)}` : `\\x${code.toString(16).padStart(2, '0')}`;
   });

@@ -196,3 +196,54 @@ export function readingHoles(repo: () => RealRepository): HostileCase[] {
     ],
   ];
 }
+
+/** What the attacker of issue #42 found: each of these verified (exit 0) before. */
+export function thirdReviewCases(repo: () => RealRepository): HostileCase[] {
+  const at = (rest: string) => `repositories/acme/r.git/${rest}`;
+  const base = () => [...metadata(), ...repositoryMembers(repo().files)];
+  const executable = (name: string) => ({ name, patch: [[100, '0000755\0']] as [number, string][] });
+  /** A config that runs a command whenever git shows output through a pager (`git branch` on a terminal). */
+  const pager = '[core]\n\trepositoryformatversion = 0\n\tbare = true\n\tpager = touch /tmp/svc-migrate-pager-ran; cat\n';
+  /** A bare repository's bones: with them a HEAD makes its directory a repository git finds. */
+  const bones = (dir: string) => [member({ name: `${dir}HEAD` }, 'ref: refs/heads/main\n'), member({ name: `${dir}objects/`, type: '5' }), member({ name: `${dir}refs/`, type: '5' }), member({ name: `${dir}config` }, pager)];
+  // cap_setuid=ep (vfs_cap_data, revision 2, effective): bsdtar run as root gives the file root's setuid.
+  const capability = Buffer.alloc(20);
+  capability.writeUInt32LE(0x02000001, 0);
+  capability.writeUInt32LE(1 << 7, 4);
+  /**
+   * An ordinary file whose GNU header holds an old sparse map flagged as extended: bsdtar reads the
+   * block after it as more of the map, the next header as the file's data, and the data after that
+   * as a member GNU tar never sees: a symbolic link making an executable attachment the push hook.
+   */
+  const sparsePolyglot = () => {
+    const gnu = { magic: 'ustar  \0', patch: [[386, '00000000000\0'], [398, '00000001000\0'], [482, '\x01']] as [number, string][] };
+    const hidden = headerBlock({ name: at('hooks/post-update'), type: '2', linkName: '../../../../attachments/run.sh' });
+    return tarGz(
+      ...base(),
+      headerBlock({ name: 'attachments/a', size: 512, ...gnu }),
+      Buffer.alloc(512),
+      headerBlock({ name: 'attachments/b', size: 512 }),
+      hidden,
+      member(executable('attachments/run.sh'), '#!/bin/sh\ntouch /tmp/svc-migrate-hook-ran\n'),
+    );
+  };
+  return [
+    ['a GNU header\'s sparse map on an ordinary file (bsdtar read a hook GNU tar never sees after it)', sparsePolyglot, /GNU header with sparse data or a real size/],
+    ['a GNU header\'s real size on an ordinary file (bsdtar wrote a file of that size)', () => tarGz(...base(), member({ name: 'attachments/r', magic: 'ustar  \0', patch: [[483, '00000000100\0']] }, '0123456789')), /GNU header with sparse data or a real size/],
+    ['an empty pax path on a directory (bsdtar makes the header\'s name, GNU tar ".")', () => tarGz(...base(), paxHeader([['path', '']]), member({ name: 'attachments/made-by-bsdtar/', type: '5' })), /path is empty/],
+    ['a pax uid above 2^32 - 1 (GNU tar exits 2)', () => tarGz(...base(), paxHeader([['uid', '4294967296']]), member({ name: 'attachments/x' }, 'x')), /uid is out of GNU tar's range/],
+    [
+      'a file capability (cap_setuid) as an extended attribute, which bsdtar run as root sets',
+      () => tarGz(...base(), paxHeader([['LIBARCHIVE.xattr.security.capability', capability.toString('base64').replace(/=+$/, '')]]), member(executable('attachments/run'), '#!/bin/sh\n')),
+      /extended attribute \(LIBARCHIVE\.xattr\.security\.capability\)/,
+    ],
+    ['config. setting core.pager (Windows leaves the dot out)', () => tarGz(...base(), member({ name: at('config.') }, pager)), /ending with "\." or " "/],
+    ['hooks /post-update (Windows leaves the space out)', () => tarGz(...base(), member(executable(at('hooks /post-update')), '#!/bin/sh\n')), /ending with "\." or " "/],
+    ['a hook spelled with a character HFS+ leaves out of names', () => tarGz(...base(), member(executable(at('hooks/post-upd\u200cate')), '#!/bin/sh\n')), /HFS\+ leaves out/],
+    ['a .git directory spelled with a character HFS+ leaves out', () => tarGz(...base(), member({ name: 'attachments/.g\u200dit/config' }, pager)), /"\.git" segment/],
+    ['two names HFS+ takes for one', () => tarGz(...base(), member({ name: 'attachments/a\u200cb' }, '1'), member({ name: 'attachments/ab' }, '2')), /clashes with .* when what HFS\+ leaves out of names is ignored/],
+    ['HEAD, objects/ and refs/ at the top, with a config setting core.pager (`git branch` in the extraction runs it)', () => tarGz(...metadata(), ...bones('')), /HEAD: is a file named HEAD, which makes its directory a git repository/],
+    ['a repository of its own among the git data\'s other files', () => tarGz(...base(), ...bones(at('info/x/'))), /HEAD other than the repository's own/],
+    ['a config setting gc.recentObjectsHook (git 2.42 and later runs it in gc and repack)', () => tarGz(...base(), member({ name: at('config') }, '[core]\n\tbare = true\n[gc]\n\tauto = 1\n\trecentObjectsHook = touch /tmp/svc-migrate-gc-ran\n')), /sets gc\.recentobjectshook/],
+  ];
+}

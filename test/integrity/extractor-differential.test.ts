@@ -18,6 +18,7 @@ import {
   realRepository,
   repositoryMembers,
   secondReviewCases,
+  thirdReviewCases,
 } from '../helpers/hostile-archives.js';
 import { sandboxArchive } from '../helpers/sandbox.js';
 import { gnuLongName, member, paxHeader, tarOf } from '../helpers/tar-bytes.js';
@@ -113,7 +114,12 @@ describe(`what our reading passes, ${extractors} exactly as read${hasBsdtar ? ''
       ['a name given by a pax header and a GNU long name at once', () => gzipSync(tarOf(...base(), paxHeader([['path', 'attachments/pax']]), gnuLongName('attachments/gnu'), member({ name: 'x', magic: 'ustar  \0' }, 'x')))],
       ['one directory spelled A/ and a/', () => gzipSync(tarOf(...base(), member({ name: 'attachments/A/x' }, '1'), member({ name: 'attachments/a/y' }, '2')))],
     ];
-    const hostile = [...attackerSpellings(() => loose), ...secondReviewCases(() => loose), ...readingHoles(() => packed)];
+    const hostile = [
+      ...attackerSpellings(() => loose),
+      ...secondReviewCases(() => loose),
+      ...readingHoles(() => packed),
+      ...thirdReviewCases(() => loose),
+    ];
     for (const [what, build] of [...hostile, ...gzipShapes, ...nameShapes]) {
       it(what, async () => {
         const bytes = build();

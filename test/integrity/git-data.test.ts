@@ -157,6 +157,30 @@ describe('a hook is a problem: a push into the extracted repository would run it
   });
 });
 
+describe('a reflog is checked, as git fsck in the extraction checks it', () => {
+  let repo: ReturnType<typeof realRepository>;
+  beforeAll(() => {
+    repo = realRepository();
+  });
+  const withReflog = (line: string) =>
+    writeArchive(tarGz(...metadata(), ...repositoryMembers(repo.files), member({ name: 'repositories/acme/r.git/logs/refs/heads/main' }, `${line}\n`)));
+  const entry = (from: string, to: string) => `${from} ${to} t <t@e> 1700000000 +0000\tcommit: a message`;
+
+  it('one naming an object the archive lacks (git fsck in the extraction fails on it): exit 9', async () => {
+    const extracted = join(tempDir(), 'r.git');
+    execFileSync('cp', ['-r', join(repo.dir, 'r.git'), extracted]);
+    execFileSync('mkdir', ['-p', join(extracted, 'logs', 'refs', 'heads')]);
+    writeFileSync(join(extracted, 'logs', 'refs', 'heads', 'main'), `${entry(repo.first, 'b'.repeat(40))}\n`);
+    expect(() => git(['--git-dir', extracted, 'fsck', '--full'])).toThrow(/invalid reflog entry/);
+    await failsWith(withReflog(entry(repo.first, 'b'.repeat(40))), /git fsck found corrupt or missing objects: error: refs\/heads\/main: invalid reflog entry b{40}/);
+  });
+
+  it('one naming the archive\'s own commits passes', async () => {
+    const result = await verify(withReflog(entry(repo.first, repo.second)));
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+  });
+});
+
 describe('a repository with no ref is named empty, and is a problem where it was pushed to', () => {
   let repo: ReturnType<typeof realRepository>;
   beforeAll(() => {
@@ -175,6 +199,17 @@ describe('a repository with no ref is named empty, and is a problem where it was
   it('an archive whose metadata says it was pushed to after its creation: exit 9', async () => {
     const archive = writeArchive(tarGz(...metadata([{ full_name: 'acme/r', size: 0, created_at: created, pushed_at: '2024-03-01T10:00:00Z' }]), stripped('acme/r')));
     await failsWith(archive, /yet the archive's metadata gives it a push at 2024-03-01T10:00:00Z, after its creation at 2024-01-01T00:00:00Z/);
+  });
+
+  it('refs git never reads (a .lock file, a name starting with ".") are none: exit 9 where it was pushed to, named empty where not', async () => {
+    for (const ref of ['refs/heads/main.lock', 'refs/heads/.main']) {
+      const ignored = member({ name: `repositories/acme/r.git/${ref}` }, `${'a'.repeat(40)}\n`);
+      const pushed = writeArchive(tarGz(...metadata([{ full_name: 'acme/r', size: 120, created_at: created, pushed_at: created }]), stripped('acme/r'), ignored));
+      await failsWith(pushed, /names no branch or tag, yet the archive's metadata gives it a size of 120 KiB: its history is missing/);
+      const never = await verify(writeArchive(tarGz(...metadata(), stripped('acme/r'), ignored)), ['--json']);
+      expect(never.code, never.stdout).toBe(0);
+      expect((JSON.parse(never.stdout) as Report).repositories).toEqual([{ name: 'acme/r', git_data: true, objects: 'none', empty: true, git_check: 'passed' }]);
+    }
   });
 
   it('an archive whose every repository was stripped so: exit 9 naming each', async () => {

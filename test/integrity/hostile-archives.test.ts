@@ -1,14 +1,16 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { createGzip, deflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { attackerSpellings, git, metadata, realRepository, repositoryMembers, secondReviewCases } from '../helpers/hostile-archives.js';
+import { attackerSpellings, git, metadata, realRepository, repositoryMembers, secondReviewCases, thirdReviewCases } from '../helpers/hostile-archives.js';
 import { BIN, leftIn, runCli } from '../helpers/run-cli.js';
 import { startStorageStub } from '../helpers/storage-stub.js';
-import { member, paxHeader, tarGz, tarOf } from '../helpers/tar-bytes.js';
+import { member, paxHeader, tarGz } from '../helpers/tar-bytes.js';
 
 // Archives built to turn the check against the owner: each names a way an archive (or whoever
 // serves one) could make the check run a command, read objects from elsewhere, or spend memory,
@@ -228,6 +230,26 @@ describe('what a second hostile review found', () => {
   });
 });
 
+describe('what the attacker of issue #42 found is a problem (exit 9)', () => {
+  let repo: ReturnType<typeof realRepository>;
+  beforeAll(() => {
+    repo = realRepository();
+  });
+  for (const [what, build, message] of thirdReviewCases(() => repo)) {
+    it(what, async () => {
+      const result = await verify(writeArchive(build()));
+      expect(result.code, result.stdout + result.stderr).toBe(9);
+      expect(problemsOf(result.stdout).map((problem) => `${problem.file ?? ''}: ${problem.message}`).join('\n')).toMatch(message);
+    });
+  }
+
+  it('a name with a character of no width is shown escaped', async () => {
+    const result = await runCli(['archive', 'verify', writeArchive(tarGz(...metadata(), member({ name: 'attachments/a\u200cb' }, '1'), member({ name: 'attachments/ab' }, '2')))]);
+    expect(result.code).toBe(9);
+    expect(result.stdout).toContain('attachments/a\\u200cb');
+  });
+});
+
 describe('what is verified is what GNU tar reads', () => {
   it('reads a GNU header\'s times as times, not as a name prefix', async () => {
     // Bytes 345–500 of a GNU header hold times and sparse data; read as a prefix they hid the name.
@@ -267,19 +289,38 @@ function peakRss(pid: number, into: { kb: number }): NodeJS.Timeout {
   }, 20);
 }
 
+/** Tar pieces gzipped into a file as they come (the end-of-archive marker added): large archives are never held whole. */
+async function gzipped(pieces: Iterable<Buffer>): Promise<string> {
+  const file = join(tempDir(), 'a.tar.gz');
+  await pipeline(Readable.from([...pieces, Buffer.alloc(1024)]), createGzip({ level: 1 }), createWriteStream(file));
+  return file;
+}
+
 /** An archive whose one metadata file is `size` bytes of `[{},{},…]`: valid JSON, millions of records. */
-async function metadataBomb(size: number): Promise<string> {
-  const file = join(tempDir(), 'bomb.tar.gz');
+function metadataBomb(size: number): Promise<string> {
   const records = Math.floor((size - 2) / 3);
   const body = Buffer.concat([Buffer.from('['), Buffer.from('{},'.repeat(records - 1)), Buffer.from('{}]')]);
-  const gzip = createGzip({ level: 1 });
-  const out: Buffer[] = [];
-  gzip.on('data', (chunk: Buffer) => out.push(chunk));
-  const done = new Promise((resolve) => gzip.on('end', resolve));
-  gzip.end(tarOf(member({ name: 'schema.json' }, '{}'), member({ name: 'issues_000001.json' }, body)));
-  await done;
-  writeFileSync(file, Buffer.concat(out));
-  return file;
+  return gzipped([member({ name: 'schema.json' }, '{}'), member({ name: 'issues_000001.json' }, body)]);
+}
+
+interface Verified {
+  code: number | null;
+  stdout: string;
+  peakMb: number;
+}
+
+/** `archive verify --json` by the built binary, and its peak memory; killed past `ceilingMs` (a hang). */
+async function verifiedWithPeak(archive: string, extra: string[] = [], ceilingMs = 100_000): Promise<Verified> {
+  const child = spawn(process.execPath, [BIN, 'archive', 'verify', archive, '--json', ...extra], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const peak = { kb: 0 };
+  const timer = peakRss(child.pid as number, peak);
+  const ceiling = setTimeout(() => child.kill('SIGKILL'), ceilingMs);
+  let stdout = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  clearInterval(timer);
+  clearTimeout(ceiling);
+  return { code, stdout, peakMb: peak.kb / 1024 };
 }
 
 describe('what an archive costs is bounded', () => {
@@ -289,16 +330,50 @@ describe('what an archive costs is bounded', () => {
   });
 
   it('counts a 60 MB metadata file of empty objects in bounded memory (the built binary)', async () => {
-    const child = spawn(process.execPath, [BIN, 'archive', 'verify', bomb, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const peak = { kb: 0 };
-    const timer = peakRss(child.pid as number, peak);
-    let stdout = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-    clearInterval(timer);
+    const { code, stdout, peakMb } = await verifiedWithPeak(bomb);
     expect(code).toBe(0);
     expect(JSON.parse(stdout)).toMatchObject({ ok: true, metadata_files: 2 });
-    expect(peak.kb / 1024).toBeLessThan(150);
+    expect(peakMb).toBeLessThan(150);
+  }, 120_000);
+
+  it('names of 2,000 one-letter parts, each under a directory of its own, are kept in bounded memory: exit 9', async () => {
+    // Each made 2,000 directories of the tree that finds clashes: 1,000 of them held 450 MB.
+    const deep = `${'a/'.repeat(2030)}f`;
+    const members = Array.from({ length: 1000 }, (_, i) => Buffer.concat([paxHeader([['path', `attachments/d${i}/${deep}`]]), member({ name: 'x' })]));
+    const { code, stdout, peakMb } = await verifiedWithPeak(await gzipped(members));
+    expect(code).toBe(9);
+    expect(problemsOf(stdout).map((problem) => problem.message)).toContainEqual(expect.stringMatching(/^the archive holds more member names than a migration archive does/));
+    expect(peakMb).toBeLessThan(150);
+  }, 120_000);
+
+  it('repository names a URL makes 18,000 characters long are not kept (V8 hashes such strings by their length alone)', async () => {
+    // Percent-encoded, each of these URLs' paths is nine times its length: 6,000 of them kept held
+    // 200 MB, and their look-ups compared each with all the others for more than ten minutes.
+    const long = '\u4e2d'.repeat(2030);
+    const records = (field: string) => `[${Array.from({ length: 6000 }, (_, i) => JSON.stringify({ [field]: `https://h/${long}/r${i}` })).join(',')}]`;
+    const archive = await gzipped([member({ name: 'repositories_000001.json' }, records('html_url')), member({ name: 'issues_000001.json' }, records('repository'))]);
+    const { code, peakMb } = await verifiedWithPeak(archive);
+    expect(code).toBe(0);
+    expect(peakMb).toBeLessThan(150);
+  }, 120_000);
+
+  it('names of 1,300 parts, all in one chain of directories, are matched in proportion to their length, not its square', async () => {
+    // Each part of each name joined the parts before it: 20,000 of these names took 150 s (3 s now; the ceiling only catches that).
+    const chain = `attachments/${'\u00e9/'.repeat(1300)}`;
+    const members = Array.from({ length: 20_000 }, (_, i) => Buffer.concat([paxHeader([['path', `${chain}f${i}`]]), member({ name: 'x' })]));
+    const { code } = await verifiedWithPeak(await gzipped(members), [], 50_000);
+    expect(code).toBe(0);
+  }, 60_000);
+
+  it('100,000 refs of 1,000 characters in one packed-refs are kept in bounded memory (they held 200 MB)', async () => {
+    const refs = Array.from({ length: 100_000 }, (_, i) => `${'a'.repeat(40)} refs/heads/${'r'.repeat(1010)}${i}`).join('\n');
+    const archive = await gzipped([
+      member({ name: 'repositories/acme/r.git/HEAD' }, 'ref: refs/heads/main\n'),
+      member({ name: 'repositories/acme/r.git/packed-refs' }, `# pack-refs with: peeled fully-peeled sorted\n${refs}\n`),
+    ]);
+    const { code, peakMb } = await verifiedWithPeak(archive, ['--no-git-check']);
+    expect(code).toBe(0);
+    expect(peakMb).toBeLessThan(150);
   }, 120_000);
 
   it('SIGTERM ends a check under way, its temporary files removed (the test timeout only catches a hang)', async () => {

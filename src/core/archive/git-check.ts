@@ -149,25 +149,31 @@ async function checkRepository(
   return runGit(fsck, home, signal, budget);
 }
 
+/** What git found in one repository: its problems, and whether it reads any ref there. */
+export interface GitVerdict {
+  problems: ArchiveProblem[];
+  /** git reads no ref (`refs/heads/x.lock` or `refs/heads/.x` is none to git), so the repository holds no history. */
+  noRef?: true;
+}
+
 /**
- * git's verdict on one repository's copies: its config (git-config.ts), then every object. Returns
- * the problems found, none when the repository is intact, or 'out of time' when the budget ran out
- * before git was done with it.
+ * git's verdict on one repository's copies: its config (git-config.ts), then every object, then its
+ * refs as git reads them. Returns 'out of time' when the budget ran out before git was done with it.
  */
 export async function checkCopiedRepository(
   repo: GitDataScan & { extractedTo: string },
   home: GitHome,
   signal: AbortSignal | undefined,
   budget: GitTimeBudget,
-): Promise<ArchiveProblem[] | 'out of time'> {
+): Promise<GitVerdict | 'out of time'> {
   const problem = (file: string, message: string): ArchiveProblem => ({ repository: repo.repository, file, message });
   let sha256Objects = false;
   if (repo.configCopy) {
     const read = await readConfigFile(repo.configCopy, home, signal, budget);
     if (read.outOfTime) return 'out of time';
-    if (!read.ok) return [problem(`${repo.path}/config`, 'is not a config git can read')];
+    if (!read.ok) return { problems: [problem(`${repo.path}/config`, 'is not a config git can read')] };
     const verdict = judgeConfig(parseConfigList(read.stdout));
-    if (verdict.problems.length > 0) return verdict.problems.map((message) => problem(`${repo.path}/config`, message));
+    if (verdict.problems.length > 0) return { problems: verdict.problems.map((message) => problem(`${repo.path}/config`, message)) };
     sha256Objects = verdict.sha256Objects;
   }
   const result = await checkRepository({ dir: repo.extractedTo, sha256Objects }, home, signal, budget);
@@ -176,11 +182,12 @@ export async function checkCopiedRepository(
     // Objects that no ref reaches are history nobody can get back: fsck does not mind them.
     const refs = await runGit(['--git-dir', repo.extractedTo, 'for-each-ref', '--count=1', '--format=%(refname)'], home, signal, budget);
     if (refs.outOfTime) return 'out of time';
+    const noRef = refs.ok && refs.stdout.trim() === '';
     const anyObjects = repo.looseObjects + repo.packs > 0;
-    if (refs.ok && refs.stdout.trim() === '' && anyObjects) return [problem(repo.path, 'holds objects but no ref: no branch or tag reaches its history')];
-    return [];
+    if (noRef && anyObjects) return { problems: [problem(repo.path, 'holds objects but no ref: no branch or tag reaches its history')] };
+    return { problems: [], ...(noRef ? { noRef } : {}) };
   }
   const shown = result.lines.slice(0, 5).map((line) => line.replaceAll(repo.extractedTo, repo.path));
   const more = result.lines.length > 5 ? ` (+${result.lines.length - 5} more)` : '';
-  return [problem(repo.path, `git fsck found corrupt or missing objects: ${shown.join('; ') || 'no details'}${more}`)];
+  return { problems: [problem(repo.path, `git fsck found corrupt or missing objects: ${shown.join('; ') || 'no details'}${more}`)] };
 }

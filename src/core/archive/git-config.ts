@@ -11,6 +11,8 @@ const SECTIONS = new Set(['core', 'extensions', 'pack', 'gc', 'repack', 'receive
 const REFUSED = [
   /^core\.(fsmonitor|hookspath|pager|editor|sshcommand|askpass|gitproxy|alternaterefscommand|alternaterefsprefixes|worktree|attributesfile|excludesfile)$/,
   /^uploadpack\.packobjectshook$/,
+  // git 2.42 and later runs it when gc or repack weighs unreachable objects (gc.auto=1 makes a push do so).
+  /^gc\.recentobjectshook$/,
   /^remote\..*\.(uploadpack|receivepack|vcs|proxy)$/,
   /^receive\.procreceiverefs$/,
 ];

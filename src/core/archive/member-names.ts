@@ -1,4 +1,5 @@
 import { REPLACE_REF, REPLACE_REF_PROBLEM } from './git-refs.js';
+import { foldName, HFS_IGNORED } from './name-clashes.js';
 import type { MemberType, TarMember } from './tar-members.js';
 
 // The one place where a member's name is judged, on the name exactly as the reading reports it
@@ -15,6 +16,16 @@ const MAX_SEGMENT = 255;
 /** Characters that change how a name prints or is cut apart: controls, line separators, bidi marks. */
 const INVISIBLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/;
 
+/**
+ * Whether a name's part is `folded` on a case-insensitive disk. Folded only when its length can
+ * match: folding each of thousands of parts of every name cost a second for a few hundred names.
+ */
+function foldsTo(segment: string, folded: string): boolean {
+  if (segment.length < folded.length) return false;
+  const bare = segment.replace(HFS_IGNORED, '');
+  return bare.length === folded.length && foldName(bare) === folded;
+}
+
 /** Why a member's name is not a plain relative path in normal form, or undefined. */
 function nameProblem(name: string, type: MemberType): string | undefined {
   if (Buffer.byteLength(name) > MAX_PATH) return `has a name of ${Buffer.byteLength(name)} bytes, longer than a path may be`;
@@ -27,10 +38,17 @@ function nameProblem(name: string, type: MemberType): string | undefined {
   if (segments.includes('..')) return 'has a path with ".." that leads outside the archive';
   if (segments.includes('.')) return 'has a "." segment in its path (not in normal form)';
   if (segments.includes('')) return 'has an empty segment ("//") in its path (not in normal form)';
+  // Windows leaves them out: `config.` is `config` there, `hooks./x` is `hooks/x`.
+  if (segments.some((segment) => /[. ]$/.test(segment))) return 'has a part ending with "." or " ", which Windows leaves out (there it names another file)';
   const long = segments.find((segment) => Buffer.byteLength(segment) > MAX_SEGMENT);
   if (long !== undefined) return `has a part of ${Buffer.byteLength(long)} bytes in its name, longer than file systems allow (${MAX_SEGMENT})`;
   // git takes a `.git` below where it runs for the repository, before the directory itself.
-  if (segments.some((segment) => segment.toLowerCase() === '.git')) return 'has a ".git" segment in its path, which git would take for a repository';
+  if (segments.some((segment) => foldsTo(segment, '.git'))) return 'has a ".git" segment in its path, which git would take for a repository';
+  // Beside objects/ and refs/, a HEAD makes its directory a repository git finds from anywhere below
+  // it, and obeys its config there (core.pager runs on `git branch`). Only a repository's own is one.
+  if (type === 'file' && foldsTo(segments.at(-1) ?? '', 'head') && !name.startsWith('repositories/')) {
+    return 'is a file named HEAD, which makes its directory a git repository whose config git obeys when run there';
+  }
   return undefined;
 }
 
@@ -75,6 +93,8 @@ const COPIED = [
   /^objects\/pack\/multi-pack-index$/,
   /^objects\/info\/commit-graph$/,
   /^objects\/info\/commit-graphs\/(?:commit-graph-chain|graph-[0-9a-f]{40,64}\.graph)$/,
+  // Reflogs: git fsck in the extraction checks that every object they name is there.
+  /^logs\/(?:HEAD|refs\/[^/]+(?:\/[^/]+)*)$/,
 ];
 
 /** What git opens by name, in any letter case: `REFS/heads/x` or `OBJECTS/ab/…` is read as git's own on macOS. */
@@ -117,6 +137,9 @@ function hookProblem(rest: string, type: MemberType): string | undefined {
 
 /** Whether a git member is copied into the checked repository, read past, or a problem. */
 export function gitMemberUse(rest: string, type: MemberType): GitMemberUse {
+  if (rest.replace(HFS_IGNORED, '') !== rest) {
+    return { use: 'refuse', reason: 'has a character HFS+ leaves out of names: on such a disk it is another file of the repository than the check saw' };
+  }
   for (const [pattern, reason] of REFUSED) if (pattern.test(rest)) return { use: 'refuse', reason };
   const hook = hookProblem(rest, type);
   if (hook) return { use: 'refuse', reason: hook };
@@ -124,6 +147,9 @@ export function gitMemberUse(rest: string, type: MemberType): GitMemberUse {
   if (type === 'file' && rest !== 'config' && OPENED_BY_NAME.some((pattern) => pattern.test(rest))) {
     return { use: 'refuse', reason: 'is a file git opens by its name, spelled in other letter case: a case-insensitive disk gives it to git unchecked' };
   }
-  // config, description, git's sample hooks, info/exclude, logs, directories: read past, never written.
+  if (type === 'file' && foldsTo(rest.split('/').at(-1) ?? '', 'head') && !/^(logs\/)?refs\/|^logs\/HEAD$/.test(rest)) {
+    return { use: 'refuse', reason: 'is a HEAD other than the repository\'s own, which makes its directory a repository of its own' };
+  }
+  // config, description, git's sample hooks, info/exclude, directories: read past, never written.
   return { use: 'skip' };
 }

@@ -11,6 +11,14 @@ import type { MemberHandler, TarMember } from './tar-members.js';
 
 /** Distinct names kept (repositories listed, repositories counted, organizations): past it, not kept. */
 const MAX_NAMES = 100_000;
+/**
+ * A name longer than this is not kept: longer than any owner/name (two parts of 255 bytes at most).
+ * A URL's path, percent-encoded, made names of 18,000 characters, which V8 hashes by their length
+ * alone: 30,000 of them made each look-up compare with all the others, for hours.
+ */
+const MAX_NAME_LENGTH = 512;
+/** The characters of all the names kept, a tenth of what the names allowed above could take. */
+const MAX_NAME_CHARACTERS = 8_000_000;
 
 interface MetadataTally {
   organizations: string[];
@@ -22,31 +30,49 @@ interface MetadataTally {
   countedRepositories: number;
 }
 
-/** Adds one record of a metadata file of `kind` to the tally; `listed` mirrors `tally.repositories`. */
-export function recordMetadata(tally: MetadataTally, listed: Set<string>, kind: string, record: ThinRecord): void {
+/** The names a tally keeps, within their bounds; `listed` mirrors `tally.repositories`. */
+export class KeptNames {
+  readonly listed = new Set<string>();
+  private characters = 0;
+
+  /** `name` as a string of its own, counted; undefined when it is too long or the names kept are. */
+  keep(name: string): string | undefined {
+    if (name.length > MAX_NAME_LENGTH || this.characters + name.length > MAX_NAME_CHARACTERS) return undefined;
+    this.characters += name.length;
+    return detached(name);
+  }
+}
+
+/** Adds one record of a metadata file of `kind` to the tally. */
+export function recordMetadata(tally: MetadataTally, names: KeptNames, kind: string, record: ThinRecord): void {
   if (kind === 'repositories') {
     const name = repositoryName(record);
-    if (name && !listed.has(name) && listed.size < MAX_NAMES) {
-      listed.add(name);
-      tally.repositories.push(name);
-      const history = historyOf(record);
-      if (history) tally.histories.set(name.toLowerCase(), history);
-    }
+    if (!name || name.length > MAX_NAME_LENGTH || names.listed.has(name) || names.listed.size >= MAX_NAMES) return;
+    const kept = names.keep(name);
+    if (kept === undefined) return;
+    names.listed.add(kept);
+    tally.repositories.push(kept);
+    const history = historyOf(record);
+    const key = history ? names.keep(kept.toLowerCase()) : undefined;
+    if (history && key !== undefined) tally.histories.set(key, history);
     return;
   }
   if (kind === 'organizations') {
     const login = typeof record.login === 'string' ? record.login : lastSegment(record.url);
-    if (login && tally.organizations.length < MAX_NAMES) tally.organizations.push(login);
+    const kept = login && tally.organizations.length < MAX_NAMES ? names.keep(login) : undefined;
+    if (kept !== undefined) tally.organizations.push(kept);
     return;
   }
   const owner = repositoryOf(record);
-  if (!owner) return;
+  if (!owner || owner.length > MAX_NAME_LENGTH) return;
   let counts = tally.counts[owner];
   if (!counts) {
     if (tally.countedRepositories >= MAX_NAMES) return;
+    const kept = names.keep(owner);
+    if (kept === undefined) return;
     tally.countedRepositories++;
     // Without a prototype: a kind or owner named "constructor" or "__proto__" is a name like any other.
-    counts = tally.counts[owner] = Object.create(null) as Record<string, number>;
+    counts = tally.counts[kept] = Object.create(null) as Record<string, number>;
   }
   counts[kind] = (counts[kind] ?? 0) + 1;
 }

@@ -12,8 +12,8 @@ import { MetadataFormatError, MetadataRecordReader } from './metadata-records.js
 import { type MemberHandler, type TarMember, TarFormatError, TarMemberReader } from './tar-members.js';
 import { GzipFormatError, gzipMember } from './gzip-member.js';
 import { NameClashes } from './name-clashes.js';
-import { detached, type ExtractionBudget, type ReadMember, recordMetadata, reportMember, shortened, textOf } from './scan-parts.js';
-import { looseRefId, packedRefsReader } from './git-refs.js';
+import { type ExtractionBudget, KeptNames, type ReadMember, recordMetadata, reportMember, shortened, textOf } from './scan-parts.js';
+import { KeptRefs, looseRefId, packedRefsReader } from './git-refs.js';
 import type { RepositoryHistory } from './repository-history.js';
 import { clashProblem, extractError, HEAD_BYTES, isGitDataDirectory, NEW_FILE, SIGNATURES } from './git-copies.js';
 
@@ -94,7 +94,6 @@ export interface ScanOptions {
 const MAX_PROBLEMS = 1000;
 const MAX_REPOSITORIES = 10_000;
 const MAX_METADATA_FILES = 100_000;
-const MAX_REFS = 100_000;
 /** A ref (or HEAD) is one object id or `ref: <name>`: far shorter than this. */
 const MAX_REF = 4 << 10;
 /** A bare repository's config is a few hundred bytes; one larger than this is not read. */
@@ -131,10 +130,10 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
     const where = { ...(repository ? { repository: shortened(repository) } : {}), ...(file ? { file: shortened(file) } : {}) };
     scan.problems.push({ ...where, message });
   };
-  const listed = new Set<string>();
+  const keptNames = new KeptNames();
   /** Where each repository's copies and config go: `<extractTo>/{copies,configs}/<slot>`. */
   const slots = new Map<string, string>();
-  let refs = 0;
+  const keptRefs = new KeptRefs();
   let tooManyRepositories = false;
   let tooManyMetadataFiles = false;
 
@@ -175,7 +174,7 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
     const file: MetadataFileScan = { file: name, kind };
     scan.metadataFiles.push(file);
     let reader: MetadataRecordReader | undefined = new MetadataRecordReader((record) => {
-      if (record) recordMetadata(scan, listed, kind, record);
+      if (record) recordMetadata(scan, keptNames, kind, record);
     });
     const fault = (error: unknown) => {
       if (!(error instanceof MetadataFormatError)) throw error;
@@ -272,13 +271,11 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
     };
   }
 
-  /** A ref of a loose ref file or of packed-refs, kept as strings of their own (never views of the text). */
+  /** A ref of a loose ref file or of packed-refs. */
   function recordRef(repo: GitDataScan, ref: string, id: string | undefined): void {
     if (!id) return;
     repo.hasRefs = true;
-    if (refs >= MAX_REFS || ref in repo.refs) return;
-    repo.refs[detached(ref)] = detached(id);
-    refs++;
+    keptRefs.keep(repo.refs, ref, id);
   }
 
   /** Makes a directory of the copy, counted against the room; a file already there is a clash. */

@@ -72,6 +72,12 @@ export function checkHeaderBlock(block: Buffer): CheckedHeader | { disagreement:
       return { disagreement: `a header whose ${field} field holds more after its end` };
     }
   }
+  // libarchive reads a GNU header's sparse map, extension flag and real size whatever its type; GNU
+  // tar only a sparse file's. A map made bsdtar read the next block as more of it, and the blocks
+  // after as other members than GNU tar's (a symbolic link for a hook); a real size, another length.
+  if (format === 'gnu' && block.subarray(386, 500).some((byte) => byte !== 0)) {
+    return { disagreement: 'a GNU header with sparse data or a real size, which bsdtar reads for any member and GNU tar for sparse ones only' };
+  }
   // With byte 475 set, npm's tar joins even an empty prefix to the name ("/name"); GNU tar does not.
   if (format === 'ustar' && block[475] !== 0 && block[345] === 0) return { disagreement: 'a header with a name prefix that readers split differently' };
   const prefix = format === 'ustar' ? textField(block, 345, 155) : Buffer.alloc(0);
@@ -131,6 +137,8 @@ function readNumber(block: Buffer, start: number, length: number, base256Max: nu
 /** pax keywords that both readers apply alike, or that neither uses for the member list. */
 const PAX_KEYWORDS = new Set(['path', 'linkpath', 'size', 'mtime', 'atime', 'ctime', 'uid', 'gid', 'uname', 'gname', 'comment']);
 const PAX_NUMBER = /^(?:size|uid|gid)$/;
+/** GNU tar fails (exit 2) on a pax uid or gid above this; bsdtar takes it. */
+const MAX_ID = 0xffffffff;
 const PAX_TIME = /^[amc]time$/;
 
 export interface PaxRecords {
@@ -162,9 +170,16 @@ export function readPaxBody(body: string, global: boolean): PaxRecords | { disag
     const keyword = equals > 0 ? record.slice(0, equals) : '';
     const value = record.slice(equals + 1);
     if (/[\n\0]/.test(record)) return { disagreement: 'an extended header whose value holds a line break or NUL' };
-    const known = PAX_KEYWORDS.has(keyword) || keyword.startsWith('SCHILY.xattr.') || keyword.startsWith('LIBARCHIVE.xattr.');
-    if (!known) return { disagreement: `an extended header keyword ${JSON.stringify(keyword)} that tar readers treat differently` };
+    if (/^(SCHILY|LIBARCHIVE)\.xattr\./.test(keyword)) {
+      // bsdtar sets them on the file, GNU tar does not: `security.capability` gives a program root's
+      // powers as set-user-ID does, and a name a file system does not take fails bsdtar alone.
+      return { disagreement: `an extended attribute (${keyword}), which bsdtar sets on the file and GNU tar does not` };
+    }
+    if (!PAX_KEYWORDS.has(keyword)) return { disagreement: `an extended header keyword ${JSON.stringify(keyword)} that tar readers treat differently` };
     if (PAX_NUMBER.test(keyword) && !/^\d{1,15}$/.test(value)) return { disagreement: `an extended header whose ${keyword} is not a number` };
+    if ((keyword === 'uid' || keyword === 'gid') && Number(value) > MAX_ID) return { disagreement: `an extended header whose ${keyword} is out of GNU tar's range` };
+    // bsdtar keeps the header's own name for an empty one; GNU tar takes ".".
+    if ((keyword === 'path' || keyword === 'linkpath') && value === '') return { disagreement: `an extended header whose ${keyword} is empty` };
     if (PAX_TIME.test(keyword) && !/^-?\d{1,15}(\.\d{1,9})?$/.test(value)) return { disagreement: `an extended header whose ${keyword} is not a time` };
     if (keyword === 'path' || keyword === 'linkpath' || keyword === 'size') {
       // A global header that renames or resizes every later member: the readers apply it differently.

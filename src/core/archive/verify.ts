@@ -137,14 +137,6 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
         problems.push({ repository: repo.repository, file: `${repo.path}/${file}`, message: `has no ${other.endsWith('.idx') ? 'index' : 'pack'} beside it: git cannot read its objects` });
       }
     }
-    // No ref, no history: right for a repository nothing was ever pushed to, and only for one.
-    const empty = new Set(scan.complete ? withGit.filter((repo) => !repo.hasRefs).map((repo) => repo.repository) : []);
-    for (const name of empty) {
-      const serviceSays = pushedTo(expected?.histories?.get(name.toLowerCase()));
-      const metadataSays = pushedTo(scan.histories.get(name.toLowerCase()));
-      const says = serviceSays ? `the service lists it with ${serviceSays}` : metadataSays ? `the archive's metadata gives it ${metadataSays}` : undefined;
-      if (says) problems.push({ repository: name, file: `repositories/${name}.git`, message: `names no branch or tag, yet ${says}: its history is missing` });
-    }
     if (expected) {
       for (const name of expected.repositories) {
         const inMetadata = listed.has(name.toLowerCase());
@@ -159,6 +151,8 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
 
     let gitCheck: GitCheck;
     const verdicts = new Map<string, RepositoryVerdict['git_check']>();
+    /** Repositories whose refs, as the reading saw them, are none to git (a `.lock` file, a name starting with "."). */
+    const noRefToGit = new Set<string>();
     if (withGit.length === 0) gitCheck = 'no git data';
     else if (!wantGit) gitCheck = 'skipped: asked not to';
     else if (!git || !workDir) {
@@ -187,10 +181,11 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
           unchecked++;
           continue;
         }
-        verdicts.set(repo.repository, found.length === 0 ? 'passed' : 'failed');
-        if (found.length > 0) {
+        verdicts.set(repo.repository, found.problems.length === 0 ? 'passed' : 'failed');
+        if (found.noRef) noRefToGit.add(repo.repository);
+        if (found.problems.length > 0) {
           gitCheck = 'failed';
-          problems.push(...found);
+          problems.push(...found.problems);
         }
       }
       if (unchecked > 0) {
@@ -199,6 +194,16 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
           message: `git ran out of the time it may take for the whole archive (${Math.round(budget.ms / 1000)} s): ${unchecked} of ${withGit.length} repositories with git data were not checked; \`svc-migrate archive verify --git-check-time <duration>\` gives it longer`,
         });
       }
+    }
+
+    // No ref, no history: right for a repository nothing was ever pushed to, and only for one.
+    const noRef = withGit.filter((repo) => !repo.hasRefs || noRefToGit.has(repo.repository));
+    const empty = new Set(scan.complete ? noRef.map((repo) => repo.repository) : []);
+    for (const name of empty) {
+      const serviceSays = pushedTo(expected?.histories?.get(name.toLowerCase()));
+      const metadataSays = pushedTo(scan.histories.get(name.toLowerCase()));
+      const says = serviceSays ? `the service lists it with ${serviceSays}` : metadataSays ? `the archive's metadata gives it ${metadataSays}` : undefined;
+      if (says) problems.push({ repository: name, file: `repositories/${name}.git`, message: `names no branch or tag, yet ${says}: its history is missing` });
     }
 
     const names = [...new Set([...scan.repositories, ...withGit.map((repo) => repo.repository)])];
