@@ -292,7 +292,11 @@ function peakRss(pid: number, into: { kb: number }): NodeJS.Timeout {
 /** Tar pieces gzipped into a file as they come (the end-of-archive marker added): large archives are never held whole. */
 async function gzipped(pieces: Iterable<Buffer>): Promise<string> {
   const file = join(tempDir(), 'a.tar.gz');
-  await pipeline(Readable.from([...pieces, Buffer.alloc(1024)]), createGzip({ level: 1 }), createWriteStream(file));
+  const withEnd = function* () {
+    yield* pieces;
+    yield Buffer.alloc(1024);
+  };
+  await pipeline(Readable.from(withEnd()), createGzip({ level: 1 }), createWriteStream(file));
   return file;
 }
 
@@ -364,6 +368,27 @@ describe('what an archive costs is bounded', () => {
     const { code } = await verifiedWithPeak(await gzipped(members), [], 50_000);
     expect(code).toBe(0);
   }, 60_000);
+
+  it('100,000 metadata files, each read on its own, in bounded memory (they took 216 MB, a token parser each)', async () => {
+    const files = function* () {
+      for (let i = 0; i < 100_000; i++) yield member({ name: `m${String(i).padStart(8, '0')}.json` }, '[]');
+    };
+    const { code, peakMb } = await verifiedWithPeak(await gzipped(files()));
+    expect(code).toBe(0);
+    expect(peakMb).toBeLessThan(150);
+  }, 120_000);
+
+  it('GNU long names padded with a MiB of NULs do not keep their padding (300 of them held 394 MB)', async () => {
+    const files = function* () {
+      for (let i = 0; i < 300; i++) {
+        yield member({ name: '././@LongLink', type: 'L', magic: 'ustar  \0' }, Buffer.concat([Buffer.from(`metadata_file_${i}.json`), Buffer.alloc((1 << 20) - 64)]));
+        yield member({ name: 'x', magic: 'ustar  \0' }, '[]');
+      }
+    };
+    const { code, peakMb } = await verifiedWithPeak(await gzipped(files()));
+    expect(code).toBe(0);
+    expect(peakMb).toBeLessThan(150);
+  }, 120_000);
 
   it('100,000 refs of 1,000 characters in one packed-refs are kept in bounded memory (they held 200 MB)', async () => {
     const refs = Array.from({ length: 100_000 }, (_, i) => `${'a'.repeat(40)} refs/heads/${'r'.repeat(1010)}${i}`).join('\n');

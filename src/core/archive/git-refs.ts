@@ -29,7 +29,7 @@ const MAX_LINE = 64 + 1 + 4 * 1024;
 
 /** Refs kept for the report, of all repositories: 100,000 refs of 1,000 characters held 300 MB. */
 const MAX_REFS = 100_000;
-const MAX_REF_CHARACTERS = 8_000_000;
+const MAX_REF_CHARACTERS = 4_000_000;
 
 /** The refs a scan keeps, within their bounds, as strings of their own (never views of the text). */
 export class KeptRefs {

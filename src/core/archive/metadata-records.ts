@@ -1,10 +1,12 @@
-import { Tokenizer, TokenParser, TokenType } from '@streamparser/json';
+import { Tokenizer, TokenType } from '@streamparser/json';
 import type { ParsedTokenInfo } from '@streamparser/json';
 
-// A metadata file (`issues_000001.json`: an array of records) read as it streams: the tokenizer
-// and token parser of @streamparser/json check that it is JSON, and only the few string fields the
-// report needs are kept of each record, so no file, however large or deeply nested, is ever held
-// in memory (docs/reliability.md#the-archive-check).
+// A metadata file (`issues_000001.json`: an array of records) read as it streams: the tokenizer of
+// @streamparser/json checks its tokens and the reader their order, and only the few string fields
+// the report needs are kept of each record, so no file, however large or deeply nested, is ever
+// held in memory (docs/reliability.md#the-archive-check). The library's token parser is not used:
+// each one builds a tree of 66 Maps for its path, which V8 came to allocate in the old space, so
+// 100,000 small files took the heap to 150 MB of garbage.
 
 /** Deeper nesting than this is refused: nothing the service writes comes near it. */
 const MAX_DEPTH = 64;
@@ -26,10 +28,23 @@ const NESTED = new Set(['owner', 'repository']);
 /** The fields kept of one record: strings, numbers among NUMBER_FIELDS, and the nested objects among FIELDS. */
 export type ThinRecord = { [key: string]: string | number | ThinRecord };
 
+/** Tokens as a message names them. */
+const SHOWN: Partial<Record<TokenType, string>> = {
+  [TokenType.LEFT_BRACE]: '"{"',
+  [TokenType.RIGHT_BRACE]: '"}"',
+  [TokenType.LEFT_BRACKET]: '"["',
+  [TokenType.RIGHT_BRACKET]: '"]"',
+  [TokenType.COLON]: '":"',
+  [TokenType.COMMA]: '","',
+};
+
+/** What may come next in an array or object, or at the top. */
+type Expect = 'value' | 'value or end' | 'key' | 'key or end' | 'colon' | 'comma or end' | 'nothing';
+
 interface Frame {
   object: boolean;
   key: string | undefined;
-  expectKey: boolean;
+  expect: Expect;
   /** Where this object's kept fields go; undefined when none of it is kept. */
   fields: ThinRecord | undefined;
 }
@@ -45,31 +60,23 @@ export class MetadataRecordReader {
   /** Elements of the top-level array, or undefined when the file is not an array. */
   records: number | undefined;
   private readonly tokenizer = new Tokenizer();
-  private readonly parser = new TokenParser({
-    // A path deeper than any allowed: the parser builds nothing it would have to keep.
-    paths: [`$${'.*'.repeat(MAX_DEPTH + 1)}`],
-    keepStack: false,
-  });
-
   private readonly frames: Frame[] = [];
+  /** What may come next at the top: one value, then nothing. */
+  private top: Expect = 'value';
   private bytes = 0;
   private lastToken = 0;
   private readonly onRecord: (record: ThinRecord | undefined) => void;
 
   constructor(onRecord: (record: ThinRecord | undefined) => void) {
     this.onRecord = onRecord;
-    this.parser.onValue = () => {};
-    this.parser.onError = (error) => {
-      throw new MetadataFormatError(error.message);
-    };
     this.tokenizer.onError = (error) => {
       throw new MetadataFormatError(error.message);
     };
     this.tokenizer.onToken = (token) => {
       // Within the piece being written: a value may have started anywhere in it.
       this.lastToken = this.bytes;
+      this.order(token.token);
       this.observe(token);
-      this.parser.write(token);
     };
   }
 
@@ -87,7 +94,39 @@ export class MetadataRecordReader {
 
   end(): void {
     if (!this.tokenizer.isEnded) this.tokenizer.end();
-    if (!this.parser.isEnded) throw new MetadataFormatError('ends before its JSON value does');
+    if (this.top !== 'nothing') throw new MetadataFormatError('ends before its JSON value does');
+  }
+
+  /** Checks that a token may come where it does (JSON's grammar), and says what may follow it. */
+  private order(token: TokenType): void {
+    const frame = this.frames.at(-1);
+    const expect = frame ? frame.expect : this.top;
+    const set = (next: Expect) => (frame ? (frame.expect = next) : (this.top = next));
+    const closes = token === TokenType.RIGHT_BRACKET || token === TokenType.RIGHT_BRACE;
+    let fits: boolean;
+    if (token === TokenType.COMMA) {
+      fits = expect === 'comma or end';
+      set(frame?.object ? 'key' : 'value');
+    } else if (token === TokenType.COLON) {
+      fits = expect === 'colon';
+      set('value');
+    } else if (closes) {
+      const object = token === TokenType.RIGHT_BRACE;
+      fits = frame?.object === object && (expect === 'comma or end' || expect === (object ? 'key or end' : 'value or end'));
+      // The frame is popped by observe(); what holds it now has a whole value.
+      const parent = this.frames.at(-2);
+      if (parent) parent.expect = 'comma or end';
+      else this.top = 'nothing';
+    } else if (expect === 'key' || expect === 'key or end') {
+      fits = token === TokenType.STRING;
+      set('colon');
+    } else {
+      fits = expect === 'value' || expect === 'value or end';
+      const container = token === TokenType.LEFT_BRACE || token === TokenType.LEFT_BRACKET;
+      // observe() pushes a container's own frame; at the top, its close ends the value.
+      set(frame || container ? 'comma or end' : 'nothing');
+    }
+    if (!fits) throw new MetadataFormatError(`${SHOWN[token] ?? 'a value'} where ${expect === 'nothing' ? 'its value has ended' : `a ${expect} belongs`}`);
   }
 
   private observe({ token, value }: ParsedTokenInfo): void {
@@ -101,7 +140,7 @@ export class MetadataRecordReader {
         if (object && frame && !frame.object && this.frames.length === 1) fields = {};
         else if (object && frame?.fields && frame.key !== undefined && NESTED.has(frame.key)) fields = frame.fields[frame.key] = {};
         if (!frame) this.records = object ? undefined : 0;
-        this.frames.push({ object, key: undefined, expectKey: object, fields });
+        this.frames.push({ object, key: undefined, expect: object ? 'key or end' : 'value or end', fields });
         return;
       }
       case TokenType.RIGHT_BRACE:
@@ -111,14 +150,12 @@ export class MetadataRecordReader {
         return;
       }
       case TokenType.COMMA:
-        if (frame?.object) frame.expectKey = true;
         return;
       case TokenType.COLON:
         return;
       default:
-        if (frame?.object && frame.expectKey) {
+        if (frame?.object && frame.expect === 'colon') {
           frame.key = typeof value === 'string' ? value : undefined;
-          frame.expectKey = false;
           return;
         }
         if (frame?.fields && frame.key !== undefined && FIELDS.has(frame.key) && typeof value === 'string' && value.length <= MAX_FIELD) {

@@ -18,7 +18,7 @@ const MAX_NAMES = 250_000;
  * beyond Latin-1), a directory of the tree (an object and a Map) some 230 more, measured. Counting
  * characters alone let names of 2,000 one-letter parts make 16 million directories: 3.6 GB.
  */
-const MAX_BYTES = 32_000_000;
+const MAX_BYTES = 24_000_000;
 const DIRECTORY_BYTES = 256;
 const ENTRY_BYTES = 32;
 

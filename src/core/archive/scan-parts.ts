@@ -17,8 +17,12 @@ const MAX_NAMES = 100_000;
  * alone: 30,000 of them made each look-up compare with all the others, for hours.
  */
 const MAX_NAME_LENGTH = 512;
-/** The characters of all the names kept, a tenth of what the names allowed above could take. */
-const MAX_NAME_CHARACTERS = 8_000_000;
+/**
+ * The characters of all the names kept (metadata files' too), one beyond Latin-1 counted twice:
+ * these, the tree of member names (name-clashes.ts) and the refs kept (git-refs.ts) together stay
+ * within what keeps a check under 150 MB.
+ */
+const MAX_NAME_CHARACTERS = 4_000_000;
 
 interface MetadataTally {
   organizations: string[];
@@ -37,8 +41,10 @@ export class KeptNames {
 
   /** `name` as a string of its own, counted; undefined when it is too long or the names kept are. */
   keep(name: string): string | undefined {
-    if (name.length > MAX_NAME_LENGTH || this.characters + name.length > MAX_NAME_CHARACTERS) return undefined;
-    this.characters += name.length;
+    // A character beyond Latin-1 takes two bytes, and counts as two.
+    const cost = /^[\0-\xff]*$/.test(name) ? name.length : 2 * name.length;
+    if (name.length > MAX_NAME_LENGTH || this.characters + cost > MAX_NAME_CHARACTERS) return undefined;
+    this.characters += cost;
     return detached(name);
   }
 }

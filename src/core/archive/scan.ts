@@ -164,14 +164,16 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
 
   function metadataMember(name: string, type: TarMember['type']): MemberHandler | undefined {
     if (type !== 'file') return void problem('is a directory where a metadata file belongs', name);
-    if (scan.metadataFiles.length >= MAX_METADATA_FILES) {
+    // Their names count with the names kept: 100,000 files of names of 255 bytes took 100 MB.
+    const kept = scan.metadataFiles.length < MAX_METADATA_FILES ? keptNames.keep(name) : undefined;
+    const kind = kept === undefined ? undefined : keptNames.keep(kept.replace(/(_\d+)?\.json$/, ''));
+    if (kept === undefined || kind === undefined) {
       // Said once; past the bound nothing more is kept, not even the names.
-      if (!tooManyMetadataFiles) problem(`the archive holds more than ${MAX_METADATA_FILES} metadata files; the rest were not read`);
+      if (!tooManyMetadataFiles) problem(`the archive holds more metadata files, or longer names of them, than a migration archive does (over ${MAX_METADATA_FILES}); the rest were not read`);
       tooManyMetadataFiles = true;
       return undefined;
     }
-    const kind = name.replace(/(_\d+)?\.json$/, '');
-    const file: MetadataFileScan = { file: name, kind };
+    const file: MetadataFileScan = { file: kept, kind };
     scan.metadataFiles.push(file);
     let reader: MetadataRecordReader | undefined = new MetadataRecordReader((record) => {
       if (record) recordMetadata(scan, keptNames, kind, record);

@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { detached } from './scan-parts.js';
 import { type CheckedHeader, checkHeaderBlock, isZeroBlock, type PaxRecords, readLongName, readPaxBody } from './tar-headers.js';
 
 // The members of an uncompressed tar stream, framed here block by block: a reader that can only
@@ -209,8 +210,9 @@ export class TarMemberReader extends Writable {
     const name = readLongName(body);
     if (typeof name !== 'string') throw new TarFormatError(name.disagreement);
     if ((flag === 'L' ? pending.longName : pending.longLink) !== undefined) throw new TarFormatError('two GNU long names for one member');
-    if (flag === 'L') pending.longName = name;
-    else pending.longLink = name;
+    // Strings of their own: a piece of the body would keep all of it (a MiB) as long as the name lives.
+    if (flag === 'L') pending.longName = detached(name);
+    else pending.longLink = detached(name);
   }
 
   /** The member a header describes, with the naming headers before it applied as extractors do. */
