@@ -1,4 +1,4 @@
-import { detached } from './scan-parts.js';
+import { detached } from './detached.js';
 import type { MemberHandler } from './tar-members.js';
 
 // The refs of a repository's git data as the scan reads them: loose ref files and packed-refs, the

@@ -1,4 +1,4 @@
-import { detached } from './scan-parts.js';
+import { detached } from './detached.js';
 
 // Every member's path, and the directories it implies, kept as a tree whose keys are folded: two
 // names that a case-insensitive or normalising file system (macOS's and Windows' defaults) takes for

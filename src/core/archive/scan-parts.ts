@@ -1,3 +1,4 @@
+import { detached } from './detached.js';
 import { CliError, ExitCode } from '../../errors.js';
 import { type StatsFs, statfsSync } from 'node:fs';
 import { sized } from '../free-space.js';
@@ -189,11 +190,6 @@ const MAX_SHOWN_NAME = 512;
 /** A name from the archive as a report shows it: cut short past a length no real one has. */
 export function shortened(name: string): string {
   return name.length <= MAX_SHOWN_NAME ? name : `${name.slice(0, MAX_SHOWN_NAME)}… (${name.length} characters)`;
-}
-
-/** A string of its own: a piece of a larger one would keep all of it alive. */
-export function detached(text: string): string {
-  return Buffer.from(text, 'utf8').toString('utf8');
 }
 
 /** A member's text, handed over once whole (only for small members). */

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { detached } from './scan-parts.js';
+import { detached } from './detached.js';
 import { type CheckedHeader, checkHeaderBlock, isZeroBlock, type PaxRecords, readLongName, readPaxBody } from './tar-headers.js';
 
 // The members of an uncompressed tar stream, framed here block by block: a reader that can only
