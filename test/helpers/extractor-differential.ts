@@ -165,7 +165,7 @@ interface Reading {
 async function readByUs(file: string): Promise<Reading> {
   const members: ReadMember[] = [];
   const scan = await scanArchive(file, { onMemberRead: (member) => members.push(member) });
-  return { passed: scan.complete && scan.problems.length === 0, members };
+  return { passed: scan.complete && scan.problems.size === 0, members };
 }
 
 const listed = (members: ReadMember[]) => {

@@ -107,9 +107,12 @@ function runGit(args: string[], home: GitHome, signal: AbortSignal | undefined, 
     execFile(
       'git',
       [...SAFE_SETTINGS, ...args],
-      { env: home.env, cwd: home.dir, maxBuffer: 16 << 20, timeout: timeout ?? 0, killSignal: 'SIGKILL', ...(signal ? { signal } : {}) },
+      // What git says past 1 MiB is never shown (a problem shows five lines), and held whole it is
+      // memory: 9,000 broken refs of 1 KiB made 10 MB of fsck errors, held twice over.
+      { env: home.env, cwd: home.dir, maxBuffer: 1 << 20, timeout: timeout ?? 0, killSignal: 'SIGKILL', ...(signal ? { signal } : {}) },
       (error, stdout, stderr) => {
         if (signal?.aborted) return reject(new InterruptedError('archive check interrupted'));
+        // Killed for saying too much (that error has no `killed`), git has failed: only the timeout's kill is time.
         if (error?.killed && timeout !== undefined) return resolve({ ok: false, stdout: '', lines: [], outOfTime: true });
         const lines = `${stderr}\n${stdout}`
           .split('\n')

@@ -43,6 +43,6 @@ export async function inspectArchive(path: string, onProgress?: (read: number, t
       };
     }),
     metadata: scan.metadataFiles.map((file) => ({ ...file })),
-    problems: scan.problems,
+    problems: scan.problems.toList(),
   };
 }

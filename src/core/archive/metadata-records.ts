@@ -101,32 +101,32 @@ export class MetadataRecordReader {
   private order(token: TokenType): void {
     const frame = this.frames.at(-1);
     const expect = frame ? frame.expect : this.top;
-    const set = (next: Expect) => (frame ? (frame.expect = next) : (this.top = next));
-    const closes = token === TokenType.RIGHT_BRACKET || token === TokenType.RIGHT_BRACE;
     let fits: boolean;
+    let next: Expect;
     if (token === TokenType.COMMA) {
       fits = expect === 'comma or end';
-      set(frame?.object ? 'key' : 'value');
+      next = frame?.object ? 'key' : 'value';
     } else if (token === TokenType.COLON) {
       fits = expect === 'colon';
-      set('value');
-    } else if (closes) {
+      next = 'value';
+    } else if (token === TokenType.RIGHT_BRACKET || token === TokenType.RIGHT_BRACE) {
       const object = token === TokenType.RIGHT_BRACE;
       fits = frame?.object === object && (expect === 'comma or end' || expect === (object ? 'key or end' : 'value or end'));
-      // The frame is popped by observe(); what holds it now has a whole value.
-      const parent = this.frames.at(-2);
-      if (parent) parent.expect = 'comma or end';
-      else this.top = 'nothing';
+      // observe() pops the frame: what holds it now has a whole value.
+      next = this.frames.length > 1 ? 'comma or end' : 'nothing';
     } else if (expect === 'key' || expect === 'key or end') {
       fits = token === TokenType.STRING;
-      set('colon');
+      next = 'colon';
     } else {
       fits = expect === 'value' || expect === 'value or end';
-      const container = token === TokenType.LEFT_BRACE || token === TokenType.LEFT_BRACKET;
       // observe() pushes a container's own frame; at the top, its close ends the value.
-      set(frame || container ? 'comma or end' : 'nothing');
+      next = frame || token === TokenType.LEFT_BRACE || token === TokenType.LEFT_BRACKET ? 'comma or end' : 'nothing';
     }
     if (!fits) throw new MetadataFormatError(`${SHOWN[token] ?? 'a value'} where ${expect === 'nothing' ? 'its value has ended' : `a ${expect} belongs`}`);
+    const closes = token === TokenType.RIGHT_BRACKET || token === TokenType.RIGHT_BRACE;
+    const holder = closes ? this.frames.at(-2) : frame;
+    if (holder) holder.expect = next;
+    else this.top = next;
   }
 
   private observe({ token, value }: ParsedTokenInfo): void {

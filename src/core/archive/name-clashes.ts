@@ -42,6 +42,11 @@ export class NameClashes {
   private names = 0;
   private bytes = 0;
 
+  /** Past its bounds: the archive has failed, and names are no longer recorded. */
+  get full(): boolean {
+    return this.names > MAX_NAMES;
+  }
+
   /**
    * Records a member's path (segments already checked to be plain: no "", "." or "..") and returns
    * why it cannot stand beside the members before it, or undefined.

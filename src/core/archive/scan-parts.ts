@@ -1,5 +1,6 @@
 import { detached } from './detached.js';
-import { CliError, ExitCode } from '../../errors.js';
+import { CliError, ExitCode, UsageError } from '../../errors.js';
+import { fileError } from '../../system-errors.js';
 import { type StatsFs, statfsSync } from 'node:fs';
 import { sized } from '../free-space.js';
 import type { ThinRecord } from './metadata-records.js';
@@ -224,4 +225,16 @@ export function reportMember(member: TarMember, handler: MemberHandler | undefin
       report({ name, type, size, ...(hash ? { sha256: hash.digest('hex') } : {}) });
     },
   };
+}
+
+/** A failure to read the archive itself: the user's path, said as such (exit 2). */
+export function readError(path: string, error: NodeJS.ErrnoException): CliError {
+  if (error.code === 'ENOENT') {
+    return new UsageError(`${path} does not exist`, { hint: 'pass the path of a downloaded .tar.gz archive' });
+  }
+  if (error.code === 'EACCES' || error.code === 'EPERM') {
+    return new UsageError(`cannot read ${path}: permission denied`, { hint: 'check the file\'s permissions' });
+  }
+  if (error.code === 'EISDIR') return new UsageError(`${path} is a directory`, { hint: 'pass the path of a .tar.gz archive' });
+  return fileError(error, { action: 'read', path });
 }

@@ -1,4 +1,3 @@
-import { fileError } from '../../system-errors.js';
 import { createHash, type Hash } from 'node:crypto';
 import { closeSync, createReadStream, mkdirSync, openSync, writeSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
@@ -6,13 +5,14 @@ import { dirname, join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { CliError, InterruptedError, UsageError } from '../../errors.js';
-import type { ArchiveProblem } from '../../archive-problem.js';
+import { ProblemList } from '../../archive-problem.js';
 import { GIT_MEMBER, gitMemberUse, memberProblem } from './member-names.js';
 import { MetadataFormatError, MetadataRecordReader } from './metadata-records.js';
 import { type MemberHandler, type TarMember, TarFormatError, TarMemberReader } from './tar-members.js';
+import { detached } from './detached.js';
 import { GzipFormatError, gzipMember } from './gzip-member.js';
 import { NameClashes } from './name-clashes.js';
-import { type ExtractionBudget, KeptNames, type ReadMember, recordMetadata, reportMember, shortened, textOf } from './scan-parts.js';
+import { type ExtractionBudget, KeptNames, type ReadMember, readError, recordMetadata, reportMember, shortened, textOf } from './scan-parts.js';
 import { KeptRefs, looseRefId, packedRefsReader } from './git-refs.js';
 import type { RepositoryHistory } from './repository-history.js';
 import { clashProblem, extractError, HEAD_BYTES, isGitDataDirectory, NEW_FILE, SIGNATURES } from './git-copies.js';
@@ -68,7 +68,7 @@ export interface ArchiveScan {
   counts: Record<string, Record<string, number>>;
   countedRepositories: number;
   gitData: Map<string, GitDataScan>;
-  problems: ArchiveProblem[];
+  problems: ProblemList;
 }
 
 export interface ScanOptions {
@@ -91,9 +91,9 @@ export interface ScanOptions {
 }
 
 /** Bounds on what a scan keeps, whatever the archive holds: past them, a problem says so. */
-const MAX_PROBLEMS = 1000;
 const MAX_REPOSITORIES = 10_000;
 const MAX_METADATA_FILES = 100_000;
+const MAX_PACK_FILES = 10_000;
 /** A ref (or HEAD) is one object id or `ref: <name>`: far shorter than this. */
 const MAX_REF = 4 << 10;
 /** A bare repository's config is a few hundred bytes; one larger than this is not read. */
@@ -122,18 +122,17 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
     counts: Object.create(null) as ArchiveScan['counts'],
     countedRepositories: 0,
     gitData: new Map(),
-    problems: [],
+    problems: new ProblemList(),
   };
-  let unlisted = 0;
   const problem = (message: string, file?: string, repository?: string) => {
-    if (scan.problems.length >= MAX_PROBLEMS) return void unlisted++;
     const where = { ...(repository ? { repository: shortened(repository) } : {}), ...(file ? { file: shortened(file) } : {}) };
-    scan.problems.push({ ...where, message });
+    scan.problems.add({ ...where, message });
   };
   const keptNames = new KeptNames();
   /** Where each repository's copies and config go: `<extractTo>/{copies,configs}/<slot>`. */
   const slots = new Map<string, string>();
   const keptRefs = new KeptRefs();
+  let packFiles = 0;
   let tooManyRepositories = false;
   let tooManyMetadataFiles = false;
 
@@ -157,6 +156,8 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
       if (repo) repo.damaged = true;
       return void problem(clash, name, repo?.repository);
     }
+    // Past the bound on names the archive has failed: the rest is read past, nothing more kept of it.
+    if (names.full) return undefined;
     if (git) return gitMember(`${git[1]}/${git[2]}`, git[3] ?? '', member);
     if (!path.includes('/') && path.endsWith('.json')) return metadataMember(path, type);
     return undefined;
@@ -210,6 +211,8 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
         tooManyRepositories = true;
         return undefined;
       }
+      // A string of its own: pieces of the member's name (4 KiB) would keep all of it.
+      repository = detached(repository);
       repo = {
         repository,
         path: `repositories/${repository}.git`,
@@ -247,7 +250,11 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
     if (rest === 'HEAD') target.hasHead = true;
     if (/^objects\/[0-9a-f]{2}\//.test(rest) && use.use === 'copy') target.looseObjects++;
     if (/\.pack$/.test(rest) && use.use === 'copy') target.packs++;
-    if (/\.(pack|idx)$/.test(rest) && use.use === 'copy') (target.packFiles ??= new Set()).add(rest);
+    if (/\.(pack|idx)$/.test(rest) && use.use === 'copy') {
+      // Each is kept to be paired: 250,000 empty indexes took 210 MB.
+      if (++packFiles > MAX_PACK_FILES) return void problem(`the archive holds more than ${MAX_PACK_FILES} packs and pack indexes; the rest were not checked`, member.name, repository);
+      (target.packFiles ??= new Set()).add(rest);
+    }
     if ((rest === 'HEAD' || rest.startsWith('refs/')) && member.size > MAX_REF) {
       target.damaged = true;
       return void problem(`is ${member.size} bytes, larger than a ref ever is`, member.name, repository);
@@ -381,17 +388,5 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
     } else throw error;
   }
   if (hash && scan.complete) scan.sha256 = hash.digest('hex');
-  if (unlisted > 0) scan.problems.push({ message: `and ${unlisted} more problems, not listed` });
   return scan;
-}
-
-function readError(path: string, error: NodeJS.ErrnoException): CliError {
-  if (error.code === 'ENOENT') {
-    return new UsageError(`${path} does not exist`, { hint: 'pass the path of a downloaded .tar.gz archive' });
-  }
-  if (error.code === 'EACCES' || error.code === 'EPERM') {
-    return new UsageError(`cannot read ${path}: permission denied`, { hint: 'check the file\'s permissions' });
-  }
-  if (error.code === 'EISDIR') return new UsageError(`${path} is a directory`, { hint: 'pass the path of a .tar.gz archive' });
-  return fileError(error, { action: 'read', path });
 }

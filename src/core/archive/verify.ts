@@ -100,12 +100,13 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       signal: options.signal,
     });
-    const problems = [...scan.problems];
+    // The scan's list, added to: however many problems there are, 1,000 are listed, then a count.
+    const problems = scan.problems;
     const notes: string[] = [];
     const expected = options.expected;
 
     if (expectedSha !== undefined && scan.sha256 !== undefined && expectedSha !== scan.sha256) {
-      problems.push({ file: `${basename(path)}.sha256`, message: `sha256 is ${scan.sha256}, not ${expectedSha} as recorded` });
+      problems.add({ file: `${basename(path)}.sha256`, message: `sha256 is ${scan.sha256}, not ${expectedSha} as recorded` });
     }
 
     const withGit = [...scan.gitData.values()];
@@ -121,30 +122,30 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
     if (scan.complete && !gitExcluded) {
       for (const name of scan.repositories) {
         if (!gitOf(name)) {
-          problems.push({ repository: name, file: `repositories/${name}.git`, message: 'is listed in the metadata but its git data is missing' });
+          problems.add({ repository: name, file: `repositories/${name}.git`, message: 'is listed in the metadata but its git data is missing' });
         }
       }
     }
     for (const repo of withGit) {
       if (!repo.hasHead) {
-        problems.push({ repository: repo.repository, file: `${repo.path}/HEAD`, message: 'is missing: the git data is incomplete' });
+        problems.add({ repository: repo.repository, file: `${repo.path}/HEAD`, message: 'is missing: the git data is incomplete' });
       }
       // git reads a pack only through its index: one without the other holds nothing git sees.
       for (const file of repo.packFiles ?? []) {
         const other = file.endsWith('.pack') ? file.replace(/\.pack$/, '.idx') : file.replace(/\.idx$/, '.pack');
         if (repo.packFiles?.has(other)) continue;
         repo.damaged = true;
-        problems.push({ repository: repo.repository, file: `${repo.path}/${file}`, message: `has no ${other.endsWith('.idx') ? 'index' : 'pack'} beside it: git cannot read its objects` });
+        problems.add({ repository: repo.repository, file: `${repo.path}/${file}`, message: `has no ${other.endsWith('.idx') ? 'index' : 'pack'} beside it: git cannot read its objects` });
       }
     }
     if (expected) {
       for (const name of expected.repositories) {
         const inMetadata = listed.has(name.toLowerCase());
         if (!expected.excludeMetadata && !inMetadata) {
-          problems.push({ repository: name, message: `belongs to migration ${expected.migrationId} but is not in the archive's metadata` });
+          problems.add({ repository: name, message: `belongs to migration ${expected.migrationId} but is not in the archive's metadata` });
         }
         if (!expected.excludeGitData && scan.complete && !gitOf(name) && !inMetadata) {
-          problems.push({ repository: name, file: `repositories/${name}.git`, message: `belongs to migration ${expected.migrationId} but its git data is missing` });
+          problems.add({ repository: name, file: `repositories/${name}.git`, message: `belongs to migration ${expected.migrationId} but its git data is missing` });
         }
       }
     }
@@ -185,12 +186,12 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
         if (found.noRef) noRefToGit.add(repo.repository);
         if (found.problems.length > 0) {
           gitCheck = 'failed';
-          problems.push(...found.problems);
+          for (const one of found.problems) problems.add(one);
         }
       }
       if (unchecked > 0) {
         gitCheck = 'failed';
-        problems.push({
+        problems.add({
           message: `git ran out of the time it may take for the whole archive (${Math.round(budget.ms / 1000)} s): ${unchecked} of ${withGit.length} repositories with git data were not checked; \`svc-migrate archive verify --git-check-time <duration>\` gives it longer`,
         });
       }
@@ -203,7 +204,7 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
       const serviceSays = pushedTo(expected?.histories?.get(name.toLowerCase()));
       const metadataSays = pushedTo(scan.histories.get(name.toLowerCase()));
       const says = serviceSays ? `the service lists it with ${serviceSays}` : metadataSays ? `the archive's metadata gives it ${metadataSays}` : undefined;
-      if (says) problems.push({ repository: name, file: `repositories/${name}.git`, message: `names no branch or tag, yet ${says}: its history is missing` });
+      if (says) problems.add({ repository: name, file: `repositories/${name}.git`, message: `names no branch or tag, yet ${says}: its history is missing` });
     }
 
     const names = [...new Set([...scan.repositories, ...withGit.map((repo) => repo.repository)])];
@@ -220,7 +221,7 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
 
     return {
       path,
-      ok: problems.length === 0,
+      ok: problems.size === 0,
       bytes: scan.bytes,
       entries: scan.entries,
       metadata_files: scan.metadataFiles.length,
@@ -228,7 +229,7 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
       git_check: gitCheck,
       ...(expectedSha !== undefined && scan.sha256 !== undefined ? { sha256: { expected: expectedSha, actual: scan.sha256 } } : {}),
       ...(expected ? { migration_id: expected.migrationId } : {}),
-      problems,
+      problems: problems.toList(),
       notes,
     };
   } finally {
