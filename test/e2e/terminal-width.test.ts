@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, watch, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -211,12 +211,22 @@ function tmux(socket: string, ...args: string[]): string {
   return result.stdout;
 }
 
-async function until(check: () => boolean, timeoutMs: number): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+/**
+ * Resolves once `check` holds, looked at again each time the pane writes (tmux pipes it to `log`);
+ * the test's timeout is the ceiling.
+ */
+function untilWritten(log: string, check: () => boolean): Promise<void> {
+  return new Promise((resolve) => {
+    const watcher = watch(log, () => {
+      if (!check()) return;
+      watcher.close();
+      resolve();
+    });
+    if (check()) {
+      watcher.close();
+      resolve();
+    }
+  });
 }
 
 describe.skipIf(!hasTmux)('Ctrl-C during a download on a 40-column terminal', () => {
@@ -236,9 +246,12 @@ describe.skipIf(!hasTmux)('Ctrl-C during a download on a 40-column terminal', ()
     try {
       tmux(socket, 'new-session', '-d', '-x', '40', '-y', '20', `${command}; echo EXIT=$?; sleep 30`);
       const screen = () => tmux(socket, 'capture-pane', '-p');
-      await until(() => /\d (KiB|MiB) /.test(screen()), 20_000);
+      const log = join(tempDir(), 'pane.log');
+      writeFileSync(log, '');
+      tmux(socket, 'pipe-pane', '-o', `cat >> '${log}'`);
+      await untilWritten(log, () => /\d (KiB|MiB) /.test(screen()));
       tmux(socket, 'send-keys', 'C-c');
-      await until(() => /EXIT=130/.test(screen()), 20_000);
+      await untilWritten(log, () => /EXIT=130/.test(screen()));
       const lines = screen().split('\n');
       const error = lines.findIndex((line) => line.startsWith('error: download interrupted'));
       expect(error, screen()).toBe(0);
