@@ -136,9 +136,9 @@ export default tseslint.config(
     rules: restrict([http, cli], [
       { group: ['**/commands/*', '**/commands/**', '**/program.js', '**/main.js', '**/context.js'], message: 'src/ui/ imports neither commands nor the program' },
       {
-        group: ['**/core/**', '**/api/**', '!**/api/types.js', '**/settings/**', '**/sandbox/**', '**/webhook/**'],
+        group: ['**/core/**', '!**/core/archive', '**/core/archive/*', '!**/core/archive/problem.js', '**/api/**', '!**/api/types.js', '**/settings/**', '**/sandbox/**', '**/webhook/**'],
         allowTypeImports: true,
-        message: 'src/ui/ renders what it is given: type imports only from the layers below (values from api/types and errors)',
+        message: 'src/ui/ renders what it is given: type imports only from the layers below (values from api/types, errors and the archive problem list)',
       },
     ]),
   },

@@ -28,7 +28,7 @@ const { metafile } = await build({
     { in: 'dist/main.js', out: 'cli' },
     // The sandbox as one file of its own, loaded only by the commands that use it.
     { in: 'dist/sandbox/server.js', out: 'cli-sandbox' },
-    { in: 'dist/version.js', out: 'cli-version' },
+    { in: 'dist/support/version.js', out: 'cli-version' },
     // The hashing thread's module, which core/hasher.ts starts by this name.
     { in: 'dist/core/hash-worker.js', out: 'cli-hash-worker' },
   ],

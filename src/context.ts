@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { ApiClient, ClientOptions } from './api/client.js';
 import type { ExtraTrust } from './api/trust.js';
-import { type Clock, systemClock } from './clock.js';
+import { type Clock, systemClock } from './support/clock.js';
 import { UsageError } from './errors.js';
 import type { Io } from './io.js';
 import { readCaFile } from './settings/ca-file.js';
@@ -10,7 +10,7 @@ import { configDirectory, readStoredSettings } from './settings/store.js';
 import { Output } from './ui/output.js';
 import { Prompter } from './ui/prompt.js';
 import type { Sandbox, SandboxOptions } from './sandbox/server.js';
-import { USER_AGENT } from './version.js';
+import { USER_AGENT } from './support/version.js';
 
 /**
  * What a command's dependencies are made from, injected from the top (as the GitHub CLI's Factory):

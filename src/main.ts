@@ -7,7 +7,7 @@ import { CliError, ExitCode, InterruptedError, UsageError } from './errors.js';
 import type { Io } from './io.js';
 import { buildProgram } from './program.js';
 import { colorChoice } from './settings/resolve.js';
-import { fileError, fromSystemError } from './system-errors.js';
+import { fileError, fromSystemError } from './support/system-errors.js';
 import { Output } from './ui/output.js';
 
 /** Runs one invocation and returns its exit code; never exits the process itself. */

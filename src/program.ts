@@ -17,7 +17,7 @@ import { restateFailure } from './commands/common/command-line.js';
 import { createContext, defaultFactory, type Factory, type Runner } from './context.js';
 import type { Io } from './io.js';
 import type { GlobalFlags } from './settings/resolve.js';
-import { VERSION } from './version.js';
+import { VERSION } from './support/version.js';
 
 const WORKFLOW = `
 Typical workflow:

@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import { type Clock, systemClock } from '../clock.js';
+import { type Clock, systemClock } from '../support/clock.js';
 import type { CliError } from '../errors.js';
 import { InterruptedError, UnavailableError, UsageError } from '../errors.js';
 import { type DownloadResponse, openDownload } from './archive-download.js';

@@ -191,6 +191,6 @@ function validationMessages(body: ServiceErrorBody): string[] {
     else if (field) out.push(`${field}${value}: ${item.code ?? 'invalid'}`);
   }
   if (out.length === 0 && body.message && body.message !== 'Validation Failed') out.push(body.message);
-  // As the service wrote them: what prints them makes them inert (ui/terminal-safe.ts).
+  // As the service wrote them: what prints them makes them inert (support/outside-text.ts).
   return out.map(String);
 }

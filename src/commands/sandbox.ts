@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Context, Runner } from '../context.js';
-import { fromSystemError, isSystemError } from '../system-errors.js';
+import { fromSystemError, isSystemError } from '../support/system-errors.js';
 import type { SandboxOptions } from '../sandbox/server.js';
 import { sandboxBanner } from '../ui/sandbox.js';
 import { INPUT_LIMITS, readInputFile } from './common/input.js';

@@ -3,7 +3,7 @@ import { constants } from 'node:fs';
 import { open, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CliError, UsageError } from '../errors.js';
-import { fileError } from '../system-errors.js';
+import { fileError } from '../support/system-errors.js';
 import { freeSpaceFor, NoRoomError, sized } from './free-space.js';
 
 // Where an archive will be written, judged before anything is asked of the service: an export that

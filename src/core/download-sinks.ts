@@ -5,7 +5,7 @@ import type { Migration } from '../api/types.js';
 import { openOwnFile, readOwnFile, replaceFile } from './exclusive-files.js';
 import { existingFileError } from './destination.js';
 import type { BackgroundHash } from './hasher.js';
-import { fileError } from '../system-errors.js';
+import { fileError } from '../support/system-errors.js';
 import { CliError, UnavailableError } from '../errors.js';
 
 // Where a download's bytes go: a `.part` file beside the final name with its side file (resumable,

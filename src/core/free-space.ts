@@ -1,6 +1,6 @@
 import { statfs } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { formatBytes } from '../byte-size.js';
+import { formatBytes } from '../support/byte-size.js';
 import { CliError, ExitCode } from '../errors.js';
 
 // Room for an archive before its bytes come: a download that cannot fit stops before it fills the

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { PACKAGE_ROOT } from '../package-root.js';
+import { PACKAGE_ROOT } from '../support/package-root.js';
 import type { HashReply, HashRequest } from './hash-worker.js';
 
 /**

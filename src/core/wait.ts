@@ -2,7 +2,7 @@ import type { ApiClient } from '../api/client.js';
 import { header } from '../api/headers.js';
 import { getMigration } from '../api/migrations.js';
 import type { Migration, MigrationState } from '../api/types.js';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../support/clock.js';
 import { InterruptedError, UnavailableError, WaitTimeoutError } from '../errors.js';
 
 export interface WaitEvent {

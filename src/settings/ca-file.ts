@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { UsageError } from '../errors.js';
-import { fromSystemError } from '../system-errors.js';
+import { fromSystemError } from '../support/system-errors.js';
 
 // The file of an organization's certificate authority (--ca-file, SVC_CA_FILE, the stored caFile),
 // read and checked before any request: a file that is missing, unreadable or holds no certificate

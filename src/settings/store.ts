@@ -2,8 +2,8 @@ import { chmodSync, lstatSync, readFileSync, type Stats, statSync } from 'node:f
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
-import { makeDirectory } from '../make-directory.js';
-import { fileError, isSystemError } from '../system-errors.js';
+import { makeDirectory } from '../support/make-directory.js';
+import { fileError, isSystemError } from '../support/system-errors.js';
 import { readCaFile } from './ca-file.js';
 
 /** What `auth login` and `config set` keep between runs. */

@@ -1,7 +1,8 @@
 import type { ChalkInstance } from 'chalk';
 import type { InspectReport } from '../core/archive/inspect.js';
 import type { VerifyReport } from '../core/archive/verify.js';
-import { describeProblem, escapeControl } from '../archive-problem.js';
+import { describeProblem } from '../core/archive/problem.js';
+import { inertText } from '../support/outside-text.js';
 import { formatBytes } from './format.js';
 import { KEY, renderTable, type TableLayout } from './tables.js';
 
@@ -18,20 +19,20 @@ export function verifyMessage(report: VerifyReport, theme: ChalkInstance): strin
       : report.git_check === 'failed'
         ? 'git objects: check FAILED'
         : `git objects NOT checked (${report.git_check.replace(/^skipped: /, '')})`;
-  if (report.ok) lines.push(`${theme.green('✓')} ${escapeControl(report.path)} is intact: ${summary}; ${git}`);
+  if (report.ok) lines.push(`${theme.green('✓')} ${inertText(report.path)} is intact: ${summary}; ${git}`);
   else {
     const count = report.problems.length;
-    lines.push(`${theme.red('✗')} ${escapeControl(report.path)} failed verification: ${count} problem${count === 1 ? '' : 's'}`);
+    lines.push(`${theme.red('✗')} ${inertText(report.path)} failed verification: ${count} problem${count === 1 ? '' : 's'}`);
     for (const problem of report.problems) lines.push(`  - ${describeProblem(problem)}`);
   }
-  const empty = report.repositories.filter((repo) => repo.empty).map((repo) => escapeControl(repo.name));
+  const empty = report.repositories.filter((repo) => repo.empty).map((repo) => inertText(repo.name));
   if (empty.length > 0) {
     const shown = empty.length > MAX_NAMED ? `${empty.slice(0, MAX_NAMED).join(', ')} and ${empty.length - MAX_NAMED} more` : empty.join(', ');
     lines.push(`  ${empty.length} empty repositor${empty.length === 1 ? 'y' : 'ies'} (no branch or tag): ${shown}`);
   }
-  if (report.sha256 && report.sha256.expected === report.sha256.actual) lines.push(`  sha256 ${report.sha256.actual} matches ${escapeControl(report.path)}.sha256`);
+  if (report.sha256 && report.sha256.expected === report.sha256.actual) lines.push(`  sha256 ${report.sha256.actual} matches ${inertText(report.path)}.sha256`);
   if (report.migration_id !== undefined && report.ok) lines.push(`  every repository of migration ${report.migration_id} is in it`);
-  for (const note of report.notes) lines.push(`  ${theme.yellow('note:')} ${escapeControl(note)}`);
+  for (const note of report.notes) lines.push(`  ${theme.yellow('note:')} ${inertText(note)}`);
   return lines.join('\n');
 }
 
@@ -58,7 +59,7 @@ function inspectTable(report: InspectReport, theme: ChalkInstance, layout: Table
   return renderTable(
     head,
     report.repositories.map((repo) => [
-      escapeControl(repo.name),
+      inertText(repo.name),
       refsSummary(repo.refs, layout.plain),
       formatBytes(repo.git_bytes),
       ...kinds.map((kind) => String(repo.counts[kind] ?? 0)),
@@ -76,10 +77,10 @@ function inspectTable(report: InspectReport, theme: ChalkInstance, layout: Table
  * record follow GIT DATA depends on the archive.
  */
 export function inspectNotes(report: InspectReport, theme: ChalkInstance, plain = false): { before: string; after: string[] } {
-  const before = `${escapeControl(report.path)}: ${formatBytes(report.bytes)}, organization ${escapeControl(report.organizations.join(', ') || '(none)')}`;
+  const before = `${inertText(report.path)}: ${formatBytes(report.bytes)}, organization ${inertText(report.organizations.join(', ') || '(none)')}`;
   const after: string[] = [];
   if (plain) after.push(report.repositories.length > 0 ? `columns: ${inspectColumns(report).head.join(', ')}` : 'no repositories');
-  const files = report.metadata.map((file) => `${escapeControl(file.file)}${file.records === undefined ? '' : ` (${file.records})`}`);
+  const files = report.metadata.map((file) => `${inertText(file.file)}${file.records === undefined ? '' : ` (${file.records})`}`);
   if (files.length > 0) after.push(`metadata: ${files.join(', ')}`);
   if (!report.complete || report.problems.length > 0) {
     after.push(theme.yellow('the archive has problems; run `svc-migrate archive verify` for the full check:'));
@@ -90,7 +91,7 @@ export function inspectNotes(report: InspectReport, theme: ChalkInstance, plain 
 
 /** Off a terminal, every ref comma-separated (as `list` gives every repository); on one, three and `+N`. */
 function refsSummary(refs: Record<string, string>, plain: boolean): string {
-  const names = Object.keys(refs).map((ref) => escapeControl(ref.replace(/^refs\/(heads|tags)\//, (_m, kind: string) => (kind === 'tags' ? 'tag:' : ''))));
+  const names = Object.keys(refs).map((ref) => inertText(ref.replace(/^refs\/(heads|tags)\//, (_m, kind: string) => (kind === 'tags' ? 'tag:' : ''))));
   if (names.length === 0) return '-';
   if (plain) return names.join(',');
   return names.length <= 3 ? names.join(', ') : `${names.slice(0, 3).join(', ')} +${names.length - 3}`;

@@ -40,7 +40,7 @@ export function formatState(state: string, theme: ChalkInstance): string {
   }
 }
 
-export { formatBytes } from '../byte-size.js';
+export { formatBytes } from '../support/byte-size.js';
 
 /** `95000` → `1m35s`; `4000` → `4s`. */
 export function formatDuration(ms: number): string {

@@ -6,7 +6,7 @@ import { liveWidth } from './decorations.js';
 import { counted, formatBytes, formatDuration } from './format.js';
 import type { Output } from './output.js';
 import { KEY, renderTable, type TableLayout } from './tables.js';
-import { terminalSafe } from './terminal-safe.js';
+import { inertText } from '../support/outside-text.js';
 
 /** Below this width live lines would wrap and break the redraw; plain lines are used instead. */
 const MIN_LIVE_COLUMNS = 40;
@@ -65,20 +65,20 @@ function describe(event: OrgExportEvent): string | undefined {
   switch (event.type) {
     case 'plan': {
       const done = event.resumed && (event.done > 0 || event.archives > 0) ? `, ${event.done} already done, ${counted(event.archives, 'archive')} saved` : '';
-      return `${event.resumed ? 'resuming' : 'planned'} ${counted(event.repositories, 'repository', 'repositories')} in ${counted(event.batches, 'batch', 'batches')}${done} (journal: ${terminalSafe(event.journal)})`;
+      return `${event.resumed ? 'resuming' : 'planned'} ${counted(event.repositories, 'repository', 'repositories')} in ${counted(event.batches, 'batch', 'batches')}${done} (journal: ${inertText(event.journal)})`;
     }
     case 'batch':
-      return `batch ${event.batch}: ${terminalSafe(event.message)}`;
+      return `batch ${event.batch}: ${inertText(event.message)}`;
     case 'migration':
       return undefined;
     case 'download':
       return undefined;
     case 'error': {
-      const hint = event.hint ? `\n  hint: ${terminalSafe(event.hint)}` : '';
-      return `batch ${event.batch}${event.migrationId ? ` (migration ${event.migrationId})` : ''}: ${terminalSafe(event.message)}${hint}`;
+      const hint = event.hint ? `\n  hint: ${inertText(event.hint)}` : '';
+      return `batch ${event.batch}${event.migrationId ? ` (migration ${event.migrationId})` : ''}: ${inertText(event.message)}${hint}`;
     }
     case 'notice':
-      return terminalSafe(event.message);
+      return inertText(event.message);
   }
 }
 
@@ -123,7 +123,7 @@ class LiveBoard implements OrgExportReporter {
         if (event.state === 'done') {
           this.totals.done += event.repositories;
           this.running.delete(event.batch);
-          this.print(`✓ batch ${event.batch}: ${terminalSafe(event.message)}`);
+          this.print(`✓ batch ${event.batch}: ${inertText(event.message)}`);
         }
         break;
       }
@@ -275,8 +275,8 @@ export function orgExportTable(result: OrgExportResult, theme: ChalkInstance, la
 
 /** A batch's error, and the repositories the service refused for it. */
 function problemOf(batch: BatchRecord): string {
-  const skipped = batch.skipped?.length ? `skipped ${batch.skipped.length} refused by the service: ${terminalSafe(shortList(batch.skipped.map((s) => s.name), 3))}` : '';
-  return [batch.error ? terminalSafe(batch.error.message) : '', skipped].filter(Boolean).join('; ');
+  const skipped = batch.skipped?.length ? `skipped ${batch.skipped.length} refused by the service: ${inertText(shortList(batch.skipped.map((s) => s.name), 3))}` : '';
+  return [batch.error ? inertText(batch.error.message) : '', skipped].filter(Boolean).join('; ');
 }
 
 /** How many repositories are safe, which were skipped and why, and where to look when some are not. */
@@ -288,12 +288,12 @@ export function orgExportFooter(result: OrgExportResult): string {
   const lines = [
     failed.length === 0
       ? count
-      : `${count}; look at batch ${failed.join(', ')} in ${terminalSafe(result.journalPath)}, then run the same command again`,
+      : `${count}; look at batch ${failed.join(', ')} in ${inertText(result.journalPath)}, then run the same command again`,
   ];
   if (result.skipped.length > 0) {
     lines.push(`skipped ${counted(result.skipped.length, 'repository', 'repositories')} the service refused:`);
     const shown = result.skipped.slice(0, SKIPPED_SHOWN);
-    for (const s of shown) lines.push(`  ${terminalSafe(s.name)} (batch ${s.batch}): ${terminalSafe(s.reason)}`);
+    for (const s of shown) lines.push(`  ${inertText(s.name)} (batch ${s.batch}): ${inertText(s.reason)}`);
     if (result.skipped.length > shown.length) lines.push(`  … and ${result.skipped.length - shown.length} more (each with its reason in the journal and in --json)`);
   }
   return lines.join('\n');
@@ -330,7 +330,7 @@ export function dryRunTable(plan: DryRun, theme: ChalkInstance, layout: TableLay
   const rows = plan.batches.map((b) => [
     String(b.batch),
     String(b.repositories.length),
-    terminalSafe(b.repositories.length > 1 ? `${b.repositories[0]} … ${b.repositories.at(-1)}` : (b.repositories[0] ?? '-')),
+    inertText(b.repositories.length > 1 ? `${b.repositories[0]} … ${b.repositories.at(-1)}` : (b.repositories[0] ?? '-')),
     b.migration_ids.join(', ') || '-',
     b.state === 'done' ? theme.green('done') : b.state,
     b.planned,
@@ -350,7 +350,7 @@ export function dryRunTable(plan: DryRun, theme: ChalkInstance, layout: TableLay
 export function dryRunFooter(plan: DryRun): string {
   const done = plan.batches.filter((b) => b.state === 'done').length;
   return [
-    `dry run: ${counted(plan.repositories, 'repository', 'repositories')} in ${counted(plan.batches.length, 'batch', 'batches')}; ${done} done, ${plan.to_start} to start, ${plan.batches.length - done - plan.to_start} under way (journal: ${terminalSafe(plan.journal)}${plan.resumed ? '' : ', none yet'})`,
+    `dry run: ${counted(plan.repositories, 'repository', 'repositories')} in ${counted(plan.batches.length, 'batch', 'batches')}; ${done} done, ${plan.to_start} to start, ${plan.batches.length - done - plan.to_start} under way (journal: ${inertText(plan.journal)}${plan.resumed ? '' : ', none yet'})`,
     ...(plan.dropped_batches > 0 ? [plan.dropped_batches === 1 ? '1 finished batch of the journal holds no repository of the list and is left out (its archive stays)' : `${plan.dropped_batches} finished batches of the journal hold no repository of the list and are left out (their archives stay)`] : []),
     'nothing was sent to the service and nothing was written',
   ].join('\n');

@@ -3,7 +3,7 @@ import { Chalk, type ChalkInstance } from 'chalk';
 import { CliError, ExitCode, UsageError, ValidationError } from '../errors.js';
 import { createSpinner, drawable, ProgressBar, type Spinner } from './decorations.js';
 import type { TableLayout } from './tables.js';
-import { inertJson, terminalSafe } from './terminal-safe.js';
+import { inertJson, inertText } from '../support/outside-text.js';
 
 export interface Stream extends Pick<Writable, 'write'> {
   /** Bytes written and waiting for the reader (a pipe's reader that stopped reading leaves them here). */
@@ -215,7 +215,7 @@ export class Output {
     // A message may quote a server (an API error's text): nothing in it may drive the terminal. As
     // JSON its control characters are escaped (jsonText), so a script reads the value as it came.
     const raw = known ? error.message : `unexpected error: ${(error as Error)?.message ?? String(error)}`;
-    const message = this.json ? raw : terminalSafe(raw);
+    const message = this.json ? raw : inertText(raw);
     // An error with nothing to say (Ctrl-C at a prompt) ends quietly for a human.
     if (known && !message && !this.json) return;
     for (const bar of this.bars) bar.clear();
@@ -230,7 +230,7 @@ export class Output {
       this.stderr.write(`${jsonText({ error: { code, status, message: message || 'interrupted', ...refused } })}\n`);
     } else {
       this.stderr.write(`${this.theme.red('error:')} ${message}\n`);
-      if (known && error.hint) this.stderr.write(`${this.theme.dim('hint:')} ${terminalSafe(error.hint)}\n`);
+      if (known && error.hint) this.stderr.write(`${this.theme.dim('hint:')} ${inertText(error.hint)}\n`);
       if (!known)
         this.stderr.write('hint: this is a bug in svc-migrate; please report it with the output of --debug\n');
     }

@@ -1,5 +1,5 @@
 import type { ChalkInstance } from 'chalk';
-import { shellWord } from '../shell-word.js';
+import { shellWord } from '../support/shell-word.js';
 
 export interface SandboxInfo {
   baseUrl: string;

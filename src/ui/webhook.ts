@@ -4,7 +4,7 @@ import type { ForwardRecord } from '../webhook/forwarder.js';
 import type { ReceivedDelivery, Rejection } from '../webhook/receiver.js';
 import { JsonText } from './output.js';
 import { renderTable, type TableLayout } from './tables.js';
-import { terminalSafe as safe } from './terminal-safe.js';
+import { inertText as safe } from '../support/outside-text.js';
 
 const LINE_BREAKS = /[\r\n]/g;
 

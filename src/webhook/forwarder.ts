@@ -1,5 +1,5 @@
 import { redactUrl } from '../api/redact.js';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../support/clock.js';
 import type { ForwardHeader } from './forward-headers.js';
 import type { ReceivedDelivery } from './receiver.js';
 import type { PostResult } from './sender.js';

@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { redactUrl } from '../api/redact.js';
 import { isLoopbackHost } from '../api/transport-policy.js';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../support/clock.js';
 import { UsageError } from '../errors.js';
 import type { EventFilter } from './catalogue.js';
 import type { ForwardHeader } from './forward-headers.js';

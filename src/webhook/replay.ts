@@ -1,5 +1,5 @@
 import { UsageError } from '../errors.js';
-import { readingReason } from '../system-errors.js';
+import { readingReason } from '../support/system-errors.js';
 import { signatureHeaders } from './signature.js';
 import type { ForwardHeader } from './forward-headers.js';
 import type { PostResult } from './sender.js';

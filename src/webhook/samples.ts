@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { PACKAGE_ROOT } from '../package-root.js';
+import { PACKAGE_ROOT } from '../support/package-root.js';
 import { actionIsFree, eventSpec } from './catalogue.js';
 
 /**

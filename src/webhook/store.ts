@@ -2,8 +2,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { constants, unlinkSync } from 'node:fs';
 import { chmod, type FileHandle, link, lstat, open, readdir, realpath, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { makeDirectory } from '../make-directory.js';
-import { fileError, readingReason } from '../system-errors.js';
+import { makeDirectory } from '../support/make-directory.js';
+import { fileError, readingReason } from '../support/system-errors.js';
 import { MAX_PAYLOAD_BYTES } from './delivery.js';
 import type { ReceivedDelivery } from './receiver.js';
 

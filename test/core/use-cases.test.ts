@@ -6,7 +6,7 @@ import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/client.js';
 import { startMigration } from '../../src/api/migrations.js';
-import type { Clock } from '../../src/clock.js';
+import type { Clock } from '../../src/support/clock.js';
 import { downloadArchive } from '../../src/core/download.js';
 import { runExport } from '../../src/core/export.js';
 import { normalizeRepositories, parseReposFile } from '../../src/core/repo-list.js';

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/client.js';
 import type { RateLimitWait } from '../../src/api/rate-limit.js';
 import { startMigration } from '../../src/api/migrations.js';
-import type { Clock } from '../../src/clock.js';
+import type { Clock } from '../../src/support/clock.js';
 import { defaultPollIntervalMs, waitForMigrations } from '../../src/core/wait.js';
 import { InterruptedError } from '../../src/errors.js';
 import { type Sandbox, type SandboxOptions, startSandbox } from '../../src/sandbox/server.js';

@@ -102,7 +102,7 @@ describe('svc-migrate sandbox, as the service', () => {
     expect(notFound.stderr).toMatch(/organization octo-org, or a repository named in the request/);
     const invalid = await runCli(['start', 'gone'], { env });
     expect(invalid.code).toBe(5);
-    expect(invalid.stderr).toMatch(/2 repositories are not in octo-org: gone, x\ufffd\]0;pwned\ufffd\ufffd\[2J\n/);
+    expect(invalid.stderr).toMatch(/2 repositories are not in octo-org: gone, x\\x1b\]0;pwned\\x07\\x1b\[2J\n/);
     expect(invalid.stderr).not.toMatch(/[\u0007\u001b]/);
   });
 });

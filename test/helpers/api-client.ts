@@ -1,5 +1,5 @@
 import { ApiClient, type ClientOptions } from '../../src/api/client.js';
-import type { Clock } from '../../src/clock.js';
+import type { Clock } from '../../src/support/clock.js';
 import { CliError } from '../../src/errors.js';
 import { type ScriptedServer, startScriptedServer, startScriptedTlsServer } from './scripted-server.js';
 

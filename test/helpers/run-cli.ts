@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import type { Clock } from '../../src/clock.js';
+import type { Clock } from '../../src/support/clock.js';
 import { defaultFactory, type Factory } from '../../src/context.js';
 import { run } from '../../src/main.js';
 import { startSandbox } from '../../src/sandbox/server.js';

@@ -106,7 +106,7 @@ describe('org export', () => {
     const skipped = Array.from({ length: 22 }, (_, i) => ({ batch: 2, name: `octo-org/gone-${i}`, reason: `octo-org/gone-${i} is not a repository of octo-org${ESC}[2J` }));
     const footer = orgExportFooter({ ...result, repositories: 25, verifiedRepositories: 3, skipped, batches: result.batches.slice(0, 1) });
     expect(footer.split('\n')[1]).toBe('skipped 22 repositories the service refused:');
-    expect(footer).toContain('  octo-org/gone-0 (batch 2): octo-org/gone-0 is not a repository of octo-org�[2J');
+    expect(footer).toContain('  octo-org/gone-0 (batch 2): octo-org/gone-0 is not a repository of octo-org\\x1b[2J');
     expect(footer).toContain('  … and 2 more (each with its reason in the journal and in --json)');
     expect(footer).not.toContain(ESC);
     const unchecked = { ...result, verifiedRepositories: 0, archivedRepositories: 5, verify: false, batches: result.batches.slice(0, 1) };
@@ -149,7 +149,7 @@ describe('webhook lines', () => {
 
   it('draws a rejection on one inert line', () => {
     const line = rejectionLine({ receivedAt: '', status: 401, reason: 'signature does not match', method: 'POST', path: `/x${ESC}[2J`, id: 'abc', event: 'push', rawHeaders: [], answer: '{}' });
-    expect(line).toBe('rejected 401 POST /x\ufffd[2J push abc: signature does not match');
+    expect(line).toBe('rejected 401 POST /x\\x1b[2J push abc: signature does not match');
   });
 });
 

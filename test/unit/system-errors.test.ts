@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CliError } from '../../src/errors.js';
-import { fileError, fromSystemError, portError } from '../../src/system-errors.js';
+import { fileError, fromSystemError, portError } from '../../src/support/system-errors.js';
 
 const systemError = (code: string, syscall: string, extra: Record<string, unknown> = {}) =>
   Object.assign(new Error(`${code}: ${syscall}`), { code, syscall, errno: -1, ...extra });

@@ -1,6 +1,6 @@
 import { CliError } from '../../errors.js';
 import type { Settings } from '../../settings/resolve.js';
-import { shellWord } from '../../shell-word.js';
+import { shellWord } from '../../support/shell-word.js';
 
 // The commands a hint tells the user to run must work as printed: reach the same service and
 // organization as the command that printed them, and with --sandbox, not send anyone to an

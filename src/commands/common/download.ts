@@ -5,7 +5,7 @@ import type { Context } from '../../context.js';
 import { checkDestination, type Destination } from '../../core/destination.js';
 import type { DownloadOptions as CoreDownloadOptions, DownloadProgress, DownloadResult } from '../../core/download.js';
 import { UsageError } from '../../errors.js';
-import { shellWord } from '../../shell-word.js';
+import { shellWord } from '../../support/shell-word.js';
 import { formatBytes } from '../../ui/format.js';
 import type { DownloadSummary } from '../../ui/tables.js';
 import { parseByteSize } from './options.js';

@@ -5,7 +5,7 @@ import { isatty, ReadStream } from 'node:tty';
 import { promisify } from 'node:util';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
-import { fromSystemError } from '../../system-errors.js';
+import { fromSystemError } from '../../support/system-errors.js';
 
 // What a command reads from stdin or from a file the user named, each read with a bound: a file
 // may be /dev/zero, a pipe may never end.

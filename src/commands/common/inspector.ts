@@ -1,4 +1,4 @@
-import { isSystemError, portError } from '../../system-errors.js';
+import { isSystemError, portError } from '../../support/system-errors.js';
 import type { ListenerObserver } from '../../webhook/listener.js';
 import { DeliveryLog } from '../../webhook/inspector/log.js';
 import { logObserver } from '../../webhook/inspector/observer.js';

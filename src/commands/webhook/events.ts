@@ -3,7 +3,7 @@ import type { Context, Runner } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { eventDetailText } from '../../ui/event-detail.js';
 import { JsonText } from '../../ui/output.js';
-import { inertJson } from '../../ui/terminal-safe.js';
+import { inertJson } from '../../support/outside-text.js';
 import { eventsTable } from '../../ui/webhook.js';
 import { CATALOGUE, type EventSpec } from '../../webhook/catalogue.js';
 import { eventDetail, exampleAction } from '../../webhook/event-detail.js';

@@ -2,8 +2,8 @@ import type { Command } from 'commander';
 import type { Context, Runner } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { redactUrl } from '../../api/redact.js';
-import { readingReason } from '../../system-errors.js';
-import { terminalSafe } from '../../ui/terminal-safe.js';
+import { readingReason } from '../../support/system-errors.js';
+import { inertText } from '../../support/outside-text.js';
 import { DEFAULT_KEEP } from '../../webhook/inspector/log.js';
 import { targetUrl } from '../../webhook/target-url.js';
 import { checkedSecret, envSecret, examples, parsePort, parsePositiveInt, parseSeconds } from '../common/options.js';
@@ -41,10 +41,10 @@ async function inspect(context: Context, dir: string, options: InspectOptions): 
   const { readSavedLog } = await import('../../webhook/inspector/saved.js');
   const { openInspector } = await import('../common/inspector.js');
   const saved = await readSavedLog(dir, options.keep, secrets).catch((error: unknown) => {
-    throw new UsageError(`cannot read deliveries from ${terminalSafe(dir)}: ${readingReason(error)}`, { hint: 'name a directory written by `webhook listen --save`' });
+    throw new UsageError(`cannot read deliveries from ${inertText(dir)}: ${readingReason(error)}`, { hint: 'name a directory written by `webhook listen --save`' });
   });
   const { log, unreadable, total } = saved;
-  if (total === 0 && unreadable.length === 0) throw new UsageError(`no saved deliveries (*.http) in ${terminalSafe(dir)}`, { hint: 'name a directory written by `webhook listen --save`' });
+  if (total === 0 && unreadable.length === 0) throw new UsageError(`no saved deliveries (*.http) in ${inertText(dir)}`, { hint: 'name a directory written by `webhook listen --save`' });
   const forward = target === undefined ? undefined : { target, timeoutMs: (options.forwardTimeout ?? 30) * 1000, headers: [] };
   const shownTarget = target === undefined ? undefined : redactUrl(target);
   const inspector = await openInspector(
@@ -57,7 +57,7 @@ async function inspect(context: Context, dir: string, options: InspectOptions): 
   context.defer(() => inspector.close());
   for (const { name, reason } of unreadable.slice(0, UNREADABLE_NAMED)) {
     // Most reasons say it already ("not a saved delivery (no svc-migrate header)"); a link or a FIFO's do not.
-    out.warn(`${terminalSafe(name)}: ${terminalSafe(reason.startsWith('not a saved delivery') ? reason : `not a saved delivery (${reason})`)}`);
+    out.warn(`${inertText(name)}: ${inertText(reason.startsWith('not a saved delivery') ? reason : `not a saved delivery (${reason})`)}`);
   }
   if (unreadable.length > UNREADABLE_NAMED) {
     out.warn(`${unreadable.length - UNREADABLE_NAMED} more files are not saved deliveries (the --json start line names them all)`);
@@ -65,7 +65,7 @@ async function inspect(context: Context, dir: string, options: InspectOptions): 
   const start: InspectStart = { url: inspector.url, directory: dir, deliveries: total, listed: log.list().length, unreadable };
   out.line(start, (info) => {
     const older = info.listed < info.deliveries ? ` (the newest ${info.listed})` : '';
-    return `${info.deliveries} saved deliver${info.deliveries === 1 ? 'y' : 'ies'}${older} in ${terminalSafe(info.directory)}: ${info.url}`;
+    return `${info.deliveries} saved deliver${info.deliveries === 1 ? 'y' : 'ies'}${older} in ${inertText(info.directory)}: ${info.url}`;
   });
   await new Promise<void>((resolve) => {
     if (context.signal.aborted) return resolve();

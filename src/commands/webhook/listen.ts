@@ -4,9 +4,9 @@ import type { Context, Runner } from '../../context.js';
 import { CliError, ExitCode, InterruptedError, UsageError } from '../../errors.js';
 import { redactUrl } from '../../api/redact.js';
 import { isLoopbackHost } from '../../api/transport-policy.js';
-import { isSystemError, portError } from '../../system-errors.js';
-import { terminalSafe } from '../../ui/terminal-safe.js';
-import { shellWord } from '../../shell-word.js';
+import { isSystemError, portError } from '../../support/system-errors.js';
+import { inertText } from '../../support/outside-text.js';
+import { shellWord } from '../../support/shell-word.js';
 import { deliveryJson, deliveryLine, forwardJson, forwardLine, rejectionLine } from '../../ui/webhook.js';
 import { type EventFilter, parseEventFilter } from '../../webhook/catalogue.js';
 import { parseForwardHeaders, shownHeader } from '../../webhook/forward-headers.js';
@@ -107,7 +107,7 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
       if (error instanceof StoreError) throw new UsageError(error.message, error.hint === undefined ? {} : { hint: error.hint });
       throw error;
     }
-    const where = terminalSafe(store.resolved === resolve(options.save) ? options.save : `${options.save} (${store.resolved})`);
+    const where = inertText(store.resolved === resolve(options.save) ? options.save : `${options.save} (${store.resolved})`);
     if (store.tightened) out.warn(`${where} was open to other users; it is now 0700 (saved deliveries hold private payloads)`);
   }
   const inspection =
@@ -174,7 +174,7 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
           () => {},
         );
       },
-      onFault: (error) => out.warn(`could not print or forward a delivery (it was answered and saved): ${terminalSafe((error as Error)?.message ?? String(error))}`),
+      onFault: (error) => out.warn(`could not print or forward a delivery (it was answered and saved): ${inertText((error as Error)?.message ?? String(error))}`),
       onFinishingForwards: (waiting) => out.info(finishingLine(waiting, shownTarget ?? '', options.forwardTimeout ?? 30, retries, context.signal.aborted)),
       forwarding: forwardingLines(context, shownTarget ?? '', options.save, givenUp),
     },
@@ -189,7 +189,7 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
     out.essential(`inspector on ${inspection.inspector.url}`);
   }
   const forwardNotes = [
-    forwardHeaders.length > 0 ? `each forward adds ${terminalSafe(forwardHeaders.map(shownHeader).join(', '))}` : '',
+    forwardHeaders.length > 0 ? `each forward adds ${inertText(forwardHeaders.map(shownHeader).join(', '))}` : '',
     retries > 0 ? `a failed forward is tried again up to ${retries} time${retries > 1 ? 's' : ''}` : '',
   ].filter(Boolean);
   if (forwardNotes.length > 0) out.info(forwardNotes.join('; '));
@@ -211,7 +211,7 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
   const unforwarded = givenUp.count > 0 ? notForwarded(givenUp, shownTarget ?? '', target === shownTarget, options.save) : undefined;
   // Ctrl-C ends a receiver as it ends any command: exit 130 (the summary above says what it got).
   if (interrupted) {
-    if (unforwarded) out.warn(terminalSafe(`${unforwarded.message}; ${unforwarded.hint}`));
+    if (unforwarded) out.warn(inertText(`${unforwarded.message}; ${unforwarded.hint}`));
     throw new InterruptedError('');
   }
   // A session that ended as asked, but with a delivery its app never got, is no success.
@@ -225,7 +225,7 @@ function printDelivery(context: Context, delivery: ReceivedDelivery, secretCount
   try {
     out.lineOf(() => deliveryJson(delivery), () => deliveryLine(delivery, out.theme, secretCount));
   } catch (error) {
-    out.warn(`delivery ${terminalSafe(delivery.id)} (${terminalSafe(delivery.event)}) was accepted, but cannot be printed: ${terminalSafe((error as Error).message)}`);
+    out.warn(`delivery ${inertText(delivery.id)} (${inertText(delivery.event)}) was accepted, but cannot be printed: ${inertText((error as Error).message)}`);
   }
 }
 
@@ -236,7 +236,7 @@ function printDelivery(context: Context, delivery: ReceivedDelivery, secretCount
  */
 function forwardingLines(context: Context, target: string, saveDir: string | undefined, givenUp: GivenUp): Omit<ForwarderEvents, 'onFault'> {
   const { out } = context;
-  const where = saveDir ? `saved in ${terminalSafe(saveDir)}; \`webhook replay\` can send it later` : 'not saved (use --save to keep such deliveries)';
+  const where = saveDir ? `saved in ${inertText(saveDir)}; \`webhook replay\` can send it later` : 'not saved (use --save to keep such deliveries)';
   return {
     onForward(record) {
       out.jsonLine(forwardJson(record));

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Context, Runner } from '../../context.js';
 import { CliError, ExitCode, InterruptedError, UnavailableError, UsageError } from '../../errors.js';
-import { terminalSafe } from '../../ui/terminal-safe.js';
+import { inertText } from '../../support/outside-text.js';
 import { type ReplayOutcome, replaySaved } from '../../webhook/replay.js';
 import { targetUrl } from '../../webhook/target-url.js';
 import { checkedSecret, examples } from '../common/options.js';
@@ -24,13 +24,13 @@ async function replay(context: Context, path: string, options: ReplayOptions): P
   if (total === 0) throw new UsageError(`no saved deliveries (*.http) in ${path}`);
   context.out.result(outcomes, (list) =>
     list
-      .map((o) => terminalSafe(`${o.file}: ${o.skipped ? `skipped (${o.error})` : o.status === null ? `failed (${o.error})` : `${o.status} in ${o.ms} ms`}`))
+      .map((o) => inertText(`${o.file}: ${o.skipped ? `skipped (${o.error})` : o.status === null ? `failed (${o.error})` : `${o.status} in ${o.ms} ms`}`))
       .join('\n'),
   );
   // What was sent is shown above: a rerun would send those again.
   if (interrupted) {
     const sent = `${outcomes.filter((o) => o.status !== null).length} of ${total} files were sent`;
-    throw new InterruptedError(`interrupted: ${sent}${inFlight ? `, and ${terminalSafe(inFlight)} was being sent (its receiver may have it)` : ''}`);
+    throw new InterruptedError(`interrupted: ${sent}${inFlight ? `, and ${inertText(inFlight)} was being sent (its receiver may have it)` : ''}`);
   }
   const unsent = outcomes.filter((o) => o.status === null && !o.skipped);
   const refused = outcomes.filter((o) => o.status !== null && (o.status < 200 || o.status >= 300));

@@ -1,7 +1,7 @@
 import { type Command, Option } from 'commander';
 import type { Context, Runner } from '../../context.js';
 import { CliError, ExitCode, UsageError } from '../../errors.js';
-import { terminalSafe } from '../../ui/terminal-safe.js';
+import { inertText } from '../../support/outside-text.js';
 import { eventSpec } from '../../webhook/catalogue.js';
 import type { ContentKind } from '../../webhook/delivery.js';
 import { PAYLOAD_LIMIT, sendDelivery } from '../../webhook/send.js';
@@ -48,7 +48,7 @@ async function send(context: Context, options: SendOptions): Promise<SendResult>
     timeoutMs: (options.timeout ?? 30) * 1000,
     signal: context.signal,
   });
-  const outcome: SendResult = { delivery: id, status: result.status, ms: result.ms, response: terminalSafe(result.preview) };
+  const outcome: SendResult = { delivery: id, status: result.status, ms: result.ms, response: inertText(result.preview) };
   context.out.result(outcome, (r) => `sent ${options.event}${options.action ? `.${options.action}` : ''} ${r.delivery}: ${r.status} in ${r.ms} ms${r.response ? ` ${r.response}` : ''}`);
   if (result.status < 200 || result.status >= 300) {
     throw new CliError(`the receiver answered ${result.status}`, ExitCode.Unexpected, { status: result.status });

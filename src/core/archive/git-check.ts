@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ArchiveProblem } from '../../archive-problem.js';
+import type { ArchiveProblem } from './problem.js';
 import { InterruptedError } from '../../errors.js';
 import { childEnvironment } from '../../settings/environment.js';
 import { judgeConfig, parseConfigList } from './git-config.js';

@@ -1,7 +1,7 @@
 import { constants, lstatSync } from 'node:fs';
 import { inflateSync, constants as zlib } from 'node:zlib';
 import type { CliError } from '../../errors.js';
-import { fileError } from '../../system-errors.js';
+import { fileError } from '../../support/system-errors.js';
 
 // The copies of a repository's members the check makes for git: what each kind of file must start
 // with, and what the file system says when two members want one path.

@@ -1,4 +1,4 @@
-import type { ArchiveProblem } from '../../archive-problem.js';
+import type { ArchiveProblem } from './problem.js';
 
 interface InspectedRepository {
   name: string;

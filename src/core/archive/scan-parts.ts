@@ -1,6 +1,6 @@
 import { detached } from './detached.js';
 import { CliError, ExitCode, UsageError } from '../../errors.js';
-import { fileError } from '../../system-errors.js';
+import { fileError } from '../../support/system-errors.js';
 import { type StatsFs, statfsSync } from 'node:fs';
 import { sized } from '../free-space.js';
 import type { ThinRecord } from './metadata-records.js';

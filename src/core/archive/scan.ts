@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { CliError, InterruptedError, UsageError } from '../../errors.js';
-import { ProblemList } from '../../archive-problem.js';
+import { ProblemList } from './problem.js';
 import { GIT_MEMBER, gitMemberUse, memberProblem } from './member-names.js';
 import { MetadataFormatError, MetadataRecordReader } from './metadata-records.js';
 import { type MemberHandler, type TarMember, TarFormatError, TarMemberReader } from './tar-members.js';

@@ -3,7 +3,7 @@ import { type FileHandle, mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { VerificationError } from '../../errors.js';
-import { type ArchiveProblem, describeProblem } from '../../archive-problem.js';
+import { type ArchiveProblem, describeProblem } from './problem.js';
 import { checkCopiedRepository, GitTimeBudget, gitTimeBudgetMs, gitVersion, makeGitHome } from './git-check.js';
 import { pushedTo, type RepositoryHistory } from './repository-history.js';
 import { ExtractionBudget } from './scan-parts.js';

@@ -4,7 +4,7 @@ import { access, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { ApiClient } from '../../api/client.js';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../support/clock.js';
 import { InterruptedError, VerificationError } from '../../errors.js';
 import { expectedContentOf } from '../archive/expected.js';
 import { ArchiveVerificationError, type ExpectedContent, type VerifyReport, verifyArchive } from '../archive/verify.js';

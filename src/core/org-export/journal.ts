@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { CliError } from '../../errors.js';
-import { makeDirectory } from '../../make-directory.js';
-import { fileError, isSystemError } from '../../system-errors.js';
+import { makeDirectory } from '../../support/make-directory.js';
+import { fileError, isSystemError } from '../../support/system-errors.js';
 import { replaceFile } from '../exclusive-files.js';
 
 /** The journal's name inside the output directory. */

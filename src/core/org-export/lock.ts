@@ -4,7 +4,7 @@ import { link, lstat, open, readFile, rename, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { type CliError, UsageError } from '../../errors.js';
-import { fileError, isSystemError } from '../../system-errors.js';
+import { fileError, isSystemError } from '../../support/system-errors.js';
 
 // One run per output directory. Two runs of one export at once would each write the journal over
 // the other's and fetch the same archives into the same files; the second is refused instead.

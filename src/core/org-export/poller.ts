@@ -1,7 +1,7 @@
 import type { ApiClient } from '../../api/client.js';
 import { getMigration, listMigrations } from '../../api/migrations.js';
 import type { Migration } from '../../api/types.js';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../support/clock.js';
 import { InterruptedError, UnavailableError, WaitTimeoutError } from '../../errors.js';
 import { defaultPollIntervalMs, MAX_FAILING_MS } from '../wait.js';
 

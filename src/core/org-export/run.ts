@@ -1,9 +1,9 @@
 import type { ApiClient } from '../../api/client.js';
 import { deleteArchive } from '../../api/migrations.js';
 import type { StartMigrationBody } from '../../api/types.js';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../support/clock.js';
 import { CliError, ExitCode, InterruptedError, MigrationFailedError, NotFoundError, VerificationError } from '../../errors.js';
-import { fromSystemError } from '../../system-errors.js';
+import { fromSystemError } from '../../support/system-errors.js';
 import { releaseMessage, unlockFailure, unlockRepositories } from '../unlock.js';
 import {
   archivePathOf,

@@ -1,7 +1,7 @@
 import type { ApiClient } from '../../api/client.js';
 import { listAllMigrations, startMigration } from '../../api/migrations.js';
 import type { Migration, StartMigrationBody } from '../../api/types.js';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../support/clock.js';
 import { UnavailableError, ValidationError } from '../../errors.js';
 import type { BatchRecord, BatchState, OrgExportEvent, SkippedRepository } from './journal.js';
 

@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { formatBytes } from '../../byte-size.js';
+import { formatBytes } from '../../support/byte-size.js';
 import { type ContentKind, contentKind, payloadText } from '../delivery.js';
 import { type DeliveryLog, type DeliverySummary, type InspectedDelivery, summaryOf } from './log.js';
 import { headerValue } from './observer.js';

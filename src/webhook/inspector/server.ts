@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { isLoopbackHost } from '../../api/transport-policy.js';
 import { CliError, ExitCode } from '../../errors.js';
-import { PACKAGE_ROOT } from '../../package-root.js';
+import { PACKAGE_ROOT } from '../../support/package-root.js';
 import { withoutPort } from '../receiver.js';
 import { type DeliveryLog, type InspectedDelivery } from './log.js';
 import { detailOf, droppedText, listEntry, type PageSource, renderPage } from './page.js';

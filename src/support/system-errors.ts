@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { CliError, ExitCode } from './errors.js';
+import { CliError, ExitCode } from '../errors.js';
 
 /**
  * The one table from operating-system errors (errno codes) to what the user reads and the exit
