@@ -35,7 +35,7 @@ export function register(program: Command, run: Runner): void {
   program
     .command('completion')
     .description('print the shell completion script (bash, zsh or fish)')
-    .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(SHELLS))
+    .addArgument(new Argument('<shell>', 'the shell').choices(SHELLS))
     .addHelpText(
       'after',
       examples([

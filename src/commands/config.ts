@@ -5,7 +5,7 @@ import { UsageError } from '../errors.js';
 import { examples } from './common/options.js';
 import { checkedConfigValue, CONFIG_KEYS, type ConfigKey, openSettingsStore, readStoredSettings } from '../settings/store.js';
 
-const keyArgument = () => new Argument('<key>', 'org, baseUrl, apiVersion or caFile').choices(CONFIG_KEYS);
+const keyArgument = () => new Argument('<key>', 'the setting').choices(CONFIG_KEYS);
 
 export function register(program: Command, run: Runner): void {
   const config = program

@@ -132,7 +132,7 @@ export function register(program: Command, run: Runner): void {
   const command = program
     .command('export')
     .description('the whole job: start an export, wait, download the archive, then optionally unlock and clean up')
-    .argument('[repos...]', 'repositories as <repo> (of --org) or <owner>/<repo>');
+    .argument('[repos...]', 'repositories: name (of --org) or owner/name');
   addStartOptions(command);
   addDownloadOptions(command)
     .option('--unlock', 'unlock the repositories once the archive is verified on disk')
@@ -141,7 +141,7 @@ export function register(program: Command, run: Runner): void {
   addWaitOptions(command)
     .option('--output-dir <dir>', 'export in batches into DIR (migration-<id>.tar.gz each, and a journal to resume from)')
     .option('--batch-size <n>', 'with --output-dir: repositories per migration (default 50)', parsePositiveInt)
-    .option('--parallel <n>', 'with --output-dir: migrations running at once (default 4)', parsePositiveInt)
+    .option('--parallel <n>', 'with --output-dir: migrations and downloads at once (default 4)', parsePositiveInt)
     .option('--restart', 'with --output-dir: plan anew even if DIR holds the journal of another export')
     .option('--dry-run', 'with --output-dir: print the plan and what the journal says is done; send nothing')
     .addHelpText(

@@ -63,7 +63,7 @@ export function register(program: Command, run: Runner): void {
   const command = program
     .command('start')
     .description('start a migration export of repositories')
-    .argument('[repos...]', 'repositories as <repo> (of --org) or <owner>/<repo>');
+    .argument('[repos...]', 'repositories: name (of --org) or owner/name');
   addStartOptions(command).option('--wait', 'wait until the export is done');
   addWaitOptions(command)
     .addHelpText(

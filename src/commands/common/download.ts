@@ -22,9 +22,9 @@ export function addDownloadOptions(command: Command): Command {
   return command
     .option('-o, --output <file>', 'where to save the archive (default migration-<id>.tar.gz; a directory holds that name); - for stdout')
     .option('--force', 'overwrite an existing file')
-    .option('--no-checksum', 'skip the sha256 (a little faster)')
+    .option('--no-checksum', 'skip the sha256 and write no <file>.sha256 (a little faster)')
     .option('--no-verify', 'UNSAFE: skip checking the archive after the download (see `archive verify`)')
-    .option('--max-size <bytes>', 'largest archive accepted when storage announces no length (default 100G; less when the disk has less free)', parseByteSize);
+    .option('--max-size <bytes>', 'largest archive accepted when storage announces no length, e.g. 500M (default 100G; less when the disk has less free)', parseByteSize);
 }
 
 /**

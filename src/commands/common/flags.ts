@@ -62,7 +62,7 @@ export function showing(count: number, total: number | undefined, what: string, 
 
 export function addWaitOptions(command: Command): Command {
   return command
-    .option('--interval <seconds>', 'poll every N seconds (default: 5 s, then 30-60 s after a minute)', parseSeconds)
+    .option('--interval <seconds>', 'poll at this fixed pace (default: 5 s, then 30-60 s after a minute)', parseSeconds)
     .option('--timeout <duration>', 'give up waiting after e.g. 90m or 2h (exit 7)');
 }
 

@@ -323,16 +323,16 @@ export function register(webhook: Command, run: Runner): void {
     )
     .addOption(suggest(new Option('--events <list>', 'only these events or event.action pairs, comma separated'), eventNames, true))
     .option('--forward-to <url>', 're-post each delivery here: a URL, host:port[/path], port[/path] or /path (this machine)')
-    .option('--forward-timeout <seconds>', 'timeout of each forward attempt (default 30)', parseSeconds)
-    .option('--forward-retries <n>', 'try a failed forward (no answer, or not 2xx) again up to n times, waiting longer each time (default 0)', parseRetries)
-    .option('--forward-header <header>', 'add \'Name: value\' to every forward; repeat for more', (value: string, previous: string[] = []) => [...previous, value])
+    .option('--forward-timeout <seconds>', 'time limit of each forward attempt (default 30)', parseSeconds)
+    .option('--forward-retries <n>', 'try a failed forward (no answer, or not 2xx) again up to n times, waiting longer each time (default 0; needs --forward-to)', parseRetries)
+    .option('--forward-header <header>', 'add \'Name: value\' to every forward; repeat for more (needs --forward-to)', (value: string, previous: string[] = []) => [...previous, value])
     .option('--save <dir>', 'save each accepted delivery (headers + raw body) before answering')
     .option('--max-deliveries <n>', 'exit after n accepted deliveries: 0, or 1 if one was not forwarded', parsePositiveInt)
     .option('--no-dedupe', 'treat redeliveries (same X-Service-Delivery) as new')
     .option('--forward-queue <n>', 'deliveries waiting to be forwarded, at most; beyond, they are saved but not forwarded', parsePositiveInt, 1000)
     .option('--max-connections <n>', 'connections open at once; more are closed on arrival', parsePositiveInt, DEFAULT_MAX_CONNECTIONS)
     .option('--inspect [port]', 'also serve a live page of the deliveries on 127.0.0.1 (default: a free port)', parsePort)
-    .option('--inspect-keep <n>', `deliveries the page keeps in memory (default ${DEFAULT_KEEP})`, parsePositiveInt)
+    .option('--inspect-keep <n>', `deliveries the page keeps in memory (default ${DEFAULT_KEEP}; needs --inspect)`, parsePositiveInt)
     .addHelpText(
       'after',
       examples([

@@ -63,10 +63,10 @@ export function register(webhook: Command, run: Runner): void {
     .requiredOption('--url <url>', 'where to post it: a URL, host:port[/path], port[/path] or /path (this machine)')
     .addOption(suggest(new Option('--event <event>', 'the event name (X-Service-Event)').makeOptionMandatory(), eventNames))
     .option('--action <action>', 'set the payload\'s action')
-    .option('--payload <file>', 'JSON payload (default: a published example of the event)')
+    .option('--payload <file>', 'JSON payload, at most 25 MB (default: the example `webhook events <event> --example` prints)')
     .option('--secret <secret>', 'sign with this secret (env SVC_WEBHOOK_SECRET); unsigned without one')
-    .addOption(new Option('--content-type <type>', 'json or form').choices(['json', 'form']).default('json'))
-    .option('--timeout <seconds>', 'give up after (default 30)', parseSeconds)
+    .addOption(new Option('--content-type <type>', 'body encoding').choices(['json', 'form']).default('json'))
+    .option('--timeout <seconds>', 'give up after this many seconds (default 30)', parseSeconds)
     .addHelpText(
       'after',
       examples([
