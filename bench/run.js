@@ -91,7 +91,7 @@ const downloadNodes = downloads.map((key) => results[key].node).join(', ') || 'n
 const when = keyed.map((key) => `${key} ${results[key].measured}${results[key].load ? ` (load ${results[key].load})` : ''}`).join(', ');
 const machines = [...new Set(keyed.map((key) => results[key].machine))].join(' and ');
 const opening = [
-  `- **Over HTTPS on loopback**, as every user's download goes: the sandbox serves the API and the archive storage with TLS, its authority trusted by file (\`SVC_CA_FILE\`), and curl (\`--cacert\`) and the Node floor download from the same server in the same run; rows marked *plain HTTP* are no user's path, and the listing, polling, verify, receiver and org-export suites talk plain HTTP as before.`,
+  `- **Over HTTPS on loopback**, as every user's download goes: the sandbox serves the API and the archive storage with TLS, its authority trusted by file (\`SVC_CA_FILE\`), and curl (\`--cacert\`) and the Node floor download from the same server in the same run; rows marked *plain HTTP* are no user's path; the listing, polling, verify, receiver and org-export suites talk plain HTTP.`,
   `- **Node**: the download rows were measured on Node ${downloadNodes} (\`node bench/run.js --node PATH download\`: what is measured runs on that Node, the sandbox and the harness on one Node for all).`,
   `- **Machine**: a virtual machine with ${machines}, shared with other work: the load average when each suite ran is below; on two cores a second job moves a figure by up to 2×.`,
   '- **A row\'s ratio** is ours ÷ the baseline beside it, each a median of runs taken in the same minutes in a rotating order: below 1, svc-migrate took less time (or memory) than the baseline.',

@@ -1,4 +1,7 @@
 #!/usr/bin/env node
+// The installed command. It runs dist/cli.js, the bundle of src/main.ts that `npm run build` makes
+// after tsc (scripts/bundle.js says why a bundle): the package ships the dist/cli*.js files and
+// their maps, not tsc's modules.
 import { mkdirSync } from 'node:fs';
 import module from 'node:module';
 import { tmpdir } from 'node:os';

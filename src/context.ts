@@ -12,6 +12,10 @@ import { Prompter } from './ui/prompt.js';
 import type { Sandbox, SandboxOptions } from './sandbox/server.js';
 import { USER_AGENT } from './support/version.js';
 
+// What every command needs (Context, the Runner that hands it over, the Factory it is made from)
+// sits here, below the commands, rather than in program.ts: commands import nothing above them, and
+// no import circle runs through the program (test/unit/import-cycles.test.ts).
+
 /**
  * What a command's dependencies are made from, injected from the top (as the GitHub CLI's Factory):
  * the process entry point uses the real ones, the in-process test harness swaps in a movable clock.

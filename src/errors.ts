@@ -1,3 +1,7 @@
+// One error family, one mapping to exit codes. A command may catch a CliError to reword it, but
+// never prints it or exits: main.ts has the Output print it (`error:`/`hint:`, or one JSON line with
+// --json) and returns its code. Any other error is a bug of ours: exit 1, "please report".
+
 /** Exit codes of docs/cli.md, one table for the whole program. */
 export const ExitCode = {
   Ok: 0,

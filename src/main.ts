@@ -10,6 +10,10 @@ import { colorChoice } from './settings/resolve.js';
 import { fileError, fromSystemError } from './support/system-errors.js';
 import { Output } from './ui/output.js';
 
+// The entry point. run() takes argv and an Io and returns an exit code without touching the
+// process, so tests run the whole program in-process (test/helpers/run-cli.ts) as the binary runs
+// it; main() alone wires the process's signals and streams to it and sets exitCode.
+
 /** Runs one invocation and returns its exit code; never exits the process itself. */
 export async function run(
   argv: string[],

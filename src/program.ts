@@ -19,6 +19,10 @@ import type { Io } from './io.js';
 import type { GlobalFlags } from './settings/resolve.js';
 import { VERSION } from './support/version.js';
 
+// The commander tree: global options, grouped help, and one register() per command module. The
+// Runner here gives each command its Context and restates every error's hint for this command line
+// (commands/common/command-line.ts), so the commands a hint names reach the same service.
+
 const WORKFLOW = `
 Typical workflow:
   svc-migrate start repo-a repo-b --lock     start an export of two repositories

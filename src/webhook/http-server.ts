@@ -1,9 +1,13 @@
 import { createServer, type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 
-// The receiver's HTTP server: node:http (llhttp) reads the requests and frames them, with its own
-// bounds on heads and waits; what this module adds sits above HTTP: bodies read with a limit,
-// chunk framing that may not outweigh the data it frames, and every body held counted against one
-// bound for the whole server.
+// The receiver's HTTP server. node:http (llhttp) reads and frames every request, with its own
+// bounds on heads and waits, and refuses what is ambiguous (a Transfer-Encoding with a
+// Content-Length, two lengths, a malformed chunk line, a bare CR or LF, a folded line) with 400 and
+// the connection closed, so no byte of one request is read as the start of another. A hand-written
+// server on node:net was faster and was dropped: fed the same bytes, it accepted chunk-size lines
+// and a Transfer-Encoding value that llhttp refuses, and served what was pipelined behind them.
+// What this module adds sits above HTTP: bodies read with a limit, chunk framing that may not
+// outweigh the data it frames, and every body held counted against one bound for the whole server.
 
 /** A connection, as node:http hands it over. */
 type Socket = IncomingMessage['socket'];

@@ -7,6 +7,9 @@ import { headerValue } from './observer.js';
 // The inspector's page as the server renders it: the list as it stands, which web/inspector.js then
 // keeps live. Everything from a delivery is escaped here, and drawn as text by the script: none of it
 // is ever markup. web/inspector.js draws a row exactly as `row` does (the browser test compares them).
+// No framework and no build step: the page is a list, one detail view and a tree, which the DOM's
+// createElement, textContent and <details> draw; a framework would add a build and a dependency to
+// audit for nothing the page needs.
 
 /** What the page says about where its deliveries come from; nothing secret (no secret, no credential). */
 export interface PageSource {
