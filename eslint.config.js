@@ -127,8 +127,13 @@ export default tseslint.config(
     files: ['src/api/**'],
     rules: restrict(
       [...decoration, cli],
-      [decorationPattern, { ...upward, group: [...upward.group, '**/core/*'], message: 'src/api/ imports only errors, clock and its own files' }],
+      [decorationPattern, { ...upward, group: [...upward.group, '**/core/*'], message: 'src/api/ imports only errors, support/ and its own files' }],
     ),
+  },
+  {
+    // Leaf helpers any layer may use: they must stay leaves, or a layer would reach another through them.
+    files: ['src/support/**'],
+    rules: restrict([http, ...decoration, cli], [decorationPattern, { regex: '^\\.\\./(?!errors\\.js$)', message: 'src/support/ holds leaf helpers: they import node, each other and errors.ts only' }]),
   },
   {
     // The renderers draw what core returns: they may name its types, never run it or a command.
