@@ -6,6 +6,9 @@ import { defineConfig } from 'vitest/config';
 // No test may touch the developer's real configuration or token.
 const home = mkdtempSync(join(tmpdir(), 'svc-migrate-test-home-'));
 
+/** The folders whose tests start no process and no browser. */
+const QUICK = ['test/unit/**/*.test.ts', 'test/core/**/*.test.ts', 'test/commands/**/*.test.ts', 'test/api/**/*.test.ts'];
+
 const shared = {
   testTimeout: 20_000,
   hookTimeout: 20_000,
@@ -31,17 +34,26 @@ export default defineConfig({
     // default (one worker) leaves the machine idle half the time.
     maxWorkers: 3,
     projects: [
-      // One module graph per worker instead of a fresh fork and imports for each file: that alone
-      // halves what the unit files cost.
-      { test: { ...shared, name: 'unit', include: ['test/unit/**/*.test.ts'], isolate: false } },
-      // The rest shares modules too; what a test starts (sandboxes, listeners) ends after it
-      // (test/helpers/cleanup.ts), and each file's own servers and children in its own hooks.
+      // What starts no process and no browser (test/helpers/no-process.ts refuses them): `npm run
+      // test:quick`. One module graph per worker instead of a fresh fork and imports for each file.
+      {
+        test: {
+          ...shared,
+          name: 'quick',
+          include: QUICK,
+          isolate: false,
+          setupFiles: ['test/helpers/no-process.ts', 'test/helpers/cleanup.ts'],
+        },
+      },
+      // The rest: the built binary, git, tar, bsdtar, Chromium, pseudo-terminals. It shares modules
+      // too; what a test starts (sandboxes, listeners) ends after it (test/helpers/cleanup.ts), and
+      // each file's own servers and children in its own hooks.
       {
         test: {
           ...shared,
           name: 'behaviour',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/unit/**'],
+          exclude: QUICK,
           isolate: false,
           setupFiles: ['test/helpers/cleanup.ts'],
         },
