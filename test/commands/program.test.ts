@@ -74,6 +74,7 @@ describe('auth', () => {
     });
     await refused(['auth', 'login', '--with-token', '--org', 'acme corp'], '"acme corp" is not an organization name');
     await refused(['auth', 'login', '--with-token', '--base-url', 'api.example.com'], 'baseUrl must be an absolute URL such as https://api.example.com, not "api.example.com"');
+    await refused(['auth', 'login', '--with-token', '--org', 'octo-org', '--base-url', 'ftp://example.test'], 'baseUrl must be http(s), not ftp:');
     // From the environment they are not stored, so not checked as stored values.
     expect(await options(['auth', 'login', '--with-token'], { env: { SVC_ORG: 'acme corp' } })).toEqual({ withToken: true });
   });

@@ -108,7 +108,27 @@ describe('webhook listen', () => {
     await refused([...forward, '--forward-header', 'X-Env: a\u0085b'], /holds a control character, which no header value can/);
     await refused([...forward, '--forward-header', 'Connection: close'], /a field of the connection/);
     await refused([...forward, '--forward-header', 'X-Service-Event: push'], /would replace the delivery's own X-Service-Event/);
-    await refused(['webhook', 'listen', '--forward-to', 'http://u:p@localhost:3000/', '--forward-header', 'Authorization: Bearer x'], /would replace the user and password of --forward-to/);
+    const credentials = await refused(['webhook', 'listen', '--forward-to', 'http://u:pw@localhost:3000/', '--forward-header', 'Authorization: Bearer s3cr3t-value'],
+      /would replace the user and password of --forward-to/);
+    expect(credentials.stderr).not.toContain('s3cr3t-value');
+  });
+
+  it.each([
+    ['Host: example.test', /--forward-header "Host: example.test" names Host, a field of the connection/],
+    ['Content-Length: 5', /names Content-Length, a field of the connection/],
+    ['Transfer-Encoding: chunked', /names Transfer-Encoding, a field of the connection/],
+    ['connection: close', /names connection, a field of the connection/],
+    ['X-Hub-Signature-256: sha256=00', /would replace the delivery's own X-Hub-Signature-256/],
+    ['X-Service-Event: push', /would replace the delivery's own X-Service-Event/],
+    ['Content-Type: text/plain', /would replace the delivery's own Content-Type/],
+    ['User-Agent: mine', /would replace the delivery's own User-Agent/],
+    ['Bearer s3cr3t-value', /a --forward-header value has no colon/],
+    ['X Token: s3cr3t-value', /--forward-header "X Token: …" is not a header field/],
+    ['X-Token:', /--forward-header "X-Token: \[REDACTED\]" has no value/],
+    ['X-Token: s3cr3t-value\r\nX-Evil: 1', /--forward-header "X-Token: \[REDACTED\]" holds a control character/],
+  ])('--forward-header %j is a usage error naming the flag, showing no credential', async (header, message) => {
+    const result = await refused(['webhook', 'listen', '--forward-to', '3000', '--forward-header', 'X-Ok: 1', '--forward-header', header], message, /\nhint: /);
+    expect(result.stderr).not.toContain('s3cr3t-value');
   });
 
   it('--inspect: a free port unless given, and --inspect-keep only with it', async () => {
@@ -158,6 +178,8 @@ describe.each(Object.keys(TARGET_FLAGS))('%s: one rule for where deliveries go',
     ['example.test/hooks', /takes a URL, a port or a path/],
     ['http://', /takes a URL, a port or a path/],
     ['http://[::1', /takes a URL, a port or a path/],
+    ['http://[', /takes a URL, a port or a path/],
+    ['99999', /takes a URL, a port or a path/],
     ['alice:s3cr3t@localhost:3000/p', /not "REDACTED@localhost:3000\/p"/],
     ['http:/localhost:3000/p', /not "http:\/localhost:3000\/p"/],
     ['//alice:s3cr3t@localhost:3000/p', /not "\/\/REDACTED@localhost:3000\/p": a URL needs its scheme: write http:\/\/ or https:\/\/ before the host/],
@@ -165,6 +187,22 @@ describe.each(Object.keys(TARGET_FLAGS))('%s: one rule for where deliveries go',
     const result = await refused(args(given), why, 'a port or path alone means this machine (http://localhost); write a full URL for https or another host');
     expect(result.stderr).toContain(`error: ${flag} takes a URL, a port or a path`);
     expect(result.stderr).not.toContain('s3cr3t');
+  });
+});
+
+describe('a secret of spaces alone, or a line break from a command substitution, is no secret', () => {
+  it.each([
+    [['webhook', 'listen', '--secret', '  ']],
+    [['webhook', 'send', '--url', '1', '--event', 'ping', '--secret', ' ']],
+    [['webhook', 'verify', '--signature', 'sha256=00', '--secret', ' ']],
+    [['webhook', 'replay', '.', '--url', '1', '--resign', '--secret', '\n']],
+    [['webhook', 'inspect', '.', '--secret', '\t']],
+  ])('%j', async (args) => {
+    await refused(args, '--secret is only whitespace');
+  });
+
+  it.each([['listen'], ['send', '--url', '1', '--event', 'ping'], ['verify', '--signature', 'sha256=00'], ['inspect', '.']])('SVC_WEBHOOK_SECRET of a line break: webhook %s', async (...args) => {
+    await refused(['webhook', ...args], 'SVC_WEBHOOK_SECRET is only whitespace', undefined, { env: { SVC_WEBHOOK_SECRET: '\n' } });
   });
 });
 
