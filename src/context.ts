@@ -41,8 +41,33 @@ export const defaultFactory: Factory = {
   },
 };
 
-/** Runs a command body with a freshly built Context and always disposes it. */
-export type Runner = (command: Command, body: (context: Context) => Promise<void>) => Promise<void>;
+// The seam between reading a command's options and running it (the GitHub CLI's `NewCmdX(f, runF)`).
+// Every command's action hands the Runner two functions: `parse`, which turns what commander read
+// into the command's typed options and makes every check of them that needs no I/O (no network, no
+// file, no prompt, no Context: a usage error is found before anything starts), and `body`, which runs
+// with those options and a Context. The Runner (program.ts) calls `parse`, then builds the Context and
+// calls `body`; given `runInstead` (buildProgram, `run` in main.ts) it hands the options to that
+// instead, which is how test/commands/ checks each command's flags and usage errors in-process.
+
+/** What a command's `parse` may check options against besides its own flags: known without I/O. */
+export interface Invocation {
+  /** From the command line and the environment only: the config file is read once the command runs. */
+  settings: Settings;
+  /** `--json id,state`: the fields named. */
+  fields: string[] | undefined;
+  /** stdout is a terminal. */
+  stdoutIsTTY: boolean;
+}
+
+/** Runs a command: `parse` first, then `body` with a freshly built Context, which it always disposes. */
+export type Runner = <O>(
+  command: Command,
+  parse: (invocation: Invocation) => O,
+  body: (context: Context, options: O) => Promise<void>,
+) => Promise<void>;
+
+/** What runs in place of a command's body: the command (`webhook listen`) and the options its `parse` returned. */
+export type RunInstead = (command: string, options: unknown) => Promise<void> | void;
 
 /** What every command gets: resolved settings, the output service and a lazily built API client. */
 export interface Context {

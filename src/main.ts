@@ -2,7 +2,7 @@ import { fstatSync } from 'node:fs';
 import { constants } from 'node:os';
 import { Readable } from 'node:stream';
 import { CommanderError } from 'commander';
-import type { Factory } from './context.js';
+import type { Factory, RunInstead } from './context.js';
 import { CliError, ExitCode, InterruptedError, UsageError } from './errors.js';
 import type { Io } from './io.js';
 import { buildProgram } from './program.js';
@@ -20,10 +20,12 @@ export async function run(
   io: Io,
   signal: AbortSignal = new AbortController().signal,
   factory?: Factory,
+  /** Receives each command's checked options in place of running it (tests; see context.ts). */
+  runInstead?: RunInstead,
 ): Promise<number> {
   argv = withJsonFields(argv);
   const json = argv.includes('--json');
-  const program = buildProgram(io, signal, { json }, factory);
+  const program = buildProgram(io, signal, { json, ...(runInstead ? { runInstead } : {}) }, factory);
   if (argv.length === 0) {
     program.outputHelp();
     return ExitCode.Ok;

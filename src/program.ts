@@ -14,9 +14,9 @@ import { register as registerStatus } from './commands/status.js';
 import { register as registerUnlock } from './commands/unlock.js';
 import { register as registerWebhook } from './commands/webhook/index.js';
 import { restateFailure } from './commands/common/command-line.js';
-import { createContext, defaultFactory, type Factory, type Runner } from './context.js';
+import { createContext, defaultFactory, type Factory, type Runner, type RunInstead } from './context.js';
 import type { Io } from './io.js';
-import type { GlobalFlags } from './settings/resolve.js';
+import { type GlobalFlags, resolveSettings } from './settings/resolve.js';
 import { VERSION } from './support/version.js';
 
 // The commander tree: global options, grouped help, and one register() per command module. The
@@ -46,7 +46,23 @@ function secretsOnCommandLine(command: Command): string[] {
   });
 }
 
-export function buildProgram(io: Io, signal: AbortSignal, options: { json?: boolean } = {}, factory: Factory = defaultFactory): Command {
+/** `webhook listen`: a subcommand's names below the program. */
+function commandPath(command: Command): string {
+  const names: string[] = [];
+  for (let at: Command | null = command; at?.parent; at = at.parent) names.unshift(at.name());
+  return names.join(' ');
+}
+
+/**
+ * The program. `runInstead`, when given, receives each command's checked options in place of
+ * running it (the seam described in context.ts): no Context, no request, no sandbox.
+ */
+export function buildProgram(
+  io: Io,
+  signal: AbortSignal,
+  options: { json?: boolean; runInstead?: RunInstead } = {},
+  factory: Factory = defaultFactory,
+): Command {
   const program = new Command('svc-migrate');
   // Before any subcommand is added, so they inherit it (commander copies settings on creation).
   program.exitOverride();
@@ -78,10 +94,21 @@ export function buildProgram(io: Io, signal: AbortSignal, options: { json?: bool
     .option('--insecure', 'allow sending the token over plain HTTP to a host beyond loopback (certificates are always checked)')
     .addHelpText('after', WORKFLOW);
 
-  const run: Runner = async (command, body) => {
-    const context = await createContext(command.optsWithGlobals<GlobalFlags>(), io, signal, secretsOnCommandLine(command), factory);
+  const run: Runner = async (command, parse, body) => {
+    const flags = command.optsWithGlobals<GlobalFlags>();
+    const settings = resolveSettings(flags, io.env, {}, { stdinIsTty: Boolean(io.stdin.isTTY) });
+    let parsed;
     try {
-      await body(context);
+      parsed = parse({ settings, fields: flags.jsonFields?.split(','), stdoutIsTTY: Boolean(io.stdout.isTTY) });
+    } catch (error) {
+      // Restated as the body's failures are: what a hint needs of the settings is on the command line.
+      restateFailure(error, settings);
+      throw error;
+    }
+    if (options.runInstead) return options.runInstead(commandPath(command), parsed);
+    const context = await createContext(flags, io, signal, secretsOnCommandLine(command), factory);
+    try {
+      await body(context, parsed);
     } catch (error) {
       // The command a hint names must work as printed: with this run's flags, and never pointing at
       // the in-process sandbox that stops with this run.

@@ -14,17 +14,33 @@ interface VerifyFlags {
   gitCheckTime?: string;
 }
 
-/** Checks an archive on disk; prints the report, then fails with exit 9 if anything is wrong. */
-async function verify(context: Context, file: string, flags: VerifyFlags): Promise<VerifyReport> {
+interface VerifyOptions {
+  file: string;
+  /** Also check that every repository of this migration is in it. */
+  migration?: number;
+  gitCheck: boolean;
+  gitTimeMs?: number;
+}
+
+function parseVerifyOptions(file: string, flags: VerifyFlags): VerifyOptions {
   const gitTimeMs = flags.gitCheckTime === undefined ? undefined : parseDuration(flags.gitCheckTime, '--git-check-time');
   if (gitTimeMs === 0) throw new UsageError('--git-check-time takes a duration above 0 (`--no-git-check` skips the check)');
-  const expected =
-    flags.migration === undefined ? undefined : await expectedContentOf(await context.api(), context.org(), flags.migration);
+  return {
+    file,
+    ...(flags.migration === undefined ? {} : { migration: flags.migration }),
+    gitCheck: flags.gitCheck !== false,
+    ...(gitTimeMs === undefined ? {} : { gitTimeMs }),
+  };
+}
+
+/** Checks an archive on disk; prints the report, then fails with exit 9 if anything is wrong. */
+async function verify(context: Context, { file, migration, gitCheck, gitTimeMs }: VerifyOptions): Promise<VerifyReport> {
+  const expected = migration === undefined ? undefined : await expectedContentOf(await context.api(), context.org(), migration);
   const bar = context.out.progress();
   let report: VerifyReport;
   try {
     report = await verifyArchive(file, {
-      gitCheck: flags.gitCheck !== false,
+      gitCheck,
       ...(gitTimeMs === undefined ? {} : { gitTimeMs }),
       ...(expected ? { expected } : {}),
       signal: context.signal,
@@ -75,9 +91,13 @@ export function register(program: Command, run: Runner): void {
       examples(['svc-migrate archive verify migration-4242.tar.gz', 'svc-migrate archive verify acme.tar.gz --migration 4242 --json']),
     )
     .action((file: string, flags: VerifyFlags, cmd: Command) =>
-      run(cmd, async (context) => {
-        await verify(context, file, flags);
-      }),
+      run(
+        cmd,
+        () => parseVerifyOptions(file, flags),
+        async (context, options) => {
+          await verify(context, options);
+        },
+      ),
     );
   archive
     .command('inspect')
@@ -91,8 +111,12 @@ export function register(program: Command, run: Runner): void {
       ]),
     )
     .action((file: string, _flags: unknown, cmd: Command) =>
-      run(cmd, async (context) => {
-        await inspect(context, file);
-      }),
+      run(
+        cmd,
+        () => ({ file }),
+        async (context, options) => {
+          await inspect(context, options.file);
+        },
+      ),
     );
 }

@@ -1,23 +1,40 @@
 import type { Command } from 'commander';
-import { clientOptions, type Context, type Runner } from '../context.js';
+import { clientOptions, type Context, type Invocation, type Runner } from '../context.js';
 import { checkToken, type TokenCheck } from '../core/auth.js';
 import { AuthError, CliError, ExitCode, InterruptedError, UsageError } from '../errors.js';
 import { INPUT_LIMITS, readStdin } from './common/input.js';
 import { examples } from './common/options.js';
 import { checkedConfigValue, openSettingsStore } from '../settings/store.js';
 import { type AuthStatus, authStatusLines, tokenHint } from '../ui/auth.js';
+import { promptRefused } from '../ui/prompt.js';
 
-interface LoginOptions {
+interface LoginFlags {
   withToken?: boolean;
 }
+
+interface LoginOptions {
+  withToken: boolean;
+  /** A base URL given as a flag, checked as `config set` checks it: it is stored too. */
+  baseUrl?: string;
+}
+
+/** What is given as a flag is stored: it must pass what `config set` asks of it (a CA file is read when the command runs). */
+function parseLoginOptions(flags: LoginFlags, { settings }: Invocation): LoginOptions {
+  const { org, baseUrl } = settings;
+  if (org.source === 'flag' && org.value) checkedConfigValue('org', org.value);
+  const keptBaseUrl = baseUrl.source === 'flag' && baseUrl.value ? checkedConfigValue('baseUrl', baseUrl.value) : undefined;
+  if (!flags.withToken && !settings.interactive) throw promptRefused(TOKEN_ASKED.what, TOKEN_ASKED.flag);
+  return { withToken: Boolean(flags.withToken), ...(keptBaseUrl === undefined ? {} : { baseUrl: keptBaseUrl }) };
+}
+
+/** How the prompt for a token names what it asks for, and the flag that gives it instead. */
+const TOKEN_ASKED = { what: 'a token', flag: '--with-token (reads the token from stdin)' };
 
 async function readToken(context: Context, withToken: boolean | undefined): Promise<string> {
   if (withToken) {
     return (await readStdin(context, INPUT_LIMITS.token, 'a token')).toString('utf8').trim();
   }
-  return (
-    await context.prompt.secret('Token (classic token of an organization owner)', '--with-token (reads the token from stdin)', 'a token')
-  ).trim();
+  return (await context.prompt.secret('Token (classic token of an organization owner)', TOKEN_ASKED.flag, TOKEN_ASKED.what)).trim();
 }
 
 /** The token checked against the organization (core/auth.ts) with the client every command uses. */
@@ -33,9 +50,7 @@ async function check(context: Context, baseUrl: string, org: string, token: stri
 /** Checks the token, then stores it (and `--org`, `--base-url`, `--ca-file` when given): a rejected token is never stored. */
 async function login(context: Context, options: LoginOptions): Promise<void> {
   const { baseUrl, org, caFile } = context.settings;
-  // What is given as a flag is stored: it must pass what `config set` asks of it.
-  if (org.source === 'flag' && org.value) checkedConfigValue('org', org.value);
-  const keptBaseUrl = baseUrl.source === 'flag' && baseUrl.value ? checkedConfigValue('baseUrl', baseUrl.value) : undefined;
+  const keptBaseUrl = options.baseUrl;
   const keptCaFile = caFile.source === 'flag' && caFile.value ? checkedConfigValue('caFile', caFile.value) : undefined;
   const token = await readToken(context, options.withToken);
   if (!token) throw new UsageError('no token given', { hint: 'echo "$TOKEN" | svc-migrate auth login --with-token' });
@@ -129,17 +144,17 @@ export function register(program: Command, run: Runner): void {
     )
     .description('check a token against the service, then store it (and --org/--base-url/--ca-file when given); hidden prompt on a terminal, or stdin with --with-token')
     .option('--with-token', 'read the token from stdin')
-    .action((options: LoginOptions, command: Command) => run(command, (context) => login(context, options)));
+    .action((flags: LoginFlags, command: Command) => run(command, (invocation) => parseLoginOptions(flags, invocation), login));
 
   auth
     .command('status')
     .addHelpText('after', examples(['svc-migrate auth status', 'svc-migrate auth status --json']))
     .description('check the token against the service; show it (shortened), the base URL and organization, and where each comes from')
-    .action((_options: unknown, command: Command) => run(command, (context) => status(context).then(() => {})));
+    .action((_options: unknown, command: Command) => run(command, () => ({}), (context) => status(context).then(() => {})));
 
   auth
     .command('logout')
     .addHelpText('after', examples(['svc-migrate auth logout']))
     .description('remove the stored token')
-    .action((_options: unknown, command: Command) => run(command, (context) => logout(context)));
+    .action((_options: unknown, command: Command) => run(command, () => ({}), logout));
 }

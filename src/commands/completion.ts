@@ -45,7 +45,7 @@ export function register(program: Command, run: Runner): void {
       ]),
     )
     .action((shell: Shell, _options: unknown, command: Command) =>
-      run(command, async (context) => {
+      run(command, () => ({ shell }), async (context) => {
         context.out.result(completionScript(collect(program), shell), (script) => script.trimEnd());
       }),
     );

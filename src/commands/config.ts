@@ -19,7 +19,7 @@ export function register(program: Command, run: Runner): void {
     .description('print one stored setting')
     .addArgument(keyArgument())
     .action((key: ConfigKey, _options: unknown, command: Command) =>
-      run(command, async (context) => {
+      run(command, () => ({ key }), async (context) => {
         // A key with a default prints it, as the program would use it.
         const value = readStoredSettings(context.settings.configDir)[key] ?? (key === 'apiVersion' ? API_VERSION : undefined);
         if (value === undefined) throw new UsageError(`${key} is not set`, { hint: `svc-migrate config set ${key} <value>` });
@@ -33,11 +33,16 @@ export function register(program: Command, run: Runner): void {
     .addArgument(keyArgument())
     .argument('<value>', 'the value')
     .action((key: ConfigKey, value: string, _options: unknown, command: Command) =>
-      run(command, async (context) => {
-        const store = await openSettingsStore(context.settings.configDir);
-        store.set(key, checkedConfigValue(key, value));
-        context.out.success(`${key} set`);
-      }),
+      run(
+        command,
+        // A CA file is read to be checked, when the command runs; every other value is checked now.
+        () => ({ key, value: key === 'caFile' ? value : checkedConfigValue(key, value) }),
+        async (context, setting) => {
+          const store = await openSettingsStore(context.settings.configDir);
+          store.set(setting.key, setting.key === 'caFile' ? checkedConfigValue(setting.key, setting.value) : setting.value);
+          context.out.success(`${setting.key} set`);
+        },
+      ),
     );
   config
     .command('unset')
@@ -45,7 +50,7 @@ export function register(program: Command, run: Runner): void {
     .description('remove a stored setting')
     .addArgument(keyArgument())
     .action((key: ConfigKey, _options: unknown, command: Command) =>
-      run(command, async (context) => {
+      run(command, () => ({ key }), async (context) => {
         (await openSettingsStore(context.settings.configDir)).delete(key);
         context.out.success(`${key} unset`);
       }),
@@ -55,7 +60,7 @@ export function register(program: Command, run: Runner): void {
     .addHelpText('after', examples(['svc-migrate config list', 'svc-migrate config list --json']))
     .description('print every stored setting (the token is never shown)')
     .action((_options: unknown, command: Command) =>
-      run(command, async (context) => {
+      run(command, () => ({}), async (context) => {
         const stored = readStoredSettings(context.settings.configDir);
         const settings = Object.fromEntries(CONFIG_KEYS.filter((key) => stored[key] !== undefined).map((key) => [key, stored[key]]));
         // Nothing stored: stdout stays empty (as an empty list is), and a note says why on stderr.
@@ -68,7 +73,7 @@ export function register(program: Command, run: Runner): void {
     .addHelpText('after', examples(['svc-migrate config path', 'cat "$(svc-migrate config path)"']))
     .description('print where the settings file is')
     .action((_options: unknown, command: Command) =>
-      run(command, async (context) => {
+      run(command, () => ({}), async (context) => {
         const path = `${context.settings.configDir}/config.json`;
         context.out.result({ path }, () => path);
       }),

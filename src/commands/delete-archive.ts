@@ -1,15 +1,19 @@
 import type { Command } from 'commander';
 import { deleteArchive } from '../api/migrations.js';
 import type { Context, Runner } from '../context.js';
-import { confirmDeletion } from './common/confirm.js';
+import { checkConfirmable, confirmDeletion } from './common/confirm.js';
 import { examples, parseMigrationId } from './common/options.js';
 
-interface DeleteArchiveOptions {
+interface DeleteArchiveFlags {
   yes?: boolean;
 }
 
+interface DeleteArchiveOptions extends DeleteArchiveFlags {
+  id: number;
+}
+
 /** docs/service.md#delete-archive */
-async function removeArchive(context: Context, id: number, options: DeleteArchiveOptions): Promise<void> {
+async function removeArchive(context: Context, { id, ...options }: DeleteArchiveOptions): Promise<void> {
   await confirmDeletion(
     context,
     `Delete the archive of migration ${id} from the service? It cannot be downloaded again.`,
@@ -27,7 +31,14 @@ export function register(program: Command, run: Runner): void {
     .argument('<migration-id>', 'the migration id', parseMigrationId)
     .option('-y, --yes', 'do not ask (required without a terminal)')
     .addHelpText('after', examples(['svc-migrate delete-archive 4242', 'svc-migrate delete-archive 4242 --yes']))
-    .action((id: number, options: DeleteArchiveOptions, cmd: Command) =>
-      run(cmd, (context) => removeArchive(context, id, options)),
+    .action((id: number, flags: DeleteArchiveFlags, cmd: Command) =>
+      run(
+        cmd,
+        (invocation) => {
+          checkConfirmable(flags.yes, invocation);
+          return { id, ...flags };
+        },
+        removeArchive,
+      ),
     );
 }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Context, Runner } from '../context.js';
+import type { Context, Invocation, Runner } from '../context.js';
 import { downloadArchive } from '../core/download.js';
 import { type DownloadSummary, downloadMessage } from '../ui/tables.js';
 import {
@@ -12,11 +12,27 @@ import {
   warnIfUnverified,
 } from './common/download.js';
 import { examples, parseMigrationId } from './common/options.js';
-import { addWaitOptions, type WaitFlags } from './common/flags.js';
+import { addWaitOptions, type WaitFlags, type WaitSettings, waitSettings } from './common/flags.js';
 import { failIfAnyFailed, waitAndReport } from './common/wait.js';
 
-interface DownloadCommandOptions extends DownloadFlags, WaitFlags {
+interface DownloadCommandFlags extends DownloadFlags, WaitFlags {
   wait?: boolean;
+}
+
+interface DownloadCommandOptions {
+  id: number;
+  download: DownloadFlags;
+  /** With --wait: how. */
+  wait?: WaitSettings;
+}
+
+function parseDownloadOptions(id: number, flags: DownloadCommandFlags, invocation: Invocation): DownloadCommandOptions {
+  const { wait, interval, timeout, ...download } = flags;
+  const { settings } = invocation;
+  // Before any request: a wait or a migration's check would only delay the refusal.
+  const ways = { pipe: downloadCommand(settings, id, download), save: downloadCommand(settings, id, { ...download, output: undefined }) };
+  checkDownloadTarget(invocation, download, ways);
+  return { id, download, ...(wait ? { wait: waitSettings({ interval, timeout }) } : {}) };
 }
 
 /** Publishes a finished download: on stdout, unless stdout carried the archive itself. */
@@ -26,19 +42,13 @@ function reportDownload(context: Context, summary: DownloadSummary, toStdout: bo
 }
 
 /** docs/service.md#download-archive: stream a migration's archive to disk, resumably, verified. */
-async function download(
-  context: Context,
-  id: number,
-  options: DownloadCommandOptions,
-): Promise<DownloadSummary> {
-  const command = downloadCommand(context, id, options);
-  // Before any request: a wait or a migration's check would only delay the refusal.
-  checkDownloadTarget(context, options, { pipe: command, save: downloadCommand(context, id, { ...options, output: undefined }) });
-  const { settings, bar, toStdout, checkTarget } = downloadSettings(context, options, () => command, true);
+async function download(context: Context, { id, download: flags, wait }: DownloadCommandOptions): Promise<DownloadSummary> {
+  const command = downloadCommand(context.settings, id, flags);
+  const { settings, bar, toStdout, checkTarget } = downloadSettings(context, flags, () => command, true);
   // A file in the way, or a directory that cannot take it, is said before any wait or request.
   await checkTarget();
   const client = await context.api();
-  if (options.wait) failIfAnyFailed(await waitAndReport(context, [id], options));
+  if (wait) failIfAnyFailed(await waitAndReport(context, [id], wait));
   let result: Awaited<ReturnType<typeof downloadArchive>>;
   try {
     result = await downloadArchive(client, {
@@ -72,9 +82,13 @@ export function register(program: Command, run: Runner): void {
         'svc-migrate download 4242 -o - | tar -tz',
       ]),
     )
-    .action((id: number, options: DownloadCommandOptions, cmd: Command) =>
-      run(cmd, async (context) => {
-        await download(context, id, options);
-      }),
+    .action((id: number, flags: DownloadCommandFlags, cmd: Command) =>
+      run(
+        cmd,
+        (invocation) => parseDownloadOptions(id, flags, invocation),
+        async (context, options) => {
+          await download(context, options);
+        },
+      ),
     );
 }

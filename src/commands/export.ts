@@ -1,41 +1,63 @@
 import type { Command } from 'commander';
-import type { Context, Runner } from '../context.js';
+import type { Context, Invocation, Runner } from '../context.js';
 import { type ExportReport, ExportStoppedError, runExport } from '../core/export.js';
 import { CliError, UsageError } from '../errors.js';
 import { commandLine, restateHint } from './common/command-line.js';
 import { downloadMessage } from '../ui/tables.js';
-import { type ExportOptions, exportOrganization, type OrgExportFlags } from './common/org-export.js';
+import { checkOrgExportFlags, type ExportOptions, exportOrganization, type OrgExportFlags } from './common/org-export.js';
 import { examples, parsePositiveInt } from './common/options.js';
 import { createWaitReporter } from '../ui/wait.js';
-import { confirmDeletion } from './common/confirm.js';
+import { checkConfirmable, confirmDeletion } from './common/confirm.js';
 import { addDownloadOptions, archiveSummary, checkDownloadTarget, downloadCommand, downloadSettings, warnIfUnverified } from './common/download.js';
 import {
   addStartOptions,
   addWaitOptions,
+  checkRepositoryFlags,
   collectRepositories,
   refineInteractively,
   startBody,
+  type WaitSettings,
   waitSettings,
 } from './common/flags.js';
 
-/** The main job: start → wait → download, then --unlock and --delete-archive once the archive is safe. */
-async function exportRepositories(
-  context: Context,
-  args: string[],
-  options: ExportOptions,
-): Promise<ExportReport> {
-  checkDownloadTarget(context, options);
-  if (options.output === '-' && options.deleteArchive) {
+type ExportFlags = ExportOptions & OrgExportFlags;
+
+interface ExportCommandOptions {
+  /** Repositories named as arguments. */
+  args: string[];
+  flags: ExportFlags;
+  wait: WaitSettings;
+}
+
+function parseExportOptions(args: string[], flags: ExportFlags, invocation: Invocation): ExportCommandOptions {
+  if (flags.outputDir !== undefined) checkOrgExportFlags(flags, invocation);
+  else if (flags.batchSize !== undefined || flags.parallel !== undefined || flags.restart || flags.dryRun) {
+    throw new UsageError('--batch-size, --parallel, --restart and --dry-run go with --output-dir');
+  } else checkSingleExportFlags(flags, invocation);
+  checkRepositoryFlags(args, flags, invocation);
+  return { args, flags, wait: waitSettings(flags) };
+}
+
+/** What refuses an export to one archive before anything starts: where it goes, and what it does once saved. */
+function checkSingleExportFlags(flags: ExportOptions, invocation: Invocation): void {
+  checkDownloadTarget(invocation, flags);
+  if (flags.output === '-' && flags.deleteArchive) {
     throw new UsageError('--delete-archive needs the archive saved to a file, not -o -');
   }
   // Unlocking and deleting wait for a verified archive; these combinations could never get one.
-  if ((options.unlock || options.deleteArchive) && (options.output === '-' || options.verify === false)) {
+  if ((flags.unlock || flags.deleteArchive) && (flags.output === '-' || flags.verify === false)) {
     throw new UsageError(
-      `${options.unlock ? '--unlock' : '--delete-archive'} needs a verified archive: ${options.output === '-' ? 'save it to a file, not -o -' : 'drop --no-verify'}`,
+      `${flags.unlock ? '--unlock' : '--delete-archive'} needs a verified archive: ${flags.output === '-' ? 'save it to a file, not -o -' : 'drop --no-verify'}`,
       { hint: 'or unlock and delete-archive by hand after `svc-migrate archive verify <file>`' },
     );
   }
-  const { settings, bar, toStdout, checkTarget } = downloadSettings(context, options, (id) => downloadCommand(context, id, options), false);
+  if (flags.deleteArchive) checkConfirmable(flags.yes, invocation);
+}
+
+/** The main job: start → wait → download, then --unlock and --delete-archive once the archive is safe. */
+async function exportRepositories(context: Context, args: string[], options: ExportOptions, wait: WaitSettings): Promise<ExportReport> {
+  const resumeCommand = (id: number) => downloadCommand(context.settings, id, options);
+  const { settings, bar, toStdout, checkTarget } = downloadSettings(context, options, resumeCommand, false);
   // Whatever would refuse the archive at the end refuses it now, before a repository is locked.
   await checkTarget();
   const { repositories, asked } = await collectRepositories(context, args, options);
@@ -69,7 +91,7 @@ async function exportRepositories(
       download: settings,
       unlock: Boolean(options.unlock),
       deleteArchive: Boolean(options.deleteArchive),
-      ...waitSettings(options),
+      ...wait,
       clock: context.clock,
       signal: context.signal,
       onStep: (step, detail) => {
@@ -153,12 +175,14 @@ export function register(program: Command, run: Runner): void {
         'svc-migrate export --repos-file all.txt --output-dir backup --batch-size 50 --parallel 4 --lock --unlock',
       ]),
     )
-    .action((repos: string[], options: ExportOptions & OrgExportFlags, cmd: Command) =>
-      run(cmd, async (context) => {
-        if (options.outputDir !== undefined) await exportOrganization(context, repos, options);
-        else if (options.batchSize !== undefined || options.parallel !== undefined || options.restart || options.dryRun) {
-          throw new UsageError('--batch-size, --parallel, --restart and --dry-run go with --output-dir');
-        } else await exportRepositories(context, repos, options);
-      }),
+    .action((repos: string[], flags: ExportFlags, cmd: Command) =>
+      run(
+        cmd,
+        (invocation) => parseExportOptions(repos, flags, invocation),
+        async (context, { args, flags: given, wait }) => {
+          if (given.outputDir !== undefined) await exportOrganization(context, args, given, wait);
+          else await exportRepositories(context, args, given, wait);
+        },
+      ),
     );
 }

@@ -1,12 +1,13 @@
 import { type Command, Option } from 'commander';
 import { MIGRATION_FIELDS, MIGRATION_STATES, type Migration, type MigrationState } from '../api/types.js';
-import type { Context, Runner } from '../context.js';
+import type { Context, Invocation, Runner } from '../context.js';
 import { findMigrations } from '../core/list-migrations.js';
+import { checkFields } from '../ui/output.js';
 import { migrationsTable } from '../ui/tables.js';
 import { addPagingOptions, showing } from './common/flags.js';
 import { examples } from './common/options.js';
 
-interface ListOptions {
+interface ListFlags {
   perPage?: number;
   page?: number;
   all?: boolean;
@@ -14,10 +15,16 @@ interface ListOptions {
   exclude?: 'repositories';
 }
 
+type ListOptions = Omit<ListFlags, 'exclude'> & { excludeRepositories: boolean };
+
+function parseListOptions({ exclude, ...flags }: ListFlags, invocation: Invocation): ListOptions {
+  checkFields(invocation.fields, MIGRATION_FIELDS, 'a migration');
+  return { ...flags, excludeRepositories: exclude === 'repositories' };
+}
+
 /** The organization's most recent migrations (core/list-migrations.ts), as a table or JSON. */
 async function list(context: Context, options: ListOptions): Promise<Migration[]> {
-  context.out.selectable(MIGRATION_FIELDS, 'a migration');
-  const excludeRepositories = options.exclude === 'repositories';
+  const { excludeRepositories } = options;
   const query = { perPage: options.perPage, page: options.page, all: options.all, state: options.state, excludeRepositories };
   let more: { total: number | undefined } | undefined;
   const migrations = await findMigrations(await context.api(), context.org(), query, (message) => context.out.warn(message), (total) => {
@@ -37,7 +44,11 @@ export function register(program: Command, run: Runner): void {
     .addOption(new Option('--state <state>', 'only migrations in this state (searches every page)').choices(MIGRATION_STATES))
     .addOption(new Option('--exclude <attr>', 'leave repositories out of the answer (faster)').choices(['repositories']))
     .addHelpText('after', examples(['svc-migrate list --org acme', 'svc-migrate list --all --state exported --json', 'svc-migrate list --json id,state,created_at']))
-    .action((options: ListOptions, command: Command) =>
-      run(command, (context) => list(context, options).then(() => {})),
+    .action((flags: ListFlags, command: Command) =>
+      run(
+        command,
+        (invocation) => parseListOptions(flags, invocation),
+        (context, options) => list(context, options).then(() => {}),
+      ),
     );
 }

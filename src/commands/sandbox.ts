@@ -85,5 +85,5 @@ export function register(program: Command, run: Runner): void {
         'svc-migrate sandbox --seed my-org.json',
       ]),
     )
-    .action((options: SandboxCommandOptions, command: Command) => run(command, (context) => sandbox(context, options)));
+    .action((options: SandboxCommandOptions, command: Command) => run(command, () => options, sandbox));
 }

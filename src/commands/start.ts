@@ -1,29 +1,45 @@
 import type { Command } from 'commander';
 import { startMigration } from '../api/migrations.js';
 import type { Migration } from '../api/types.js';
-import type { Context, Runner } from '../context.js';
+import type { Context, Invocation, Runner } from '../context.js';
 import { migrationSummary, startedMessage } from '../ui/tables.js';
 import {
   addStartOptions,
   addWaitOptions,
+  checkRepositoryFlags,
   collectRepositories,
   refineInteractively,
   type StartFlags,
   startBody,
   type WaitFlags,
+  type WaitSettings,
+  waitSettings,
 } from './common/flags.js';
 import { failIfAnyFailed, waitThenFetch } from './common/wait.js';
 import { commandLine, sandboxStopped } from './common/command-line.js';
 import { examples } from './common/options.js';
 
-interface StartOptions extends StartFlags, WaitFlags {
+interface StartFlagsGiven extends StartFlags, WaitFlags {
   wait?: boolean;
 }
 
+interface StartOptions {
+  /** Repositories named as arguments. */
+  args: string[];
+  flags: StartFlags;
+  /** With --wait: how. */
+  wait?: WaitSettings;
+}
+
+function parseStartOptions(args: string[], flags: StartFlagsGiven, invocation: Invocation): StartOptions {
+  checkRepositoryFlags(args, flags, invocation);
+  return { args, flags, ...(flags.wait ? { wait: waitSettings(flags) } : {}) };
+}
+
 /** docs/service.md#start-migration: start an export; with --wait, also wait for it. */
-async function start(context: Context, args: string[], options: StartOptions): Promise<Migration> {
-  const { repositories, asked } = await collectRepositories(context, args, options);
-  const body = await refineInteractively(context, startBody(repositories, options), asked);
+async function start(context: Context, options: StartOptions): Promise<Migration> {
+  const { repositories, asked } = await collectRepositories(context, options.args, options.flags);
+  const body = await refineInteractively(context, startBody(repositories, options.flags), asked);
   const client = await context.api();
   const { out } = context;
   const migration = await startMigration(client, context.org(), body);
@@ -37,7 +53,7 @@ async function start(context: Context, args: string[], options: StartOptions): P
     return migration;
   }
   out.info(startedMessage(migration, out.theme));
-  const [finished] = (await waitThenFetch(context, [migration.id], options)) as [Migration];
+  const [finished] = (await waitThenFetch(context, [migration.id], options.wait, options.flags.exclude === 'repositories')) as [Migration];
   out.result(finished, (m) => (forHuman ? migrationSummary(m, out.theme) : String(m.id)));
   failIfAnyFailed([finished]);
   if (body.lock_repositories) out.info(lockedNote(context, finished));
@@ -74,9 +90,13 @@ export function register(program: Command, run: Runner): void {
         'grep -v archived all.txt | svc-migrate start --repos-file - --wait',
       ]),
     )
-    .action((repos: string[], options: StartOptions, cmd: Command) =>
-      run(cmd, async (context) => {
-        await start(context, repos, options);
-      }),
+    .action((repos: string[], flags: StartFlagsGiven, cmd: Command) =>
+      run(
+        cmd,
+        (invocation) => parseStartOptions(repos, flags, invocation),
+        async (context, options) => {
+          await start(context, options);
+        },
+      ),
     );
 }

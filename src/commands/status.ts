@@ -1,34 +1,53 @@
 import { type Command, Option } from 'commander';
 import { MIGRATION_FIELDS, type Migration } from '../api/types.js';
-import type { Context, Runner } from '../context.js';
+import type { Context, Invocation, Runner } from '../context.js';
 import { UsageError } from '../errors.js';
+import { checkFields } from '../ui/output.js';
 import { migrationSummary } from '../ui/tables.js';
 import { examples, parseMigrationId } from './common/options.js';
 import { currentMigrations, unfinishedMigrationIds } from '../core/status.js';
 import { failIfAnyFailed, waitThenFetch } from './common/wait.js';
-import { addWaitOptions, type WaitFlags } from './common/flags.js';
+import { addWaitOptions, type WaitFlags, type WaitSettings, waitSettings } from './common/flags.js';
 
-interface StatusOptions extends WaitFlags {
+interface StatusFlags extends WaitFlags {
   wait?: boolean;
   allPending?: boolean;
   exclude?: 'repositories';
 }
 
+interface StatusOptions {
+  /** Each once, in the order given. */
+  ids: number[];
+  allPending: boolean;
+  excludeRepositories: boolean;
+  /** With --wait: how. */
+  wait?: WaitSettings;
+}
+
+function parseStatusOptions(ids: number[], flags: StatusFlags, invocation: Invocation): StatusOptions {
+  checkFields(invocation.fields, MIGRATION_FIELDS, 'a migration');
+  if (ids.length === 0 && !flags.allPending) throw new UsageError('give at least one migration id, or --all-pending');
+  return {
+    ids: [...new Set(ids)],
+    allPending: Boolean(flags.allPending),
+    excludeRepositories: flags.exclude === 'repositories',
+    ...(flags.wait ? { wait: waitSettings(flags) } : {}),
+  };
+}
+
 /** docs/service.md#migration-status: one or several migrations' state, optionally waiting until each is done. */
-async function status(context: Context, ids: number[], options: StatusOptions): Promise<Migration[]> {
-  context.out.selectable(MIGRATION_FIELDS, 'a migration');
+async function status(context: Context, options: StatusOptions): Promise<Migration[]> {
   const client = await context.api();
   const org = context.org();
-  const wanted = [...new Set(ids)];
+  const wanted = [...options.ids];
   if (options.allPending) {
     for (const id of await unfinishedMigrationIds(client, org)) if (!wanted.includes(id)) wanted.push(id);
     if (wanted.length === 0) context.out.info('no pending or exporting migrations');
-  } else if (wanted.length === 0) {
-    throw new UsageError('give at least one migration id, or --all-pending');
   }
+  const { excludeRepositories } = options;
   const migrations = options.wait
-    ? await waitThenFetch(context, wanted, options)
-    : await currentMigrations(client, org, wanted, { excludeRepositories: options.exclude === 'repositories' });
+    ? await waitThenFetch(context, wanted, options.wait, excludeRepositories)
+    : await currentMigrations(client, org, wanted, { excludeRepositories });
   const single = wanted.length === 1 && !options.allPending;
   const theme = context.out.theme;
   if (single) context.out.result(migrations[0] as Migration, (m) => migrationSummary(m, theme));
@@ -57,9 +76,13 @@ export function register(program: Command, run: Runner): void {
         'svc-migrate status --all-pending --wait --json',
       ]),
     )
-    .action((ids: number[] | undefined, options: StatusOptions, cmd: Command) =>
-      run(cmd, async (context) => {
-        await status(context, ids ?? [], options);
-      }),
+    .action((ids: number[] | undefined, flags: StatusFlags, cmd: Command) =>
+      run(
+        cmd,
+        (invocation) => parseStatusOptions(ids ?? [], flags, invocation),
+        async (context, options) => {
+          await status(context, options);
+        },
+      ),
     );
 }

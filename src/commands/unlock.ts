@@ -1,19 +1,19 @@
 import type { Command } from 'commander';
 import type { Context, Runner } from '../context.js';
-import { resolveUnlockTargets, unlockFailure, type UnlockOutcome, unlockRepositories } from '../core/unlock.js';
+import { checkUnlockRequest, resolveUnlockTargets, unlockFailure, type UnlockOutcome, unlockRepositories, type UnlockRequest } from '../core/unlock.js';
 import { unlockMessage } from '../ui/tables.js';
 import { examples, parseMigrationId } from './common/options.js';
 
-interface UnlockOptions {
+interface UnlockFlags {
   all?: boolean;
   repo?: string;
 }
 
 /** docs/service.md#unlock-repository for one, many or all repositories; carries on past failures and reports each. */
-async function unlock(context: Context, id: number | undefined, names: string[], options: UnlockOptions): Promise<UnlockOutcome[]> {
+async function unlock(context: Context, request: UnlockRequest): Promise<UnlockOutcome[]> {
   const client = await context.api();
   const org = context.org();
-  const targets = await resolveUnlockTargets(client, org, { id, names, all: options.all, repo: options.repo });
+  const targets = await resolveUnlockTargets(client, org, request);
   if (targets.foundFor) context.out.info(`${targets.foundFor} was locked by migration ${targets.id}`);
   const outcomes = await unlockRepositories(client, org, targets.id, targets.names);
   context.out.result(outcomes, (list) => unlockMessage(list, context.out.theme));
@@ -39,9 +39,17 @@ export function register(program: Command, run: Runner): void {
         'svc-migrate unlock --repo widgets',
       ]),
     )
-    .action((id: number | undefined, repos: string[], options: UnlockOptions, cmd: Command) =>
-      run(cmd, async (context) => {
-        await unlock(context, id, repos, options);
-      }),
+    .action((id: number | undefined, names: string[], flags: UnlockFlags, cmd: Command) =>
+      run(
+        cmd,
+        () => {
+          const request: UnlockRequest = { id, names, all: flags.all, repo: flags.repo };
+          checkUnlockRequest(request);
+          return request;
+        },
+        async (context, request) => {
+          await unlock(context, request);
+        },
+      ),
     );
 }

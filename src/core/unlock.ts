@@ -85,8 +85,29 @@ export interface UnlockTargets {
   foundFor?: string;
 }
 
+/**
+ * The checks of a request that need nothing from the service: a migration to act on, and
+ * repositories to unlock (the unlock command makes them before it starts).
+ */
+export function checkUnlockRequest(request: UnlockRequest): void {
+  const names = request.repo ? [...request.names, request.repo] : request.names;
+  if (request.id === undefined && !request.repo) throw noMigration();
+  if (request.id !== undefined) refuseAllWithNames(request.id, request.all, names);
+  if (!request.all && names.length === 0) throw new UsageError('name the repositories to unlock, or pass --all');
+}
+
+const noMigration = () => new UsageError('give a migration id, or --repo <name> to find it');
+
+function refuseAllWithNames(id: number, all: boolean | undefined, names: string[]): void {
+  if (!all || names.length === 0) return;
+  throw new UsageError(`--all unlocks every repository of migration ${id}; do not also name ${names.join(', ')}`, {
+    hint: `run \`svc-migrate unlock ${id} --all\`, or name the repositories without --all`,
+  });
+}
+
 /** What `unlock` acts on: the migration (given, or the one that locked `--repo`) and its repositories. */
 export async function resolveUnlockTargets(client: ApiClient, org: string, request: UnlockRequest): Promise<UnlockTargets> {
+  checkUnlockRequest(request);
   let { id } = request;
   const names = [...request.names];
   let foundFor: string | undefined;
@@ -103,14 +124,10 @@ export async function resolveUnlockTargets(client: ApiClient, org: string, reque
     }
     names.push(request.repo);
   }
-  if (id === undefined) throw new UsageError('give a migration id, or --repo <name> to find it');
-  if (request.all && names.length > 0) {
-    throw new UsageError(`--all unlocks every repository of migration ${id}; do not also name ${names.join(', ')}`, {
-      hint: `run \`svc-migrate unlock ${id} --all\`, or name the repositories without --all`,
-    });
-  }
+  if (id === undefined) throw noMigration();
+  // Found from --repo: only now is there an id to name.
+  refuseAllWithNames(id, request.all, names);
   if (request.all) return { id, names: await migrationRepositoryNames(client, org, id), ...(foundFor ? { foundFor } : {}) };
-  if (names.length === 0) throw new UsageError('name the repositories to unlock, or pass --all');
   return { id, names, ...(foundFor ? { foundFor } : {}) };
 }
 

@@ -44,6 +44,20 @@ function jsonText(value: unknown, indent?: number): string {
 }
 
 /**
+ * For a command whose `--json` may name fields (`list`, `status`, `repos`): a usage error, before
+ * anything is asked of the service, for a field its objects do not have.
+ */
+export function checkFields(fields: readonly string[] | undefined, valid: readonly string[], what: string): void {
+  const unknown = fields?.filter((field) => !valid.includes(field)) ?? [];
+  if (unknown.length === 0) return;
+  // The valid fields are in the message, which --json prints too (its error has no hint).
+  const named = unknown.map((field) => `"${field}"`).join(', ');
+  throw new UsageError(`unknown --json field${unknown.length === 1 ? '' : 's'} ${named}; the fields of ${what} are: ${valid.join(', ')}`, {
+    hint: 'name fields from that list, comma-separated (--json id,state), or give --json alone for every field',
+  });
+}
+
+/**
  * The one place that decides how results, messages and errors reach a human or a script, so no
  * command branches on `--json`. stdout carries results only; everything else goes to stderr.
  */
@@ -76,20 +90,6 @@ export class Output {
   /** How tables print: plain tab-separated lines off a terminal, fitted to its width on one. */
   get layout(): TableLayout {
     return { plain: !this.stdout.isTTY, width: drawable(this.stdout) ? this.stdout.columns : undefined };
-  }
-
-  /**
-   * For a command whose `--json` may name fields (`list`, `status`, `repos`): throws a usage error,
-   * before anything is asked of the service, for a field its objects do not have.
-   */
-  selectable(valid: readonly string[], what: string): void {
-    const unknown = this.fields?.filter((field) => !valid.includes(field)) ?? [];
-    if (unknown.length === 0) return;
-    // The valid fields are in the message, which --json prints too (its error has no hint).
-    const named = unknown.map((field) => `"${field}"`).join(', ');
-    throw new UsageError(`unknown --json field${unknown.length === 1 ? '' : 's'} ${named}; the fields of ${what} are: ${valid.join(', ')}`, {
-      hint: 'name fields from that list, comma-separated (--json id,state), or give --json alone for every field',
-    });
   }
 
   /** Each object (or the one) cut to the fields asked for; a field it lacks is null. */

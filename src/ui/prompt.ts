@@ -17,6 +17,14 @@ function colourless(target: NodeJS.WriteStream): Writable {
   return stream;
 }
 
+/**
+ * What a prompt says where it may not ask (no TTY, CI, --no-input): `what` is required, and `flag`
+ * gives it. A command's options step says the same before anything runs, when it knows it would ask.
+ */
+export function promptRefused(what: string, flag: string): UsageError {
+  return new UsageError(`${what} is required`, { hint: `pass ${flag} (no prompts without a TTY, in CI or with --no-input)` });
+}
+
 /** Prompts through @inquirer/prompts (loaded on first use); refuses when prompting is not allowed. */
 export class Prompter {
   private readonly interactive: boolean;
@@ -31,11 +39,7 @@ export class Prompter {
   }
 
   private require(what: string, flag: string): void {
-    if (!this.interactive) {
-      throw new UsageError(`${what} is required`, {
-        hint: `pass ${flag} (no prompts without a TTY, in CI or with --no-input)`,
-      });
-    }
+    if (!this.interactive) throw promptRefused(what, flag);
   }
 
   /**

@@ -8,7 +8,7 @@ import { testSandbox } from '../helpers/sandbox.js';
 const configDir = () => join(mkdtempSync(join(tmpdir(), 'svc-auth-')), 'config');
 
 describe('config', () => {
-  it('sets, gets, lists, unsets and locates settings, refusing unknown keys and bad values', async () => {
+  it('sets, gets, lists, unsets and locates settings', async () => {
     const env = { SVC_CONFIG_DIR: configDir() };
     expect((await runCli(['config', 'set', 'org', 'acme'], { env })).code).toBe(0);
     expect((await runCli(['config', 'set', 'baseUrl', 'https://api.example.com/'], { env })).code).toBe(0);
@@ -17,13 +17,6 @@ describe('config', () => {
     expect((await runCli(['config', 'unset', 'org'], { env })).code).toBe(0);
     expect((await runCli(['config', 'get', 'org'], { env })).code).toBe(2);
     expect((await runCli(['config', 'path'], { env })).stdout.trim()).toBe(join(env.SVC_CONFIG_DIR, 'config.json'));
-    const unknown = await runCli(['config', 'set', 'colour', 'blue'], { env });
-    expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/org, baseUrl, apiVersion/);
-    const badUrl = await runCli(['config', 'set', 'baseUrl', 'api.example.com'], { env });
-    expect(badUrl.code).toBe(2);
-    expect(badUrl.stderr).toMatch(/absolute URL/);
-    expect((await runCli(['config', 'set', 'apiVersion', 'latest'], { env })).code).toBe(2);
   });
 
   it('leaves a damaged config file as it is and says what to do, instead of failing as a bug', async () => {
@@ -80,30 +73,6 @@ describe('auth', () => {
     expect(result.code).toBe(3);
     expect(result.stderr).toMatch(message);
     expect(() => statSync(join(dir, 'config.json'))).toThrow();
-  });
-
-  it('checks --org and --base-url as config set does before storing them, and stores nothing when they are wrong', async () => {
-    const { sandbox, env } = await testSandbox();
-    const dir = configDir();
-    const badOrg = await runCli(['auth', 'login', '--with-token', '--org', 'not an org', '--base-url', env.SVC_BASE_URL], {
-      env: { SVC_CONFIG_DIR: dir },
-      stdin: sandbox.ownerToken,
-    });
-    expect(badOrg.code).toBe(2);
-    expect(badOrg.stderr).toMatch(/"not an org" is not an organization name/);
-    const badUrl = await runCli(['auth', 'login', '--with-token', '--org', 'octo-org', '--base-url', 'ftp://example.test'], {
-      env: { SVC_CONFIG_DIR: dir },
-      stdin: sandbox.ownerToken,
-    });
-    expect(badUrl.code).toBe(2);
-    expect(badUrl.stderr).toMatch(/baseUrl must be http\(s\), not ftp:/);
-    expect(() => statSync(join(dir, 'config.json'))).toThrow();
-  });
-
-  it('needs --with-token without a terminal', async () => {
-    const result = await runCli(['auth', 'login'], { env: { SVC_CONFIG_DIR: configDir() } });
-    expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/a token is required.*\n.*--with-token/);
   });
 });
 

@@ -132,16 +132,21 @@ describe('a reader that stops mid-run', () => {
 });
 
 describe('usage errors exit 2', () => {
-  it('suggests the closest subcommand', async () => {
-    const result = await runCli(['lsit']);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/Did you mean list\?/);
+  // Each command's usage errors are in test/commands/, read in-process; these two are the binary's.
+  it('from the built binary: commander\'s, with the nearest command; one JSON line on stderr with --json, stdout empty', async () => {
+    const typo = await spawnCli(['lsit']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/^error: unknown command 'lsit'\n\(Did you mean list\?\)/);
+    const json = await spawnCli(['list', '--json', '--per-page', 'abc']);
+    expect(json.code).toBe(2);
+    expect(json.stdout).toBe('');
+    expect(JSON.parse(json.stderr)).toEqual({ error: { code: 2, status: null, message: expect.stringMatching(/^option '--per-page <n>' argument 'abc' is invalid/) } });
   });
 
-  it('rejects a migration id that is not a positive integer before any request', async () => {
-    const result = await runCli(['status', '../7']);
+  it('from the built binary: a command\'s own check of its options (an id or --all-pending)', async () => {
+    const result = await spawnCli(['status']);
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/positive integer/);
+    expect(result.stderr).toBe('error: give at least one migration id, or --all-pending\n');
   });
 
   it('says how to give a missing base URL or organization', async () => {

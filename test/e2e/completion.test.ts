@@ -115,9 +115,4 @@ t svc-migrate webhook events ""
     expect(complete('svc-migrate webhook listen --events push,pull_request_review_').sort()).toEqual(['push,pull_request_review_comment', 'push,pull_request_review_thread']);
     expect(complete('svc-migrate webhook events dependency')).toEqual(['dependency_alert']);
   });
-
-  it('rejects an unknown shell', async () => {
-    const result = await runCli(['completion', 'powershell']);
-    expect(result.code).toBe(2);
-  });
 });

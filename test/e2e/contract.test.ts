@@ -185,12 +185,8 @@ describe('export and unlock', () => {
     expect(result.stderr).not.toMatch(/retry/);
   });
 
-  it('unlock --all with names is a usage error; --all with nothing to unlock says so', async () => {
+  it('unlock --all with nothing to unlock says so', async () => {
     const { env } = await testSandbox();
-    const { id } = await started(env, ['widgets'], ['--lock']);
-    const both = await runCli(['unlock', String(id), '--all', 'widgets'], { env });
-    expect(both.code).toBe(2);
-    expect(both.stderr).toMatch(/--all unlocks every repository .*do not also name widgets/);
     const none = await runCli(['unlock', '1000', '--all'], { env });
     expect(none.code, none.stderr).toBe(0);
     expect(none.stderr).toMatch(/migration 1000 has no repositories to unlock/);
@@ -240,9 +236,6 @@ describe('smaller promises', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(receiver.requests).toHaveLength(1);
     await receiver.close();
-    const bad = await runCli(['webhook', 'send', '--url', 'not a url', '--event', 'ping']);
-    expect(bad.code).toBe(2);
-    expect(bad.stderr).not.toMatch(/is the receiver running/);
   });
 
   it('a refused or 503 request says it is retrying', async () => {

@@ -45,27 +45,6 @@ function runHinted(command: string, env: Record<string, string>): Promise<{ stat
 }
 
 describe('-o - when stdout is a terminal (point 9)', () => {
-  it('download refuses before any request, with the commands that work', async () => {
-    const { sandbox, env, id } = await exported();
-    for (const extra of [[], ['--wait']]) {
-      const result = await runCli(['download', String(id), '-o', '-', ...extra], { env, stdoutIsTTY: true });
-      expect(result.code).toBe(2);
-      expect(result.stdoutBytes.length).toBe(0);
-      expect(result.stderr).toMatch(/^error: stdout is a terminal: not writing the archive there \(-o -\); pipe it or use -o FILE$/m);
-      expect(result.stderr).toContain(`\`svc-migrate download ${id} -o - | tar -tz\` lists it; \`svc-migrate download ${id}\` saves it`);
-      expect(result.stderr).not.toMatch(/bug/);
-    }
-    expect(sandbox.requests).toEqual([]);
-  });
-
-  it('export refuses before starting a migration', async () => {
-    const { sandbox, env } = await testSandbox();
-    const result = await runCli(['export', 'widgets', '-o', '-', ...FAST], { env, stdoutIsTTY: true });
-    expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/pipe it or use -o FILE/);
-    expect(sandbox.requests).toEqual([]);
-  });
-
   it('into a pipe the summary says "written to stdout", not "saved -"', async () => {
     const { env, id } = await exported();
     const result = await runCli(['download', String(id), '-o', '-'], { env });

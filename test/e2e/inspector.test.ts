@@ -322,12 +322,6 @@ describe('webhook listen --inspect: the page\'s server', () => {
     expect(rows).toContain('&quot;&#39;&gt;&lt;b&gt;&amp;amp;');
   });
 
-  it('--inspect-keep without --inspect is a usage error', async () => {
-    const result = await runCli(['webhook', 'listen', '--port', '0', '--inspect-keep', '5'], { env: { SVC_WEBHOOK_SECRET: '' } });
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain('error: --inspect-keep is used only with --inspect');
-  });
-
   it('is a usage error when its port is taken, naming --inspect', async () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));

@@ -175,21 +175,6 @@ describe('--json with fields, as gh', () => {
     expect(repos.code, repos.stderr).toBe(0);
     expect((JSON.parse(repos.stdout) as { full_name: string }[]).map((r) => Object.keys(r).join())).toEqual(['full_name,size', 'full_name,size']);
   });
-
-  it('an unknown field is a usage error naming the valid ones (exit 2), before any request', async () => {
-    const { sandbox, env } = await testSandbox();
-    const before = sandbox.requests.length;
-    const result = await runCli(['list', '--json', 'id,colour'], { env });
-    expect(result.code).toBe(2);
-    expect((JSON.parse(result.stderr) as { error: { message: string } }).error.message).toBe(
-      'unknown --json field "colour"; the fields of a migration are: id, node_id, owner, guid, state, lock_repositories, exclude_metadata, ' +
-        'exclude_git_data, exclude_attachments, exclude_releases, exclude_owner_projects, org_metadata_only, repositories, url, created_at, updated_at',
-    );
-    const asJson = await runCli(['repos', '1', '--json=nope'], { env });
-    expect(asJson.code).toBe(2);
-    expect(JSON.parse(asJson.stderr)).toEqual({ error: { code: 2, status: null, message: expect.stringMatching(/^unknown --json field "nope"; the fields of a repository are: id, node_id, name, full_name, /) } });
-    expect(sandbox.requests.length).toBe(before);
-  });
 });
 
 describe('times in UTC, as everywhere else', () => {

@@ -366,42 +366,6 @@ describe('--forward-header', () => {
       await app.close();
     }
   });
-
-  it.each([
-    ['Host: example.test', /--forward-header "Host: example.test" names Host, a field of the connection/],
-    ['Content-Length: 5', /names Content-Length, a field of the connection/],
-    ['Transfer-Encoding: chunked', /names Transfer-Encoding, a field of the connection/],
-    ['connection: close', /names connection, a field of the connection/],
-    ['X-Hub-Signature-256: sha256=00', /would replace the delivery's own X-Hub-Signature-256/],
-    ['X-Service-Event: push', /would replace the delivery's own X-Service-Event/],
-    ['Content-Type: text/plain', /would replace the delivery's own Content-Type/],
-    ['User-Agent: mine', /would replace the delivery's own User-Agent/],
-    ['Bearer s3cr3t-value', /a --forward-header value has no colon/],
-    ['X Token: s3cr3t-value', /--forward-header "X Token: …" is not a header field/],
-    ['X-Token:', /--forward-header "X-Token: \[REDACTED\]" has no value/],
-    ['X-Token: s3cr3t-value\r\nX-Evil: 1', /--forward-header "X-Token: \[REDACTED\]" holds a control character/],
-  ])('%j is a usage error naming the flag, showing no credential', async (header, message) => {
-    const result = await runCli(['webhook', 'listen', '--port', '0', '--forward-to', '3000', '--forward-header', 'X-Ok: 1', '--forward-header', header]);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(message);
-    expect(result.stderr).toMatch(/\nhint: /);
-    expect(result.stderr).not.toContain('s3cr3t-value');
-    expect(result.stderr).not.toMatch(/listening/);
-  });
-
-  it('is a usage error without --forward-to, and beside credentials in --forward-to', async () => {
-    for (const [args, message] of [
-      [['--forward-header', 'X-Env: dev'], /--forward-header needs --forward-to/],
-      [['--forward-retries', '2'], /--forward-retries needs --forward-to/],
-      [['--forward-to', '3000', '--forward-retries', '21'], /expected a number of retries from 0 to 20, not "21"/],
-      [['--forward-to', 'http://alice:pw@localhost:3000/', '--forward-header', 'Authorization: Bearer s3cr3t-value'], /would replace the user and password of --forward-to/],
-    ] as const) {
-      const result = await runCli(['webhook', 'listen', '--port', '0', ...args]);
-      expect(result.code, args.join(' ')).toBe(2);
-      expect(result.stderr).toMatch(message);
-      expect(result.stderr).not.toContain('s3cr3t-value');
-    }
-  });
 });
 
 describe('forwards a developer and an attacker would try', () => {
@@ -418,12 +382,6 @@ describe('forwards a developer and an attacker would try', () => {
     } finally {
       await app.close();
     }
-  });
-
-  it('a --forward-header value with a C1 control is a usage error like any control', async () => {
-    const result = await runCli(['webhook', 'listen', '--port', '0', '--forward-to', '3000', '--forward-header', 'X-Env: a\u0085b']);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/--forward-header "X-Env: .*" holds a control character/);
   });
 
   it('an app that echoes the credentials it was sent does not get them printed: not on the terminal, not in --json', async () => {

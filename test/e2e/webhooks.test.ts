@@ -248,10 +248,7 @@ describe('webhook listen', () => {
     ]);
   });
 
-  it('refuses a misspelt --events filter and filters by event.action', async () => {
-    const typo = await runCli(['webhook', 'listen', '--port', '0', '--events', 'pull_requests']);
-    expect(typo.code).toBe(2);
-    expect(typo.stderr).toMatch(/did you mean "pull_request"/);
+  it('filters by event.action', async () => {
     // A dispatch's action is whatever its sender chose, dots included.
     const listener = await listen(['--events', 'issues.opened,repository_dispatch.deploy.prod', '--max-deliveries', '2']);
     const sent = [

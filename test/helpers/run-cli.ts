@@ -122,6 +122,55 @@ export async function runCli(args: string[], options: InProcessOptions = {}): Pr
   return { code, stdout: stdout.text(), stderr: stderr.text(), stdoutBytes: stdout.bytes() };
 }
 
+/** A factory that makes nothing: a command's options step must need none of it. */
+const NOTHING_MADE: Factory = {
+  clock: {
+    now: () => {
+      throw new Error('the options step read the clock');
+    },
+    sleep: () => Promise.reject(new Error('the options step waited')),
+  },
+  prompter: () => {
+    throw new Error('the options step made a prompter');
+  },
+  apiClient: () => Promise.reject(new Error('the options step made an API client')),
+  sandbox: () => Promise.reject(new Error('the options step started a sandbox')),
+};
+
+export interface ParseOptions {
+  env?: Record<string, string | undefined>;
+  stdinIsTTY?: boolean;
+  stdoutIsTTY?: boolean;
+}
+
+export interface ParsedCli extends CliResult {
+  /** The command whose options were read (`webhook listen`), when they passed. */
+  command?: string;
+  /** What its options step returned: what the command would have run with. */
+  options?: unknown;
+}
+
+/**
+ * Runs the program in-process up to each command's options step (the seam of src/context.ts) and
+ * returns what it read, in place of running the command: no Context, no request, no sandbox, no
+ * prompt. A usage error comes back as the user sees it (exit 2, stderr). `stdinIsTTY` makes
+ * prompts possible (unless `--no-input` or CI); `stdoutIsTTY` puts stdout on a terminal.
+ */
+export async function parseCli(args: string[], options: ParseOptions = {}): Promise<ParsedCli> {
+  const stdout = new Capture();
+  stdout.isTTY = Boolean(options.stdoutIsTTY);
+  const stderr = new Capture();
+  const stdin = Object.assign(Readable.from([]), { isTTY: Boolean(options.stdinIsTTY) });
+  // CI set in the test's own environment would forbid prompts: only the test says whether it is CI.
+  const env = { ...process.env, CI: '', ...options.env };
+  const parsed: { command?: string; options?: unknown } = {};
+  const code = await run(args, { stdin, stdout, stderr, env }, new AbortController().signal, NOTHING_MADE, (command, read) => {
+    parsed.command = command;
+    parsed.options = read;
+  });
+  return { code, stdout: stdout.text(), stderr: stderr.text(), ...parsed };
+}
+
 /** Spawns the built binary the way a user's shell would (no TTY): only for what needs a process. */
 export function spawnCli(args: string[], options: CliOptions & { nodeArgs?: string[] } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {

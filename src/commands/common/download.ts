@@ -1,10 +1,11 @@
 import { statSync } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
 import type { Command } from 'commander';
-import type { Context } from '../../context.js';
+import type { Context, Invocation } from '../../context.js';
 import { checkDestination, type Destination } from '../../core/destination.js';
 import type { DownloadOptions as CoreDownloadOptions, DownloadProgress, DownloadResult } from '../../core/download.js';
 import { UsageError } from '../../errors.js';
+import type { Settings } from '../../settings/resolve.js';
 import { shellWord } from '../../support/shell-word.js';
 import { formatBytes } from '../../ui/format.js';
 import type { DownloadSummary } from '../../ui/tables.js';
@@ -56,10 +57,10 @@ function destinationOf(output: string | undefined, force: boolean): Destination 
  * organization and base URL only when given as flags: from the environment or the config file they
  * hold on the next run too. Never the token.
  */
-export function downloadCommand(context: Context, id: number, flags: DownloadFlags): string {
+export function downloadCommand(settings: Settings, id: number, flags: DownloadFlags): string {
   const words = ['svc-migrate', 'download', String(id)];
   if (flags.output !== undefined) words.push('-o', flags.output);
-  const { org, baseUrl } = context.settings;
+  const { org, baseUrl } = settings;
   if (org.source === 'flag' && org.value) words.push('--org', org.value);
   if (baseUrl.source === 'flag' && baseUrl.value) words.push('--base-url', baseUrl.value);
   if (flags.force) words.push('--force');
@@ -73,9 +74,9 @@ export function downloadCommand(context: Context, id: number, flags: DownloadFla
  * Checks made before the first request. `-o -` on a terminal would fill it with gzip (which takes a
  * `reset` to undo): refused, as curl and gh refuse. `ways` names the commands that work instead.
  */
-export function checkDownloadTarget(context: Context, flags: DownloadFlags, ways?: { pipe: string; save: string }): void {
+export function checkDownloadTarget(invocation: Invocation, flags: DownloadFlags, ways?: { pipe: string; save: string }): void {
   if (flags.output === '') throw new UsageError('-o/--output is empty', { hint: 'name a file or a directory, or - for stdout' });
-  if (flags.output === '-' && context.io.stdout.isTTY) {
+  if (flags.output === '-' && invocation.stdoutIsTTY) {
     throw new UsageError('stdout is a terminal: not writing the archive there (-o -); pipe it or use -o FILE', {
       hint: ways
         ? `\`${ways.pipe} | tar -tz\` lists it; \`${ways.save}\` saves it`

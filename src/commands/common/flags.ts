@@ -1,9 +1,10 @@
 import { type Command, Option } from 'commander';
 import type { StartMigrationBody } from '../../api/types.js';
-import type { Context } from '../../context.js';
+import type { Context, Invocation } from '../../context.js';
 import { normalizeRepositories, parseReposFile, type RepositoryEntry } from '../../core/repo-list.js';
 import { UsageError } from '../../errors.js';
 import { parseDuration } from '../../settings/resolve.js';
+import { promptRefused } from '../../ui/prompt.js';
 import { INPUT_LIMITS, readInputFile, readStdin } from './input.js';
 import { parsePositiveInt, parseSeconds } from './options.js';
 
@@ -66,12 +67,38 @@ export function addWaitOptions(command: Command): Command {
     .option('--timeout <duration>', 'give up waiting after e.g. 90m or 2h (exit 7)');
 }
 
-export function waitSettings(flags: WaitFlags): { intervalMs?: number; timeoutMs?: number } {
+/** How a command waits for migrations, from its wait flags. */
+export interface WaitSettings {
+  intervalMs?: number;
+  timeoutMs?: number;
+}
+
+/** The wait flags read, `--timeout` checked (a usage error for what is not a duration). */
+export function waitSettings(flags: WaitFlags): WaitSettings {
   return {
     ...(flags.interval === undefined ? {} : { intervalMs: flags.interval * 1000 }),
     ...(flags.timeout === undefined ? {} : { timeoutMs: parseDuration(flags.timeout, '--timeout') }),
   };
 }
+
+/**
+ * The checks of start's and export's repository flags that need nothing read: names that
+ * --org-metadata-only refuses, and none given where none can be asked for (no terminal, no sandbox
+ * to take a few from).
+ */
+export function checkRepositoryFlags(args: string[], flags: StartFlags, invocation: Invocation): void {
+  if (flags.orgMetadataOnly && args.length > 0) throw metadataOnlyNamed();
+  const { interactive, sandbox } = invocation.settings;
+  if (args.length === 0 && !flags.reposFile && !flags.orgMetadataOnly && !interactive && !sandbox) {
+    throw promptRefused(REPOSITORIES_ASKED.what, REPOSITORIES_ASKED.flag);
+  }
+}
+
+const metadataOnlyNamed = () =>
+  new UsageError('--org-metadata-only exports no repositories; do not name any', { hint: 'drop the repository names, or drop --org-metadata-only' });
+
+/** How the prompt for repositories names what it asks for, and the flags that give it instead. */
+const REPOSITORIES_ASKED = { what: 'at least one repository', flag: 'repository names or --repos-file' };
 
 /** Repositories from arguments and `--repos-file`, normalized and checked before any request. */
 export async function collectRepositories(
@@ -91,11 +118,8 @@ export async function collectRepositories(
   const org = context.org();
   const repositories = normalizeRepositories(entries, org);
   if (flags.orgMetadataOnly) {
-    if (repositories.length > 0) {
-      throw new UsageError('--org-metadata-only exports no repositories; do not name any', {
-        hint: 'drop the repository names, or drop --org-metadata-only',
-      });
-    }
+    // Named in the repos file (the arguments were checked with the flags).
+    if (repositories.length > 0) throw metadataOnlyNamed();
     return { repositories: [], asked: false };
   }
   if (repositories.length > 0) return { repositories, asked: false };
@@ -107,11 +131,7 @@ export async function collectRepositories(
     return { repositories: demo, asked: false };
   }
   // None given: ask on a terminal (the prompter refuses with a usage error everywhere else).
-  const answer = await context.prompt.input(
-    'Repositories to export (comma or space separated)',
-    'at least one repository',
-    'repository names or --repos-file',
-  );
+  const answer = await context.prompt.input('Repositories to export (comma or space separated)', REPOSITORIES_ASKED.what, REPOSITORIES_ASKED.flag);
   const answered = answer
     .split(/[\s,]+/)
     .filter(Boolean)

@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
-import type { Context } from '../../context.js';
+import type { Context, Invocation } from '../../context.js';
 import { fingerprintOf } from '../../core/org-export/journal.js';
 import { type Plan, planExport } from '../../core/org-export/plan.js';
 import { DEFAULT_BATCH_SIZE, DEFAULT_PARALLEL, type OrgExportResult, runOrgExport } from '../../core/org-export/run.js';
@@ -9,10 +9,10 @@ import type { BatchRecord } from '../../core/org-export/journal.js';
 import { CliError, ExitCode, InterruptedError, UsageError } from '../../errors.js';
 import { counted } from '../../ui/format.js';
 import { createOrgExportReporter, type DryRun, dryRunFooter, dryRunTable, orgExportFooter, orgExportTable } from '../../ui/org-export.js';
-import { confirmDeletion } from './confirm.js';
+import { checkConfirmable, confirmDeletion } from './confirm.js';
 import type { DownloadFlags } from './download.js';
 import { commandLine } from './command-line.js';
-import { collectRepositories, type StartFlags, startBody, startFlagsOf, type WaitFlags, waitSettings } from './flags.js';
+import { collectRepositories, type StartFlags, startBody, startFlagsOf, type WaitFlags, type WaitSettings } from './flags.js';
 
 /** The flags of `export`, with or without --output-dir. */
 export interface ExportOptions extends StartFlags, DownloadFlags, WaitFlags {
@@ -29,12 +29,8 @@ export interface OrgExportFlags {
   dryRun?: boolean;
 }
 
-/** `export --output-dir`: the whole list as batches, in parallel, resumable from the journal in the directory. */
-export async function exportOrganization(
-  context: Context,
-  args: string[],
-  options: ExportOptions & OrgExportFlags,
-): Promise<OrgExportResult | undefined> {
+/** The checks of `export --output-dir`'s flags that need nothing read (exportOrganization relies on them). */
+export function checkOrgExportFlags(options: ExportOptions & OrgExportFlags, invocation: Invocation): void {
   const dir = options.outputDir as string;
   if (options.output !== undefined) {
     throw new UsageError('--output and --output-dir do not go together', {
@@ -47,6 +43,17 @@ export async function exportOrganization(
       hint: `export with --no-verify alone, check each archive with \`svc-migrate archive verify ${join(dir, 'migration-<id>.tar.gz')}\`, then run \`svc-migrate unlock <id> --all\` and \`svc-migrate delete-archive <id>\` for each`,
     });
   }
+  if (options.deleteArchive && !options.dryRun) checkConfirmable(options.yes, invocation);
+}
+
+/** `export --output-dir`: the whole list as batches, in parallel, resumable from the journal in the directory. */
+export async function exportOrganization(
+  context: Context,
+  args: string[],
+  options: ExportOptions & OrgExportFlags,
+  wait: WaitSettings,
+): Promise<OrgExportResult | undefined> {
+  const dir = options.outputDir as string;
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
   const parallel = options.parallel ?? DEFAULT_PARALLEL;
   const { repositories } = await collectRepositories(context, args, options);
@@ -113,7 +120,7 @@ export async function exportOrganization(
       parallel,
       body,
       ...flags,
-      ...waitSettings(options),
+      ...wait,
       clock: context.clock,
       signal: context.signal,
       onEvent: (event) => reporter.onEvent(event),

@@ -4,17 +4,17 @@ import { currentMigrations } from '../../core/status.js';
 import { waitForMigrations } from '../../core/wait.js';
 import { MigrationFailedError } from '../../errors.js';
 import { createWaitReporter } from '../../ui/wait.js';
-import { type WaitFlags, waitSettings } from './flags.js';
+import type { WaitSettings } from './flags.js';
 
 /** Waits for migrations to finish and returns them; reports each as it finishes. */
-export async function waitAndReport(context: Context, ids: number[], flags: WaitFlags): Promise<Migration[]> {
+export async function waitAndReport(context: Context, ids: number[], wait: WaitSettings): Promise<Migration[]> {
   const client = await context.api();
   const reporter = await createWaitReporter(context.out, ids);
   try {
     const result = await waitForMigrations(client, {
       org: context.org(),
       ids,
-      ...waitSettings(flags),
+      ...wait,
       clock: context.clock,
       signal: context.signal,
       onEvent: (event) => reporter.onEvent(event),
@@ -30,9 +30,14 @@ export async function waitAndReport(context: Context, ids: number[], flags: Wait
  * Waits for migrations, then fetches each whole: the wait polls without repositories, and what is
  * printed is the service's object (without repositories with `--exclude repositories`).
  */
-export async function waitThenFetch(context: Context, ids: number[], flags: WaitFlags & { exclude?: 'repositories' }): Promise<Migration[]> {
-  await waitAndReport(context, ids, flags);
-  return currentMigrations(await context.api(), context.org(), ids, { excludeRepositories: flags.exclude === 'repositories' });
+export async function waitThenFetch(
+  context: Context,
+  ids: number[],
+  wait: WaitSettings,
+  excludeRepositories: boolean,
+): Promise<Migration[]> {
+  await waitAndReport(context, ids, wait);
+  return currentMigrations(await context.api(), context.org(), ids, { excludeRepositories });
 }
 
 /** Ends with exit 6 when any of them failed (after their objects were printed). */

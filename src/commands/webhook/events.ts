@@ -6,14 +6,34 @@ import { JsonText } from '../../ui/output.js';
 import { inertJson } from '../../support/outside-text.js';
 import { eventsTable } from '../../ui/webhook.js';
 import { CATALOGUE, type EventSpec } from '../../webhook/catalogue.js';
-import { eventDetail, exampleAction } from '../../webhook/event-detail.js';
+import { type EventDetail, eventDetail, exampleAction } from '../../webhook/event-detail.js';
 import { defaultPayload } from '../../webhook/send.js';
 import { eventNames, suggest } from '../common/completion-values.js';
 import { examples } from '../common/options.js';
 
-interface EventsOptions {
+interface EventsFlags {
   /** `--example` alone is `true`. */
   example?: string | true;
+}
+
+/** The whole catalogue, one event, or the payload `send` posts for one (and an action of it). */
+type EventsOptions = { show: 'catalogue' } | { show: 'event'; detail: EventDetail } | { show: 'example'; detail: EventDetail; action?: string };
+
+function parseEventsOptions(name: string | undefined, flags: EventsFlags): EventsOptions {
+  if (name === undefined) {
+    if (flags.example !== undefined) {
+      // `events --example issues`: the event was taken for --example's action.
+      const meant = typeof flags.example === 'string' && CATALOGUE.has(flags.example) ? flags.example : undefined;
+      throw new UsageError(`--example needs an event${meant ? `, and "${meant}" was read as its action` : ''}`, {
+        hint: `name the event first: svc-migrate webhook events ${meant ?? 'issues'} --example${meant ? '' : ' closed'}`,
+      });
+    }
+    return { show: 'catalogue' };
+  }
+  const detail = eventDetail(name);
+  if (flags.example === undefined) return { show: 'event', detail };
+  const action = exampleAction(detail, flags.example === true ? undefined : flags.example);
+  return { show: 'example', detail, ...(action === undefined ? {} : { action }) };
 }
 
 /** The event catalogue of docs/service.md#event-catalogue. */
@@ -27,9 +47,7 @@ function catalogue(context: Context): EventSpec[] {
  * `--example`: the payload `webhook send` posts for the event and action by default (the same
  * function makes both), as the JSON text it posts; indented on a terminal, for a human to read.
  */
-function example(context: Context, name: string, given: string | undefined): void {
-  const detail = eventDetail(name);
-  const action = exampleAction(detail, given);
+function example(context: Context, name: string, action: string | undefined): void {
   const { payload, adapted } = defaultPayload(name, action);
   if (adapted) context.out.info(`note: ${adapted}`);
   else if (action === undefined && typeof payload.action === 'string') {
@@ -55,25 +73,15 @@ export function register(webhook: Command, run: Runner): void {
         'svc-migrate webhook events issues --example closed | jq .issue.state',
       ]),
     )
-    .action((name: string | undefined, options: EventsOptions, command: Command) =>
-      run(command, async (context) => {
-        if (name === undefined) {
-          if (options.example !== undefined) {
-            // `events --example issues`: the event was taken for --example's action.
-            const meant = typeof options.example === 'string' && CATALOGUE.has(options.example) ? options.example : undefined;
-            throw new UsageError(`--example needs an event${meant ? `, and "${meant}" was read as its action` : ''}`, {
-              hint: `name the event first: svc-migrate webhook events ${meant ?? 'issues'} --example${meant ? '' : ' closed'}`,
-            });
-          }
-          catalogue(context);
-          return;
-        }
-        if (options.example !== undefined) {
-          example(context, name, options.example === true ? undefined : options.example);
-          return;
-        }
-        const detail = eventDetail(name);
-        context.out.result(detail, (shown) => eventDetailText(shown, context.out.theme, context.out.layout));
-      }),
+    .action((name: string | undefined, flags: EventsFlags, command: Command) =>
+      run(
+        command,
+        () => parseEventsOptions(name, flags),
+        async (context, options) => {
+          if (options.show === 'catalogue') catalogue(context);
+          else if (options.show === 'example') example(context, options.detail.name, options.action);
+          else context.out.result(options.detail, (shown) => eventDetailText(shown, context.out.theme, context.out.layout));
+        },
+      ),
     );
 }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Context, Runner } from '../../context.js';
+import type { Context, Invocation, Runner } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { redactUrl } from '../../api/redact.js';
 import { readingReason } from '../../support/system-errors.js';
@@ -8,11 +8,21 @@ import { DEFAULT_KEEP } from '../../webhook/inspector/log.js';
 import { targetUrl } from '../../webhook/target-url.js';
 import { checkedSecret, envSecret, examples, parsePort, parsePositiveInt, parseSeconds } from '../common/options.js';
 
-interface InspectOptions {
+interface InspectFlags {
   port?: number;
   secret?: string[];
   forwardTo?: string;
   forwardTimeout?: number;
+  keep: number;
+}
+
+interface InspectOptions {
+  /** A directory written by `webhook listen --save`. */
+  dir: string;
+  port: number;
+  /** Each --secret checked, then SVC_WEBHOOK_SECRET's. */
+  secrets: string[];
+  forward?: { target: string; timeoutMs: number };
   keep: number;
 }
 
@@ -30,28 +40,38 @@ const UNREADABLE_NAMED = 20;
 
 const SECRET_HINT = 'pass the secret the deliveries were signed with, or leave --secret out to show them unverified';
 
-/** The inspector's page over a `--save` directory, until Ctrl-C: read-only but for replay. */
-async function inspect(context: Context, dir: string, options: InspectOptions): Promise<void> {
-  const { out } = context;
-  const secrets = (options.secret ?? []).map((secret) => checkedSecret(secret, '--secret', SECRET_HINT));
-  const fromEnv = envSecret(context.settings.webhookSecret);
+function parseInspectOptions(dir: string, flags: InspectFlags, { settings }: Invocation): InspectOptions {
+  const secrets = (flags.secret ?? []).map((secret) => checkedSecret(secret, '--secret', SECRET_HINT));
+  const fromEnv = envSecret(settings.webhookSecret);
   if (fromEnv !== undefined && !secrets.includes(fromEnv)) secrets.push(fromEnv);
-  const target = options.forwardTo === undefined ? undefined : targetUrl(options.forwardTo, '--forward-to');
+  const target = flags.forwardTo === undefined ? undefined : targetUrl(flags.forwardTo, '--forward-to');
+  return {
+    dir,
+    port: flags.port ?? 0,
+    secrets,
+    ...(target === undefined ? {} : { forward: { target, timeoutMs: (flags.forwardTimeout ?? 30) * 1000 } }),
+    keep: flags.keep,
+  };
+}
+
+/** The inspector's page over a `--save` directory, until Ctrl-C: read-only but for replay. */
+async function inspect(context: Context, { dir, secrets, keep, ...options }: InspectOptions): Promise<void> {
+  const { out } = context;
   // Loaded when used: no other command pays for the page's server.
   const { readSavedLog } = await import('../../webhook/inspector/saved.js');
   const { openInspector } = await import('../common/inspector.js');
-  const saved = await readSavedLog(dir, options.keep, secrets).catch((error: unknown) => {
+  const saved = await readSavedLog(dir, keep, secrets).catch((error: unknown) => {
     throw new UsageError(`cannot read deliveries from ${inertText(dir)}: ${readingReason(error)}`, { hint: 'name a directory written by `webhook listen --save`' });
   });
   const { log, unreadable, total } = saved;
   if (total === 0 && unreadable.length === 0) throw new UsageError(`no saved deliveries (*.http) in ${inertText(dir)}`, { hint: 'name a directory written by `webhook listen --save`' });
-  const forward = target === undefined ? undefined : { target, timeoutMs: (options.forwardTimeout ?? 30) * 1000, headers: [] };
-  const shownTarget = target === undefined ? undefined : redactUrl(target);
+  const forward = options.forward === undefined ? undefined : { ...options.forward, headers: [] };
+  const shownTarget = forward === undefined ? undefined : redactUrl(forward.target);
   const inspector = await openInspector(
     log,
     { mode: 'saved', where: dir, forwardTarget: shownTarget, secrets: secrets.length, unreadable },
     { forward, secrets },
-    options.port ?? 0,
+    options.port,
     '--port',
   );
   context.defer(() => inspector.close());
@@ -91,9 +111,13 @@ export function register(webhook: Command, run: Runner): void {
         'svc-migrate webhook inspect deliveries/ --secret "$SECRET" --forward-to 3000/webhooks',
       ]),
     )
-    .action((dir: string, options: InspectOptions, command: Command) =>
-      run(command, async (context) => {
-        await inspect(context, dir, options);
-      }),
+    .action((dir: string, flags: InspectFlags, command: Command) =>
+      run(
+        command,
+        (invocation) => parseInspectOptions(dir, flags, invocation),
+        async (context, options) => {
+          await inspect(context, options);
+        },
+      ),
     );
 }

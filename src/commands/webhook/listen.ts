@@ -1,6 +1,6 @@
 import { basename, join, resolve } from 'node:path';
 import { type Command, Help, InvalidArgumentError, Option } from 'commander';
-import type { Context, Runner } from '../../context.js';
+import type { Context, Invocation, Runner } from '../../context.js';
 import { CliError, ExitCode, InterruptedError, UsageError } from '../../errors.js';
 import { redactUrl } from '../../api/redact.js';
 import { isLoopbackHost } from '../../api/transport-policy.js';
@@ -9,7 +9,8 @@ import { inertText } from '../../support/outside-text.js';
 import { shellWord } from '../../support/shell-word.js';
 import { deliveryJson, deliveryLine, forwardJson, forwardLine, rejectionLine } from '../../ui/webhook.js';
 import { type EventFilter, parseEventFilter } from '../../webhook/catalogue.js';
-import { parseForwardHeaders, shownHeader } from '../../webhook/forward-headers.js';
+import { type ForwardHeader, parseForwardHeaders, shownHeader } from '../../webhook/forward-headers.js';
+import { promptRefused } from '../../ui/prompt.js';
 import type { ForwarderEvents, ForwardRecord } from '../../webhook/forwarder.js';
 import { targetUrl } from '../../webhook/target-url.js';
 import { DEFAULT_KEEP } from '../../webhook/inspector/log.js';
@@ -19,7 +20,7 @@ import { type DeliveryStore, openStore, StoreError } from '../../webhook/store.j
 import { eventNames, suggest } from '../common/completion-values.js';
 import { checkedSecret, envSecret, examples, parseNonNegativeInt, parsePort, parsePositiveInt, parseSeconds } from '../common/options.js';
 
-interface ListenOptions {
+interface ListenFlags {
   port: number;
   host: string;
   path: string;
@@ -40,6 +41,20 @@ interface ListenOptions {
   inspectKeep?: number;
 }
 
+/** The flags that are read into something else. */
+type ReadFlags = 'secret' | 'events' | 'forwardTo' | 'forwardTimeout' | 'forwardHeader' | 'forwardRetries' | 'inspect' | 'inspectKeep';
+
+interface ListenOptions extends Omit<ListenFlags, ReadFlags> {
+  /** Each --secret checked, in order; `true` for one to ask for. */
+  secrets: (string | true)[];
+  /** SVC_WEBHOOK_SECRET, checked. */
+  envSecret?: string;
+  filters: EventFilter[];
+  /** `shown`: the target as printed, a password or token in its URL left out. */
+  forward?: { target: string; shown: string; timeoutMs: number; headers: ForwardHeader[]; retries: number };
+  inspect?: { port: number; keep: number };
+}
+
 /** Retries of a forward at most: with waits up to 30 s each, 20 hold a delivery (and those behind it) about 8 minutes. */
 const MAX_RETRIES = 20;
 
@@ -54,51 +69,76 @@ const ASK = '\u0000';
 
 const EMPTY_SECRET_HINT = 'pass the webhook\'s secret, or leave --secret out to accept unverified deliveries';
 
-/** Every secret given, each checked: `--secret "$UNSET"` or Enter at the prompt would verify with a key nobody chose. */
-async function collectSecrets(context: Context, given: (string | true)[] | undefined): Promise<string[]> {
+/** Every --secret checked in order, and SVC_WEBHOOK_SECRET: `--secret "$UNSET"` would verify with a key nobody chose. */
+function checkSecretFlags(given: (string | true)[], invocation: Invocation): Pick<ListenOptions, 'secrets' | 'envSecret'> {
+  const secrets = given.map((value) => {
+    if (value === true && !invocation.settings.interactive) throw promptRefused(SECRET_ASKED.what, SECRET_ASKED.flag);
+    return value === true ? value : checkedSecret(value, '--secret', EMPTY_SECRET_HINT);
+  });
+  const fromEnv = envSecret(invocation.settings.webhookSecret);
+  return { secrets, ...(fromEnv === undefined ? {} : { envSecret: fromEnv }) };
+}
+
+/** How the prompt for a secret names what it asks for, and what gives it instead. */
+const SECRET_ASKED = { what: 'a webhook secret', flag: '--secret <value> or SVC_WEBHOOK_SECRET' };
+
+/** The secrets to verify with: those given, those asked for (each checked), then SVC_WEBHOOK_SECRET's. */
+async function collectSecrets(context: Context, options: ListenOptions): Promise<string[]> {
   const secrets: string[] = [];
-  for (const value of given ?? []) {
-    if (value === true) {
-      const typed = await context.prompt.secret('Webhook secret', '--secret <value> or SVC_WEBHOOK_SECRET', 'a webhook secret');
+  for (const value of options.secrets) {
+    if (value !== true) secrets.push(value);
+    else {
+      const typed = await context.prompt.secret('Webhook secret', SECRET_ASKED.flag, SECRET_ASKED.what);
       secrets.push(checkedSecret(typed, 'the secret entered', EMPTY_SECRET_HINT));
-    } else secrets.push(checkedSecret(value, '--secret', EMPTY_SECRET_HINT));
+    }
   }
-  const fromEnv = envSecret(context.settings.webhookSecret);
-  if (fromEnv !== undefined && !secrets.includes(fromEnv)) secrets.push(fromEnv);
+  if (options.envSecret !== undefined && !secrets.includes(options.envSecret)) secrets.push(options.envSecret);
   return secrets;
+}
+
+/** Every flag of `listen` read and checked before the receiver starts: nothing asked, bound or created. */
+function parseListenOptions(flags: ListenFlags, invocation: Invocation): ListenOptions {
+  const { secret, events, forwardTo, forwardTimeout, forwardHeader, forwardRetries, inspect, inspectKeep, ...kept } = flags;
+  // The path a sender posts to: a request-target's path, which no query, fragment or space can be part of.
+  if (!/^\/[\x21-\x7e]*$/.test(kept.path) || /[?#]/.test(kept.path)) throw new UsageError(`--path must be a path such as / or /hooks, not "${kept.path}"`);
+  // `--host "$UNSET"` would bind every interface.
+  if (kept.host.trim() === '') throw new UsageError('--host is empty', { hint: 'name the address to bind: 127.0.0.1 (the default), or 0.0.0.0 for every interface' });
+  let filters: EventFilter[] = [];
+  try {
+    filters = events === undefined ? [] : parseEventFilter(events);
+  } catch (error) {
+    throw new UsageError(`--events: ${(error as Error).message}`, { hint: 'run `svc-migrate webhook events` for the catalogue' });
+  }
+  // `--events "$UNSET"` would show every event.
+  if (events !== undefined && filters.length === 0) throw new UsageError('--events lists no events', { hint: 'name events such as push,issues.opened, or leave --events out for all' });
+  if (inspectKeep !== undefined && inspect === undefined) {
+    throw new UsageError('--inspect-keep is used only with --inspect', { hint: 'add --inspect to serve the page, or leave --inspect-keep out' });
+  }
+  // `--forward-to "$UNSET"` is a mistake to say, not forwarding turned off.
+  const target = forwardTo !== undefined ? targetUrl(forwardTo, '--forward-to') : undefined;
+  for (const [flag, given] of [['--forward-header', forwardHeader], ['--forward-retries', forwardRetries]] as const) {
+    if (given !== undefined && target === undefined) throw new UsageError(`${flag} needs --forward-to`, { hint: 'add --forward-to with your app\'s port and path, or leave it out' });
+  }
+  const headers = parseForwardHeaders(forwardHeader ?? [], target !== undefined && /^[^:]+:\/\/[^/?#]*@/.test(target));
+  const timeoutMs = (forwardTimeout ?? 30) * 1000;
+  return {
+    ...kept,
+    ...checkSecretFlags(secret ?? [], invocation),
+    filters,
+    ...(target === undefined ? {} : { forward: { target, shown: redactUrl(target), timeoutMs, headers, retries: forwardRetries ?? 0 } }),
+    ...(inspect === undefined ? {} : { inspect: { port: inspect === true ? 0 : inspect, keep: inspectKeep ?? DEFAULT_KEEP } }),
+  };
 }
 
 /** The verifying receiver: answers fast, saves before answering, prints and forwards after. */
 async function listen(context: Context, options: ListenOptions): Promise<ListenSummary> {
   const { out } = context;
-  // The path a sender posts to: a request-target's path, which no query, fragment or space can be part of.
-  if (!/^\/[\x21-\x7e]*$/.test(options.path) || /[?#]/.test(options.path)) {
-    throw new UsageError(`--path must be a path such as / or /hooks, not "${options.path}"`);
-  }
-  // `--host "$UNSET"` would bind every interface.
-  if (options.host.trim() === '') throw new UsageError('--host is empty', { hint: 'name the address to bind: 127.0.0.1 (the default), or 0.0.0.0 for every interface' });
-  let filters: EventFilter[] = [];
-  try {
-    filters = options.events === undefined ? [] : parseEventFilter(options.events);
-  } catch (error) {
-    throw new UsageError(`--events: ${(error as Error).message}`, { hint: 'run `svc-migrate webhook events` for the catalogue' });
-  }
-  // `--events "$UNSET"` would show every event.
-  if (options.events !== undefined && filters.length === 0) throw new UsageError('--events lists no events', { hint: 'name events such as push,issues.opened, or leave --events out for all' });
-  if (options.inspectKeep !== undefined && options.inspect === undefined) {
-    throw new UsageError('--inspect-keep is used only with --inspect', { hint: 'add --inspect to serve the page, or leave --inspect-keep out' });
-  }
-  // `--forward-to "$UNSET"` is a mistake to say, not forwarding turned off.
-  const target = options.forwardTo !== undefined ? targetUrl(options.forwardTo, '--forward-to') : undefined;
-  // What is printed of the target: a password or token in its URL is the user's, never shown.
-  const shownTarget = target === undefined ? undefined : redactUrl(target);
-  for (const [flag, given] of [['--forward-header', options.forwardHeader], ['--forward-retries', options.forwardRetries]] as const) {
-    if (given !== undefined && target === undefined) throw new UsageError(`${flag} needs --forward-to`, { hint: 'add --forward-to with your app\'s port and path, or leave it out' });
-  }
-  const forwardHeaders = parseForwardHeaders(options.forwardHeader ?? [], target !== undefined && /^[^:]+:\/\/[^/?#]*@/.test(target));
-  const retries = options.forwardRetries ?? 0;
+  const { forward } = options;
+  const target = forward?.target;
+  const shownTarget = forward?.shown;
+  const retries = forward?.retries ?? 0;
   // Asked for only once every flag is known to be usable.
-  const secrets = await collectSecrets(context, options.secret);
+  const secrets = await collectSecrets(context, options);
   let store: DeliveryStore | undefined;
   if (options.save) {
     try {
@@ -113,13 +153,7 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
   const inspection =
     options.inspect === undefined
       ? undefined
-      : await (await import('../common/inspector.js')).inspectListener({
-          port: options.inspect === true ? 0 : options.inspect,
-          keep: options.inspectKeep ?? DEFAULT_KEEP,
-          secrets,
-          forward: target === undefined ? undefined : { target, shown: shownTarget ?? '', timeoutMs: (options.forwardTimeout ?? 30) * 1000, headers: forwardHeaders },
-          saveDir: options.save,
-        });
+      : await (await import('../common/inspector.js')).inspectListener({ ...options.inspect, secrets, forward, saveDir: options.save });
   if (inspection) context.defer(() => inspection.inspector.close());
   let lastDropWarning = Number.NEGATIVE_INFINITY;
   let unreported = 0;
@@ -140,11 +174,9 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
       dedupe: options.dedupe,
       // Without a secret, a web page could rebind its name to this address and post: only loopback names then.
       maxConnections: options.maxConnections,
-      filters,
+      filters: options.filters,
       store,
-      forward: target
-        ? { target, timeoutMs: (options.forwardTimeout ?? 30) * 1000, maxWaiting: options.forwardQueue, headers: forwardHeaders, retries }
-        : undefined,
+      forward: forward ? { ...forward, maxWaiting: options.forwardQueue } : undefined,
       maxDeliveries: options.maxDeliveries,
       signal: context.signal,
       clock: context.clock,
@@ -175,7 +207,7 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
         );
       },
       onFault: (error) => out.warn(`could not print or forward a delivery (it was answered and saved): ${inertText((error as Error)?.message ?? String(error))}`),
-      onFinishingForwards: (waiting) => out.info(finishingLine(waiting, shownTarget ?? '', options.forwardTimeout ?? 30, retries, context.signal.aborted)),
+      onFinishingForwards: (waiting) => out.info(finishingLine(waiting, shownTarget ?? '', (forward?.timeoutMs ?? 0) / 1000, retries, context.signal.aborted)),
       forwarding: forwardingLines(context, shownTarget ?? '', options.save, givenUp),
     },
   ).catch((error: unknown) => {
@@ -189,7 +221,7 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
     out.essential(`inspector on ${inspection.inspector.url}`);
   }
   const forwardNotes = [
-    forwardHeaders.length > 0 ? `each forward adds ${inertText(forwardHeaders.map(shownHeader).join(', '))}` : '',
+    forward && forward.headers.length > 0 ? `each forward adds ${inertText(forward.headers.map(shownHeader).join(', '))}` : '',
     retries > 0 ? `a failed forward is tried again up to ${retries} time${retries > 1 ? 's' : ''}` : '',
   ].filter(Boolean);
   if (forwardNotes.length > 0) out.info(forwardNotes.join('; '));
@@ -343,9 +375,13 @@ export function register(webhook: Command, run: Runner): void {
         'svc-migrate webhook listen --secret "$SECRET" --forward-to 3000/webhooks --inspect',
       ]),
     )
-    .action((options: ListenOptions, command: Command) =>
-      run(command, async (context) => {
-        await listen(context, options);
-      }),
+    .action((flags: ListenFlags, command: Command) =>
+      run(
+        command,
+        (invocation) => parseListenOptions(flags, invocation),
+        async (context, options) => {
+          await listen(context, options);
+        },
+      ),
     );
 }

@@ -6,20 +6,32 @@ import { type ReplayOutcome, replaySaved } from '../../webhook/replay.js';
 import { targetUrl } from '../../webhook/target-url.js';
 import { checkedSecret, examples } from '../common/options.js';
 
-interface ReplayOptions {
+interface ReplayFlags {
   url: string;
   resign?: boolean;
   secret?: string;
 }
 
-/** Re-sends saved deliveries (webhook/replay.ts); the exit code says whether any was not sent, refused or skipped. */
-async function replay(context: Context, path: string, options: ReplayOptions): Promise<ReplayOutcome[]> {
-  if (options.resign && options.secret === undefined) throw new UsageError('--resign needs --secret, the secret to sign with');
-  if (!options.resign && options.secret !== undefined) {
+interface ReplayOptions {
+  /** A saved .http file, or a directory of them. */
+  path: string;
+  url: string;
+  /** With --resign: the secret to sign them with again. */
+  secret?: string;
+}
+
+function parseReplayOptions(path: string, flags: ReplayFlags): ReplayOptions {
+  if (flags.resign && flags.secret === undefined) throw new UsageError('--resign needs --secret, the secret to sign with');
+  if (!flags.resign && flags.secret !== undefined) {
     throw new UsageError('--secret is used only with --resign', { hint: 'add --resign to sign the deliveries again with it; without, they are sent as saved' });
   }
-  const url = targetUrl(options.url, '--url');
-  const secret = options.resign ? checkedSecret(options.secret as string, '--secret', 'pass the secret the receiver verifies with') : undefined;
+  const url = targetUrl(flags.url, '--url');
+  const secret = flags.resign ? checkedSecret(flags.secret as string, '--secret', 'pass the secret the receiver verifies with') : undefined;
+  return { path, url, ...(secret === undefined ? {} : { secret }) };
+}
+
+/** Re-sends saved deliveries (webhook/replay.ts); the exit code says whether any was not sent, refused or skipped. */
+async function replay(context: Context, { path, url, secret }: ReplayOptions): Promise<ReplayOutcome[]> {
   const { outcomes, total, interrupted, inFlight } = await replaySaved(path, url, context.signal, secret);
   if (total === 0) throw new UsageError(`no saved deliveries (*.http) in ${path}`);
   context.out.result(outcomes, (list) =>
@@ -61,9 +73,13 @@ export function register(webhook: Command, run: Runner): void {
         'svc-migrate webhook replay deliveries/8f2c.http --url http://127.0.0.1:8787/ --resign --secret new',
       ]),
     )
-    .action((path: string, options: ReplayOptions, command: Command) =>
-      run(command, async (context) => {
-        await replay(context, path, options);
-      }),
+    .action((path: string, flags: ReplayFlags, command: Command) =>
+      run(
+        command,
+        () => parseReplayOptions(path, flags),
+        async (context, options) => {
+          await replay(context, options);
+        },
+      ),
     );
 }

@@ -1,5 +1,5 @@
 import { type Command, Option } from 'commander';
-import type { Context, Runner } from '../../context.js';
+import type { Context, Invocation, Runner } from '../../context.js';
 import { CliError, ExitCode, UsageError } from '../../errors.js';
 import { inertText } from '../../support/outside-text.js';
 import { eventSpec } from '../../webhook/catalogue.js';
@@ -10,7 +10,7 @@ import { readInputFile } from '../common/input.js';
 import { eventNames, suggest } from '../common/completion-values.js';
 import { examples, givenSecret, parseSeconds } from '../common/options.js';
 
-interface SendOptions {
+interface SendFlags {
   url: string;
   event: string;
   action?: string;
@@ -18,6 +18,37 @@ interface SendOptions {
   secret?: string;
   contentType: ContentKind;
   timeout?: number;
+}
+
+interface SendOptions {
+  url: string;
+  event: string;
+  action?: string;
+  /** The file of the payload; a published example of the event without. */
+  payload?: string;
+  /** --secret, else SVC_WEBHOOK_SECRET: unsigned without either. */
+  secret?: string;
+  contentType: ContentKind;
+  timeoutMs: number;
+}
+
+function parseSendOptions(flags: SendFlags, { settings }: Invocation): SendOptions {
+  const url = targetUrl(flags.url, '--url');
+  // `--secret "$UNSET"` would send the delivery unsigned, though a secret was meant.
+  const secret = givenSecret(flags.secret, settings.webhookSecret, 'pass the webhook\'s secret, or leave --secret out to send unsigned');
+  // The event goes in a header: a field value of visible characters, as every event name is.
+  if (!/^[\x21-\x7e]+$/.test(flags.event)) {
+    throw new UsageError(`--event must be an event name such as push or issues, not "${flags.event}"`);
+  }
+  return {
+    url,
+    event: flags.event,
+    ...(flags.action === undefined ? {} : { action: flags.action }),
+    ...(flags.payload === undefined ? {} : { payload: flags.payload }),
+    ...(secret === undefined ? {} : { secret }),
+    contentType: flags.contentType,
+    timeoutMs: (flags.timeout ?? 30) * 1000,
+  };
 }
 
 interface SendResult {
@@ -29,25 +60,9 @@ interface SendResult {
 
 /** One delivery as the service sends it (webhook/send.ts); a status other than 2xx is exit 1. */
 async function send(context: Context, options: SendOptions): Promise<SendResult> {
-  const url = targetUrl(options.url, '--url');
-  // `--secret "$UNSET"` would send the delivery unsigned, though a secret was meant.
-  const secret = givenSecret(options.secret, context.settings.webhookSecret, 'pass the webhook\'s secret, or leave --secret out to send unsigned');
-  // The event goes in a header: a field value of visible characters, as every event name is.
-  if (!/^[\x21-\x7e]+$/.test(options.event)) {
-    throw new UsageError(`--event must be an event name such as push or issues, not "${options.event}"`);
-  }
   if (!eventSpec(options.event)) context.out.warn(`"${options.event}" is not in the event catalogue; sending it anyway`);
   const payload = options.payload ? await readInputFile(options.payload, PAYLOAD_LIMIT.bytes, '--payload', context.signal, PAYLOAD_LIMIT.why) : undefined;
-  const { id, result } = await sendDelivery({
-    url,
-    event: options.event,
-    action: options.action,
-    payload,
-    contentType: options.contentType,
-    secret,
-    timeoutMs: (options.timeout ?? 30) * 1000,
-    signal: context.signal,
-  });
+  const { id, result } = await sendDelivery({ ...options, payload, signal: context.signal });
   const outcome: SendResult = { delivery: id, status: result.status, ms: result.ms, response: inertText(result.preview) };
   context.out.result(outcome, (r) => `sent ${options.event}${options.action ? `.${options.action}` : ''} ${r.delivery}: ${r.status} in ${r.ms} ms${r.response ? ` ${r.response}` : ''}`);
   if (result.status < 200 || result.status >= 300) {
@@ -74,9 +89,13 @@ export function register(webhook: Command, run: Runner): void {
         'svc-migrate webhook send --url http://127.0.0.1:8787/ --event issues --action opened --content-type form',
       ]),
     )
-    .action((options: SendOptions, command: Command) =>
-      run(command, async (context) => {
-        await send(context, options);
-      }),
+    .action((flags: SendFlags, command: Command) =>
+      run(
+        command,
+        (invocation) => parseSendOptions(flags, invocation),
+        async (context, options) => {
+          await send(context, options);
+        },
+      ),
     );
 }
