@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -312,6 +312,28 @@ describe('a run takes up what the journal holds', () => {
     const last = result.batches.at(-1)!;
     expect(last.repositories).toEqual(['octo-org/repo-0002', 'octo-org/repo-0004']);
     expect((await verifyArchive(last.archive!.path, { gitCheck: false })).repositories.map((r) => r.name)).toEqual(last.repositories);
+  });
+});
+
+describe('an output directory others can touch', () => {
+  it.skipIf(process.getuid === undefined)('is refused before any request, as a journal open to others is (exit 2)', async () => {
+    const box = await setUp({ repositories: 2 });
+    const { sandbox, dir } = box;
+    mkdirSync(dir);
+    chmodSync(dir, 0o777);
+    let error = await failure(exportAll(box, dir, names(2)));
+    expect(error).toBeInstanceOf(UsageError);
+    expect(error.message).toBe(`refusing to use ${dir}: the output directory ${dir} is writable by other users (mode 0777)`);
+    expect(sandbox.requests).toEqual([]);
+    chmodSync(dir, 0o700);
+    expect((await exportAll(box, dir, names(2))).result.exitCode).toBe(ExitCode.Ok);
+
+    chmodSync(join(dir, JOURNAL_FILE), 0o644);
+    const from = sandbox.requests.length;
+    error = await failure(exportAll(box, dir, names(2)));
+    expect(error.message).toBe(`refusing to use ${dir}: the journal ${join(dir, JOURNAL_FILE)} is open to other users (mode 0644)`);
+    expect(sandbox.requests.slice(from)).toEqual([]);
+    expect(existsSync(join(dir, 'svc-migrate.lock'))).toBe(false);
   });
 });
 
