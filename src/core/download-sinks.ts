@@ -52,6 +52,8 @@ export class FileSink implements Sink {
   private flushing: Promise<void> | undefined;
   private flushedTo = 0;
   private flushFailure: NodeJS.ErrnoException | undefined;
+  /** The `.part` file was opened: what is at its path is ours to remove, not something found there. */
+  private opened = false;
 
   private constructor(path: string, migration: Migration) {
     this.path = path;
@@ -99,6 +101,7 @@ export class FileSink implements Sink {
       this.offset = 0;
     }
     this.handle = await writable(this.partPath, this.offset > 0 ? 'resume' : 'fresh');
+    this.opened = true;
     this.flushedTo = this.offset;
     hash?.follow(this.partPath);
     if (this.offset > 0) hash?.advance(this.offset);
@@ -186,8 +189,9 @@ export class FileSink implements Sink {
   async abandon(): Promise<void> {
     await this.handle?.close().catch(() => undefined);
     this.handle = undefined;
-    // An empty part holds nothing worth resuming.
-    if (this.offset === 0) {
+    // An empty part holds nothing worth resuming. One never opened is what was found at its path
+    // (a directory, say): the error that refused it is the one to report, and it stays as it was.
+    if (this.opened && this.offset === 0) {
       await rm(this.partPath, { force: true });
       await rm(this.metaPath, { force: true });
     }

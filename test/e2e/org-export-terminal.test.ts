@@ -10,15 +10,20 @@ import { testSandbox } from '../helpers/sandbox.js';
 // util-linux `script` gives the CLI a real pseudo-terminal; `stty cols` sets its width.
 const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
 
-function onTerminal(columns: number, args: string[], env: Record<string, string>) {
+/** Runs the built program on a terminal `columns` wide; Ctrl-C is typed at it once `interruptWhen` holds of the screen. */
+function onTerminal(columns: number, args: string[], env: Record<string, string>, interruptWhen?: (screen: string) => boolean) {
   const quoted = [process.execPath, BIN, ...args].map((part) => `'${part.replaceAll('\'', '\'\\\'\'')}'`).join(' ');
   const child = spawn('script', ['-qfec', `stty cols ${columns} rows 40; ${quoted}`, '/dev/null'], {
     env: { ...process.env, ...env, CI: '', TERM: 'xterm' },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let screen = '';
+  let interrupted = false;
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     screen += chunk;
+    if (interrupted || !interruptWhen?.(screen)) return;
+    interrupted = true;
+    child.stdin.write('\x03');
   });
   return new Promise<{ code: number | null; screen: string }>((resolve) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
@@ -30,12 +35,12 @@ function onTerminal(columns: number, args: string[], env: Record<string, string>
 }
 
 async function setup(exportSeconds = 0.5) {
-  const { env } = await testSandbox({ repositories: 6, exportSeconds, archivePadBytes: 512 * 1024 });
+  const { sandbox, env } = await testSandbox({ repositories: 6, exportSeconds, archivePadBytes: 512 * 1024 });
   const dir = mkdtempSync(join(tmpdir(), 'svc-org-tty-'));
   writeFileSync(join(dir, 'repos.txt'), 'repo-0001\nrepo-0002\nrepo-0003\nrepo-0004\nrepo-0005\nrepo-0006\n');
   const args = ['export', '--repos-file', join(dir, 'repos.txt'), '--output-dir', join(dir, 'out'), '--batch-size', '2',
     '--parallel', '3', '--interval', '0.1'];
-  return { env, args };
+  return { sandbox, env, args };
 }
 
 describe.skipIf(!hasScript)('export --output-dir on a terminal', () => {
@@ -76,30 +81,32 @@ describe.skipIf(!hasScript)('export --output-dir on a terminal', () => {
   }, 60_000);
 
   it('counts the batches a resumed run waits for as running, with the state the service reports', async () => {
-    const { env, args } = await setup(3);
-    // A first run, a process on the real clock as the sandbox is, stopped (Ctrl-C) once all three migrations are started.
-    const journalPath = join(args[4] as string, 'svc-migrate-journal.json');
-    const states = () => {
-      try {
-        return (JSON.parse(readFileSync(journalPath, 'utf8')) as Journal).batches.map((b) => b.state);
-      } catch {
-        return [];
-      }
-    };
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: 'ignore' });
-    const closed = new Promise<number | null>((resolve) => child.once('close', resolve));
-    while (states().filter((state) => state === 'started').length < 3) await new Promise((resolve) => setTimeout(resolve, 5));
-    child.kill('SIGINT');
-    const first = { code: await closed, stderr: '' };
+    // Migrations of an hour: a first run, in-process on the sandbox's clock, is stopped (Ctrl-C) once
+    // all three are started, long before any is exported.
+    const { sandbox, env, args } = await setup(3600);
+    const stop = new AbortController();
+    let said = '';
+    const first = await runCli(args, {
+      env,
+      signal: stop.signal,
+      onStderr: (text) => {
+        said += text;
+        if ((said.match(/started migration \d+/g) ?? []).length === 3) stop.abort();
+      },
+    });
     expect(first.code, first.stderr).toBe(130);
     const journal = JSON.parse(readFileSync(join(args[4] as string, 'svc-migrate-journal.json'), 'utf8')) as Journal;
     expect(journal.batches.map((b) => b.state)).toEqual(['started', 'started', 'started']);
+    // Then the sandbox's clock moves past their first fifth, spent pending.
+    sandbox.clock.advance(15 * 60_000);
 
-    // The run that goes on waits for them: the board shows each, not "0 running".
-    const result = await onTerminal(100, args, env);
-    expect(result.code, result.screen).toBe(0);
-    expect(result.screen).toMatch(/batch \d migration \d+: exporting/);
-    expect(result.screen).toMatch(/0\/6 repositories · 0\/3 archives · 0 errors · 3 running/);
+    // The run that goes on waits for them: the board shows each, not "0 running". Ctrl-C once it has.
+    const exporting = /batch \d migration \d+: exporting/;
+    const running = /0\/6 repositories · 0\/3 archives · 0 errors · 3 running/;
+    const result = await onTerminal(100, args, env, (screen) => exporting.test(screen) && running.test(screen));
+    expect(result.code, result.screen).toBe(130);
+    expect(result.screen).toMatch(exporting);
+    expect(result.screen).toMatch(running);
   }, 60_000);
 
   it('falls back to plain lines on a terminal too narrow for the board', async () => {
