@@ -17,8 +17,8 @@ import { coreSandbox } from '../helpers/core-sandbox.js';
 // `export --output-dir` as the command calls it (runOrgExport), against an in-process sandbox on a
 // virtual clock: the batches, what a second run takes up from the journal, the repositories the
 // service refuses, and the outcome (the result, its exit code, the events the user is shown). The
-// archive check's git is kept off PATH unless a test is about it: a test here is about the batches,
-// and `git fsck` is the archive check's own tests' business.
+// archive check's git is kept off PATH (the quick project starts no process): a test here is about
+// the batches; the run with git, start to end, is test/integrity/released-after-git.test.ts.
 
 const FINGERPRINT = 'c'.repeat(64);
 const tempDir = () => mkdtempSync(join(tmpdir(), 'svc-core-org-'));
@@ -117,34 +117,6 @@ afterEach(() => {
 });
 
 describe('an org export, start to end', () => {
-  it('takes each batch through start, wait, download and check, unlock and delete, in that order; exit 0', async () => {
-    vi.unstubAllEnvs(); // git checks every object: the service's copy is deleted only then
-    const box = await setUp({ repositories: 5 });
-    const { sandbox, dir } = box;
-    const release = { body: { lock_repositories: true }, unlock: true, deleteArchive: true };
-    const { result, events } = await exportAll(box, dir, names(5), release);
-    expect(result).toMatchObject({ exitCode: 0, repositories: 5, verifiedRepositories: 5, archivedRepositories: 5, skipped: [] });
-    expect(events[0]).toEqual({ type: 'plan', batches: 3, repositories: 5, resumed: false, journal: join(dir, JOURNAL_FILE), done: 0, archives: 0 });
-    for (const batch of [1, 2, 3]) {
-      expect(steps(events, batch).map(([state]) => state), `batch ${batch}`).toEqual(['started', 'exported', 'downloaded', 'unlocked', 'done']);
-    }
-    const journal = journalIn(dir);
-    expect(journal.batches.map((b) => [b.repositories.length, b.state, b.migrationIds.length, b.archive?.verified])).toEqual([
-      [2, 'done', 1, true], [2, 'done', 1, true], [1, 'done', 1, true],
-    ]);
-    expect(journal.batches.every((b) => b.archive?.gitObjectsChecked)).toBe(true);
-    expect(starts(sandbox)).toHaveLength(3);
-    expect(lockedNow(sandbox)).toEqual([]);
-    for (const { migrationIds: [id], archive } of journal.batches) {
-      expect(releases(sandbox)).toContain(`/orgs/octo-org/migrations/${id}/archive`);
-      expect(readFileSync(`${archive!.path}.sha256`, 'utf8')).toBe(`${archive!.sha256}  migration-${id}.tar.gz\n`);
-    }
-    expect(readdirSync(dir).sort()).toEqual([
-      ...journal.batches.flatMap((b) => [`migration-${b.migrationIds[0]}.tar.gz`, `migration-${b.migrationIds[0]}.tar.gz.sha256`]),
-      JOURNAL_FILE,
-    ].sort());
-  });
-
   it('--no-verify: every archive saved, none verified, exit 0', async () => {
     const box = await setUp({ repositories: 4 });
     const { result } = await exportAll(box, box.dir, names(4), { verify: false });

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import type { ArchiveProblem } from './problem.js';
 import { InterruptedError } from '../../errors.js';
 import { childEnvironment } from '../../settings/environment.js';
@@ -43,6 +44,22 @@ function gitEnvironment(home: Record<string, string>): NodeJS.ProcessEnv {
   };
 }
 
+/**
+ * Whether a directory of PATH holds an executable of that name: where none does, no process is
+ * started to find out (Windows, with its PATHEXT, is left to execFile).
+ */
+function isOnPath(command: string, path: string | undefined): boolean {
+  if (process.platform === 'win32') return true;
+  return (path ?? '').split(delimiter).some((directory) => {
+    try {
+      accessSync(join(directory || '.', command), constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
 /** What `git --version` said, by PATH: an org export checks hundreds of archives with the same git. */
 const gitVersions = new Map<string | undefined, Promise<string | undefined>>();
 
@@ -51,9 +68,11 @@ export function gitVersion(): Promise<string | undefined> {
   const env = gitEnvironment({});
   let version = gitVersions.get(env.PATH);
   if (!version) {
-    version = new Promise((resolve) => {
-      execFile('git', ['--version'], { env }, (error, stdout) => resolve(error ? undefined : stdout.trim()));
-    });
+    version = isOnPath('git', env.PATH)
+      ? new Promise((resolve) => {
+          execFile('git', ['--version'], { env }, (error, stdout) => resolve(error ? undefined : stdout.trim()));
+        })
+      : Promise.resolve(undefined);
     gitVersions.set(env.PATH, version);
   }
   return version;
