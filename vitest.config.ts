@@ -6,8 +6,22 @@ import { defineConfig } from 'vitest/config';
 // No test may touch the developer's real configuration or token.
 const home = mkdtempSync(join(tmpdir(), 'svc-migrate-test-home-'));
 
-/** The folders whose tests start no process and no browser. */
-const QUICK = ['test/unit/**/*.test.ts', 'test/core/**/*.test.ts', 'test/commands/**/*.test.ts', 'test/api/**/*.test.ts'];
+/** The tests that start no process and no browser: four folders, and files of the others that run all in-process. */
+const QUICK = [
+  'test/unit/**/*.test.ts',
+  'test/core/**/*.test.ts',
+  'test/commands/**/*.test.ts',
+  'test/api/**/*.test.ts',
+  'test/e2e/auth-config.test.ts',
+  'test/e2e/sandbox.test.ts',
+  'test/e2e/sandbox-fidelity.test.ts',
+  'test/e2e/webhook-urls.test.ts',
+  'test/e2e/webhooks.test.ts',
+  'test/reliability/receiver-http.test.ts',
+  'test/sandbox/conformance.test.ts',
+  'test/sandbox/padded-archive.test.ts',
+  'test/sandbox/payload-schemas.test.ts',
+];
 
 const shared = {
   testTimeout: 20_000,
