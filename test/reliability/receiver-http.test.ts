@@ -2,6 +2,7 @@ import { connect, type Socket } from 'node:net';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type HttpServer, type HttpServerOptions, type ServerRequest, startHttpServer } from '../../src/webhook/http-server.js';
+import { busyFor } from '../helpers/busy.js';
 
 // The receiver's HTTP/1.1 server against senders that pipeline, trickle, stall, lie about framing
 // or send garbage, in-process on loopback. Timeouts are set to a fraction of a second here; each
@@ -365,6 +366,23 @@ describe('the receiver\'s HTTP server', () => {
     await idle.closed();
     const silent = open(port);
     expect(await silent.closed()).toEqual([]);
+  });
+
+  it('serves a request that reached a kept-alive connection while the process was too busy to read it, past the keep-alive timeout', async () => {
+    const port = await serve(echo, { keepAliveTimeoutMs: 100 });
+    const connection = open(port);
+    await connection.write(post('first'));
+    await connection.answered(1);
+    // The next request lands while the process is busy for longer than the keep-alive timeout (and
+    // the second node:http adds to it), as on a loaded machine: when the event loop turns again the
+    // timeout has expired with the request waiting unread. Closing the connection then would reset
+    // the sender.
+    void connection.write(post('second'));
+    busyFor(1_500);
+    const answers = await connection.answered(2);
+    expect(answers.map(bodyOf)).toEqual(['first', 'second']);
+    // Left idle afterwards, it is still closed.
+    await connection.closed();
   });
 
   it('holds at most maxHeldBytes of bodies at once: beyond, 503 and the connection closed; the bytes come back after', async () => {

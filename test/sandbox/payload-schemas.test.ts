@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 // @ts-expect-error -- a plain JavaScript development module without types
 import { publishedPairs, schemaProblems } from '../../scripts/webhook-schemas.js';
 import { startSandbox } from '../../src/sandbox/server.js';
+import { closeOnlyIdleConnections } from '../../src/support/keep-alive.js';
 import { CATALOGUE, catalogueWarnings } from '../../src/webhook/catalogue.js';
 
 const OWNER = 'svc_sandbox_owner_classic';
@@ -20,6 +21,9 @@ async function receiver() {
       response.writeHead(204).end();
     });
   });
+  // The schema checks keep this process busy for seconds under load, the sandbox's deliveries
+  // included: a request that arrives meanwhile on a kept-alive connection is served, not reset.
+  closeOnlyIdleConnections(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
   return { url, deliveries, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
