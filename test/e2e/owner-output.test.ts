@@ -205,15 +205,33 @@ describe('times in UTC, as everywhere else', () => {
   });
 
   it.skipIf(!hasScript)('the waiting line on a terminal says when the last change was, in UTC', async () => {
-    const { env } = await testSandbox({ exportSeconds: 1.5 });
+    // The migrations move only when the sandbox's clock is moved, and it is moved when the screen
+    // shows the step before: first both pending, then a change on the waiting line. However slowly
+    // the CLI starts or draws, it sees each state (with a real clock it could start after both
+    // migrations were done, and show no change at all).
+    const { sandbox, env } = await testSandbox({ exportSeconds: 600 });
     const a = await started(env, ['widgets']);
     const b = await started(env, ['docs.site']);
+    const bothPending = new RegExp(`migration ${a.id} pending, migration ${b.id} pending`);
+    const lastChange = / · last: \d+ \S+ → \S+ at \d\d:\d\d:\d\dZ/;
+    let step = 0;
     const wait = await onTerminal(['status', String(a.id), String(b.id), '--wait', '--interval', '0.1', '--no-color'], {
       env: { ...env, TZ: 'America/Los_Angeles' },
       setup: 'stty cols 160 rows 40',
+      onScreen: (screen) => {
+        // A fifth of the export time in, both are exporting (src/sandbox/state.ts); past it, exported.
+        if (step === 0 && bothPending.test(screen)) {
+          step = 1;
+          sandbox.clock.advance(200_000);
+        } else if (step === 1 && lastChange.test(screen)) {
+          step = 2;
+          sandbox.clock.advance(600_000);
+        }
+      },
     });
     expect(wait.code, wait.screen).toBe(0);
-    expect(wait.screen).toMatch(/ · last: \d+ \S+ → \S+ at \d\d:\d\d:\d\dZ/);
+    expect(step).toBe(2);
+    expect(wait.screen).toMatch(lastChange);
     expect(wait.screen).not.toMatch(/[AP]M\b/);
   });
 });
