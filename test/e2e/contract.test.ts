@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Migration } from '../../src/api/types.js';
+import { untilInDirectory } from '../helpers/fs-events.js';
 import { BIN, runCli, spawnCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
 import { json, startScriptedServer } from '../helpers/scripted-server.js';
@@ -261,16 +262,14 @@ describe('smaller promises', () => {
     sandbox.faults.set({ throttleBytesPerSecond: 2 * 1024 * 1024 });
     const output = join(tempDir(), 'a.tar.gz');
     const child = spawn(process.execPath, [BIN, 'download', String(id), '-o', output], { env: { ...process.env, ...env } });
-    const poll = setInterval(() => {
-      if (existsSync(`${output}.part`) && statSync(`${output}.part`).size > 0) {
-        clearInterval(poll);
-        child.kill('SIGINT');
-      }
-    }, 20);
+    const watching = new AbortController();
+    const exited = new Promise((resolve) => child.on('exit', resolve)).finally(() => watching.abort());
     const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(130);
+    // Ctrl-C once the first bytes are in the .part file (a download that ended first fails below).
+    await untilInDirectory(dirname(output), () => existsSync(`${output}.part`) && statSync(`${output}.part`).size > 0, watching.signal).catch(() => {});
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
     clearTimeout(timer);
-    clearInterval(poll);
     sandbox.faults.clear();
     const resumed = await runCli(['download', String(id), '-o', output], { env });
     expect(resumed.code, resumed.stderr).toBe(0);

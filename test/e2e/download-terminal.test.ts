@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Migration } from '../../src/api/types.js';
+import { untilInDirectory } from '../helpers/fs-events.js';
 import { BIN, runCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
 import { hasScript, onTerminal } from '../helpers/terminal.js';
@@ -98,14 +99,10 @@ describe('a Ctrl-C during a download names the command that resumes it (point 8)
     const output = join(dir, 'big.tgz');
     const args = ['download', String(id), '-o', output, '--org', 'octo-org', '--no-checksum', '--no-verify'];
     const controller = new AbortController();
-    const poll = setInterval(() => {
-      if (existsSync(`${output}.part`) && statSync(`${output}.part`).size > 0) {
-        clearInterval(poll);
-        controller.abort();
-      }
-    }, 20);
+    // Ctrl-C once the first bytes are in the .part file.
+    const partStarted = untilInDirectory(dir, () => existsSync(`${output}.part`) && statSync(`${output}.part`).size > 0, controller.signal);
+    partStarted.then(() => controller.abort(), () => {});
     const stopped = await runCli(args, { env, signal: controller.signal });
-    clearInterval(poll);
     expect(stopped.code, stopped.stderr).toBe(130);
     const command = hinted(stopped.stderr);
     expect(command).toBe(`svc-migrate download ${id} -o '${output}' --org octo-org --no-checksum --no-verify`);

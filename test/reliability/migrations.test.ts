@@ -2,10 +2,11 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Migration } from '../../src/api/types.js';
+import { untilInDirectory } from '../helpers/fs-events.js';
 import { BIN, runCli, spawnCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
 
@@ -122,14 +123,13 @@ describe('download under faults', () => {
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk;
     });
-    // Interrupt once some of the archive is on disk, however long start-up took.
-    const poll = setInterval(() => {
-      if (existsSync(`${output}.part`) && statSync(`${output}.part`).size > 0) {
-        clearInterval(poll);
-        child.kill('SIGINT');
-      }
-    }, 20);
-    const code = await new Promise((resolve) => child.on('exit', resolve));
+    const watching = new AbortController();
+    const exited = new Promise((resolve) => child.on('exit', resolve)).finally(() => watching.abort());
+    // Interrupt once some of the archive is on disk, however long start-up took (a download that
+    // ended first fails below).
+    await untilInDirectory(dirname(output), () => existsSync(`${output}.part`) && statSync(`${output}.part`).size > 0, watching.signal).catch(() => {});
+    child.kill('SIGINT');
+    const code = await exited;
     expect(code).toBe(130);
     expect(stderr).toMatch(/bytes are kept in .*\.part/);
     expect(existsSync(output)).toBe(false);
