@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, watch, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -237,7 +238,7 @@ describe.skipIf(!hasTmux)('Ctrl-C during a download on a 40-column terminal', ()
     const { id } = JSON.parse(started.stdout) as Migration;
     sandbox.faults.set({ throttleBytesPerSecond: 200_000 });
     const output = join(tempDir(), 'big.tgz');
-    const socket = `svc-width-${process.pid}-${Date.now()}`;
+    const socket = `svc-width-${randomUUID()}`;
     const command = [
       'env',
       ...Object.entries({ ...env, TERM: 'xterm', CI: '' }).map(([key, value]) => `${key}=${value}`),

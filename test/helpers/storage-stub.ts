@@ -59,8 +59,8 @@ export async function startStorageStub(
           id: 7,
           guid: '0b989ba4-242f-11e5-81e1-c7b6966d2516',
           state: 'exported',
-          updated_at: new Date().toISOString(),
-          created_at: new Date().toISOString(),
+          updated_at: '2026-01-01T12:00:00Z',
+          created_at: '2026-01-01T12:00:00Z',
         }),
       );
     } else response.writeHead(404).end();
