@@ -9,6 +9,7 @@ import { BIN, runCli, spawnCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
 import { json, startScriptedServer } from '../helpers/scripted-server.js';
 import { hasScript, onTerminal } from '../helpers/terminal.js';
+import { unless } from '../helpers/skip.js';
 
 // The contract kept around the export workflow: tables in pipes, quiet output, hints, auth,
 // unlocking, and the smaller promises of docs/cli.md.
@@ -42,7 +43,7 @@ describe('tables', () => {
     ]);
   });
 
-  it.skipIf(!hasScript)('on a terminal: a boxed table, and webhook events fits the width', async () => {
+  it.skipIf(!hasScript)(`on a terminal: a boxed table, and webhook events fits the width${unless(hasScript, 'util-linux `script` is not installed')}`, async () => {
     const { env } = await testSandbox();
     const list = await onTerminal(['list', '--no-color'], { env, setup: 'stty cols 120 rows 40' });
     expect(list.screen).toMatch(/ID.*STATE.*REPOSITORIES.*LOCK REQUESTED.*CREATED.*UPDATED/);
@@ -208,7 +209,7 @@ describe('the help\'s example and interactive start', () => {
     expect(statSync(output).size).toBeGreaterThan(0);
   });
 
-  it.skipIf(!hasScript)('start on a terminal asks in words, shows a summary, and Enter confirms', async () => {
+  it.skipIf(!hasScript)(`start on a terminal asks in words, shows a summary, and Enter confirms${unless(hasScript, 'util-linux `script` is not installed')}`, async () => {
     const { sandbox, env } = await testSandbox({ exportSeconds: 60 });
     const result = await onTerminal(['start'], {
       env,
@@ -276,7 +277,7 @@ describe('smaller promises', () => {
     expect(resumed.stderr).toMatch(/resuming .*a\.tar\.gz from [\d.]+ \w+ \(\d+ bytes\) already in .*a\.tar\.gz\.part/);
   });
 
-  it.skipIf(!hasScript)('webhook verify on a terminal says it reads the body from stdin', async () => {
+  it.skipIf(!hasScript)(`webhook verify on a terminal says it reads the body from stdin${unless(hasScript, 'util-linux `script` is not installed')}`, async () => {
     const result = await onTerminal(['webhook', 'verify', '--secret', 's', '--signature', 'sha256=00'], {
       setup: 'stty cols 120 rows 40',
       steps: [[/reading the body from stdin/, '{}\r\x04']],
@@ -312,7 +313,7 @@ describe('exit 1 is for our bugs only', () => {
     noBug(result.stderr);
   });
 
-  it.skipIf(!existsSync('/dev/full'))('stdout on a full disk (/dev/full) is exit 2 with a message, not a stack trace', async () => {
+  it.skipIf(!existsSync('/dev/full'))(`stdout on a full disk (/dev/full) is exit 2 with a message, not a stack trace${unless(existsSync('/dev/full'), 'no /dev/full here')}`, async () => {
     const full = openSync('/dev/full', 'w');
     try {
       const child = spawn(process.execPath, [BIN, 'webhook', 'events'], { stdio: ['ignore', full, 'pipe'] });

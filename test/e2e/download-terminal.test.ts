@@ -9,6 +9,7 @@ import { untilInDirectory } from '../helpers/fs-events.js';
 import { BIN, runCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
 import { hasScript, onTerminal } from '../helpers/terminal.js';
+import { unless } from '../helpers/skip.js';
 
 // Issue #35, points 8 (the download's Ctrl-C hint), 9 (an archive never floods a terminal) and 11
 // (storage slow to send its first byte: a waiting line, and a Ctrl-C there says how to go on).
@@ -76,7 +77,7 @@ describe('-o - when stdout is a terminal (point 9)', () => {
     expect(result.stderr).not.toMatch(/saved -/);
   });
 
-  it.skipIf(!hasScript)('on a real terminal (the built binary): exit 2 and no gzip on the screen', async () => {
+  it.skipIf(!hasScript)(`on a real terminal (the built binary): exit 2 and no gzip on the screen${unless(hasScript, 'util-linux `script` is not installed')}`, async () => {
     const { env, id } = await exported();
     const result = await onTerminal(['download', String(id), '-o', '-'], { env, setup: 'stty cols 100 rows 40' });
     expect(result.code).toBe(2);
@@ -154,7 +155,7 @@ describe('storage slow to send its first byte (point 11)', () => {
     }
   }, 30_000);
 
-  it.skipIf(!hasScript)('through the built binary on a terminal: Ctrl-C in the gap, exit 130 and the hint', async () => {
+  it.skipIf(!hasScript)(`through the built binary on a terminal: Ctrl-C in the gap, exit 130 and the hint${unless(hasScript, 'util-linux `script` is not installed')}`, async () => {
     const { sandbox, env, id } = await exported();
     sandbox.faults.set({ storageStallMs: 10_000 });
     const output = join(tempDir(), 'slow.tgz');

@@ -32,6 +32,7 @@ import { listen, post } from '../helpers/listener.js';
 import { BIN, runCli } from '../helpers/run-cli.js';
 import { startScriptedServer } from '../helpers/scripted-server.js';
 import { changes } from '../helpers/until.js';
+import { unless } from '../helpers/skip.js';
 
 // `webhook listen` (and send, replay) against real payloads and hostile senders, forward targets
 // and save directories, each through the built binary on loopback.
@@ -414,7 +415,7 @@ describe('unsafe input, answered safely', () => {
     expect(listener.stderr()).toMatch(new RegExp(`rejected 500 .*the save directory ${real} is open to other users now \\(mode 755\\)`));
   });
 
-  it.skipIf(process.getuid?.() !== 0)('refuses a save directory that belongs to another user (exit 2)', async () => {
+  it.skipIf(process.getuid?.() !== 0)(`refuses a save directory that belongs to another user (exit 2)${unless(process.getuid?.() === 0, 'needs root')}`, async () => {
     const dir = tempDir('svc-theirs-');
     chownSync(dir, 65534, 65534);
     const result = await runCli(['webhook', 'listen', '--port', '0', '--save', dir], { timeoutMs: 10_000 });

@@ -9,6 +9,7 @@ import type { Migration } from '../../src/api/types.js';
 import { Output } from '../../src/ui/output.js';
 import { BIN, runCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
+import { unless } from '../helpers/skip.js';
 
 // Issue #35, point 10 (second round): every table and live line on a terminal fits its width.
 
@@ -230,7 +231,7 @@ function untilWritten(log: string, check: () => boolean): Promise<void> {
   });
 }
 
-describe.skipIf(!hasTmux)('Ctrl-C during a download on a 40-column terminal', () => {
+describe.skipIf(!hasTmux)(`Ctrl-C during a download on a 40-column terminal${unless(hasTmux, 'tmux is not installed')}`, () => {
   it('leaves no piece of the progress line above the error', async () => {
     const { sandbox, env } = await testSandbox({ exportSeconds: 0.1, archivePadBytes: 5 * 1024 * 1024 });
     const started = await runCli(['start', 'widgets', '--wait', '--json', ...FAST], { env });

@@ -9,6 +9,7 @@ import { listen, post } from '../helpers/listener.js';
 import { runCli } from '../helpers/run-cli.js';
 import { type Handler, startScriptedServer } from '../helpers/scripted-server.js';
 import { hasScript, onTerminal } from '../helpers/terminal.js';
+import { unless } from '../helpers/skip.js';
 
 // `webhook listen --forward-to`: a forward outside 2xx (or without an answer) is a failure, told
 // per attempt and in the summary, tried again with --forward-retries in arrival order, with
@@ -230,7 +231,7 @@ describe('--forward-retries at the end of a session', () => {
     }
   });
 
-  it.skipIf(!hasScript)('on a terminal: a failure in red with the delivery named, and ^C typed during a wait ends at once', async () => {
+  it.skipIf(!hasScript)(`on a terminal: a failure in red with the delivery named, and ^C typed during a wait ends at once${unless(hasScript, 'util-linux `script` is not installed')}`, async () => {
     const app = await startScriptedServer(answer(500, 'down'));
     try {
       const one = delivery(1);

@@ -9,6 +9,7 @@ import type { Migration } from '../../src/api/types.js';
 import { untilInDirectory } from '../helpers/fs-events.js';
 import { BIN, runCli, spawnCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
+import { unless } from '../helpers/skip.js';
 
 // Faults on the migration side, injected by the sandbox; every test is bounded and loopback only.
 
@@ -71,7 +72,7 @@ describe('download under faults', () => {
 
   // A full disk for real: a 256 KiB tmpfs (root only; elsewhere skipped). A link to /dev/full would
   // be refused before any byte is written: the download never writes through a planted link.
-  it.skipIf(!canMountTmpfs)('says the disk is full, leaves nothing under the final name, and keeps no bogus .part', async () => {
+  it.skipIf(!canMountTmpfs)(`says the disk is full, leaves nothing under the final name, and keeps no bogus .part${unless(canMountTmpfs, 'cannot mount a tmpfs here; needs root')}`, async () => {
     const { env, id } = await exportedArchive(1024 * 1024);
     const dir = tempDir();
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256k', 'tmpfs', dir]);
@@ -101,7 +102,7 @@ describe('download under faults', () => {
 
   // A write-back error is reported to a file descriptor once: the background flush must not swallow it.
   // Spawned: LD_PRELOAD acts when a process starts.
-  it.skipIf(!hasCompiler)('fails when writing back to disk fails mid-way, with nothing under the final name', async () => {
+  it.skipIf(!hasCompiler)(`fails when writing back to disk fails mid-way, with nothing under the final name${unless(hasCompiler, 'no C compiler (cc) here')}`, async () => {
     const { env, id } = await exportedArchive(40 * 1024 * 1024);
     const dir = tempDir();
     writeFileSync(join(dir, 'eio.c'), '#include <errno.h>\nint fdatasync(int fd) { (void)fd; errno = EIO; return -1; }\n');
