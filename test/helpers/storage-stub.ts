@@ -54,15 +54,11 @@ export async function startStorageStub(
       response.end(JSON.stringify(repositories.map((full_name) => ({ full_name, name: full_name.split('/')[1] }))));
     } else if (url.startsWith('/orgs/acme/migrations/7')) {
       response.writeHead(200, { 'content-type': 'application/json' });
-      response.end(
-        JSON.stringify({
-          id: 7,
-          guid: '0b989ba4-242f-11e5-81e1-c7b6966d2516',
-          state: 'exported',
-          updated_at: '2026-01-01T12:00:00Z',
-          created_at: '2026-01-01T12:00:00Z',
-        }),
-      );
+      // Exported just now by the program's clock, which is the machine's here (no sandbox): an
+      // older time would have it warn that the archive is about to be deleted.
+      // eslint-disable-next-line no-restricted-syntax -- the service's "now", as the program under test reads it
+      const now = new Date().toISOString();
+      response.end(JSON.stringify({ id: 7, guid: '0b989ba4-242f-11e5-81e1-c7b6966d2516', state: 'exported', updated_at: now, created_at: now }));
     } else response.writeHead(404).end();
   });
   servers.push(server);

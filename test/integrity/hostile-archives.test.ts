@@ -96,7 +96,10 @@ describe('nothing inside an archive decides what runs', () => {
       (_request, response) => response.writeHead(200, { 'content-length': String(archive.length), etag: '"a"' }).end(archive),
       (request, response) => {
         if (request.method === 'POST') {
-          response.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ id: 7, state: 'exported', guid: 'g', created_at: '2026-01-01T12:00:00Z', updated_at: '2026-01-01T12:00:00Z', repositories: [] }));
+          // Exported just now by the program's clock, the machine's here (no sandbox).
+          // eslint-disable-next-line no-restricted-syntax -- the service's "now", as the program under test reads it
+          const now = new Date().toISOString();
+          response.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ id: 7, state: 'exported', guid: 'g', created_at: now, updated_at: now, repositories: [] }));
           return true;
         }
         if (request.method !== 'DELETE') return false;
