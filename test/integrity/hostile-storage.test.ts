@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { untilInDirectory } from '../helpers/fs-events.js';
 import { startStorageStub as stub } from '../helpers/storage-stub.js';
 import { runCli } from '../helpers/run-cli.js';
+import { unless } from '../helpers/skip.js';
 import { testSandbox } from '../helpers/sandbox.js';
 
 // Hostile or buggy archive storage, played by a stub on loopback that also answers the three API
@@ -179,7 +180,7 @@ const freeIn = (dir: string) => {
   return stats.bavail * stats.bsize;
 };
 
-describe.skipIf(!canMountTmpfs)('free space before bytes (a 100 MiB tmpfs; skipped: cannot mount tmpfs, not root?)', () => {
+describe.skipIf(!canMountTmpfs)(`free space before bytes (a 100 MiB tmpfs)${unless(canMountTmpfs, 'cannot mount a tmpfs here; needs root')}`, () => {
   let disk = '';
   beforeAll(() => {
     disk = tempDir();
