@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { closeOnlyIdleConnections } from '../../src/support/keep-alive.js';
 import { type Listener, listen } from './listener.js';
 import { changes } from './until.js';
 
@@ -97,6 +98,8 @@ export async function startTarget(answer = '{"thanks":true}', status: (body: Buf
       for (const waiter of waiters.filter((w) => requests.length >= w.count)) waiter.resolve();
     });
   });
+  // The forwards come from a listener in this process: see src/support/keep-alive.ts.
+  closeOnlyIdleConnections(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

@@ -2,6 +2,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Requ
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Issued } from '../../src/sandbox/certificates.js';
+import { closeOnlyIdleConnections } from '../../src/support/keep-alive.js';
 import { changes } from './until.js';
 
 interface RecordedRequest {
@@ -58,6 +59,9 @@ async function scripted(certificate: Issued | undefined, handlers: Handler[]): P
       changed();
     });
   });
+  // The program under test often runs in this process: busy past the keep-alive timeout, it must
+  // not find the connection it reuses reset under it (src/support/keep-alive.ts).
+  closeOnlyIdleConnections(server);
   const counted = { connections: 0 };
   server.on(certificate ? 'secureConnection' : 'connection', () => counted.connections++);
   if (certificate) server.on('tlsClientError', () => counted.connections++);

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { closeOnlyIdleConnections } from '../../src/support/keep-alive.js';
 import { loopbackCertificate, sharedAuthority } from './tls.js';
 
 // A stub on loopback that answers the three API calls a download of migration 7 of `acme` makes
@@ -61,6 +62,8 @@ export async function startStorageStub(
       response.end(JSON.stringify({ id: 7, guid: '0b989ba4-242f-11e5-81e1-c7b6966d2516', state: 'exported', updated_at: now, created_at: now }));
     } else response.writeHead(404).end();
   });
+  // The download runs in this process: see src/support/keep-alive.ts.
+  closeOnlyIdleConnections(server);
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
