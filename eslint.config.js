@@ -62,6 +62,39 @@ const env = {
   message: 'the environment is read in src/settings/ and src/main.ts only; commands read context.settings',
 };
 
+/**
+ * Tests wait on an event, a file, a port, a process's exit or the injected clock; timeouts are only
+ * ceilings that end a hang (docs/architecture.md#testing). On a loaded machine a fixed sleep is too
+ * short, a timer poll races what it polls, and the machine's time says nothing about the program.
+ * A place that truly needs one says why in an eslint-disable comment.
+ */
+const waitOnEvents = 'wait on an event (a stream\'s data, fs.watch, a server\'s request, a child\'s exit) or the injected clock';
+const timing = [
+  {
+    selector: 'CallExpression[callee.name="setInterval"], CallExpression[callee.property.name="setInterval"]',
+    message: `no timer polls in tests: ${waitOnEvents}`,
+  },
+  {
+    // setTimeout(resolve, 10), setTimeout(poll, 10), and () => resolve() in a promise: a sleep. A
+    // ceiling that ends a hang calls something that ends it (kill, abort) and is not flagged.
+    selector: [
+      'CallExpression[callee.name="setTimeout"][arguments.0.type="Identifier"]',
+      'CallExpression[callee.property.name="setTimeout"][arguments.0.type="Identifier"]',
+      'NewExpression[callee.name="Promise"] CallExpression[callee.name="setTimeout"] > :function.arguments:first-child[body.type="CallExpression"][body.callee.name=/^(resolve|res|r|done|next|wake|poll|check)$/]',
+    ].join(', '),
+    message: `no sleeps in tests: ${waitOnEvents}; a timer may only end a hang`,
+  },
+  {
+    selector: 'CallExpression[callee.object.name="vi"][callee.property.name=/^(waitUntil|waitFor)$/], CallExpression[callee.object.name="expect"][callee.property.name="poll"]',
+    message: `vi.waitUntil, vi.waitFor and expect.poll look again on a timer: ${waitOnEvents}`,
+  },
+  {
+    selector: 'MemberExpression[object.name="Date"][property.name="now"], MemberExpression[object.name="performance"][property.name="now"], MemberExpression[object.name="process"][property.name="hrtime"], NewExpression[callee.name="Date"][arguments.length=0]',
+    message: 'the machine\'s time in a test: use the injected clock (the sandbox\'s, or recordingClock), a fixed instant, or assert on events instead of durations',
+  },
+];
+const timers = ['timers/promises', 'node:timers/promises'].map((name) => ({ name, message: `no sleeps in tests: ${waitOnEvents}` }));
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', '.tmp/', 'coverage/'] },
   js.configs.recommended,
@@ -164,6 +197,13 @@ export default tseslint.config(
   {
     files: ['src/commands/common/**'],
     rules: restrict([http, ...decoration], [decorationPattern, program, otherCommands, { regex: '^\\.\\./(?!\\.\\./)', message: 'shared helpers sit below the commands' }]),
+  },
+  {
+    files: ['test/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': ['error', ...timing],
+      'no-restricted-imports': ['error', { paths: timers }],
+    },
   },
   {
     files: ['test/**', 'bench/**'],

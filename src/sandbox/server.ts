@@ -17,6 +17,7 @@ import { DEFAULT_SEED, organizationObject, type SeedOrganization, type SeedToken
 import { MigrationStore, SandboxClock } from './state.js';
 import { ArchiveStorage } from './storage.js';
 import { HookRegistry } from './webhooks.js';
+import { closeOnlyIdleConnections } from '../support/keep-alive.js';
 import type { RecordedSandboxRequest, SandboxOptions } from './options.js';
 
 export type { SandboxOptions } from './options.js';
@@ -60,14 +61,19 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   // authority made for this sandbox alone (certificates.ts); its certificate is written beside the
   // sandbox's data, to be trusted with --ca-file.
   let ca: Sandbox['ca'];
-  let serve = (handler: RequestListener): Server => createServer(handler);
+  let create = (handler: RequestListener): Server => createServer(handler);
   if (options.tls) {
     const authority = createAuthority('svc-migrate sandbox CA');
     const served = authority.issue({ names: ['localhost', '127.0.0.1', '::1'] });
     ca = { file: join(dataDir, 'ca.pem'), certificate: authority.certificate };
     await writeFile(ca.file, authority.certificate);
-    serve = (handler) => createTlsServer(served, handler);
+    create = (handler) => createTlsServer(served, handler);
   }
+  const serve = (handler: RequestListener): Server => {
+    const server = create(handler);
+    closeOnlyIdleConnections(server);
+    return server;
+  };
   const scheme = options.tls ? 'https' : 'http';
 
   const storageServers: Server[] = [];

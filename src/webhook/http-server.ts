@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
+import { closeOnlyIdleConnections } from '../support/keep-alive.js';
 
 // The receiver's HTTP server. node:http (llhttp) reads and frames every request, with its own
 // bounds on heads and waits, and refuses what is ambiguous (a Transfer-Encoding with a
@@ -118,6 +119,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     handling.set(request.socket, exchange);
     options.onRequest(exchange);
   };
+  closeOnlyIdleConnections(server);
   server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => handle(request, response, true));
   // A sender may end its side once its request is sent and still read the answer.
   (server as { httpAllowHalfOpen?: boolean }).httpAllowHalfOpen = true;

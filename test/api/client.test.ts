@@ -96,6 +96,7 @@ describe('retries', () => {
   it('resends a POST when the connection was refused (it never reached the server)', async () => {
     const port = await freePort();
     let late: Server | undefined;
+    let listening: Promise<void> = Promise.resolve();
     const received: string[] = [];
     const api = client(`http://127.0.0.1:${port}`, {
       hooks: {
@@ -104,10 +105,12 @@ describe('retries', () => {
           late = createServer((request, response) => {
             received.push(`${request.method} ${request.url}`);
             response.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify(migration));
-          }).listen(port, '127.0.0.1');
+          });
+          listening = new Promise((resolve) => late?.listen(port, '127.0.0.1', resolve));
         },
       },
-      clock: { now: Date.now, sleep: (ms) => new Promise((resolve) => setTimeout(resolve, Math.min(ms, 100))) },
+      // The backoff before the resend lasts until the server is there.
+      clock: { ...recordingClock(), sleep: () => listening },
     });
     try {
       const started = await startMigration(api, 'acme', { repositories: ['acme/widgets'] });
@@ -186,6 +189,10 @@ describe('timeouts', () => {
     const api = await server((_request, response) => {
       response.writeHead(200, { 'content-type': 'application/json' });
       let sent = 0;
+      // The pace is what is tested: the whole answer takes longer than the idle timeout, each gap a
+      // tenth of it, so only a timeout on silence, not on the whole body, lets it through. (Nothing
+      // to wait on here: the sender's clock is the point.)
+      // eslint-disable-next-line no-restricted-syntax -- a sender's pace, not a wait
       const timer = setInterval(() => {
         response.write(body.slice(sent, sent + 4));
         sent += 4;
@@ -193,9 +200,9 @@ describe('timeouts', () => {
           clearInterval(timer);
           response.end();
         }
-      }, 60);
+      }, 100);
     });
-    const { data } = await getMigration(client(api.url, { timeouts: { headersMs: 500, bodyIdleMs: 500 } }), 'acme', 7);
+    const { data } = await getMigration(client(api.url, { timeouts: { headersMs: 1_000, bodyIdleMs: 1_000 } }), 'acme', 7);
     expect(data).toEqual(migration);
   });
 });

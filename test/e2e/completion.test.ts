@@ -107,7 +107,7 @@ t svc-migrate webhook events ""
     expect(lines[5]?.slice(1, -1).split(' ')).toEqual([...CATALOGUE.keys()].sort());
   });
 
-  it.skipIf(!has('fish'))('fish offers event names too, an --events entry after the last comma', () => {
+  it.skipIf(!has('fish'))(`fish offers event names too, an --events entry after the last comma${has('fish') ? '' : ' (skipped: fish is not installed)'}`, () => {
     const file = new URL('../../completions/svc-migrate.fish', import.meta.url).pathname;
     const complete = (line: string) =>
       spawnSync('fish', ['--no-config', '-c', `source ${file}; complete -C '${line}'`], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map((entry) => entry.split('\t')[0]);

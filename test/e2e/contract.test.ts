@@ -1,13 +1,15 @@
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Migration } from '../../src/api/types.js';
+import { untilInDirectory } from '../helpers/fs-events.js';
 import { BIN, runCli, spawnCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
 import { json, startScriptedServer } from '../helpers/scripted-server.js';
 import { hasScript, onTerminal } from '../helpers/terminal.js';
+import { unless } from '../helpers/skip.js';
 
 // The contract kept around the export workflow: tables in pipes, quiet output, hints, auth,
 // unlocking, and the smaller promises of docs/cli.md.
@@ -41,7 +43,7 @@ describe('tables', () => {
     ]);
   });
 
-  it.skipIf(!hasScript)('on a terminal: a boxed table, and webhook events fits the width', async () => {
+  it.skipIf(!hasScript)(`on a terminal: a boxed table, and webhook events fits the width${unless(hasScript, 'util-linux `script` is not installed')}`, async () => {
     const { env } = await testSandbox();
     const list = await onTerminal(['list', '--no-color'], { env, setup: 'stty cols 120 rows 40' });
     expect(list.screen).toMatch(/ID.*STATE.*REPOSITORIES.*LOCK REQUESTED.*CREATED.*UPDATED/);
@@ -203,7 +205,7 @@ describe('the help\'s example and interactive start', () => {
     expect(statSync(output).size).toBeGreaterThan(0);
   });
 
-  it.skipIf(!hasScript)('start on a terminal asks in words, shows a summary, and Enter confirms', async () => {
+  it.skipIf(!hasScript)(`start on a terminal asks in words, shows a summary, and Enter confirms${unless(hasScript, 'util-linux `script` is not installed')}`, async () => {
     const { sandbox, env } = await testSandbox({ exportSeconds: 60 });
     const result = await onTerminal(['start'], {
       env,
@@ -254,23 +256,21 @@ describe('smaller promises', () => {
     sandbox.faults.set({ throttleBytesPerSecond: 2 * 1024 * 1024 });
     const output = join(tempDir(), 'a.tar.gz');
     const child = spawn(process.execPath, [BIN, 'download', String(id), '-o', output], { env: { ...process.env, ...env } });
-    const poll = setInterval(() => {
-      if (existsSync(`${output}.part`) && statSync(`${output}.part`).size > 0) {
-        clearInterval(poll);
-        child.kill('SIGINT');
-      }
-    }, 20);
+    const watching = new AbortController();
+    const exited = new Promise((resolve) => child.on('exit', resolve)).finally(() => watching.abort());
     const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(130);
+    // Ctrl-C once the first bytes are in the .part file (a download that ended first fails below).
+    await untilInDirectory(dirname(output), () => existsSync(`${output}.part`) && statSync(`${output}.part`).size > 0, watching.signal).catch(() => {});
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
     clearTimeout(timer);
-    clearInterval(poll);
     sandbox.faults.clear();
     const resumed = await runCli(['download', String(id), '-o', output], { env });
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stderr).toMatch(/resuming .*a\.tar\.gz from [\d.]+ \w+ \(\d+ bytes\) already in .*a\.tar\.gz\.part/);
   });
 
-  it.skipIf(!hasScript)('webhook verify on a terminal says it reads the body from stdin', async () => {
+  it.skipIf(!hasScript)(`webhook verify on a terminal says it reads the body from stdin${unless(hasScript, 'util-linux `script` is not installed')}`, async () => {
     const result = await onTerminal(['webhook', 'verify', '--secret', 's', '--signature', 'sha256=00'], {
       setup: 'stty cols 120 rows 40',
       steps: [[/reading the body from stdin/, '{}\r\x04']],
@@ -306,7 +306,7 @@ describe('exit 1 is for our bugs only', () => {
     noBug(result.stderr);
   });
 
-  it.skipIf(!existsSync('/dev/full'))('stdout on a full disk (/dev/full) is exit 2 with a message, not a stack trace', async () => {
+  it.skipIf(!existsSync('/dev/full'))(`stdout on a full disk (/dev/full) is exit 2 with a message, not a stack trace${unless(existsSync('/dev/full'), 'no /dev/full here')}`, async () => {
     const full = openSync('/dev/full', 'w');
     try {
       const child = spawn(process.execPath, [BIN, 'webhook', 'events'], { stdio: ['ignore', full, 'pipe'] });

@@ -5,9 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Migration } from '../../src/api/types.js';
+import { untilInDirectory } from '../helpers/fs-events.js';
 import { BIN, runCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
 import { hasScript, onTerminal } from '../helpers/terminal.js';
+import { unless } from '../helpers/skip.js';
 
 // Issue #35, points 8 (the download's Ctrl-C hint), 9 (an archive never floods a terminal) and 11
 // (storage slow to send its first byte: a waiting line, and a Ctrl-C there says how to go on).
@@ -54,7 +56,7 @@ describe('-o - when stdout is a terminal (point 9)', () => {
     expect(result.stderr).not.toMatch(/saved -/);
   });
 
-  it.skipIf(!hasScript)('on a real terminal (the built binary): exit 2 and no gzip on the screen', async () => {
+  it.skipIf(!hasScript)(`on a real terminal (the built binary): exit 2 and no gzip on the screen${unless(hasScript, 'util-linux `script` is not installed')}`, async () => {
     const { env, id } = await exported();
     const result = await onTerminal(['download', String(id), '-o', '-'], { env, setup: 'stty cols 100 rows 40' });
     expect(result.code).toBe(2);
@@ -77,14 +79,10 @@ describe('a Ctrl-C during a download names the command that resumes it (point 8)
     const output = join(dir, 'big.tgz');
     const args = ['download', String(id), '-o', output, '--org', 'octo-org', '--no-checksum', '--no-verify'];
     const controller = new AbortController();
-    const poll = setInterval(() => {
-      if (existsSync(`${output}.part`) && statSync(`${output}.part`).size > 0) {
-        clearInterval(poll);
-        controller.abort();
-      }
-    }, 20);
+    // Ctrl-C once the first bytes are in the .part file.
+    const partStarted = untilInDirectory(dir, () => existsSync(`${output}.part`) && statSync(`${output}.part`).size > 0, controller.signal);
+    partStarted.then(() => controller.abort(), () => {});
     const stopped = await runCli(args, { env, signal: controller.signal });
-    clearInterval(poll);
     expect(stopped.code, stopped.stderr).toBe(130);
     const command = hinted(stopped.stderr);
     expect(command).toBe(`svc-migrate download ${id} -o '${output}' --org octo-org --no-checksum --no-verify`);
@@ -136,7 +134,7 @@ describe('storage slow to send its first byte (point 11)', () => {
     }
   }, 30_000);
 
-  it.skipIf(!hasScript)('through the built binary on a terminal: Ctrl-C in the gap, exit 130 and the hint', async () => {
+  it.skipIf(!hasScript)(`through the built binary on a terminal: Ctrl-C in the gap, exit 130 and the hint${unless(hasScript, 'util-linux `script` is not installed')}`, async () => {
     const { sandbox, env, id } = await exported();
     sandbox.faults.set({ storageStallMs: 10_000 });
     const output = join(tempDir(), 'slow.tgz');

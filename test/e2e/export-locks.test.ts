@@ -7,6 +7,7 @@ import { ExitCode, InterruptedError } from '../../src/errors.js';
 import type { Sandbox } from '../../src/sandbox/server.js';
 import { BIN, runCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
+import { unless } from '../helpers/skip.js';
 
 // An owner is never left with locked repositories nobody mentions, and every command a message
 // tells them to run works as printed.
@@ -305,7 +306,7 @@ describe('hints carry the flags that reach the same service', () => {
     expect(waited.stderr).toMatch(/^hint: .* \(with your token in SVC_TOKEN, or --token as this command had it\)$/m);
   });
 
-  it.skipIf(!canDropPrivileges)('a directory without write permission is refused up front (the built binary, as an unprivileged user)', async () => {
+  it.skipIf(!canDropPrivileges)(`a directory without write permission is refused up front (the built binary, as an unprivileged user)${unless(canDropPrivileges, 'running as root without setpriv to become another user')}`, async () => {
     const { sandbox, env } = await testSandbox();
     const base = mkdtempSync(join(tmpdir(), 'svc-locked-'));
     chmodSync(base, 0o755);

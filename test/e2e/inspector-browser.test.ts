@@ -4,11 +4,12 @@ import { tmpdir } from 'node:os';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sign } from '../../src/webhook/signature.js';
 import { chromiumPath, type Inspected, listenInspected, readEvents, startTarget, type Target } from '../helpers/inspector.js';
 import { post } from '../helpers/listener.js';
 import { runCli } from '../helpers/run-cli.js';
+import { changes } from '../helpers/until.js';
 
 // The inspector's page in headless Chromium (Debian's package, driven by playwright-core: no browser
 // is downloaded). Without Chromium these tests are skipped, and their name says why.
@@ -73,6 +74,40 @@ function rowsOf(page: Page) {
   );
 }
 
+/**
+ * Resolves once `probe(arg)`, run in the page, gives `expected` (or matches it), looked at again at
+ * each change of the page's document (a MutationObserver): what the page shows is waited on as it
+ * changes, not looked at on a timer. Sent as an expression, as Playwright sends its own, so the
+ * page's CSP (no eval) does not apply to it; `probe` may use nothing but its argument.
+ */
+async function untilPage<A>(page: Page, probe: (arg: A) => unknown, arg: A, expected: string | number | boolean | RegExp): Promise<void> {
+  const matches = expected instanceof RegExp
+    ? `(value) => typeof value === 'string' && new RegExp(${JSON.stringify(expected.source)}, ${JSON.stringify(expected.flags)}).test(value)`
+    : `(value) => value === ${JSON.stringify(expected)}`;
+  await page.evaluate(`new Promise((resolve) => {
+    const probe = ${probe.toString()};
+    const matches = ${matches};
+    const look = () => {
+      if (!matches(probe(${JSON.stringify(arg)}))) return;
+      observer.disconnect();
+      resolve();
+    };
+    const observer = new MutationObserver(look);
+    observer.observe(document, { subtree: true, childList: true, characterData: true, attributes: true });
+    look();
+  })`);
+}
+
+/** The text of the first element `selector` finds, once it is `expected` (or matches it). */
+const untilText = (page: Page, selector: string, expected: string | RegExp) =>
+  untilPage(page, (found: string) => document.querySelector(found)?.textContent ?? null, selector, expected);
+/** Once `selector` finds `count` elements. */
+const untilCount = (page: Page, selector: string, count: number) =>
+  untilPage(page, (found: string) => document.querySelectorAll(found).length, selector, count);
+/** Once the first element `selector` finds is shown. */
+const untilVisible = (page: Page, selector: string) =>
+  untilPage(page, (found: string) => document.querySelector(found)?.checkVisibility() === true, selector, true);
+
 describe.skipIf(!CHROMIUM)(`the inspector in headless Chromium${SKIPPED}`, () => {
   beforeAll(async () => {
     browser = await chromium.launch({ executablePath: CHROMIUM });
@@ -89,10 +124,10 @@ describe.skipIf(!CHROMIUM)(`the inspector in headless Chromium${SKIPPED}`, () =>
     const inspected = await listenInspected(['--secret', SECRET]);
     const first = await send(inspected, 'push', ['--secret', SECRET]);
     const page = await openPage(inspected.page);
-    await expect.poll(() => page.textContent('#status')).toBe('live');
+    await untilText(page, '#status', 'live');
     const second = await send(inspected, 'issues', ['--action', 'opened', '--secret', SECRET]);
     const third = await send(inspected, 'ping', ['--secret', 'wrong']);
-    await expect.poll(async () => (await rowsOf(page)).length).toBe(3);
+    await untilCount(page, '#rows tr', 3);
     const live = await rowsOf(page);
     expect(live.map((row) => row.cells[2]![1])).toEqual([third, second, first]);
     expect(live[0]!.cells[3]).toEqual(['verification', 'refused 401', expect.stringMatching(/^signature does not match/)]);
@@ -111,7 +146,7 @@ describe.skipIf(!CHROMIUM)(`the inspector in headless Chromium${SKIPPED}`, () =>
     const page = await openPage(inspected.page);
     const id = await send(inspected, 'issues', ['--action', 'opened', '--secret', SECRET]);
     await forward.received(1);
-    await expect.poll(() => page.textContent('#rows tr td.forward')).toMatch(/^200 · \d+ ms$/);
+    await untilText(page, '#rows tr td.forward', /^200 · \d+ ms$/);
     await page.click('#rows tr');
     await page.waitForSelector('#detail .tree');
     expect(await page.textContent('#detail h2')).toBe('issues.opened');
@@ -136,10 +171,9 @@ describe.skipIf(!CHROMIUM)(`the inspector in headless Chromium${SKIPPED}`, () =>
     expect(topKeys.sort()).toEqual(Object.keys(payload).sort());
     expect(await page.isVisible('#detail .tree .key:text-is("login")')).toBe(false);
     await page.fill('#detail .search', 'Codertocat');
-    await expect.poll(() => page.textContent('#detail .matches')).toMatch(/^\d+ match/);
-    const match = page.locator('#detail .tree .value.match').first();
-    await expect.poll(() => match.isVisible()).toBe(true);
-    expect(await match.textContent()).toContain('Codertocat');
+    await untilText(page, '#detail .matches', /^\d+ match/);
+    await untilVisible(page, '#detail .tree .value.match');
+    expect(await page.locator('#detail .tree .value.match').first().textContent()).toContain('Codertocat');
     await page.click('#detail button:text("Collapse all")');
     expect(await page.isVisible('#detail .tree .children')).toBe(false);
 
@@ -160,8 +194,10 @@ describe.skipIf(!CHROMIUM)(`the inspector in headless Chromium${SKIPPED}`, () =>
     await send(inspected, 'issues', ['--action', 'closed', '--secret', SECRET]);
     await send(inspected, 'issues', ['--action', 'closed', '--secret', 'wrong']);
     await app.received(3);
-    // Every forward answered before the page is opened: its rows are drawn by the server.
-    await vi.waitUntil(async () => !(await (await fetch(inspected.page)).text()).includes('data-forward="pending"'));
+    // Every forward answered before the page is opened: its rows are drawn by the server. (The page's
+    // record of a forward is made before its line is printed.)
+    await inspected.listener.until(() => inspected.listener.forwards.filter((forward) => forward.outcome !== 'retrying').length === 3);
+    expect(await (await fetch(inspected.page)).text()).not.toContain('data-forward="pending"');
     const page = await openPage(inspected.page);
     const shown = async () => (await rowsOf(page)).filter((row) => !row.hidden).map((row) => `${row.cells[1]![1]} ${row.cells[3]![1]}`);
     expect(await page.$$eval('#filter-event option', (options) => options.map((o) => (o as any).value))).toEqual(['', 'issues', 'push']);
@@ -180,7 +216,7 @@ describe.skipIf(!CHROMIUM)(`the inspector in headless Chromium${SKIPPED}`, () =>
     // A delivery arriving while a filter is on is shown only if it passes.
     await send(inspected, 'push', ['--secret', 'wrong']);
     await send(inspected, 'push', ['--secret', SECRET]);
-    await expect.poll(async () => (await rowsOf(page)).length).toBe(6);
+    await untilCount(page, '#rows tr', 6);
     expect(await shown()).toEqual(['push refused 401', 'issues refused 401']);
   });
 
@@ -196,7 +232,7 @@ describe.skipIf(!CHROMIUM)(`the inspector in headless Chromium${SKIPPED}`, () =>
     await page.waitForSelector('#detail .actions');
 
     await page.click('#detail .replay-forward');
-    await expect.poll(() => page.textContent('#detail .result')).toMatch(/answered 200 in \d+ ms \(as sent\): \{"thanks":"from the target"\}$/);
+    await untilText(page, '#detail .result', /answered 200 in \d+ ms \(as sent\): \{"thanks":"from the target"\}$/);
     const [, replayed] = await forward.received(2);
     expect(replayed!.body.equals(forwarded!.body)).toBe(true);
     expect(replayed!.headers['x-hub-signature-256']).toBe(forwarded!.headers['x-hub-signature-256']);
@@ -209,7 +245,7 @@ describe.skipIf(!CHROMIUM)(`the inspector in headless Chromium${SKIPPED}`, () =>
     await page.fill('#detail input[name=url]', elsewhere.url);
     await page.selectOption('#detail select[name=sign]', '2');
     await page.click('#detail .replay-url button');
-    await expect.poll(() => page.textContent('#detail .result')).toMatch(/answered 200 in \d+ ms \(signed with secret #2\)/);
+    await untilText(page, '#detail .result', /answered 200 in \d+ ms \(signed with secret #2\)/);
     const [resigned] = await elsewhere.received(1);
     expect(resigned!.body.equals(forwarded!.body)).toBe(true);
     expect(resigned!.headers['x-hub-signature-256']).toBe(sign(resigned!.body, OTHER));
@@ -221,7 +257,7 @@ describe.skipIf(!CHROMIUM)(`the inspector in headless Chromium${SKIPPED}`, () =>
     await download.saveAs(join(dir, `${id}.body`));
     expect(readFileSync(join(dir, `${id}.body`)).equals(forwarded!.body)).toBe(true);
     await page.click('#detail .copy-curl');
-    await expect.poll(() => page.textContent('#detail .result')).toMatch(/^curl command copied/);
+    await untilText(page, '#detail .result', /^curl command copied/);
     const command = await page.evaluate(() => navigator.clipboard.readText());
     expect(command).toBe(await page.inputValue('#detail textarea.curl'));
     expect(command).toMatch(new RegExp(`^curl -X POST '${elsewhere.url}'`));
@@ -235,7 +271,7 @@ describe.skipIf(!CHROMIUM)(`the inspector in headless Chromium${SKIPPED}`, () =>
     }
 
     await page.click('#detail .copy-payload');
-    await expect.poll(() => page.textContent('#detail .result')).toBe('payload copied');
+    await untilText(page, '#detail .result', 'payload copied');
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(forwarded!.body.toString('utf8'));
     expect(await state(page)).toEqual({ ran: false, violations: [] });
     expect(errorsOf(page)).toEqual([]);
@@ -244,7 +280,7 @@ describe.skipIf(!CHROMIUM)(`the inspector in headless Chromium${SKIPPED}`, () =>
   it('holds hostile payloads and headers as text only: no markup made, no script run, no CSP violation', async () => {
     const inspected = await listenInspected([]);
     const page = await openPage(inspected.page);
-    await expect.poll(() => page.textContent('#status')).toBe('live');
+    await untilText(page, '#status', 'live');
     const planted = '<img src=x onerror=window.ran=true>';
     // Raw in JSON strings: DEL, a C1 control, a right-to-left override.
     const payload = `{"action":"</script><script>window.ran=true</script>","title":${JSON.stringify(planted)},"html_url":"javascript:window.ran=true",` +
@@ -259,7 +295,7 @@ describe.skipIf(!CHROMIUM)(`the inspector in headless Chromium${SKIPPED}`, () =>
       'x-evil': 'caf\u00e9 \u00ff <b>bold</b>',
     };
     expect((await post(inspected.listener.url, headers, Buffer.from('{"zen":"<iframe src=javascript:window.ran=true>"}'))).status).toBe(200);
-    await expect.poll(async () => (await rowsOf(page)).length).toBe(2);
+    await untilCount(page, '#rows tr', 2);
     const rows = await rowsOf(page);
     expect(rows[0]!.cells[1]![1]).toBe('<script>window.ran=true</script>');
     expect(rows[0]!.cells[2]![1]).toBe('"><svg/onload=window.ran=true>');
@@ -307,21 +343,21 @@ describe.skipIf(!CHROMIUM)(`the inspector in headless Chromium${SKIPPED}`, () =>
   it('shows a payload nested a hundred thousand deep: search and "Expand all" work, the tree stops at 100 levels, the tab lives', async () => {
     const inspected = await listenInspected([]);
     const page = await openPage(inspected.page);
-    await expect.poll(() => page.textContent('#status')).toBe('live');
+    await untilText(page, '#status', 'live');
     // Objects 5,000 deep (a "needle" at level 40) and arrays 100,000 deep: 300 KB, well within a delivery.
     const objects = Array.from({ length: 5_000 }, (_, i) => (i === 40 ? '{"needle":"here","down":' : '{"down":')).join('') + 'null' + '}'.repeat(5_000);
     const body = `{"action":"deep","objects":${objects},"arrays":${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
     expect((await post(inspected.listener.url, { 'content-type': 'application/json', 'x-service-event': 'issues', 'x-service-delivery': 'deep-1' }, Buffer.from(body))).status).toBe(200);
-    await expect.poll(async () => (await rowsOf(page)).length).toBe(1);
+    await untilCount(page, '#rows tr', 1);
     await page.click('#rows tr[data-n="1"]');
     await page.waitForSelector('#detail .tree');
     await page.fill('#detail .search', 'here');
-    await expect.poll(() => page.textContent('#detail .matches')).toBe('1 match');
+    await untilText(page, '#detail .matches', '1 match');
     expect(await page.locator('#detail .tree .value.match').textContent()).toBe('"here"');
     await page.fill('#detail .search', 'nowhere-in-it');
-    await expect.poll(() => page.textContent('#detail .matches')).toBe('0 matches');
+    await untilText(page, '#detail .matches', '0 matches');
     await page.click('#detail button:text("Expand all")');
-    await expect.poll(() => page.locator('#detail .tree .deeper').count()).toBe(2);
+    await untilCount(page, '#detail .tree .deeper', 2);
     expect(await page.locator('#detail .tree .deeper').first().textContent()).toBe('{1} nested deeper than 100 levels: see the raw body');
     expect(await page.textContent('#detail h2')).toBe('issues.deep');
     expect(errorsOf(page)).toEqual([]);
@@ -333,7 +369,7 @@ describe.skipIf(!CHROMIUM)(`the inspector in headless Chromium${SKIPPED}`, () =>
     expect(await Promise.all(streams.map((stream) => stream.opened))).toEqual(Array(16).fill(200));
     try {
       const page = await openPage(inspected.page);
-      await expect.poll(() => page.textContent('#status')).toMatch(/^disconnected: the stream was refused \(too many pages open/);
+      await untilText(page, '#status', /^disconnected: the stream was refused \(too many pages open/);
       expect(await page.evaluate(() => document.getElementById('status').dataset.state)).toBe('down');
     } finally {
       for (const stream of streams) stream.stop();
@@ -365,13 +401,17 @@ describe.skipIf(!CHROMIUM)(`the inspector in headless Chromium${SKIPPED}`, () =>
     writeFileSync(join(dir, '<img src=x onerror=window.ran=true>.http'), 'not a delivery');
     const controller = new AbortController();
     let printed = '';
+    const { changed, until } = changes();
     const exited = runCli(['webhook', 'inspect', dir, '--secret', SECRET], {
       signal: controller.signal,
       onStdout: (text) => {
         printed += text;
+        changed();
       },
     });
-    const url = (await vi.waitUntil(() => /(http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+)/.exec(printed)))[1]!;
+    const address = /(http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+)/;
+    await until(() => address.test(printed));
+    const url = address.exec(printed)![1]!;
     const requested: string[] = [];
     const page = await openPage(url);
     page.on('request', (request) => requested.push(new URL(request.url()).pathname));

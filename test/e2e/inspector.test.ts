@@ -4,12 +4,13 @@ import { type AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { buildDelivery } from '../../src/webhook/delivery.js';
 import { sign } from '../../src/webhook/signature.js';
 import { api, askReplay, fetchRaw, type Inspected, listenInspected, readEvents, startTarget, type Target } from '../helpers/inspector.js';
 import { post } from '../helpers/listener.js';
 import { runCli } from '../helpers/run-cli.js';
+import { changes } from '../helpers/until.js';
 
 const SECRET = 'inspector-secret-one';
 const OTHER = 'inspector-secret-two';
@@ -107,7 +108,7 @@ describe('webhook listen --inspect: the page\'s server', () => {
     const stream = readEvents(at(inspected, `/events?token=${inspected.token}`));
     expect(await stream.opened).toBe(200);
     const sent = await send(inspected.listener.url, 'issues', ['--action', 'opened', '--secret', OTHER]);
-    await vi.waitUntil(() => stream.events.length >= 1);
+    await stream.until(() => stream.events.length >= 1);
     expect(stream.events[0]).toMatchObject({
       event: 'delivery',
       id: '1',
@@ -115,14 +116,14 @@ describe('webhook listen --inspect: the page\'s server', () => {
     });
     const refused = await send(inspected.listener.url, 'push', ['--secret', 'not-the-secret']);
     expect(refused.code).toBe(1);
-    await vi.waitUntil(() => stream.events.length >= 2);
+    await stream.until(() => stream.events.length >= 2);
     expect(stream.events[1]!.data).toMatchObject({ n: 2, event: 'push', verification: { state: 'refused', status: 401, reason: expect.stringMatching(/^signature does not match/) } });
     stream.stop();
 
     // A browser reconnecting says the last id it saw: it gets what came after, not the rest again.
     const again = readEvents(at(inspected, `/events?token=${inspected.token}`), { 'last-event-id': '1' });
     await again.opened;
-    await vi.waitUntil(() => again.events.length >= 1);
+    await again.until(() => again.events.length >= 1);
     expect(again.events.map((e) => e.data.n)).toEqual([2]);
     again.stop();
   });
@@ -170,8 +171,9 @@ describe('webhook listen --inspect: the page\'s server', () => {
     const inspected = await listenInspected(['--secret', SECRET, '--secret', OTHER, '--forward-to', forward.url]);
     const sent = await send(inspected.listener.url, 'pull_request', ['--action', 'closed', '--secret', SECRET]);
     const [forwarded] = await forward.received(1);
-    // The forward's outcome reaches the page.
-    await vi.waitUntil(async () => (await api(inspected, '/api/deliveries/1')).forward?.state === 'delivered');
+    // The forward's outcome reaches the page (it is recorded there before its line is printed).
+    await inspected.listener.waitForForward((f) => f.outcome === 'delivered');
+    expect((await api(inspected, '/api/deliveries/1')).forward?.state).toBe('delivered');
     expect((await api(inspected, '/api/deliveries/1')).forward).toMatchObject({
       state: 'delivered',
       attempts: 1,
@@ -213,7 +215,7 @@ describe('webhook listen --inspect: the page\'s server', () => {
     await stream.opened;
     await send(inspected.listener.url, 'ping');
     // Changes within a tenth of a second go down the stream together: the retry may come with the answer that took it.
-    await vi.waitUntil(() => stream.events.some((e) => e.event === 'update' && e.data.forward.state === 'delivered'));
+    await stream.until(() => stream.events.some((e) => e.event === 'update' && e.data.forward.state === 'delivered'));
     const updates = stream.events.filter((e) => e.event === 'update').map((e) => e.data.forward);
     if (updates.length > 1) expect(updates[0]).toMatchObject({ state: 'retrying', attempts: 1, maxAttempts: 3, history: [{ attempt: 1, status: 503 }] });
     expect(updates.at(-1)).toMatchObject({ state: 'delivered', attempts: 2, maxAttempts: 3, history: [{ attempt: 1, status: 503 }, { attempt: 2, status: 200 }] });
@@ -292,7 +294,7 @@ describe('webhook listen --inspect: the page\'s server', () => {
     const stream = readEvents(at(inspected, `/events?token=${inspected.token}`));
     expect(await stream.opened).toBe(200);
     for (let i = 0; i < 2; i++) await send(inspected.listener.url, 'ping');
-    await vi.waitUntil(() => stream.events.some((event) => event.event === 'dropped'));
+    await stream.until(() => stream.events.some((event) => event.event === 'dropped'));
     stream.stop();
     const expected = `1 older delivery dropped from this list, which keeps the last 1 (--inspect-keep); they remain in ${save}.`;
     // The page's script sets this as text: it must not arrive escaped for HTML.
@@ -455,8 +457,13 @@ describe('webhook inspect DIR', () => {
     // Without --json: one line with the address on stdout; Ctrl-C says it stopped.
     const controller = new AbortController();
     let printed = '';
-    const human = runCli(['webhook', 'inspect', dir], { signal: controller.signal, env: { SVC_WEBHOOK_SECRET: '' }, onStdout: (text) => (printed += text) });
-    await vi.waitUntil(() => printed.includes('\n'));
+    const { changed, until } = changes();
+    const onStdout = (text: string) => {
+      printed += text;
+      changed();
+    };
+    const human = runCli(['webhook', 'inspect', dir], { signal: controller.signal, env: { SVC_WEBHOOK_SECRET: '' }, onStdout });
+    await until(() => printed.includes('\n'));
     expect(printed).toMatch(new RegExp(`^1 saved delivery in ${dir}: http://127\\.0\\.0\\.1:\\d+/\\?token=[\\w-]{43}\n$`));
     controller.abort();
     expect(await human).toMatchObject({ code: 0, stderr: 'inspector stopped\n' });

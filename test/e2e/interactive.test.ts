@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BIN } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
+import { unless } from '../helpers/skip.js';
 
 // util-linux `script` gives the CLI a real pseudo-terminal, so prompts run as a user sees them.
 const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
@@ -36,7 +37,7 @@ function onTerminal(args: string[], env: Record<string, string>, steps: [RegExp,
   });
 }
 
-describe.skipIf(!hasScript)('interactive start on a terminal', () => {
+describe.skipIf(!hasScript)(`interactive start on a terminal${unless(hasScript, 'util-linux `script` is not installed')}`, () => {
   it('asks for repositories, options and a confirmation, then starts the export', async () => {
     const { sandbox, env } = await testSandbox({ exportSeconds: 60 });
     const result = await onTerminal(['start'], env, [

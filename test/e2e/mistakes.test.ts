@@ -9,6 +9,7 @@ import { BIN, type CliResult, runCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
 import { startScriptedServer } from '../helpers/scripted-server.js';
 import { hasScript, onTerminal } from '../helpers/terminal.js';
+import { unless } from '../helpers/skip.js';
 
 // Ordinary mistakes and machine states, each through the built binary: the contract's exit code,
 // a message naming the path or port, and never "this is a bug".
@@ -84,7 +85,7 @@ function lockedDirectory(): string {
   return dir;
 }
 
-describe.skipIf(!hasScript)('on a terminal', () => {
+describe.skipIf(!hasScript)(`on a terminal${unless(hasScript, 'util-linux `script` is not installed')}`, () => {
   it('a 0-column terminal gets plain lines instead of a spinner that never ends', async () => {
     const { env } = await testSandbox({ exportSeconds: 0.5 });
     const output = join(mkdtempSync(join(tmpdir(), 'svc-cols-')), 'a.tar.gz');
@@ -189,7 +190,7 @@ describe('ports', () => {
     );
   });
 
-  it.skipIf(!canDropPrivileges)('webhook listen on a privileged port without privileges says why', async () => {
+  it.skipIf(!canDropPrivileges)(`webhook listen on a privileged port without privileges says why${unless(canDropPrivileges, 'running as root without setpriv to become another user')}`, async () => {
     const result = await runUnprivileged(['webhook', 'listen', '--port', '80']);
     expectUsage(result, /not allowed to listen on 127\.0\.0\.1:80/, /above 1023/);
   });
@@ -348,7 +349,7 @@ describe('files', () => {
     expect(result.stderr).not.toMatch(/does not exist|free some space/);
   });
 
-  it.skipIf(!canDropPrivileges)('download into a directory without write permission says permission denied', async () => {
+  it.skipIf(!canDropPrivileges)(`download into a directory without write permission says permission denied${unless(canDropPrivileges, 'running as root without setpriv to become another user')}`, async () => {
     const { env } = await testSandbox();
     const dir = lockedDirectory();
     const result = await runUnprivileged(['download', await exportedId(env), '-o', join(dir, 'a.tar.gz')], env);
@@ -356,7 +357,7 @@ describe('files', () => {
     expect(result.stderr).not.toMatch(/free some space/);
   });
 
-  it.skipIf(!canDropPrivileges)('an unwritable config directory is named, with a hint', async () => {
+  it.skipIf(!canDropPrivileges)(`an unwritable config directory is named, with a hint${unless(canDropPrivileges, 'running as root without setpriv to become another user')}`, async () => {
     const dir = lockedDirectory();
     const result = await runUnprivileged(['config', 'set', 'org', 'acme'], { SVC_CONFIG_DIR: join(dir, 'cfg') });
     expectUsage(result, new RegExp(`cannot create the directory ${dir}/cfg .*permission denied`), /SVC_CONFIG_DIR|ls -ld/);
@@ -429,7 +430,7 @@ describe('environment and arguments', () => {
   });
 });
 
-describe.skipIf(!hasScript)('a terminal shrunk to 0 columns mid-way', () => {
+describe.skipIf(!hasScript)(`a terminal shrunk to 0 columns mid-way${unless(hasScript, 'util-linux `script` is not installed')}`, () => {
   it('stops the spinner and ends with plain lines', async () => {
     // The export ends when the test moves the sandbox's clock: once the terminal has shrunk.
     const { sandbox, env } = await testSandbox({ exportSeconds: 600 });

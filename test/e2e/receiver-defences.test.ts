@@ -7,7 +7,6 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
-  readlinkSync,
   renameSync,
   rmSync,
   statSync,
@@ -15,6 +14,7 @@ import {
   truncateSync,
   writeFileSync,
 } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { request } from 'node:http';
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -27,9 +27,12 @@ import { RENAMED_EVENTS } from '../../scripts/webhook-schemas.js';
 import { buildDelivery } from '../../src/webhook/delivery.js';
 import { sign } from '../../src/webhook/signature.js';
 import { parseSaved } from '../../src/webhook/store.js';
+import { untilInDirectory } from '../helpers/fs-events.js';
 import { listen, post } from '../helpers/listener.js';
 import { BIN, runCli } from '../helpers/run-cli.js';
 import { startScriptedServer } from '../helpers/scripted-server.js';
+import { changes } from '../helpers/until.js';
+import { unless } from '../helpers/skip.js';
 
 // `webhook listen` (and send, replay) against real payloads and hostile senders, forward targets
 // and save directories, each through the built binary on loopback.
@@ -39,18 +42,37 @@ const FIXTURES = new URL('../fixtures/', import.meta.url).pathname;
 const ESC = '\u001b';
 const tempDir = (prefix: string) => mkdtempSync(join(tmpdir(), prefix));
 
-/** Resolves once `check` holds; output of a child reaches us on pipes of its own, in no fixed order. */
-function waitUntil(check: () => boolean): Promise<void> {
-  return new Promise((resolve) => {
-    const poll = () => (check() ? resolve() : setTimeout(poll, 10));
-    poll();
-  });
-}
-
 const children: ChildProcess[] = [];
 afterEach(() => {
   for (const child of children.splice(0)) child.kill('SIGKILL');
 });
+
+/**
+ * What a child writes, as it comes, and waits on it, looked at again at each chunk and at its exit.
+ * `stdout: false` leaves stdout unread until `readStdout()`.
+ */
+function outputOf(child: ChildProcess, { stdout: readingStdout = true } = {}) {
+  let stdout = '';
+  let stderr = '';
+  let ended = false;
+  const { changed, until } = changes();
+  const readStdout = () =>
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      changed();
+    });
+  if (readingStdout) readStdout();
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+    changed();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  void exited.then(() => {
+    ended = true;
+    changed();
+  });
+  return { stdout: () => stdout, stderr: () => stderr, ended: () => ended, exited, until, readStdout };
+}
 
 /** `webhook listen` as a person at a terminal would read it: human lines, no --json. */
 async function listenHuman(args: string[]) {
@@ -59,36 +81,19 @@ async function listenHuman(args: string[]) {
     env: { ...process.env, SVC_WEBHOOK_SECRET: '' },
   });
   children.push(child);
-  let stdout = '';
-  let stderr = '';
-  const watchers: (() => void)[] = [];
-  const notify = () => watchers.forEach((watch) => watch());
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk;
-    notify();
-  });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-    notify();
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const output = outputOf(child);
   const until = (test: () => boolean) =>
-    new Promise<void>((resolve, reject) => {
-      const watch = () => test() && resolve();
-      watchers.push(watch);
-      void exited.then(() => (test() ? resolve() : reject(new Error(`listen exited: ${stderr}`))));
-      watch();
-    });
-  await until(() => /listening on http/.test(stderr));
-  const url = /listening on (http:\/\/\S+?)(,|\s|$)/.exec(stderr)?.[1] as string;
+    Promise.race([output.until(test), output.exited.then(() => (test() ? undefined : Promise.reject(new Error(`listen exited: ${output.stderr()}`))))]);
+  await until(() => /listening on http/.test(output.stderr()));
+  const url = /listening on (http:\/\/\S+?)(,|\s|$)/.exec(output.stderr())?.[1] as string;
   return {
     url,
     pid: child.pid as number,
-    stdout: () => stdout,
-    stderr: () => stderr,
-    lines: () => stdout.split('\n').filter(Boolean),
+    stdout: output.stdout,
+    stderr: output.stderr,
+    lines: () => output.stdout().split('\n').filter(Boolean),
     until,
-    exited,
+    exited: output.exited,
   };
 }
 
@@ -245,7 +250,7 @@ describe('unsafe input, answered safely', () => {
     expect(failed.body).not.toContain(String(listener.pid));
     expect(failed.body).not.toMatch(/ENOTDIR|\/tmp/);
     // The detail is ours, on stderr.
-    await waitUntil(() => new RegExp(`rejected 500 .*${delivery.id}.*could not save .*the save directory .* is no longer a directory`).test(listener.stderr()));
+    await listener.until(() => new RegExp(`rejected 500 .*${delivery.id}.*could not save .*the save directory .* is no longer a directory`).test(listener.stderr()));
     rmSync(dir);
     mkdirSync(dir, { mode: 0o700 });
     const again = await post(listener.url, delivery.headers, delivery.body);
@@ -379,7 +384,7 @@ describe('unsafe input, answered safely', () => {
     expect(listener.stderr()).toMatch(new RegExp(`rejected 500 .*the save directory ${real} is open to other users now \\(mode 755\\)`));
   });
 
-  it.skipIf(process.getuid?.() !== 0)('refuses a save directory that belongs to another user (exit 2)', async () => {
+  it.skipIf(process.getuid?.() !== 0)(`refuses a save directory that belongs to another user (exit 2)${unless(process.getuid?.() === 0, 'needs root')}`, async () => {
     const dir = tempDir('svc-theirs-');
     chownSync(dir, 65534, 65534);
     const result = await runCli(['webhook', 'listen', '--port', '0', '--save', dir], { timeoutMs: 10_000 });
@@ -390,8 +395,9 @@ describe('unsafe input, answered safely', () => {
 
 /** A forward target that answers 200 and then a body without end, until the client goes away. */
 async function endlessTarget() {
-  let closed = 0;
   let sent = 0;
+  let closed: () => void = () => {};
+  const firstClosed = new Promise<void>((resolve) => (closed = resolve));
   const server = await startScriptedServer((_request, response) => {
     response.writeHead(200, { 'content-type': 'text/plain' });
     const chunk = Buffer.alloc(64 * 1024, `${ESC}]0;title${'\u0007'}endless `);
@@ -399,10 +405,10 @@ async function endlessTarget() {
       while (!response.destroyed && response.write(chunk)) sent += chunk.length;
     };
     response.on('drain', pump);
-    response.socket?.once('close', () => closed++);
+    response.socket?.once('close', closed);
     pump();
   });
-  return { server, closed: () => closed, sent: () => sent };
+  return { server, firstClosed, sent: () => sent };
 }
 
 describe('bounded reads and a bounded forward queue', () => {
@@ -413,7 +419,7 @@ describe('bounded reads and a bounded forward queue', () => {
       const delivery = buildDelivery({ event: 'watch', payload: { action: 'started' }, contentType: 'json' });
       expect((await post(listener.url, delivery.headers, delivery.body)).status).toBe(200);
       await listener.until(() => new RegExp(`→ http://localhost:\\d+/in 200 in \\d+ ms for ${delivery.id}: `).test(listener.stderr()));
-      await waitUntil(() => target.closed() > 0);
+      await target.firstClosed;
       // Read to its end, the answer would be hundreds of MB by the forward timeout; left unread, the
       // target can send no more than the sockets' buffers hold.
       expect(target.sent()).toBeLessThan(32 * 1024 * 1024);
@@ -464,6 +470,7 @@ describe('bounded reads and a bounded forward queue', () => {
       socket.on('error', () => {});
       socket.once('data', () => {
         socket.write('HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n');
+        // eslint-disable-next-line no-restricted-syntax -- a sender's pace, not a wait: it trickles past --timeout
         const drip = setInterval(() => socket.write('.'), 200);
         socket.on('close', () => clearInterval(drip));
       });
@@ -494,17 +501,12 @@ describe('bounded reads and a bounded forward queue', () => {
     const child = spawn(process.execPath, [BIN, 'webhook', 'send', '--url', '1', '--event', 'ping', '--payload', fifo], { stdio: 'ignore' });
     children.push(child);
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-    // Once it waits on the FIFO (it has opened it: a writer's open no longer blocks), Ctrl-C.
-    const holds = (fd: string) => {
-      try {
-        return readlinkSync(`/proc/${child.pid}/fd/${fd}`) === fifo;
-      } catch {
-        return false;
-      }
-    };
-    await waitUntil(() => readdirSync(`/proc/${child.pid}/fd`).some(holds));
+    // Once it waits on the FIFO, Ctrl-C: an open for writing returns when a reader has it open. The
+    // writer writes nothing, so the program still waits for data that never comes.
+    const writer = await open(fifo, 'w');
     child.kill('SIGINT');
     expect(await exited).toBe(130);
+    await writer.close();
     const target = await startScriptedServer((_request, response) => response.writeHead(202).end());
     try {
       const written = spawn(process.execPath, [BIN, 'webhook', 'send', '--url', String(target.port), '--event', 'ping', '--payload', fifo], { stdio: 'ignore' });
@@ -547,8 +549,10 @@ describe('bounded reads and a bounded forward queue', () => {
 
   it('holds at most --forward-queue deliveries for a target far behind, and keeps answering and saving every one', async () => {
     const held: (() => void)[] = [];
+    const { changed: arrived, until: untilHeld } = changes();
     const target = await startScriptedServer((_request, response) => {
       held.push(() => response.writeHead(204).end());
+      arrived();
     });
     const dir = tempDir('svc-queue-');
     try {
@@ -556,7 +560,7 @@ describe('bounded reads and a bounded forward queue', () => {
       const deliveries = Array.from({ length: 6 }, (_, n) => buildDelivery({ event: 'star', payload: { action: 'created', n }, contentType: 'json' }));
       for (const delivery of deliveries) expect((await post(listener.url, delivery.headers, delivery.body)).status).toBe(200);
       await listener.waitFor(6);
-      await waitUntil(() => listener.stderr().includes(`queue full): ${deliveries[5]?.id}`));
+      await listener.until(() => listener.stderr().includes(`queue full): ${deliveries[5]?.id}`));
       expect(readdirSync(dir)).toHaveLength(6);
       // One is being forwarded, one waits: the other four are named as not forwarded.
       for (const delivery of deliveries.slice(2)) expect(listener.stderr()).toContain(`not forwarded (queue full): ${delivery.id}, saved in ${dir}`);
@@ -565,7 +569,7 @@ describe('bounded reads and a bounded forward queue', () => {
       while (target.requests.length < 2 || held.length > 0) {
         const next = held.shift();
         if (next) next();
-        else await waitUntil(() => held.length > 0);
+        else await untilHeld(() => held.length > 0);
       }
       expect(target.requests.map((r) => JSON.parse(r.body).n)).toEqual([0, 1]);
       await listener.stop();
@@ -746,24 +750,37 @@ function openConnection(port: number): Promise<Socket> {
 async function arriveTogether(
   port: number,
   deliveries: { headers: Record<string, string>; body: Buffer }[],
-  gaveUp = () => false,
+  /** The receiver's end, if it may end first (its process exits): the waits stop there. */
+  receiverGone: Promise<unknown> = new Promise(() => {}),
 ): Promise<string[]> {
+  let gone = false;
+  const { changed, until } = changes();
+  void receiverGone.then(() => {
+    gone = true;
+    changed();
+  });
   const sockets = deliveries.map(({ headers, body }) => {
     const socket = connect(port, '127.0.0.1');
     socket.on('error', () => {});
     let answer = '';
     let closed = false;
-    socket.on('close', () => (closed = true));
-    socket.setEncoding('latin1').on('data', (chunk: string) => (answer += chunk));
+    socket.on('close', () => {
+      closed = true;
+      changed();
+    });
+    socket.setEncoding('latin1').on('data', (chunk: string) => {
+      answer += chunk;
+      changed();
+    });
     const head = Object.entries({ ...headers, expect: '100-continue' }).map(([name, value]) => `${name}: ${value}`).join('\r\n');
     socket.on('connect', () => socket.write(`POST / HTTP/1.1\r\nhost: localhost\r\n${head}\r\n\r\n`));
     const status = () => /^HTTP\/1\.1 (?!100)(\d+)/m.exec(answer)?.[1] ?? (closed ? 'closed' : undefined);
     return { socket, body, continued: () => answer.startsWith('HTTP/1.1 100') || closed, status };
   });
-  await waitUntil(() => sockets.every(({ continued }) => continued()) || gaveUp());
+  await until(() => sockets.every(({ continued }) => continued()) || gone);
   await Promise.all(sockets.map(({ socket, body }) => new Promise((resolve) => socket.write(body.subarray(0, -1), resolve))));
   for (const { socket, body } of sockets) socket.write(body.subarray(-1));
-  await waitUntil(() => sockets.every(({ status }) => status() !== undefined) || gaveUp());
+  await until(() => sockets.every(({ status }) => status() !== undefined) || gone);
   for (const { socket } of sockets) socket.destroy();
   return sockets.map(({ status }) => status() ?? 'none');
 }
@@ -802,19 +819,16 @@ describe('bounded per connection and in connections', () => {
       env: { ...process.env, SVC_WEBHOOK_SECRET: '' },
     });
     children.push(child);
-    let stderr = '';
-    let stdout = '';
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    await waitUntil(() => /listening on http/.test(stderr) || child.exitCode !== null);
-    const url = /listening on (http:\/\/\S+?)(,|\s|$)/.exec(stderr)?.[1] as string;
+    const output = outputOf(child);
+    await output.until(() => /listening on http/.test(output.stderr()) || output.ended());
+    const url = /listening on (http:\/\/\S+?)(,|\s|$)/.exec(output.stderr())?.[1] as string;
     // 15 million fields: as URLSearchParams entries, far more than 160 MB of heap.
     const form = `payload=${encodeURIComponent('{"action":"created"}')}&${'a&'.repeat(15_000_000)}`;
     const delivery = signed('star', form, { 'content-type': 'application/x-www-form-urlencoded' }, 'form');
     const answer = await post(url, delivery.headers, delivery.body).catch((error: Error) => ({ status: -1, body: error.message }));
-    expect(answer.status, stderr).toBe(200);
-    await waitUntil(() => stdout.includes('\n'));
-    expect(JSON.parse(stdout).payload).toEqual({ action: 'created' });
+    expect(answer.status, output.stderr()).toBe(200);
+    await output.until(() => output.stdout().includes('\n'));
+    expect(JSON.parse(output.stdout()).payload).toEqual({ action: 'created' });
   }, 30_000);
 
   it('refuses deliveries (503) while its output is not being read, and prints every one it answered 200 once it is', async () => {
@@ -823,11 +837,10 @@ describe('bounded per connection and in connections', () => {
       env: { ...process.env, SVC_WEBHOOK_SECRET: '' },
     });
     children.push(child);
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    await waitUntil(() => /listening on http/.test(stderr));
-    const url = /listening on (http:\/\/\S+?)(,|\s|$)/.exec(stderr)?.[1] as string;
-    // Nobody reads stdout: each 1 MB line waits in the receiver's memory.
+    // Nobody reads stdout (yet): each 1 MB line waits in the receiver's memory.
+    const output = outputOf(child, { stdout: false });
+    await output.until(() => /listening on http/.test(output.stderr()));
+    const url = /listening on (http:\/\/\S+?)(,|\s|$)/.exec(output.stderr())?.[1] as string;
     const statuses: number[] = [];
     for (let n = 0; n < 40 && !statuses.includes(503); n++) {
       const delivery = buildDelivery({ event: 'watch', payload: { action: 'started', n, pad: 'p'.repeat(1024 * 1024) }, contentType: 'json' });
@@ -836,14 +849,13 @@ describe('bounded per connection and in connections', () => {
     expect(statuses.at(-1), statuses.join()).toBe(503);
     expect(statuses.slice(0, -1).every((status) => status === 200)).toBe(true);
     // Read at last: every delivery answered 200 is there, and the receiver takes deliveries again.
-    let stdout = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    const lines = () => stdout.split('\n').filter(Boolean).length;
-    await waitUntil(() => lines() === statuses.length - 1);
+    output.readStdout();
+    const lines = () => output.stdout().split('\n').filter(Boolean).length;
+    await output.until(() => lines() === statuses.length - 1);
     const after = buildDelivery({ event: 'watch', payload: { action: 'started' }, contentType: 'json' });
     expect((await post(url, after.headers, after.body)).status).toBe(200);
-    await waitUntil(() => lines() === statuses.length);
-    expect(stderr).toMatch(/rejected 503 POST \/ watch .*output is not being read/);
+    await output.until(() => lines() === statuses.length);
+    expect(output.stderr()).toMatch(/rejected 503 POST \/ watch .*output is not being read/);
   }, 30_000);
 
   it('holds at most 250 MiB of bodies over all connections: beyond, 503 (or the connection dropped), and it serves again after', async () => {
@@ -895,13 +907,12 @@ describe('bounded per connection and in connections', () => {
       env: { ...process.env, SVC_WEBHOOK_SECRET: '' },
     });
     children.push(child);
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    await waitUntil(() => /listening on http/.test(stderr) || child.exitCode !== null);
-    const port = Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stderr)?.[1]);
+    const output = outputOf(child, { stdout: false });
+    await output.until(() => /listening on http/.test(output.stderr()) || output.ended());
+    const port = Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output.stderr())?.[1]);
     const body = Buffer.from(`{"action":"created","a":[${'{},'.repeat(750_000)}{}]}`);
-    const statuses = await arriveTogether(port, Array.from({ length: 6 }, () => signed('star', body)), () => child.exitCode !== null);
-    expect(child.exitCode, stderr).toBeNull();
+    const statuses = await arriveTogether(port, Array.from({ length: 6 }, () => signed('star', body)), output.exited);
+    expect(child.exitCode, output.stderr()).toBeNull();
     expect(statuses).toEqual(Array(6).fill('200'));
   }, 30_000);
 
@@ -937,7 +948,7 @@ describe('bounded per connection and in connections', () => {
       const listener = await listen(['--save', dir], { spawn: true });
       const delivery = buildDelivery({ event: 'watch', payload: { action: 'started', pad: 'p'.repeat(8 * 1024 * 1024) }, contentType: 'json' });
       const answered = post(listener.url, delivery.headers, delivery.body);
-      await waitUntil(() => readdirSync(dir).length > 0);
+      await untilInDirectory(dir, () => readdirSync(dir).length > 0);
       process.kill(listener.pid, signal);
       expect((await answered).status, signal).toBe(200);
       expect(await listener.exited, signal).toBe(code);
@@ -962,11 +973,11 @@ describe('bounded per connection and in connections', () => {
         socket.on('close', () => resolve(answer));
       });
     expect(await extra()).toBe('');
-    await waitUntil(() => /2 connections are open: closed 1 more on arrival \(--max-connections\)/.test(listener.stderr()));
+    await listener.until(() => /2 connections are open: closed 1 more on arrival \(--max-connections\)/.test(listener.stderr()));
     // Within the next ten seconds no line each, but every one is told: at the end of them, and in the summary.
     expect(await Promise.all([extra(), extra(), extra()])).toEqual(['', '', '']);
     const told = () => [...listener.stderr().matchAll(/closed (\d+) more on arrival/g)].reduce((sum, match) => sum + Number(match[1]), 0);
-    await waitUntil(() => told() === 4);
+    await listener.until(() => told() === 4);
     first.destroy();
     second.destroy();
     await listener.stop();

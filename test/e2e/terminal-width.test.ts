@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, watch, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +9,7 @@ import type { Migration } from '../../src/api/types.js';
 import { Output } from '../../src/ui/output.js';
 import { BIN, runCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
+import { unless } from '../helpers/skip.js';
 
 // Issue #35, point 10 (second round): every table and live line on a terminal fits its width.
 
@@ -229,7 +231,7 @@ function untilWritten(log: string, check: () => boolean): Promise<void> {
   });
 }
 
-describe.skipIf(!hasTmux)('Ctrl-C during a download on a 40-column terminal', () => {
+describe.skipIf(!hasTmux)(`Ctrl-C during a download on a 40-column terminal${unless(hasTmux, 'tmux is not installed')}`, () => {
   it('leaves no piece of the progress line above the error', async () => {
     const { sandbox, env } = await testSandbox({ exportSeconds: 0.1, archivePadBytes: 5 * 1024 * 1024 });
     const started = await runCli(['start', 'widgets', '--wait', '--json', ...FAST], { env });
@@ -237,7 +239,7 @@ describe.skipIf(!hasTmux)('Ctrl-C during a download on a 40-column terminal', ()
     const { id } = JSON.parse(started.stdout) as Migration;
     sandbox.faults.set({ throttleBytesPerSecond: 200_000 });
     const output = join(tempDir(), 'big.tgz');
-    const socket = `svc-width-${process.pid}-${Date.now()}`;
+    const socket = `svc-width-${randomUUID()}`;
     const command = [
       'env',
       ...Object.entries({ ...env, TERM: 'xterm', CI: '' }).map(([key, value]) => `${key}=${value}`),

@@ -4,6 +4,7 @@ import { CATALOGUE, cataloguePairs, catalogueWarnings, eventActions } from '../.
 import { BIN, runCli } from '../helpers/run-cli.js';
 import { startScriptedServer, type ScriptedServer } from '../helpers/scripted-server.js';
 import { hasScript, onTerminal } from '../helpers/terminal.js';
+import { unless } from '../helpers/skip.js';
 
 // Issue #36, point 5: `webhook events NAME` looks up one event, `--example` prints the payload
 // `send` posts, and the shells complete event names (test/e2e/completion.test.ts).
@@ -162,7 +163,7 @@ describe('webhook events NAME --example', () => {
 describe('webhook events NAME through the built binary', () => {
   const hasJq = spawnSync('jq', ['--version'], { stdio: 'ignore' }).status === 0;
 
-  it.skipIf(!hasJq)('pipes into jq: --json and --example', () => {
+  it.skipIf(!hasJq)(`pipes into jq: --json and --example${unless(hasJq, 'jq is not installed')}`, () => {
     const shell = (command: string) => spawnSync('sh', ['-c', command], { encoding: 'utf8', env: { ...process.env, BIN } });
     const sources = shell('node "$BIN" webhook events issues --json | jq -r \'.actions[] | select(.action == "closed") | .required[] | "\\(.property) \\(.source)"\'');
     expect(sources.status, sources.stderr).toBe(0);
@@ -171,7 +172,7 @@ describe('webhook events NAME through the built binary', () => {
     expect(state.stdout).toBe('closed closed\n');
   });
 
-  it.skipIf(!hasScript)('on a 60-column terminal every line fits, values wrapped under their column', async () => {
+  it.skipIf(!hasScript)(`on a 60-column terminal every line fits, values wrapped under their column${unless(hasScript, 'util-linux `script` is not installed')}`, async () => {
     for (const event of ['issues', 'push', 'installation_repositories']) {
       const shown = await onTerminal(['webhook', 'events', event, '--no-color'], { setup: 'stty cols 60 rows 40' });
       expect(shown.code).toBe(0);

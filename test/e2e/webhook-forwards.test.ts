@@ -3,12 +3,13 @@ import type { ServerResponse } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildDelivery } from '../../src/webhook/delivery.js';
 import { listen, post } from '../helpers/listener.js';
 import { runCli } from '../helpers/run-cli.js';
 import { type Handler, startScriptedServer } from '../helpers/scripted-server.js';
 import { hasScript, onTerminal } from '../helpers/terminal.js';
+import { unless } from '../helpers/skip.js';
 
 // `webhook listen --forward-to`: a forward outside 2xx (or without an answer) is a failure, told
 // per attempt and in the summary, tried again with --forward-retries in arrival order, with
@@ -21,7 +22,6 @@ const answer =
   (status: number, body = ''): Handler =>
     (_request, response) =>
       response.writeHead(status, { 'content-type': 'text/plain' }).end(body);
-const until = (check: () => boolean) => vi.waitUntil(check, { timeout: 10_000, interval: 10 });
 
 /** A port nothing listens on: taken from the system, then given back. */
 async function closedPort(): Promise<number> {
@@ -127,7 +127,7 @@ describe('--forward-retries', () => {
       const listener = await listen(['--secret', SECRET, '--forward-to', `${app.port}/hooks`, '--forward-retries', '3', '--max-deliveries', '2']);
       const [first, second] = [delivery(1), delivery(2)];
       expect((await post(listener.url, first.headers, first.body)).status).toBe(200);
-      await until(() => app.requests.length === 1);
+      await app.until(() => app.requests.length === 1);
       expect((await post(listener.url, second.headers, second.body)).status).toBe(200);
       await listener.waitFor(2);
       release();
@@ -231,7 +231,7 @@ describe('--forward-retries at the end of a session', () => {
     }
   });
 
-  it.skipIf(!hasScript)('on a terminal: a failure in red with the delivery named, and ^C typed during a wait ends at once', async () => {
+  it.skipIf(!hasScript)(`on a terminal: a failure in red with the delivery named, and ^C typed during a wait ends at once${unless(hasScript, 'util-linux `script` is not installed')}`, async () => {
     const app = await startScriptedServer(answer(500, 'down'));
     try {
       const one = delivery(1);
@@ -270,9 +270,9 @@ describe('--forward-retries at the end of a session', () => {
       const listener = await listen(['--forward-to', `${app.port}/`, '--forward-retries', '5']);
       const one = delivery(1);
       expect((await post(listener.url, one.headers, one.body)).status).toBe(200);
-      await until(() => answers.length === 1);
+      await app.until(() => answers.length === 1);
       const exited = listener.stop();
-      await until(() => /finishing 1 forward to http:\/\/localhost:\d+\/ \(each up to 30 s, not tried again; Ctrl-C again to stop now\)/.test(listener.stderr()));
+      await listener.until(() => /finishing 1 forward to http:\/\/localhost:\d+\/ \(each up to 30 s, not tried again; Ctrl-C again to stop now\)/.test(listener.stderr()));
       answers[0]?.writeHead(502).end('bad gateway');
       expect(await exited).toBe(130);
       expect(app.requests).toHaveLength(1);
@@ -290,10 +290,11 @@ describe('--forward-retries at the end of a session', () => {
       const listener = await listen(['--forward-to', `${app.port}/`, '--forward-retries', '5', '--max-deliveries', '1']);
       const one = delivery(1);
       expect((await post(listener.url, one.headers, one.body)).status).toBe(200);
-      await until(() => answers.length === 1 && /finishing 1 forward .*Ctrl-C to stop trying again, twice to stop now\)\n/.test(listener.stderr()));
+      await app.until(() => answers.length === 1);
+      await listener.until(() => /finishing 1 forward .*Ctrl-C to stop trying again, twice to stop now\)\n/.test(listener.stderr()));
       const exited = listener.stop();
       // Said while the attempt is still under way (it may take --forward-timeout).
-      await until(() => /finishing 1 forward to http:\/\/localhost:\d+\/ \(each up to 30 s, not tried again; Ctrl-C again to stop now\)\n/.test(listener.stderr()));
+      await listener.until(() => /finishing 1 forward to http:\/\/localhost:\d+\/ \(each up to 30 s, not tried again; Ctrl-C again to stop now\)\n/.test(listener.stderr()));
       answers[0]?.writeHead(500).end('down');
       expect(await exited).toBe(130);
       expect(app.requests).toHaveLength(1);

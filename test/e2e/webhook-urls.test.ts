@@ -54,6 +54,9 @@ beforeAll(async () => {
   saved = join(dir, readdirSync(dir)[0] as string);
 });
 
+/** Something on this machine answers on port 80: where a bare path goes is then that server's to say. */
+const PORT_80_ANSWERS = await port80Answers();
+
 describe.each(Object.keys(commands))('%s', (command) => {
   it('reaches the server by every short form and by its full URL', async () => {
     const app = await startScriptedServer((_request, response) => response.writeHead(200).end('ok'));
@@ -68,7 +71,8 @@ describe.each(Object.keys(commands))('%s', (command) => {
     }
   });
 
-  it('reads /path as http://localhost/path', async () => {
+  const port80Skipped = PORT_80_ANSWERS && command !== 'listen --forward-to';
+  it.skipIf(port80Skipped)(`reads /path as http://localhost/path${port80Skipped ? ' (skipped: something answers on port 80 here)' : ''}`, async () => {
     // Port 80 cannot be served by a test: what the command says shows where it went.
     if (command === 'listen --forward-to') {
       const controller = new AbortController();
@@ -84,7 +88,6 @@ describe.each(Object.keys(commands))('%s', (command) => {
     }
     const result = await runCli(argsFor(command, '/p'));
     expect(result.code, result.stderr).not.toBe(2);
-    if (await port80Answers()) return;
     if (command === 'send --url') expect(result.stderr).toMatch(/could not deliver to http:\/\/localhost\/p: connect ECONNREFUSED/);
     else expect(result.stdout).toMatch(/: failed \(connect ECONNREFUSED [^)]*:80\)/);
   });

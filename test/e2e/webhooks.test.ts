@@ -4,7 +4,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildDelivery } from '../../src/webhook/delivery.js';
 import { sign } from '../../src/webhook/signature.js';
 import { parseSaved } from '../../src/webhook/store.js';
@@ -172,7 +172,7 @@ describe('webhook listen', () => {
       const delivery = buildDelivery({ event: 'issues', payload: { action: 'opened', issue: {} }, contentType: 'form', secret: SECRET });
       expect((await post(listener.url, delivery.headers, delivery.body)).status).toBe(200);
       release();
-      await vi.waitUntil(() => /→ http:\/\/localhost:\d+\/in 201/.test(listener.stderr()), { timeout: 10_000, interval: 20 });
+      await listener.until(() => /→ http:\/\/localhost:\d+\/in 201/.test(listener.stderr()));
       const forwarded = downstream.requests[0];
       expect(forwarded?.url).toBe('/in');
       expect(forwarded?.body).toBe(delivery.body.toString());
@@ -192,7 +192,7 @@ describe('webhook listen', () => {
       const delivery = buildDelivery({ event: 'watch', payload: { action: 'started' }, contentType: 'json', secret: SECRET });
       // As curl sends a body over 1 MB.
       expect((await post(listener.url, { ...delivery.headers, expect: '100-continue', 'x-trace': ['a', 'b'] }, delivery.body)).status).toBe(200);
-      await vi.waitUntil(() => downstream.requests.length > 0 || /failed for/.test(listener.stderr()), { timeout: 10_000, interval: 20 });
+      await Promise.race([downstream.until(() => downstream.requests.length > 0), listener.until(() => /failed for/.test(listener.stderr()))]);
       expect(listener.stderr()).not.toMatch(/failed for/);
       const forwarded = downstream.requests[0];
       expect(forwarded?.headers.expect).toBeUndefined();
@@ -224,12 +224,9 @@ describe('webhook listen', () => {
     const listener = await listen(['--forward-to', `${target.port}/`]);
     const delivery = buildDelivery({ event: 'star', payload: { action: 'created' }, contentType: 'json' });
     expect((await post(listener.url, delivery.headers, delivery.body)).status).toBe(200);
-    await vi.waitUntil(() => target.requests.length === 1, { timeout: 10_000, interval: 20 });
+    await target.until(() => target.requests.length === 1);
     const exited = listener.stop();
-    await vi.waitUntil(() => /finishing 1 forward to http:\/\/localhost:\d+\/ \(each up to 30 s; Ctrl-C again to stop now\)/.test(listener.stderr()), {
-      timeout: 10_000,
-      interval: 20,
-    });
+    await listener.until(() => /finishing 1 forward to http:\/\/localhost:\d+\/ \(each up to 30 s; Ctrl-C again to stop now\)/.test(listener.stderr()));
     await target.close(); // the forward fails at once, and the session ends
     expect(await exited).toBe(130);
     expect(listener.stderr()).toMatch(/forwards delivered 0, failed 1, retried 0/);

@@ -29,15 +29,20 @@ export async function tlsServer(...args: Parameters<typeof startScriptedTlsServe
   return started;
 }
 
-/** A clock whose sleeps return at once and are recorded, so backoff and waits cost no test time. */
-export function recordingClock(): Clock & { sleeps: number[] } {
+/**
+ * A clock whose sleeps return at once, are recorded and move its time forward, so backoff and waits
+ * cost no test time; it starts at `start`, not at the machine's time.
+ */
+export function recordingClock(start = Date.UTC(2026, 0, 1, 12)): Clock & { sleeps: number[] } {
   const sleeps: number[] = [];
+  let now = start;
   return {
     sleeps,
-    now: () => Date.now(),
+    now: () => now,
     sleep: async (ms, signal) => {
       if (signal?.aborted) throw signal.reason as Error;
       sleeps.push(ms);
+      now += ms;
     },
   };
 }

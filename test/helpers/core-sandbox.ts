@@ -11,7 +11,8 @@ import { sandboxTrust, testSandbox } from './sandbox.js';
 
 /** A sandbox clock that stands still between the program's waits; each wait moves it by exactly its length. */
 export class VirtualClock extends SandboxClock {
-  private at = Date.now();
+  // A fixed instant: nothing the program does depends on the machine's time.
+  private at = Date.parse('2026-06-01T00:00:00Z');
   /** Every wait the program made, in order, as asked. */
   readonly sleeps: number[] = [];
   private held: Promise<void> | undefined;

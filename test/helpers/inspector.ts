@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { vi } from 'vitest';
+import { closeOnlyIdleConnections } from '../../src/support/keep-alive.js';
 import { type Listener, listen } from './listener.js';
+import { changes } from './until.js';
 
 /** A listener started with `--inspect`, and its page's address as printed. */
 export interface Inspected {
@@ -19,7 +20,8 @@ const PRINTED = /inspector on (http:\/\/127\.0\.0\.1:\d+\/\?token=([\w-]+))/;
 /** `webhook listen --inspect …` in-process (--json, --port 0), once its page's address is printed. */
 export async function listenInspected(args: string[]): Promise<Inspected> {
   const listener = await listen(['--inspect', ...args]);
-  const printed = await vi.waitUntil(() => PRINTED.exec(listener.stderr()), { timeout: 5_000 });
+  await listener.until(() => PRINTED.test(listener.stderr()));
+  const printed = PRINTED.exec(listener.stderr()) as RegExpExecArray;
   return { listener, page: printed[1]!, base: new URL('/', printed[1]).href, token: printed[2]! };
 }
 
@@ -96,6 +98,8 @@ export async function startTarget(answer = '{"thanks":true}', status: (body: Buf
       for (const waiter of waiters.filter((w) => requests.length >= w.count)) waiter.resolve();
     });
   });
+  // The forwards come from a listener in this process: see src/support/keep-alive.ts.
+  closeOnlyIdleConnections(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
@@ -114,9 +118,10 @@ export async function startTarget(answer = '{"thanks":true}', status: (body: Buf
   };
 }
 
-/** Reads a server-sent event stream, collecting its events. */
+/** Reads a server-sent event stream, collecting its events; `until(ready)` is looked at again at each. */
 export function readEvents(url: string, headers: Record<string, string> = {}) {
   const events: { event: string; id?: string; data: any }[] = [];
+  const { changed, until } = changes();
   let buffer = '';
   let stop = () => {};
   const opened = new Promise<number>((resolve, reject) => {
@@ -135,13 +140,14 @@ export function readEvents(url: string, headers: Record<string, string> = {}) {
           }
           if (fields.data !== undefined) events.push({ event: fields.event ?? 'message', id: fields.id, data: JSON.parse(fields.data) });
         }
+        changed();
       });
     });
     req.on('error', reject);
     req.end();
     stop = () => req.destroy();
   });
-  return { events, opened, stop: () => stop() };
+  return { events, opened, until, stop: () => stop() };
 }
 
 const CHROMIUMS = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/lib/chromium/chromium', '/usr/bin/google-chrome'];

@@ -3,6 +3,7 @@ import { request } from 'node:http';
 import { createInterface } from 'node:readline';
 import { InterruptedError } from '../../src/errors.js';
 import { BIN, runCli } from './run-cli.js';
+import { changes } from './until.js';
 
 const children: ChildProcess[] = [];
 const inProcess: AbortController[] = [];
@@ -26,6 +27,8 @@ export interface Listener {
   waitFor(count: number): Promise<void>;
   /** Resolves once a forward's line passes `test`. */
   waitForForward(test: (forward: Record<string, any>) => boolean): Promise<void>;
+  /** Resolves once `ready()` holds, looked at again whenever the listener writes; rejects if it exits first. */
+  until(ready: () => boolean): Promise<void>;
   stop(): Promise<number | null>;
 }
 
@@ -37,7 +40,7 @@ export async function listen(args: string[], options: { spawn?: boolean } = {}):
   if (options.spawn) return spawnListener(args);
   const controller = new AbortController();
   inProcess.push(controller);
-  const { lines, forwards, take, waitFor, waitForForward } = collector();
+  const { lines, forwards, take, waitFor, waitForForward, changed, until } = collector();
   let stdout = '';
   let stderr = '';
   let announce: (url: string) => void = () => {};
@@ -60,6 +63,7 @@ export async function listen(args: string[], options: { spawn?: boolean } = {}):
       stderr += text;
       const match = /listening on (http:\/\/\S+?)(,|\s|$)/.exec(stderr);
       if (match?.[1]) announce(match[1]);
+      changed();
     },
   }).then((result) => result.code);
   const url = await Promise.race([
@@ -75,6 +79,7 @@ export async function listen(args: string[], options: { spawn?: boolean } = {}):
     exited,
     waitFor,
     waitForForward,
+    until: (ready) => untilBeforeExit(until, ready, exited, () => stderr),
     stop: () => {
       controller.abort(new InterruptedError());
       return exited;
@@ -88,18 +93,19 @@ async function spawnListener(args: string[]): Promise<Listener> {
     env: { ...process.env, SVC_WEBHOOK_SECRET: '' },
   });
   children.push(child);
-  const { lines, forwards, take, waitFor, waitForForward } = collector();
+  const { lines, forwards, take, waitFor, waitForForward, changed, until } = collector();
   createInterface({ input: child.stdout }).on('line', take);
   let stderr = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk;
       const match = /listening on (http:\/\/\S+?)(,|\s|$)/.exec(stderr);
       if (match?.[1]) resolve(match[1]);
+      changed();
     });
-    child.once('exit', (code) => reject(new Error(`listen exited ${code}: ${stderr}`)));
+    void exited.then((code) => reject(new Error(`listen exited ${code}: ${stderr}`)));
   });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
     url,
     pid: child.pid ?? 0,
@@ -109,6 +115,7 @@ async function spawnListener(args: string[]): Promise<Listener> {
     exited,
     waitFor,
     waitForForward,
+    until: (ready) => untilBeforeExit(until, ready, exited, () => stderr),
     stop: () => {
       child.kill('SIGINT');
       return exited;
@@ -116,29 +123,34 @@ async function spawnListener(args: string[]): Promise<Listener> {
   };
 }
 
+/** `until(ready)`, or a failure saying what the listener wrote if it exits before `ready()` holds. */
+function untilBeforeExit(
+  until: (ready: () => boolean) => Promise<void>,
+  ready: () => boolean,
+  exited: Promise<unknown>,
+  stderr: () => string,
+): Promise<void> {
+  const gone = exited.then(() => (ready() ? undefined : Promise.reject(new Error(`listen exited: ${stderr()}`))));
+  return Promise.race([until(ready), gone]);
+}
+
 /** The NDJSON lines of `listen --json`, deliveries and forwards apart, and waits on them. */
 function collector() {
   const lines: Record<string, any>[] = [];
   const forwards: Record<string, any>[] = [];
-  const waiters: { ready: () => boolean; resolve: () => void }[] = [];
+  const { changed, until } = changes();
   const take = (line: string) => {
     const parsed = JSON.parse(line) as Record<string, any>;
     if (parsed.forward !== undefined && parsed.delivery === undefined) forwards.push(parsed.forward);
     else lines.push(parsed);
-    for (const waiter of waiters.filter((w) => w.ready())) {
-      waiters.splice(waiters.indexOf(waiter), 1);
-      waiter.resolve();
-    }
+    changed();
   };
-  const until = (ready: () => boolean) =>
-    new Promise<void>((resolve) => {
-      if (ready()) resolve();
-      else waiters.push({ ready, resolve });
-    });
   return {
     lines,
     forwards,
     take,
+    changed,
+    until,
     waitFor: (count: number) => until(() => lines.length >= count),
     waitForForward: (test: (forward: Record<string, any>) => boolean) => until(() => forwards.some(test)),
   };

@@ -2,6 +2,8 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Requ
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Issued } from '../../src/sandbox/certificates.js';
+import { closeOnlyIdleConnections } from '../../src/support/keep-alive.js';
+import { changes } from './until.js';
 
 interface RecordedRequest {
   method: string;
@@ -18,6 +20,8 @@ export interface ScriptedServer {
   requests: RecordedRequest[];
   /** Connections accepted (with TLS: handshakes that completed or failed). */
   connections: number;
+  /** Resolves once `ready()` holds, looked at again after each request is handed to its handler. */
+  until(ready: () => boolean): Promise<void>;
   /** Handlers for the next requests, in order; the last one repeats. */
   script(...handlers: Handler[]): void;
   close(): Promise<void>;
@@ -36,6 +40,7 @@ export function startScriptedTlsServer(certificate: Issued, ...handlers: Handler
 async function scripted(certificate: Issued | undefined, handlers: Handler[]): Promise<ScriptedServer> {
   let queue = [...handlers];
   const requests: RecordedRequest[] = [];
+  const { changed, until } = changes();
   const serve = (listener: RequestListener) => (certificate ? createTlsServer(certificate, listener) : createServer(listener));
   const server = serve((raw, response) => {
     const chunks: Buffer[] = [];
@@ -49,13 +54,14 @@ async function scripted(certificate: Issued | undefined, handlers: Handler[]): P
       };
       requests.push(request);
       const handler = queue.length > 1 ? queue.shift() : queue[0];
-      if (!handler) {
-        response.writeHead(599).end('no handler scripted');
-        return;
-      }
-      handler(request, response, raw);
+      if (handler) handler(request, response, raw);
+      else response.writeHead(599).end('no handler scripted');
+      changed();
     });
   });
+  // The program under test often runs in this process: busy past the keep-alive timeout, it must
+  // not find the connection it reuses reset under it (src/support/keep-alive.ts).
+  closeOnlyIdleConnections(server);
   const counted = { connections: 0 };
   server.on(certificate ? 'secureConnection' : 'connection', () => counted.connections++);
   if (certificate) server.on('tlsClientError', () => counted.connections++);
@@ -68,6 +74,7 @@ async function scripted(certificate: Issued | undefined, handlers: Handler[]): P
     get connections() {
       return counted.connections;
     },
+    until,
     script(...next) {
       queue = [...next];
     },

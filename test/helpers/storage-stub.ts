@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { closeOnlyIdleConnections } from '../../src/support/keep-alive.js';
 import { loopbackCertificate, sharedAuthority } from './tls.js';
 
 // A stub on loopback that answers the three API calls a download of migration 7 of `acme` makes
@@ -54,17 +55,15 @@ export async function startStorageStub(
       response.end(JSON.stringify(repositories.map((full_name) => ({ full_name, name: full_name.split('/')[1] }))));
     } else if (url.startsWith('/orgs/acme/migrations/7')) {
       response.writeHead(200, { 'content-type': 'application/json' });
-      response.end(
-        JSON.stringify({
-          id: 7,
-          guid: '0b989ba4-242f-11e5-81e1-c7b6966d2516',
-          state: 'exported',
-          updated_at: new Date().toISOString(),
-          created_at: new Date().toISOString(),
-        }),
-      );
+      // Exported just now by the program's clock, which is the machine's here (no sandbox): an
+      // older time would have it warn that the archive is about to be deleted.
+      // eslint-disable-next-line no-restricted-syntax -- the service's "now", as the program under test reads it
+      const now = new Date().toISOString();
+      response.end(JSON.stringify({ id: 7, guid: '0b989ba4-242f-11e5-81e1-c7b6966d2516', state: 'exported', updated_at: now, created_at: now }));
     } else response.writeHead(404).end();
   });
+  // The download runs in this process: see src/support/keep-alive.ts.
+  closeOnlyIdleConnections(server);
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -5,8 +5,10 @@ import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { untilInDirectory } from '../helpers/fs-events.js';
 import { startStorageStub as stub } from '../helpers/storage-stub.js';
 import { runCli } from '../helpers/run-cli.js';
+import { unless } from '../helpers/skip.js';
 import { testSandbox } from '../helpers/sandbox.js';
 
 // Hostile or buggy archive storage, played by a stub on loopback that also answers the three API
@@ -178,7 +180,7 @@ const freeIn = (dir: string) => {
   return stats.bavail * stats.bsize;
 };
 
-describe.skipIf(!canMountTmpfs)('free space before bytes (a 100 MiB tmpfs; skipped: cannot mount tmpfs, not root?)', () => {
+describe.skipIf(!canMountTmpfs)(`free space before bytes (a 100 MiB tmpfs)${unless(canMountTmpfs, 'cannot mount a tmpfs here; needs root')}`, () => {
   let disk = '';
   beforeAll(() => {
     disk = tempDir();
@@ -311,9 +313,10 @@ describe.skipIf(!canMountTmpfs)('free space before bytes (a 100 MiB tmpfs; skipp
       response.writeHead(200, { etag: '"A"', 'accept-ranges': 'bytes', 'content-length': 50 * MiB });
       response.write(randomBytes(MiB));
       // Once the download has begun writing (past its check), another writer takes the rest of the disk.
-      const fill = setInterval(() => {
-        if (!existsSync(`${output}.part`) || statSync(`${output}.part`).size === 0) return;
-        clearInterval(fill);
+      const answering = new AbortController();
+      response.on('close', () => answering.abort());
+      const begun = untilInDirectory(disk, () => existsSync(`${output}.part`) && statSync(`${output}.part`).size > 0, answering.signal);
+      begun.then(() => {
         const filler = join(disk, 'filler');
         for (let i = 0; freeIn(disk) > 0 && i < 100; i++) {
           try {
@@ -323,8 +326,7 @@ describe.skipIf(!canMountTmpfs)('free space before bytes (a 100 MiB tmpfs; skipp
           }
         }
         endless(response, randomBytes(64 * 1024));
-      }, 5);
-      response.on('close', () => clearInterval(fill));
+      }, () => {});
     });
     const result = await plain(env);
     expect(result.code, result.stderr).toBe(2);

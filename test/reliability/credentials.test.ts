@@ -19,6 +19,7 @@ import { BIN, runCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
 import { type Handler, json, startScriptedServer, startScriptedTlsServer, type ScriptedServer } from '../helpers/scripted-server.js';
 import { loopbackCertificate, sharedAuthority } from '../helpers/tls.js';
+import { unless } from '../helpers/skip.js';
 
 const TOKEN = 'svc_token_for_credentials_tests_1234';
 const NOBODY = 65534;
@@ -80,7 +81,7 @@ describe('the config directory must be the user\'s own', () => {
     expect(lstatSync(join(dir, 'config.json')).isSymbolicLink()).toBe(true);
   });
 
-  it.skipIf(!isRoot)('refuses a config.json planted by another user, and a directory another user owns', async () => {
+  it.skipIf(!isRoot)(`refuses a config.json planted by another user, and a directory another user owns${unless(isRoot, 'needs root')}`, async () => {
     const dir = configDir();
     mkdirSync(dir, { mode: 0o700 });
     const planted = join(dir, 'config.json');
@@ -197,7 +198,7 @@ describe('secrets given as flags', () => {
       timeout: 15_000,
     });
 
-  it.skipIf(!hasScript)('on a terminal, say once that the environment or a prompt is safer', () => {
+  it.skipIf(!hasScript)(`on a terminal, say once that the environment or a prompt is safer${unless(hasScript, 'util-linux `script` is not installed')}`, () => {
     const token = onTerminal('--token abc config path');
     expect(token.stdout).toMatch(/warning: --token on the command line is visible to other users of this machine \(ps\); SVC_TOKEN/);
     expect(token.stdout.match(/visible to other users/g)).toHaveLength(1);

@@ -2,12 +2,14 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Migration } from '../../src/api/types.js';
+import { untilInDirectory } from '../helpers/fs-events.js';
 import { BIN, runCli, spawnCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
+import { unless } from '../helpers/skip.js';
 
 // Faults on the migration side, injected by the sandbox; every test is bounded and loopback only.
 
@@ -70,7 +72,7 @@ describe('download under faults', () => {
 
   // A full disk for real: a 256 KiB tmpfs (root only; elsewhere skipped). A link to /dev/full would
   // be refused before any byte is written: the download never writes through a planted link.
-  it.skipIf(!canMountTmpfs)('says the disk is full, leaves nothing under the final name, and keeps no bogus .part', async () => {
+  it.skipIf(!canMountTmpfs)(`says the disk is full, leaves nothing under the final name, and keeps no bogus .part${unless(canMountTmpfs, 'cannot mount a tmpfs here; needs root')}`, async () => {
     const { env, id } = await exportedArchive(1024 * 1024);
     const dir = tempDir();
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256k', 'tmpfs', dir]);
@@ -100,7 +102,7 @@ describe('download under faults', () => {
 
   // A write-back error is reported to a file descriptor once: the background flush must not swallow it.
   // Spawned: LD_PRELOAD acts when a process starts.
-  it.skipIf(!hasCompiler)('fails when writing back to disk fails mid-way, with nothing under the final name', async () => {
+  it.skipIf(!hasCompiler)(`fails when writing back to disk fails mid-way, with nothing under the final name${unless(hasCompiler, 'no C compiler (cc) here')}`, async () => {
     const { env, id } = await exportedArchive(40 * 1024 * 1024);
     const dir = tempDir();
     writeFileSync(join(dir, 'eio.c'), '#include <errno.h>\nint fdatasync(int fd) { (void)fd; errno = EIO; return -1; }\n');
@@ -122,14 +124,13 @@ describe('download under faults', () => {
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk;
     });
-    // Interrupt once some of the archive is on disk, however long start-up took.
-    const poll = setInterval(() => {
-      if (existsSync(`${output}.part`) && statSync(`${output}.part`).size > 0) {
-        clearInterval(poll);
-        child.kill('SIGINT');
-      }
-    }, 20);
-    const code = await new Promise((resolve) => child.on('exit', resolve));
+    const watching = new AbortController();
+    const exited = new Promise((resolve) => child.on('exit', resolve)).finally(() => watching.abort());
+    // Interrupt once some of the archive is on disk, however long start-up took (a download that
+    // ended first fails below).
+    await untilInDirectory(dirname(output), () => existsSync(`${output}.part`) && statSync(`${output}.part`).size > 0, watching.signal).catch(() => {});
+    child.kill('SIGINT');
+    const code = await exited;
     expect(code).toBe(130);
     expect(stderr).toMatch(/bytes are kept in .*\.part/);
     expect(existsSync(output)).toBe(false);

@@ -102,7 +102,10 @@ const caseArbitrary = fc
     }
   });
 
-/** Sends a case; the slow sender trickles its body in pieces. */
+/**
+ * Sends a case; the slow sender trickles its body in pieces, each written once the one before is
+ * flushed and the event loop has turned, so the receiver (in this process) reads it on its own.
+ */
 function send(url: string, item: Case): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method: 'POST', headers: item.headers }, (response) => {
@@ -116,8 +119,7 @@ function send(url: string, item: Case): Promise<number> {
     let index = 0;
     const next = () => {
       if (index * size >= item.body.length) return req.end();
-      req.write(item.body.subarray(index * size, ++index * size));
-      setTimeout(next, 40);
+      req.write(item.body.subarray(index * size, ++index * size), () => setImmediate(next));
     };
     next();
   });

@@ -1,9 +1,8 @@
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, type SandboxOptions, startSandbox } from '../../src/sandbox/server.js';
+import { hookTarget } from '../helpers/hook-target.js';
 import { schemaProblems } from '../helpers/json-schema.js';
 
 // The sandbox against the service's interface, one test per rule, over real HTTP on loopback.
@@ -60,21 +59,6 @@ async function withSandbox(options: SandboxOptions, body: (sandbox: Sandbox, cal
 }
 
 /** A webhook receiver on loopback that keeps every delivery (recorded before it answers). */
-async function receiver() {
-  const deliveries: { headers: IncomingHttpHeaders; body: Buffer }[] = [];
-  const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      deliveries.push({ headers: request.headers, body: Buffer.concat(chunks) });
-      response.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-  return { url, deliveries, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
-
 const admin = (sandbox: Sandbox, path: string, body: unknown) =>
   fetch(`${sandbox.baseUrl}${path}`, { method: 'POST', body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, json: (await r.json()) as any }));
 
@@ -403,7 +387,7 @@ describe('the sandbox delivers webhooks as the service does', () => {
 
   /** A fresh receiver and hook for one test; `close` removes both. */
   async function hookOn(config: Record<string, unknown>) {
-    const target = await receiver();
+    const target = await hookTarget();
     const created = await admin(sandbox, '/_sandbox/hooks', { url: target.url, events: ['*'], ...config });
     const id = created.json.hook?.id as number;
     return {

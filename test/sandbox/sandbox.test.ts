@@ -1,11 +1,13 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { REPOSITORY_URL_FIELDS } from '../../src/api/types.js';
 import { type Sandbox, type SandboxOptions, startSandbox } from '../../src/sandbox/server.js';
+import { busyFor } from '../helpers/busy.js';
 
 // The sandbox is checked through plain HTTP (fetch), independently of our own client.
 
@@ -457,7 +459,7 @@ describe('sandbox', () => {
       const answer = await call('GET', '/orgs/octo-org/migrations');
       expect(answer.headers.get('x-ratelimit-limit')).toBe('5000');
       expect(Number(answer.headers.get('x-ratelimit-remaining'))).toBeLessThan(5000);
-      expect(Number(answer.headers.get('x-ratelimit-reset'))).toBeGreaterThan(Date.now() / 1000);
+      expect(Number(answer.headers.get('x-ratelimit-reset'))).toBeGreaterThan(sandbox.clock.now() / 1000);
     });
 
     it('answers 429 with retry-after beyond an opt-in limit', async () => {
@@ -469,6 +471,30 @@ describe('sandbox', () => {
         expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
         expect(limited.headers.get('x-ratelimit-remaining')).toBe('0');
       });
+    });
+  });
+
+  describe('connections', () => {
+    it('serves a request that reached a kept-alive connection while the process was busy past the keep-alive timeout', async () => {
+      const agent = new Agent({ keepAlive: true });
+      const get = () =>
+        new Promise<{ status: number; reused: boolean }>((resolve, reject) => {
+          const sent = request(`${sandbox.baseUrl}/orgs/octo-org/migrations`, { agent }, (response) => {
+            response.resume().on('end', () => resolve({ status: response.statusCode ?? 0, reused: sent.reusedSocket }));
+          });
+          sent.on('error', reject).end();
+        });
+      try {
+        expect(await get()).toEqual({ status: 401, reused: false });
+        // Sent as the process turns, on the connection kept alive; then the process is busy for
+        // longer than node:http's keep-alive timeout (5 s, and the second it adds), so the timeout
+        // has expired when the event loop reads the request. Closing then would reset the sender.
+        const second = get();
+        busyFor(6_500);
+        expect(await second).toEqual({ status: 401, reused: true });
+      } finally {
+        agent.destroy();
+      }
     });
   });
 

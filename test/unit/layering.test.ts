@@ -59,3 +59,24 @@ describe('layering the lint enforces', () => {
     expect(await problems(file, code)).toEqual([]);
   });
 });
+
+describe('tests wait on events, not on time', () => {
+  it.each([
+    ['a sleep', 'export const sleep = () => new Promise((resolve) => setTimeout(resolve, 10));', /no sleeps in tests/],
+    ['a sleep through an arrow', 'export const sleep = () => new Promise<void>((resolve) => setTimeout(() => resolve(), 10));', /no sleeps in tests/],
+    ['a recursive poll', 'export const poll = (ready: () => boolean, done: () => void): unknown => (ready() ? done() : setTimeout(poll, 10, ready, done));', /no sleeps in tests/],
+    ['a timer poll', 'export const poll = setInterval(() => undefined, 20);', /no timer polls in tests/],
+    ['vi.waitUntil', 'import { vi } from \'vitest\';\nexport const ready = vi.waitUntil(() => true);', /look again on a timer/],
+    ['expect.poll', 'import { expect } from \'vitest\';\nexport const ready = expect.poll(() => 1).toBe(1);', /look again on a timer/],
+    ['the machine\'s time', 'export const started = Date.now();', /the machine's time in a test/],
+    ['a duration', 'export const started = performance.now();', /the machine's time in a test/],
+    ['timers/promises', 'import { setTimeout } from \'node:timers/promises\';\nexport const sleep = () => setTimeout(10);', /no sleeps in tests/],
+  ])('%s fails lint in a test', async (_name, code, rule) => {
+    expect((await problems('test/e2e/example.test.ts', code)).join('\n')).toMatch(rule);
+  });
+
+  it('a ceiling that ends a hang passes', async () => {
+    const ceiling = 'import { spawn } from \'node:child_process\';\nconst child = spawn(\'true\');\nexport const timer = setTimeout(() => child.kill(\'SIGKILL\'), 15_000);';
+    expect(await problems('test/e2e/example.test.ts', ceiling)).toEqual([]);
+  });
+});

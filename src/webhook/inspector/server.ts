@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { isLoopbackHost } from '../../api/transport-policy.js';
 import { CliError, ExitCode } from '../../errors.js';
+import { closeOnlyIdleConnections } from '../../support/keep-alive.js';
 import { PACKAGE_ROOT } from '../../support/package-root.js';
 import { withoutPort } from '../receiver.js';
 import { type DeliveryLog, type InspectedDelivery } from './log.js';
@@ -91,6 +92,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     },
   );
   server.maxConnections = MAX_CONNECTIONS;
+  closeOnlyIdleConnections(server);
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const target = request.url ?? '';
