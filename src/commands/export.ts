@@ -5,7 +5,7 @@ import { CliError, UsageError } from '../errors.js';
 import { commandLine, restateHint } from './common/command-line.js';
 import { downloadMessage } from '../ui/tables.js';
 import { checkOrgExportFlags, type ExportOptions, exportOrganization, type OrgExportFlags } from './common/org-export.js';
-import { examples, parsePositiveInt } from './common/options.js';
+import { checkNotEmpty, examples, parsePositiveInt } from './common/options.js';
 import { createWaitReporter } from '../ui/wait.js';
 import { checkConfirmable, confirmDeletion } from './common/confirm.js';
 import { addDownloadOptions, archiveSummary, checkDownloadTarget, downloadCommand, downloadSettings, warnIfUnverified } from './common/download.js';
@@ -30,6 +30,7 @@ interface ExportCommandOptions {
 }
 
 function parseExportOptions(args: string[], flags: ExportFlags, invocation: Invocation): ExportCommandOptions {
+  checkNotEmpty(flags.outputDir, '--output-dir', 'name the directory to export into, or leave --output-dir out for one archive');
   if (flags.outputDir !== undefined) checkOrgExportFlags(flags, invocation);
   else if (flags.batchSize !== undefined || flags.parallel !== undefined || flags.restart || flags.dryRun) {
     throw new UsageError('--batch-size, --parallel, --restart and --dry-run go with --output-dir');
