@@ -100,7 +100,8 @@ async function exportRepositories(context: Context, args: string[], options: Exp
         out.success(detail);
       },
       onWaitEvent: (event) => reporter.onEvent(event),
-      onNotice: (message) => out.warn(restateHint(message, context.settings)),
+      // As the wait's own notices: a failed check quotes the service, drawn inert.
+      onNotice: (message) => reporter.onNotice(restateHint(message, context.settings)),
     });
   } catch (error) {
     if (!(error instanceof ExportStoppedError)) throw error;
