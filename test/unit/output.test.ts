@@ -75,6 +75,14 @@ describe('JSON output', () => {
     }
     expect(writes[1]).toBe('{"name":"a\\u009b2Jb\\u007f\\u202e","nested":["\\u0085","line\\nbreak"]}\n');
   });
+
+  it('writes a soft hyphen and the tag characters as escapes too, a pair of \\u escapes beyond U+FFFF, and reads back the same values', () => {
+    const value = { name: 'wid\u00adgets\u{e0041}' };
+    const { out, writes } = output(true);
+    out.line(value, () => '');
+    expect(writes[0]).toBe('{"name":"wid\\u00adgets\\udb40\\udc41"}\n');
+    expect(JSON.parse(writes[0] as string)).toEqual(value);
+  });
 });
 
 describe('Output and a progress bar', () => {
