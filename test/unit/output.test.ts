@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ArchiveVerificationError, type VerifyReport } from '../../src/core/archive/verify.js';
 import { Output } from '../../src/ui/output.js';
 
 function recorder() {
@@ -100,5 +101,25 @@ describe('Output and a progress bar', () => {
     const text = stderr.writes.join('');
     expect(text).toMatch(/B\/s\r\x1b\[2K✓ downloaded\nwarning: careful\n\r\x1b\[2K\[/);
     expect(text.endsWith('B/s\r\x1b[2Kafter\n')).toBe(true);
+  });
+});
+
+describe('an archive that failed verification, as an error', () => {
+  const report = {
+    path: 'a.tar.gz',
+    problems: [{ file: 'x\u001b]0;T\u0007y.json', message: 'has a control, line-separator or direction character in its name' }],
+  } as unknown as VerifyReport;
+
+  function printed(json: boolean): string {
+    const stderr = recorder();
+    const out = new Output({ json, quiet: false, color: false, stdout: recorder().stream, stderr: stderr.stream });
+    out.error(new ArchiveVerificationError(report), { debug: false });
+    return stderr.writes.join('');
+  }
+
+  it('names the first problem escaped once for a human, and as the archive has it for a script', () => {
+    expect(printed(false)).toMatch(/^error: a\.tar\.gz failed verification: 1 problem \(first: x\\x1b\]0;T\\x07y\.json: has a control/);
+    const { error } = JSON.parse(printed(true)) as { error: { message: string } };
+    expect(error.message).toContain('(first: x\u001b]0;T\u0007y.json:');
   });
 });
