@@ -4,7 +4,7 @@ import type { Migration } from '../../src/api/types.js';
 import type { InspectReport } from '../../src/core/archive/inspect.js';
 import type { VerifyReport } from '../../src/core/archive/verify.js';
 import type { OrgExportResult } from '../../src/core/org-export/run.js';
-import { verifyMessage, inspectMessage } from '../../src/ui/archive.js';
+import { inspectMessage, inspectNotes, verifyMessage } from '../../src/ui/archive.js';
 import { type AuthStatus, authStatusLines, tokenHint } from '../../src/ui/auth.js';
 import { orgExportFooter, orgExportTable } from '../../src/ui/org-export.js';
 import { Output } from '../../src/ui/output.js';
@@ -77,6 +77,24 @@ describe('archive reports', () => {
     };
     expect(inspectMessage(report, plain)).toMatchSnapshot();
     expect(inspectMessage({ ...report, repositories: [], complete: false, problems: [{ message: 'cut short' }] }, plain)).toMatchSnapshot();
+  });
+
+  it('names a kind of record as the archive does, its invisible characters shown', () => {
+    // The name check refuses controls in a metadata file's name; a soft hyphen or a tag passes it.
+    const report: InspectReport = {
+      path: 'a.tar.gz',
+      bytes: 1,
+      complete: true,
+      organizations: [],
+      repositories: [{ name: 'octo-org/w', refs: {}, git_bytes: 0, counts: { 'is\u00adsues\u{e0041}': 1 } }],
+      metadata: [],
+      problems: [],
+    };
+    for (const layout of [{ plain: false }, { plain: true }]) {
+      const text = [inspectMessage(report, plain, layout), ...inspectNotes(report, plain, layout.plain).after].join('\n');
+      expect(text).not.toMatch(/[\u00ad\u{e0041}]/u);
+    }
+    expect(inspectNotes(report, plain, true).after).toContain('columns: REPOSITORY, REFS, GIT DATA, IS\\xadSUES\\u{e0041}');
   });
 });
 
