@@ -123,3 +123,12 @@ describe('an archive that failed verification, as an error', () => {
     expect(error.message).toContain('(first: x\u001b]0;T\u0007y.json:');
   });
 });
+
+describe('--debug trace', () => {
+  it('keeps its lines, and shows what a server put in its headers inert', () => {
+    const stderr = recorder();
+    const out = new Output({ json: false, quiet: false, color: false, stdout: recorder().stream, stderr: stderr.stream });
+    out.trace('← 200 GET https://api.example.com/x (3 ms)\n    etag: "a\u009b2J"\n    link: <https://x/?a=\u001b]0;T\u0007>');
+    expect(stderr.writes.join('')).toBe('← 200 GET https://api.example.com/x (3 ms)\n    etag: "a\\x9b2J"\n    link: <https://x/?a=\\x1b]0;T\\x07>\n');
+  });
+});
