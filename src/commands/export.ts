@@ -2,10 +2,11 @@ import type { Command } from 'commander';
 import type { Context, Invocation, Runner } from '../context.js';
 import { type ExportReport, ExportStoppedError, runExport } from '../core/export.js';
 import { CliError, UsageError } from '../errors.js';
+import { inertText } from '../support/outside-text.js';
 import { commandLine, restateHint } from './common/command-line.js';
 import { downloadMessage } from '../ui/tables.js';
 import { checkOrgExportFlags, type ExportOptions, exportOrganization, type OrgExportFlags } from './common/org-export.js';
-import { examples, parsePositiveInt } from './common/options.js';
+import { checkNotEmpty, examples, parsePositiveInt } from './common/options.js';
 import { createWaitReporter } from '../ui/wait.js';
 import { checkConfirmable, confirmDeletion } from './common/confirm.js';
 import { addDownloadOptions, archiveSummary, checkDownloadTarget, downloadCommand, downloadSettings, warnIfUnverified } from './common/download.js';
@@ -30,6 +31,7 @@ interface ExportCommandOptions {
 }
 
 function parseExportOptions(args: string[], flags: ExportFlags, invocation: Invocation): ExportCommandOptions {
+  checkNotEmpty(flags.outputDir, '--output-dir', 'name the directory to export into, or leave --output-dir out for one archive');
   if (flags.outputDir !== undefined) checkOrgExportFlags(flags, invocation);
   else if (flags.batchSize !== undefined || flags.parallel !== undefined || flags.restart || flags.dryRun) {
     throw new UsageError('--batch-size, --parallel, --restart and --dry-run go with --output-dir');
@@ -96,10 +98,12 @@ async function exportRepositories(context: Context, args: string[], options: Exp
       signal: context.signal,
       onStep: (step, detail) => {
         if (step === 'wait') reporter.stop();
-        out.success(detail);
+        // A step names what the service said: the migration's state, the repositories it unlocked.
+        out.success(inertText(detail));
       },
       onWaitEvent: (event) => reporter.onEvent(event),
-      onNotice: (message) => out.warn(restateHint(message, context.settings)),
+      // As the wait's own notices: a failed check quotes the service, drawn inert.
+      onNotice: (message) => reporter.onNotice(restateHint(message, context.settings)),
     });
   } catch (error) {
     if (!(error instanceof ExportStoppedError)) throw error;
@@ -127,12 +131,12 @@ async function exportRepositories(context: Context, args: string[], options: Exp
     [
       downloadMessage({ migration_id: id, ...summary.archive }),
       `export of migration ${id} complete`,
-      ...(report.locked.length > 0 ? [lockedLine(context, id, report.locked)] : []),
+      ...(report.locked.length > 0 ? [inertText(lockedLine(context, id, report.locked))] : []),
     ].join('\n');
   if (toStdout) out.info(out.json ? JSON.stringify(summary) : human());
   else out.result(summary, human);
   // A script reads the JSON; whoever watches its stderr hears of the lock too.
-  if (out.json && report.locked.length > 0) out.warn(lockedLine(context, id, report.locked));
+  if (out.json && report.locked.length > 0) out.warn(inertText(lockedLine(context, id, report.locked)));
   return report;
 }
 

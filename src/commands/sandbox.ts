@@ -4,7 +4,7 @@ import { fromSystemError, isSystemError } from '../support/system-errors.js';
 import type { SandboxOptions } from '../sandbox/server.js';
 import { sandboxBanner } from '../ui/sandbox.js';
 import { INPUT_LIMITS, readInputFile } from './common/input.js';
-import { examples, parseNonNegativeInt, parseNonNegativeNumber, parsePort, parsePositiveInt } from './common/options.js';
+import { checkNotEmpty, examples, parseNonNegativeInt, parseNonNegativeNumber, parsePort, parsePositiveInt } from './common/options.js';
 
 interface SandboxCommandOptions {
   tls?: boolean;
@@ -85,5 +85,14 @@ export function register(program: Command, run: Runner): void {
         'svc-migrate sandbox --seed my-org.json',
       ]),
     )
-    .action((options: SandboxCommandOptions, command: Command) => run(command, () => options, sandbox));
+    .action((options: SandboxCommandOptions, command: Command) =>
+      run(
+        command,
+        () => {
+          checkNotEmpty(options.seed, '--seed', 'name a seed file, or leave --seed out for the built-in organization');
+          return options;
+        },
+        sandbox,
+      ),
+    );
 }

@@ -4,27 +4,37 @@
 // `a\u200cb` read as `ab`. Every such character is shown as an escape, never obeyed, never hidden.
 
 /**
- * DEL, the C1 controls (0x9b is CSI), the Arabic letter mark, zero-width and direction marks, the
- * line and paragraph separators, bidi overrides and isolates, invisible operators, the byte order mark.
+ * DEL and the C1 controls (0x9b is CSI), every format character (zero-width and direction marks,
+ * bidi overrides and isolates, the soft hyphen, invisible operators, the byte order mark, the tag
+ * characters of U+E0000 that spell hidden ASCII), the line and paragraph separators; U+2065,
+ * unassigned among the invisible operators, goes with them.
  */
-const BEYOND_C0 = '\\u007f-\\u009f\\u061c\\u200b-\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2060-\\u206f\\ufeff';
+const BEYOND_C0 = '\\u007f-\\u009f\\p{Cf}\\p{Zl}\\p{Zp}\\u2065';
 /** Those and the C0 controls. */
-const UNSAFE = new RegExp(`[\\u0000-\\u001f${BEYOND_C0}]`);
-const EVERY_UNSAFE = new RegExp(UNSAFE.source, 'g');
+const UNSAFE = new RegExp(`[\\u0000-\\u001f${BEYOND_C0}]`, 'u');
+const EVERY_UNSAFE = new RegExp(UNSAFE.source, 'gu');
 
 function escaped(character: string): string {
-  const code = character.charCodeAt(0);
-  return code > 0xff ? `\\u${code.toString(16).padStart(4, '0')}` : `\\x${code.toString(16).padStart(2, '0')}`;
+  const code = character.codePointAt(0) ?? 0;
+  if (code <= 0xff) return `\\x${code.toString(16).padStart(2, '0')}`;
+  return code <= 0xffff ? `\\u${code.toString(16).padStart(4, '0')}` : `\\u{${code.toString(16)}}`;
 }
 
-/** The text with every such character written as `\xNN` or `\uNNNN`, so a line stays one line, inert and readable. */
+/** The text with every such character written as `\xNN`, `\uNNNN` or `\u{NNNNN}`, so a line stays one line, inert and readable. */
 export function inertText(text: string): string {
   return UNSAFE.test(text) ? text.replace(EVERY_UNSAFE, escaped) : text;
 }
 
 /** What JSON.stringify leaves raw in strings though a terminal acts on it or hides it (it escapes C0 itself). */
-const RAW_IN_JSON = new RegExp(`[${BEYOND_C0}]`);
-const EVERY_RAW_IN_JSON = new RegExp(RAW_IN_JSON.source, 'g');
+const RAW_IN_JSON = new RegExp(`[${BEYOND_C0}]`, 'u');
+const EVERY_RAW_IN_JSON = new RegExp(RAW_IN_JSON.source, 'gu');
+
+/** `\uNNNN` for each UTF-16 unit: JSON's only escape, a pair of them for a character beyond U+FFFF. */
+const jsonEscaped = (character: string) =>
+  character
+    .split('')
+    .map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`)
+    .join('');
 
 /**
  * JSON text with those characters written as \u escapes: the same value for a script, inert on a
@@ -32,7 +42,5 @@ const EVERY_RAW_IN_JSON = new RegExp(RAW_IN_JSON.source, 'g');
  * these, so each one found is in a string.
  */
 export function inertJson(json: string): string {
-  return RAW_IN_JSON.test(json)
-    ? json.replace(EVERY_RAW_IN_JSON, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`)
-    : json;
+  return RAW_IN_JSON.test(json) ? json.replace(EVERY_RAW_IN_JSON, jsonEscaped) : json;
 }

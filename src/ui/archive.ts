@@ -50,7 +50,8 @@ export function inspectMessage(report: InspectReport, theme: ChalkInstance, layo
 /** The columns of `archive inspect`'s table: those after GIT DATA are the kinds of records the archive holds. */
 function inspectColumns(report: InspectReport): { head: string[]; kinds: string[] } {
   const kinds = [...new Set(report.repositories.flatMap((repo) => Object.keys(repo.counts)))].sort();
-  return { head: ['REPOSITORY', 'REFS', 'GIT DATA', ...kinds.map((kind) => kind.toUpperCase().replaceAll('_', ' '))], kinds };
+  // A kind is a metadata file's name, from the archive: a soft hyphen or a tag character in it is shown.
+  return { head: ['REPOSITORY', 'REFS', 'GIT DATA', ...kinds.map((kind) => inertText(kind.toUpperCase().replaceAll('_', ' ')))], kinds };
 }
 
 function inspectTable(report: InspectReport, theme: ChalkInstance, layout: TableLayout): string {

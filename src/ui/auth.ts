@@ -1,5 +1,6 @@
 import type { ChalkInstance } from 'chalk';
 import type { Source } from '../settings/resolve.js';
+import { inertText } from '../support/outside-text.js';
 
 /** What `auth status` prints (docs/cli.md#auth): where each setting comes from, and what the check said. */
 export interface AuthStatus {
@@ -33,7 +34,8 @@ export function authStatusLines(status: AuthStatus, theme: ChalkInstance): strin
     `token     ${token}`,
     `base URL  ${status.base_url.value ?? 'none'} (${SOURCES[status.base_url.source]('--base-url', 'SVC_BASE_URL')})`,
     `org       ${status.org.value ?? 'none'} (${SOURCES[status.org.source]('--org', 'SVC_ORG')})`,
-    `check     ${mark} ${check.message}`,
+    // The service's answer, when it refused: inert.
+    `check     ${mark} ${inertText(check.message)}`,
     `config    ${status.config}`,
   ].join('\n');
 }

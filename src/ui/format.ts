@@ -1,10 +1,12 @@
 import type { ChalkInstance } from 'chalk';
+import { inertText } from '../support/outside-text.js';
 
 /** `2026-03-10T12:00:00+02:00` → `2026-03-10 10:00Z`: short, sortable, unambiguous. */
 export function formatTime(iso: string | undefined): string {
   if (!iso) return '';
   const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return iso;
+  // Not a time: the service's text, shown inert.
+  if (Number.isNaN(date.getTime())) return inertText(iso);
   return `${date.toISOString().slice(0, 16).replace('T', ' ')}Z`;
 }
 
@@ -27,6 +29,7 @@ export function formatClockTime(ms: number): string {
   return `${new Date(ms).toISOString().slice(11, 19)}Z`;
 }
 
+/** A migration's state as the service said it: one it does not document is shown inert, never obeyed. */
 export function formatState(state: string, theme: ChalkInstance): string {
   switch (state) {
     case 'exported':
@@ -36,7 +39,7 @@ export function formatState(state: string, theme: ChalkInstance): string {
     case 'exporting':
       return theme.cyan(state);
     default:
-      return theme.yellow(state);
+      return theme.yellow(inertText(state));
   }
 }
 

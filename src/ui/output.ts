@@ -204,9 +204,9 @@ export class Output {
     return bar;
   }
 
-  /** `--debug` trace lines; callers only call it when tracing is on. */
+  /** `--debug` trace lines; callers only call it when tracing is on. A server's headers are in them: each line is shown inert. */
   trace(message: string): void {
-    this.say(`${this.theme.dim(message)}\n`);
+    this.say(`${this.theme.dim(message.split('\n').map(inertText).join('\n'))}\n`);
   }
 
   /** An error as docs/cli.md prescribes: one line (and a hint) for humans, one JSON object for scripts. */

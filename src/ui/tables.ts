@@ -3,6 +3,7 @@ import { stripVTControlCharacters } from 'node:util';
 import type { ChalkInstance } from 'chalk';
 import type CliTable from 'cli-table3';
 import type { Migration, Repository } from '../api/types.js';
+import { inertText as safe } from '../support/outside-text.js';
 import { dayOf, formatBytes, formatState, formatTime, monthDayOf } from './format.js';
 
 // Loaded on first use so `--help` and `--version` never pay for it.
@@ -164,7 +165,7 @@ function repositoryNames(migration: Migration, excluded: boolean, theme: ChalkIn
   if (excluded) return '-';
   // docs/service.md#migration: only exports carry repositories; an import (not startable through the API) has none.
   if (!('repositories' in migration)) return theme.dim('(import)');
-  const names = migration.repositories?.map((repo) => repo.full_name) ?? [];
+  const names = migration.repositories?.map((repo) => safe(repo.full_name)) ?? [];
   if (plain) return names.join(',');
   if (names.length <= 3) return names.join(', ');
   return `${names.slice(0, 3).join(', ')} +${names.length - 3}`;
@@ -174,7 +175,7 @@ function repositoryNames(migration: Migration, excluded: boolean, theme: ChalkIn
 const DATE: ColumnFit = { rank: 1, shorter: [dayOf, monthDayOf] };
 
 /** Short times for a human; the service's own ISO 8601 for a script. */
-const time = (iso: string | undefined, layout: TableLayout) => (layout.plain ? (iso ?? '') : formatTime(iso));
+const time = (iso: string | undefined, layout: TableLayout) => (layout.plain ? safe(iso ?? '') : formatTime(iso));
 
 /**
  * docs/cli.md `list`: ID, STATE, REPOSITORIES, LOCK REQUESTED, CREATED, UPDATED. `lock_repositories`
@@ -190,7 +191,7 @@ export function migrationsTable(
   return renderTable(
     ['ID', 'STATE', 'REPOSITORIES', 'LOCK REQUESTED', 'CREATED', 'UPDATED'],
     migrations.map((m) => [
-      String(m.id),
+      safe(String(m.id)),
       formatState(m.state, theme),
       repositoryNames(m, repositoriesExcluded, theme, layout.plain),
       m.lock_repositories ? 'yes' : 'no',
@@ -206,16 +207,16 @@ export function migrationsTable(
 
 export function migrationSummary(migration: Migration, theme: ChalkInstance): string {
   const lines = [
-    `migration ${migration.id}  ${formatState(migration.state, theme)}`,
-    `  guid            ${migration.guid}`,
-    `  organization    ${migration.owner.login}`,
+    `migration ${safe(String(migration.id))}  ${formatState(migration.state, theme)}`,
+    `  guid            ${safe(migration.guid)}`,
+    `  organization    ${safe(migration.owner.login)}`,
     // What the export asked for (`lock_repositories`); `unlock` does not change it.
     `  lock requested  ${migration.lock_repositories ? 'yes' : 'no'}`,
     `  created         ${formatTime(migration.created_at)}`,
     `  updated         ${formatTime(migration.updated_at)}`,
   ];
   if (migration.repositories)
-    lines.push(`  repositories    ${migration.repositories.map((r) => r.full_name).join(', ')}`);
+    lines.push(`  repositories    ${migration.repositories.map((r) => safe(r.full_name)).join(', ')}`);
   return lines.join('\n');
 }
 
@@ -224,10 +225,10 @@ export function repositoriesTable(repositories: Repository[], theme: ChalkInstan
   return renderTable(
     ['NAME', 'VISIBILITY', 'DEFAULT BRANCH', 'SIZE (KB)', 'ARCHIVED', 'PUSHED'],
     repositories.map((r) => [
-      r.full_name,
-      r.visibility,
-      r.default_branch,
-      String(r.size),
+      safe(r.full_name),
+      safe(r.visibility),
+      safe(r.default_branch),
+      safe(String(r.size)),
       r.archived ? 'yes' : 'no',
       time(r.pushed_at, layout),
     ]),
@@ -269,7 +270,7 @@ export function unlockMessage(
   if (outcomes.length === 0) return 'nothing to unlock';
   return outcomes
     .map((o) =>
-      o.ok ? `${theme.green('✓')} unlocked ${o.repository}` : `${theme.red('✗')} ${o.repository}: ${o.error}`,
+      o.ok ? `${theme.green('✓')} unlocked ${safe(o.repository)}` : `${theme.red('✗')} ${safe(o.repository)}: ${safe(o.error ?? '')}`,
     )
     .join('\n');
 }

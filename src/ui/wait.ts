@@ -1,4 +1,5 @@
 import type { WaitEvent } from '../core/wait.js';
+import { inertText } from '../support/outside-text.js';
 import { formatClockTime, formatDuration, formatState } from './format.js';
 import type { Output } from './output.js';
 
@@ -28,7 +29,8 @@ export async function createWaitReporter(out: Output, ids: number[]): Promise<Wa
     onEvent(event) {
       states.set(event.id, event.state);
       const elapsed = formatDuration(event.elapsedMs);
-      const transition = event.previous ? `${event.previous} → ${event.state}` : event.state;
+      // States are the service's words: shown inert, whatever it sends.
+      const transition = inertText(event.previous ? `${event.previous} → ${event.state}` : event.state);
       last = ` · last: ${event.id} ${transition} at ${formatClockTime(Date.now())}`;
       if (!out.decorated) {
         out.info(`migration ${event.id}: ${transition} (${elapsed})`);
@@ -39,11 +41,12 @@ export async function createWaitReporter(out: Output, ids: number[]): Promise<Wa
         else spinner.fail(`migration ${event.id} failed after ${elapsed}`);
         return;
       }
-      if (event.finished) out.info(`migration ${event.id} ${event.state} after ${elapsed}`);
+      if (event.finished) out.info(`migration ${event.id} ${inertText(event.state)} after ${elapsed}`);
       spinner.text(`${describe()} · ${elapsed}${last}`);
     },
     onNotice(message) {
-      out.warn(message);
+      // A failed check quotes the service's error.
+      out.warn(inertText(message));
     },
     stop() {
       if (timer) clearInterval(timer);

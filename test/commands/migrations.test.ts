@@ -249,6 +249,10 @@ describe('export', () => {
 
   it('-o: empty, or stdout on a terminal, refused', async () => {
     await refused(['export', 'widgets', '-o', ''], '-o/--output is empty');
+    // `--output-dir "$UNSET"` would export into the current directory.
+    await refused(['export', 'widgets', '--output-dir', ''], '--output-dir is empty');
+    await refused(['export', 'widgets', '--repos-file', ''], '--repos-file is empty', 'name a file of repositories, or - for stdin');
+    await refused(['start', 'widgets', '--repos-file', ''], '--repos-file is empty');
     await refused(['export', 'widgets', '-o', '-'], /stdout is a terminal/, 'pipe it (`… -o - | tar -tz`), or save it with -o FILE', { stdoutIsTTY: true });
   });
 

@@ -137,6 +137,7 @@ describe('sandbox', () => {
   });
 
   it.each([
+    [['--seed', ''], '--seed is empty'],
     [['--rate-limit', 'abc'], /expected a positive integer, not "abc"/],
     [['--rate-limit', '0'], /expected a positive integer, not "0"/],
     [['--port', '99999'], /a port is a whole number from 0 to 65535/],

@@ -49,6 +49,8 @@ describe('webhook listen', () => {
     [['--path', '/a b'], '--path must be a path such as / or /hooks, not "/a b"'],
     [['--host', ''], '--host is empty'],
     [['--host', '  '], '--host is empty'],
+    // `--save "$UNSET"`: deliveries answered 2xx and never saved.
+    [['--save', ''], '--save is empty'],
   ])('refuses %j', async (args, message) => {
     await refused(['webhook', 'listen', ...args], message);
   });
@@ -238,6 +240,8 @@ describe('webhook send', () => {
     [['--event', 'ping', '--timeout', '2500000'], /at most 2000000/],
     [['--event', 'ping', '--content-type', 'xml'], /argument 'xml' is invalid\. Allowed choices are json, form/],
     [['--event', 'ping', '--url', ''], /--url takes a URL, a port or a path/],
+    // `--payload "$UNSET"`: the example payload sent in place of the one meant.
+    [['--event', 'ping', '--payload', ''], '--payload is empty'],
   ])('refuses %j', async (args, message) => {
     await refused(['webhook', 'send', '--url', '1', ...args], message);
   });

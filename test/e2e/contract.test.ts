@@ -250,6 +250,23 @@ describe('smaller promises', () => {
     await api.close();
   });
 
+  it('export shows what the service says of its migration inert: a state that is an escape sequence', async () => {
+    const migration = (state: string) => ({
+      id: 1, node_id: 'n', guid: 'g', state, lock_repositories: false, owner: { login: 'acme', id: 1 },
+      repositories: [{ id: 1, name: 'widgets', full_name: 'acme/widgets' }], created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z', url: 'u',
+    });
+    // No earlier export of them; the start; then every check of it: failed.
+    const api = await startScriptedServer(json(200, []), json(201, migration('pend\u001b]0;PWNED\u0007ing')), json(200, migration('failed')));
+    try {
+      const result = await runCli(['export', 'widgets', '-o', join(tempDir(), 'a.tgz'), ...FAST], { env: { SVC_BASE_URL: api.url, SVC_TOKEN: 't', SVC_ORG: 'acme' } });
+      expect(result.code, result.stderr).toBe(6);
+      expect(result.stderr).toContain('started migration 1 (pend\\x1b]0;PWNED\\x07ing)');
+      expect(result.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    } finally {
+      await api.close();
+    }
+  });
+
   it('resuming a download says from where', async () => {
     const { sandbox, env } = await testSandbox({ archivePadBytes: 4 * 1024 * 1024 });
     const { id } = await started(env, ['widgets'], ['--wait', ...FAST]);

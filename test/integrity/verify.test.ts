@@ -197,6 +197,19 @@ describe('archive verify', () => {
     }
   });
 
+  // `env -i`, a bare service unit: execvp then searches /bin:/usr/bin, and so does the check.
+  it.skipIf(!['/bin/git', '/usr/bin/git'].some((path) => existsSync(path)))('checks the git objects with PATH not set at all, as execvp finds git (skipped: no git in /bin or /usr/bin)', async () => {
+    const output = await goodArchive();
+    vi.stubEnv('PATH', undefined);
+    try {
+      const result = await runCli(['archive', 'verify', output, '--json']);
+      expect(result.code, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout).git_check).toBe('passed');
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
   it('with --migration, fails when a repository of the migration is not in the archive', async () => {
     const { output, env, id } = await sandboxArchive();
     expect((await verify(output, ['--migration', String(id)], env)).code).toBe(0);

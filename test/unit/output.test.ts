@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ArchiveVerificationError, type VerifyReport } from '../../src/core/archive/verify.js';
 import { Output } from '../../src/ui/output.js';
 
 function recorder() {
@@ -75,6 +76,14 @@ describe('JSON output', () => {
     }
     expect(writes[1]).toBe('{"name":"a\\u009b2Jb\\u007f\\u202e","nested":["\\u0085","line\\nbreak"]}\n');
   });
+
+  it('writes a soft hyphen and the tag characters as escapes too, a pair of \\u escapes beyond U+FFFF, and reads back the same values', () => {
+    const value = { name: 'wid\u00adgets\u{e0041}' };
+    const { out, writes } = output(true);
+    out.line(value, () => '');
+    expect(writes[0]).toBe('{"name":"wid\\u00adgets\\udb40\\udc41"}\n');
+    expect(JSON.parse(writes[0] as string)).toEqual(value);
+  });
 });
 
 describe('Output and a progress bar', () => {
@@ -92,5 +101,34 @@ describe('Output and a progress bar', () => {
     const text = stderr.writes.join('');
     expect(text).toMatch(/B\/s\r\x1b\[2K✓ downloaded\nwarning: careful\n\r\x1b\[2K\[/);
     expect(text.endsWith('B/s\r\x1b[2Kafter\n')).toBe(true);
+  });
+});
+
+describe('an archive that failed verification, as an error', () => {
+  const report = {
+    path: 'a.tar.gz',
+    problems: [{ file: 'x\u001b]0;T\u0007y.json', message: 'has a control, line-separator or direction character in its name' }],
+  } as unknown as VerifyReport;
+
+  function printed(json: boolean): string {
+    const stderr = recorder();
+    const out = new Output({ json, quiet: false, color: false, stdout: recorder().stream, stderr: stderr.stream });
+    out.error(new ArchiveVerificationError(report), { debug: false });
+    return stderr.writes.join('');
+  }
+
+  it('names the first problem escaped once for a human, and as the archive has it for a script', () => {
+    expect(printed(false)).toMatch(/^error: a\.tar\.gz failed verification: 1 problem \(first: x\\x1b\]0;T\\x07y\.json: has a control/);
+    const { error } = JSON.parse(printed(true)) as { error: { message: string } };
+    expect(error.message).toContain('(first: x\u001b]0;T\u0007y.json:');
+  });
+});
+
+describe('--debug trace', () => {
+  it('keeps its lines, and shows what a server put in its headers inert', () => {
+    const stderr = recorder();
+    const out = new Output({ json: false, quiet: false, color: false, stdout: recorder().stream, stderr: stderr.stream });
+    out.trace('← 200 GET https://api.example.com/x (3 ms)\n    etag: "a\u009b2J"\n    link: <https://x/?a=\u001b]0;T\u0007>');
+    expect(stderr.writes.join('')).toBe('← 200 GET https://api.example.com/x (3 ms)\n    etag: "a\\x9b2J"\n    link: <https://x/?a=\\x1b]0;T\\x07>\n');
   });
 });

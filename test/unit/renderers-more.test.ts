@@ -4,10 +4,12 @@ import type { Migration } from '../../src/api/types.js';
 import type { InspectReport } from '../../src/core/archive/inspect.js';
 import type { VerifyReport } from '../../src/core/archive/verify.js';
 import type { OrgExportResult } from '../../src/core/org-export/run.js';
-import { verifyMessage, inspectMessage } from '../../src/ui/archive.js';
+import { inspectMessage, inspectNotes, verifyMessage } from '../../src/ui/archive.js';
 import { type AuthStatus, authStatusLines, tokenHint } from '../../src/ui/auth.js';
 import { orgExportFooter, orgExportTable } from '../../src/ui/org-export.js';
 import { Output } from '../../src/ui/output.js';
+import { migrationSummary, migrationsTable, repositoriesTable, unlockMessage } from '../../src/ui/tables.js';
+import type { Repository } from '../../src/api/types.js';
 import { createWaitReporter } from '../../src/ui/wait.js';
 import { deliveryLine, rejectionLine } from '../../src/ui/webhook.js';
 import type { ReceivedDelivery } from '../../src/webhook/receiver.js';
@@ -75,6 +77,24 @@ describe('archive reports', () => {
     };
     expect(inspectMessage(report, plain)).toMatchSnapshot();
     expect(inspectMessage({ ...report, repositories: [], complete: false, problems: [{ message: 'cut short' }] }, plain)).toMatchSnapshot();
+  });
+
+  it('names a kind of record as the archive does, its invisible characters shown', () => {
+    // The name check refuses controls in a metadata file's name; a soft hyphen or a tag passes it.
+    const report: InspectReport = {
+      path: 'a.tar.gz',
+      bytes: 1,
+      complete: true,
+      organizations: [],
+      repositories: [{ name: 'octo-org/w', refs: {}, git_bytes: 0, counts: { 'is\u00adsues\u{e0041}': 1 } }],
+      metadata: [],
+      problems: [],
+    };
+    for (const layout of [{ plain: false }, { plain: true }]) {
+      const text = [inspectMessage(report, plain, layout), ...inspectNotes(report, plain, layout.plain).after].join('\n');
+      expect(text).not.toMatch(/[\u00ad\u{e0041}]/u);
+    }
+    expect(inspectNotes(report, plain, true).after).toContain('columns: REPOSITORY, REFS, GIT DATA, IS\\xadSUES\\u{e0041}');
   });
 });
 
@@ -185,3 +205,74 @@ describe('waiting, off a terminal', () => {
     expect(stderr).toBe('migration 79: pending → exporting (4s)\nmigration 79: exporting → exported (1m35s)\nwarning: rate limited: waiting 30s\n');
   });
 });
+
+describe('what the service says, drawn inert', () => {
+  // A hostile or broken service (or a proxy in front of it) chooses these strings: an OSC that sets
+  // the window's title, a CSI, a C1 CSI, a bidi override and a line break that forges a line.
+  const evil = `w${ESC}]0;PWNED\u0007id${ESC}[2Jgets\u009b31m\u202e\nforged: ok`;
+  const inert = 'w\\x1b]0;PWNED\\x07id\\x1b[2Jgets\\x9b31m\\u202e\\x0aforged: ok';
+  const repository = {
+    full_name: `acme/${evil}`,
+    visibility: evil,
+    default_branch: evil,
+    size: 1,
+    archived: false,
+    pushed_at: evil,
+  } as unknown as Repository;
+  const migration = {
+    id: 7,
+    guid: evil,
+    state: evil,
+    lock_repositories: true,
+    owner: { login: evil },
+    repositories: [repository],
+    created_at: evil,
+    updated_at: evil,
+  } as unknown as Migration;
+  const raw = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/;
+  const wide = { plain: false, width: 400 };
+  const narrow = { plain: false, width: 40 };
+  const pipe = { plain: true };
+
+  it.each([
+    ['the list of migrations', () => [pipe, wide, narrow].map((layout) => migrationsTable([migration], plain, false, layout))],
+    ['a migration', () => [migrationSummary(migration, plain)]],
+    ['the repositories of a migration', () => [pipe, wide, narrow].map((layout) => repositoriesTable([repository], plain, layout))],
+    ['an unlock the service refused', () => [unlockMessage([{ repository: evil, ok: false, error: `forbidden: ${evil}` }], plain)]],
+    ['a token the service refused', () => [authStatusLines({ ...status(), check: { result: 'rejected', message: `401: ${evil}` } }, plain)]],
+  ])('%s: no control, C1 or bidi character, and no line the service forged', (_, draw) => {
+    for (const text of draw()) {
+      expect(text).not.toMatch(raw);
+      expect(text).not.toMatch(/^forged/m);
+    }
+  });
+
+  it('a migration summary shows the service\'s words escaped, as the archive check does', () => {
+    expect(migrationSummary(migration, plain)).toContain(`organization    ${inert}`);
+  });
+
+  it('a wait shows the state and the notices it was given escaped', async () => {
+    let stderr = '';
+    const stderrStream = { write: (text: string) => ((stderr += text), true) };
+    const out = new Output({ json: false, quiet: false, color: false, stdout: { write: () => true }, stderr: stderrStream });
+    const reporter = await createWaitReporter(out, [7]);
+    reporter.onEvent({ id: 7, state: evil as Migration['state'], previous: 'pending', migration, elapsedMs: 4000, finished: true });
+    reporter.onNotice(`could not check migration 7 (${evil}); trying again`);
+    reporter.stop();
+    expect(stderr).not.toMatch(raw);
+    expect(stderr.split('\n').filter(Boolean)).toHaveLength(2);
+    expect(stderr).toContain(`migration 7: pending → ${inert} (4s)`);
+  });
+});
+
+function status(): AuthStatus {
+  return {
+    logged_in: true,
+    source: 'flag',
+    token: '****',
+    base_url: { value: 'https://api.example.com', source: 'flag' },
+    org: { value: 'acme', source: 'flag' },
+    check: { result: 'valid', message: '' },
+    config: '/home/me/.config/svc-migrate/config.json',
+  };
+}

@@ -6,7 +6,7 @@ import { UsageError } from '../../errors.js';
 import { parseDuration } from '../../settings/resolve.js';
 import { promptRefused } from '../../ui/prompt.js';
 import { INPUT_LIMITS, readInputFile, readStdin } from './input.js';
-import { parsePositiveInt, parseSeconds } from './options.js';
+import { checkNotEmpty, parsePositiveInt, parseSeconds } from './options.js';
 
 // Options and helpers that several commands share (start/export, status/download/export, list/repos).
 
@@ -87,6 +87,7 @@ export function waitSettings(flags: WaitFlags): WaitSettings {
  * to take a few from).
  */
 export function checkRepositoryFlags(args: string[], flags: StartFlags, invocation: Invocation): void {
+  checkNotEmpty(flags.reposFile, '--repos-file', 'name a file of repositories, or - for stdin');
   if (flags.orgMetadataOnly && args.length > 0) throw metadataOnlyNamed();
   const { interactive, sandbox } = invocation.settings;
   if (args.length === 0 && !flags.reposFile && !flags.orgMetadataOnly && !interactive && !sandbox) {

@@ -61,6 +61,15 @@ export function parseByteSize(value: string): number {
 }
 
 /**
+ * A file or directory flag given as "" (`--save "$UNSET"`) is a mistake to say, not the flag left
+ * out: taken as absent, deliveries would go unsaved, the example payload be sent, the current
+ * directory be exported into.
+ */
+export function checkNotEmpty(value: string | undefined, flag: string, hint: string): void {
+  if (value === '') throw new UsageError(`${flag} is empty`, { hint });
+}
+
+/**
  * A webhook secret as given (`where`: the flag, the variable, the prompt): one empty or of spaces
  * alone (`--secret "$UNSET"`, Enter at the prompt) is a key nobody chose, with which anyone's
  * signature checks out.

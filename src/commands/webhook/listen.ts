@@ -18,7 +18,7 @@ import { type ListenSummary, startListener } from '../../webhook/listener.js';
 import { DEFAULT_MAX_CONNECTIONS, type ReceivedDelivery } from '../../webhook/receiver.js';
 import { type DeliveryStore, openStore, StoreError } from '../../webhook/store.js';
 import { eventNames, suggest } from '../common/completion-values.js';
-import { checkedSecret, envSecret, examples, parseNonNegativeInt, parsePort, parsePositiveInt, parseSeconds } from '../common/options.js';
+import { checkedSecret, checkNotEmpty, envSecret, examples, parseNonNegativeInt, parsePort, parsePositiveInt, parseSeconds } from '../common/options.js';
 
 interface ListenFlags {
   port: number;
@@ -103,6 +103,7 @@ function parseListenOptions(flags: ListenFlags, invocation: Invocation): ListenO
   if (!/^\/[\x21-\x7e]*$/.test(kept.path) || /[?#]/.test(kept.path)) throw new UsageError(`--path must be a path such as / or /hooks, not "${kept.path}"`);
   // `--host "$UNSET"` would bind every interface.
   if (kept.host.trim() === '') throw new UsageError('--host is empty', { hint: 'name the address to bind: 127.0.0.1 (the default), or 0.0.0.0 for every interface' });
+  checkNotEmpty(kept.save, '--save', 'name the directory to save deliveries in, or leave --save out');
   let filters: EventFilter[] = [];
   try {
     filters = events === undefined ? [] : parseEventFilter(events);

@@ -8,7 +8,7 @@ import { PAYLOAD_LIMIT, sendDelivery } from '../../webhook/send.js';
 import { targetUrl } from '../../webhook/target-url.js';
 import { readInputFile } from '../common/input.js';
 import { eventNames, suggest } from '../common/completion-values.js';
-import { examples, givenSecret, parseSeconds } from '../common/options.js';
+import { checkNotEmpty, examples, givenSecret, parseSeconds } from '../common/options.js';
 
 interface SendFlags {
   url: string;
@@ -34,6 +34,7 @@ interface SendOptions {
 
 function parseSendOptions(flags: SendFlags, { settings }: Invocation): SendOptions {
   const url = targetUrl(flags.url, '--url');
+  checkNotEmpty(flags.payload, '--payload', 'name a JSON file, or leave --payload out to send the event\'s example');
   // `--secret "$UNSET"` would send the delivery unsigned, though a secret was meant.
   const secret = givenSecret(flags.secret, settings.webhookSecret, 'pass the webhook\'s secret, or leave --secret out to send unsigned');
   // The event goes in a header: a field value of visible characters, as every event name is.

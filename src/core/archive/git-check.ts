@@ -46,11 +46,12 @@ function gitEnvironment(home: Record<string, string>): NodeJS.ProcessEnv {
 
 /**
  * Whether a directory of PATH holds an executable of that name: where none does, no process is
- * started to find out (Windows, with its PATHEXT, is left to execFile).
+ * started to find out. Windows, with its PATHEXT, and a PATH not set at all, which execvp searches
+ * in a default list of its own (/bin:/usr/bin), are left to execFile.
  */
 function isOnPath(command: string, path: string | undefined): boolean {
-  if (process.platform === 'win32') return true;
-  return (path ?? '').split(delimiter).some((directory) => {
+  if (process.platform === 'win32' || path === undefined) return true;
+  return path.split(delimiter).some((directory) => {
     try {
       accessSync(join(directory || '.', command), constants.X_OK);
       return true;

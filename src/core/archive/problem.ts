@@ -31,8 +31,16 @@ export class ProblemList {
   }
 }
 
+/**
+ * One line naming the problem, with the names as the archive has them: for an error's message,
+ * which Output shows inert to a human and escapes in JSON, so a script reads the names as they are.
+ */
+export function problemText(problem: ArchiveProblem): string {
+  const where = [problem.repository, problem.file].filter(Boolean).join(': ');
+  return where ? `${where}: ${problem.message}` : problem.message;
+}
+
 /** One line naming the problem; control characters from the archive are shown escaped, never obeyed. */
 export function describeProblem(problem: ArchiveProblem): string {
-  const where = [problem.repository, problem.file].filter(Boolean).join(': ');
-  return inertText(where ? `${where}: ${problem.message}` : problem.message);
+  return inertText(problemText(problem));
 }

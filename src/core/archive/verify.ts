@@ -3,7 +3,7 @@ import { type FileHandle, mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { VerificationError } from '../../errors.js';
-import { type ArchiveProblem, describeProblem } from './problem.js';
+import { type ArchiveProblem, problemText } from './problem.js';
 import { checkCopiedRepository, GitTimeBudget, gitTimeBudgetMs, gitVersion, makeGitHome } from './git-check.js';
 import { pushedTo, type RepositoryHistory } from './repository-history.js';
 import { ExtractionBudget } from './scan-parts.js';
@@ -68,7 +68,7 @@ export class ArchiveVerificationError extends VerificationError {
     const count = report.problems.length;
     const first = report.problems[0];
     super(
-      `${report.path} failed verification: ${count} problem${count === 1 ? '' : 's'}${first ? ` (first: ${describeProblem(first)})` : ''}`,
+      `${report.path} failed verification: ${count} problem${count === 1 ? '' : 's'}${first ? ` (first: ${problemText(first)})` : ''}`,
       details,
     );
     this.report = report;
