@@ -10,16 +10,6 @@ import { readInputFile } from '../common/input.js';
 import { eventNames, suggest } from '../common/completion-values.js';
 import { checkNotEmpty, examples, givenSecret, parseSeconds } from '../common/options.js';
 
-interface SendFlags {
-  url: string;
-  event: string;
-  action?: string;
-  payload?: string;
-  secret?: string;
-  contentType: ContentKind;
-  timeout?: number;
-}
-
 interface SendOptions {
   url: string;
   event: string;
@@ -31,6 +21,9 @@ interface SendOptions {
   contentType: ContentKind;
   timeoutMs: number;
 }
+
+/** What commander reads: the options before the timeout is a number of milliseconds. */
+type SendFlags = Omit<SendOptions, 'timeoutMs'> & { timeout?: number };
 
 function parseSendOptions(flags: SendFlags, { settings }: Invocation): SendOptions {
   const url = targetUrl(flags.url, '--url');
