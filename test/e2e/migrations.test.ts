@@ -111,7 +111,9 @@ describe('status --wait', () => {
   });
 
   it('waits on several migrations and on --all-pending, reporting each', async () => {
-    const { env } = await testSandbox();
+    // Exports of ten minutes: a wait moves the sandbox's clock, so only the waits end them, never a
+    // machine slow enough for real time to pass between the start and the status.
+    const { env } = await testSandbox({ exportSeconds: 600 });
     const a = await startedMigration(env, ['widgets']);
     const b = await startedMigration(env, ['docs.site']);
     const both = await runCli(['status', String(a.id), String(b.id), '--wait', '--json', ...FAST], { env });
@@ -262,7 +264,7 @@ describe('download', () => {
   });
 
   it('says an archive may have expired (exit 4) and refuses migrations not exported', async () => {
-    const { sandbox, env, id } = await exported();
+    const { sandbox, env, id } = await exported({ exportSeconds: 600 });
     sandbox.clock.advance(8 * 24 * 3_600_000);
     const gone = await runCli(['download', String(id), '-o', join(tempDir(), 'x.tar.gz')], { env });
     expect(gone.code).toBe(4);
@@ -284,7 +286,7 @@ describe('download', () => {
 
 describe('delete-archive and unlock', () => {
   it('deletes with --yes, then reports 404 with exit 4', async () => {
-    const { env } = await testSandbox();
+    const { env } = await testSandbox({ exportSeconds: 600 });
     const { id } = await startedMigration(env, ['widgets'], ['--wait', ...FAST]);
     expect((await runCli(['delete-archive', String(id), '--yes'], { env })).code).toBe(0);
     const again = await runCli(['delete-archive', String(id), '--yes'], { env });
