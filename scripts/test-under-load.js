@@ -23,4 +23,6 @@ for (let run = 1; run <= runs; run++) {
   console.log(`under load: run ${run} of ${runs} with ${busy} busy processes: ${result.status === 0 ? 'green' : `FAILED (exit ${result.status})`} in ${seconds} s; load average ${load}`);
   if (result.status !== 0) failed++;
 }
+// The loops are children this process waits for: they end here, or it would never exit.
+stop();
 process.exitCode = failed > 0 ? 1 : 0;
