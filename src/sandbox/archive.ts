@@ -225,6 +225,13 @@ export async function buildArchive(dir: string, input: ArchiveInput): Promise<Bu
     sha256: hash.digest('hex'),
     // Read in 1 MiB pieces, as storage services send: with the default 64 KiB, serving 1 GiB cost
     // the sandbox a whole second of CPU, taken from the client it shares the machine with.
-    open: (start, end) => createReadStream(path, { start, end, highWaterMark: 1 << 20 }),
+    open: (start, end) => {
+      const stream = createReadStream(path, { start, end, highWaterMark: 1 << 20 });
+      // A read destroyed while it opens still reports the open's failure afterwards, when whoever
+      // read it has let go: a download cut as the sandbox closes (its directory removed) would end
+      // the host process with an uncaught ENOENT. The reader's own pipeline hears errors as before.
+      stream.on('error', () => {});
+      return stream;
+    },
   };
 }
