@@ -1,16 +1,68 @@
 import type { Command } from 'commander';
 import type { Context, Runner } from '../context.js';
-import { checkUnlockRequest, resolveUnlockTargets, unlockFailure, type UnlockOutcome, unlockRepositories, type UnlockRequest } from '../core/unlock.js';
+import { journalMigrations, recordUnlocked, unlockedRecord } from '../core/journal-locks.js';
+import { lockDirectory } from '../core/org-export/lock.js';
+import {
+  checkUnlockRequest,
+  givenBack,
+  type MigrationUnlock,
+  migrationsUnlockFailure,
+  resolveUnlockTargets,
+  unlockFailure,
+  unlockMigrations,
+  type UnlockOutcome,
+  unlockRepositories,
+  type UnlockRequest,
+} from '../core/unlock.js';
+import { UsageError } from '../errors.js';
+import { counted } from '../support/counted.js';
+import { shellWord } from '../support/shell-word.js';
 import { unlockMessage } from '../ui/tables.js';
-import { examples, parseMigrationId } from './common/options.js';
+import { commandLine } from './common/command-line.js';
+import { checkNotEmpty, examples, parseMigrationId } from './common/options.js';
 
 interface UnlockFlags {
   all?: boolean;
   repo?: string;
+  outputDir?: string;
+}
+
+type UnlockCommand =
+  | { kind: 'one'; request: UnlockRequest }
+  /** Several migrations whole: ids given with --all, or every one the journal of --output-dir names. */
+  | { kind: 'many'; ids: number[] }
+  | { kind: 'output-dir'; dir: string };
+
+/** One migration's line in the report of several: what was done, then each repository. */
+interface MigrationReport {
+  migration_id: number;
+  batch?: number;
+  state: 'unlocked' | 'not_locked' | 'failed' | 'unlocked_by_export' | 'unlocked_before';
+  repositories: { repository: string; ok: boolean; error?: string }[];
+  error?: string;
+}
+
+function parseUnlock(id: number | undefined, names: string[], flags: UnlockFlags): UnlockCommand {
+  checkNotEmpty(flags.outputDir, '--output-dir', 'name the directory an `export --output-dir` wrote into');
+  if (flags.outputDir !== undefined) {
+    if (id !== undefined || names.length > 0 || flags.repo !== undefined) {
+      throw new UsageError('--output-dir unlocks what the export in that directory locked: give no migration id, repository or --repo with it');
+    }
+    return { kind: 'output-dir', dir: flags.outputDir };
+  }
+  // `unlock 1 2 3 --all`: with --all no repository may be named, so numbers after the id are ids.
+  if (id !== undefined && flags.all && names.length > 0 && names.every((name) => /^\d+$/.test(name))) {
+    const bad = names.find((name) => !Number.isSafeInteger(Number(name)) || Number(name) < 1);
+    if (bad !== undefined) throw new UsageError(`a migration id is a positive integer, not "${bad}"`);
+    return { kind: 'many', ids: [...new Set([id, ...names.map(Number)])] };
+  }
+  const request: UnlockRequest = { id, names, all: flags.all, repo: flags.repo };
+  checkUnlockRequest(request);
+  return { kind: 'one', request };
 }
 
 /** docs/service.md#unlock-repository for one, many or all repositories; carries on past failures and reports each. */
-async function unlock(context: Context, request: UnlockRequest): Promise<UnlockOutcome[]> {
+async function unlockOne(context: Context, request: UnlockRequest): Promise<UnlockOutcome[]> {
   const client = await context.api();
   const org = context.org();
   const targets = await resolveUnlockTargets(client, org, request);
@@ -23,32 +75,101 @@ async function unlock(context: Context, request: UnlockRequest): Promise<UnlockO
   return outcomes;
 }
 
+function reportOf(result: MigrationUnlock, batch?: number): MigrationReport {
+  return {
+    migration_id: result.migrationId,
+    ...(batch === undefined ? {} : { batch }),
+    state: result.outcome === 'not-locked' ? 'not_locked' : result.outcome,
+    repositories: result.repositories.map(({ repository, ok, error }) => ({ repository, ok, ...(error === undefined ? {} : { error }) })),
+    ...(result.error ? { error: result.error.message } : {}),
+  };
+}
+
+const STATE_WORDS: Record<MigrationReport['state'], string> = {
+  unlocked: '',
+  not_locked: 'nothing to unlock: it did not lock its repositories',
+  failed: 'not unlocked',
+  unlocked_by_export: 'unlocked by the export already',
+  unlocked_before: 'unlocked by an earlier `unlock --output-dir` already',
+};
+
+function renderMigrations(context: Context, reports: MigrationReport[]): string {
+  const lines = reports.map((report) => {
+    const head = `migration ${report.migration_id}${report.batch === undefined ? '' : ` (batch ${report.batch})`}`;
+    if (report.state === 'unlocked') {
+      const body = unlockMessage(report.repositories, context.out.theme).split('\n').map((line) => `  ${line}`);
+      return [`${head}:`, ...body].join('\n');
+    }
+    return `${head}: ${STATE_WORDS[report.state]}${report.error ? ` (${report.error})` : ''}`;
+  });
+  const unlocked = reports.reduce((n, report) => n + (report.state === 'unlocked' ? report.repositories.filter((o) => o.ok).length : 0), 0);
+  return [...lines, `unlocked ${counted(unlocked, 'repository', 'repositories')} of ${counted(reports.length, 'migration')}`].join('\n');
+}
+
+/** Each migration whole; with `--output-dir`, every one its journal names, recorded once given back. */
+async function unlockMany(context: Context, command: Exclude<UnlockCommand, { kind: 'one' }>): Promise<MigrationReport[]> {
+  const client = await context.api();
+  const org = context.org();
+  if (command.kind === 'many') {
+    const results = await unlockMigrations(client, org, command.ids);
+    const reports = results.map((result) => reportOf(result));
+    context.out.result({ migrations: reports }, (data) => renderMigrations(context, data.migrations));
+    const stuck = results.filter((result) => !givenBack(result)).map((result) => result.migrationId);
+    const failure = migrationsUnlockFailure(results, `\`${commandLine(context.settings, `unlock ${stuck.join(' ')} --all`)}\``);
+    if (failure) throw failure;
+    return reports;
+  }
+  const { dir } = command;
+  const migrations = await journalMigrations(dir);
+  // Not while an export runs there: it writes the journal and may be about to unlock or start.
+  const lock = await lockDirectory(dir, { now: context.clock.now(), onNotice: (message) => context.out.warn(message) });
+  try {
+    const recorded = await unlockedRecord(dir);
+    const reports = new Map<number, MigrationReport>();
+    const todo = migrations.filter((m) => {
+      const state = m.unlockedByExport ? 'unlocked_by_export' : recorded.has(m.migrationId) ? 'unlocked_before' : undefined;
+      if (state) reports.set(m.migrationId, { migration_id: m.migrationId, batch: m.batch, state, repositories: [] });
+      return state === undefined;
+    });
+    const results = await unlockMigrations(client, org, todo.map((m) => m.migrationId));
+    const batchOf = new Map(migrations.map((m) => [m.migrationId, m.batch]));
+    for (const result of results) reports.set(result.migrationId, reportOf(result, batchOf.get(result.migrationId)));
+    await recordUnlocked(dir, results.filter(givenBack).map((result) => result.migrationId));
+    const all = migrations.map((m) => reports.get(m.migrationId) as MigrationReport);
+    context.out.result({ output_dir: dir, migrations: all }, (data) => renderMigrations(context, data.migrations));
+    const failure = migrationsUnlockFailure(results, `\`${commandLine(context.settings, `unlock --output-dir ${shellWord(dir)}`)}\``);
+    if (failure) throw failure;
+    return all;
+  } finally {
+    await lock.release();
+  }
+}
+
 export function register(program: Command, run: Runner): void {
   program
     .command('unlock')
-    .description('unlock repositories that a migration locked')
-    .argument('[migration-id]', 'the migration id (not needed with --repo)', parseMigrationId)
-    .argument('[repos...]', 'repository names')
-    .option('--all', 'every repository of the migration')
-    .option('--repo <name>', 'unlock this repository in the most recent migration that locked it')
+    .description('unlock repositories that a migration locked, or every one an `export --output-dir` locked')
+    .argument('[migration-id]', 'the migration id (not needed with --repo or --output-dir)', parseMigrationId)
+    .argument('[repos...]', 'repository names; with --all, more migration ids')
+    .option('--all', 'every repository of the migration (of each migration given)')
+    .option('--repo <name>', 'unlock this repository in the most recent migration that locked it (with --all: every repository of that migration)')
+    .option('--output-dir <dir>', 'every repository the export in DIR locked and has not unlocked (read from its journal)')
     .addHelpText(
       'after',
       examples([
         'svc-migrate unlock 4242 widgets docs.site',
-        'svc-migrate unlock 4242 --all',
+        'svc-migrate unlock 4242 4243 4250 --all',
         'svc-migrate unlock --repo widgets',
+        'svc-migrate unlock --output-dir backup',
       ]),
     )
     .action((id: number | undefined, names: string[], flags: UnlockFlags, cmd: Command) =>
       run(
         cmd,
-        () => {
-          const request: UnlockRequest = { id, names, all: flags.all, repo: flags.repo };
-          checkUnlockRequest(request);
-          return request;
-        },
-        async (context, request) => {
-          await unlock(context, request);
+        () => parseUnlock(id, names, flags),
+        async (context, command) => {
+          if (command.kind === 'one') await unlockOne(context, command.request);
+          else await unlockMany(context, command);
         },
       ),
     );

@@ -3,6 +3,7 @@ import type { ApiClient } from '../api/client.js';
 import { deleteArchive, listMigrations, startMigration } from '../api/migrations.js';
 import type { Migration, StartMigrationBody } from '../api/types.js';
 import type { Clock } from '../support/clock.js';
+import { counted } from '../support/counted.js';
 import { shellWord } from '../support/shell-word.js';
 import { CliError, ExitCode, InterruptedError, MigrationFailedError, VerificationError } from '../errors.js';
 import { existingFileError } from './destination.js';
@@ -117,7 +118,7 @@ export async function runExport(client: ApiClient, options: ExportOptions): Prom
       const stuck = outcomes.filter((o) => !o.ok).map((o) => o.repository);
       locked = stuck;
       if (stuck.length === 0) {
-        done.push(`unlocked ${outcomes.length} repositories`);
+        done.push(`unlocked ${counted(outcomes.length, 'repository', 'repositories')}`);
         options.onStep?.('unlock', `unlocked ${outcomes.map((o) => o.repository).join(', ')}`);
         next = `the repositories are unlocked; ${next}`;
       } else {
@@ -172,7 +173,7 @@ export async function runExport(client: ApiClient, options: ExportOptions): Prom
         `retry with \`svc-migrate unlock ${id} ${failed.map((o) => o.repository).join(' ')}\``,
       );
     }
-    done.push(`unlocked ${unlocked.length} repositories`);
+    done.push(`unlocked ${counted(unlocked.length, 'repository', 'repositories')}`);
     options.onStep?.('unlock', `unlocked ${unlocked.map((o) => o.repository).join(', ')}`);
   }
 

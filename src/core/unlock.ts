@@ -1,7 +1,8 @@
 import type { ApiClient } from '../api/client.js';
-import { listAllMigrationRepositories, listAllMigrations, unlockRepository } from '../api/migrations.js';
+import { getMigration, listAllMigrationRepositories, listAllMigrations, unlockRepository } from '../api/migrations.js';
 import type { Migration } from '../api/types.js';
-import { CliError, ExitCode, NotFoundError, UsageError } from '../errors.js';
+import { counted } from '../support/counted.js';
+import { CliError, ExitCode, InterruptedError, NotFoundError, UsageError } from '../errors.js';
 
 export interface UnlockOutcome {
   repository: string;
@@ -41,7 +42,8 @@ export async function unlockRepositories(
       await unlockRepository(client, org, id, repository);
       outcome = { repository, ok: true };
     } catch (error) {
-      if (!(error instanceof CliError)) throw error;
+      // Ctrl-C stops here: every later repository would fail alike, each reported as not unlocked.
+      if (!(error instanceof CliError) || error instanceof InterruptedError) throw error;
       outcome = { repository, ok: false, error: error.message, exitCode: error.exitCode };
     }
     outcomes.push(outcome);
@@ -72,7 +74,7 @@ export interface UnlockRequest {
   id?: number | undefined;
   /** Repositories named. */
   names: string[];
-  /** `--all`: every repository of the migration. */
+  /** `--all`: every repository of the migration (with `--repo`, of the migration that locked it). */
   all?: boolean | undefined;
   /** `--repo`: this repository, in the migration that locked it when no id is given. */
   repo?: string | undefined;
@@ -93,15 +95,17 @@ export function checkUnlockRequest(request: UnlockRequest): void {
   const names = request.repo ? [...request.names, request.repo] : request.names;
   if (request.id === undefined && !request.repo) throw noMigration();
   if (request.id !== undefined) refuseAllWithNames(request.id, request.all, names);
+  else refuseAllWithNames(undefined, request.all, request.names);
   if (!request.all && names.length === 0) throw new UsageError('name the repositories to unlock, or pass --all');
 }
 
 const noMigration = () => new UsageError('give a migration id, or --repo <name> to find it');
 
-function refuseAllWithNames(id: number, all: boolean | undefined, names: string[]): void {
+function refuseAllWithNames(id: number | undefined, all: boolean | undefined, names: string[]): void {
   if (!all || names.length === 0) return;
-  throw new UsageError(`--all unlocks every repository of migration ${id}; do not also name ${names.join(', ')}`, {
-    hint: `run \`svc-migrate unlock ${id} --all\`, or name the repositories without --all`,
+  const which = id === undefined ? 'the migration that locked --repo' : `migration ${id}`;
+  throw new UsageError(`--all unlocks every repository of ${which}; do not also name ${names.join(', ')}`, {
+    hint: `run \`svc-migrate unlock ${id ?? '--repo <name>'} --all\`, or name the repositories without --all`,
   });
 }
 
@@ -122,7 +126,8 @@ export async function resolveUnlockTargets(client: ApiClient, org: string, reque
       id = found.id;
       foundFor = request.repo;
     }
-    names.push(request.repo);
+    // `--repo NAME --all`: every repository of the migration that locked NAME.
+    if (!(foundFor && request.all)) names.push(request.repo);
   }
   if (id === undefined) throw noMigration();
   // Found from --repo: only now is there an id to name.
@@ -136,7 +141,7 @@ export function unlockFailure(outcomes: UnlockOutcome[], id: number): CliError |
   const failed = outcomes.filter((o) => !o.ok);
   if (failed.length === 0) return undefined;
   const notFound = failed.every((o) => o.exitCode === ExitCode.NotFound);
-  return new CliError(`${failed.length} of ${outcomes.length} repositories could not be unlocked`, failed[0]?.exitCode ?? ExitCode.Unavailable, {
+  return new CliError(`${failed.length} of ${counted(outcomes.length, 'repository', 'repositories')} could not be unlocked`, failed[0]?.exitCode ?? ExitCode.Unavailable, {
     // A 404 is a name that is not in this migration (or not locked): retrying cannot help.
     hint: notFound
       ? `check the names with \`svc-migrate repos ${id}\`; only repositories of migration ${id} can be unlocked through it`
@@ -147,6 +152,66 @@ export function unlockFailure(outcomes: UnlockOutcome[], id: number): CliError |
 /** What an export's unlock step did: unlocked, kept locked as asked, or nothing, when nothing was locked. */
 export function releaseMessage(unlock: boolean, locked: boolean, count: number, id: number): string {
   if (!unlock && !locked) return 'nothing to unlock: the export did not lock them';
-  const repositories = count === 1 ? '1 repository' : `${count} repositories`;
+  const repositories = counted(count, 'repository', 'repositories');
   return unlock ? `unlocked ${repositories}` : `kept ${repositories} locked as asked (\`svc-migrate unlock ${id} --all\` unlocks ${count === 1 ? 'it' : 'them'})`;
+}
+
+/** What `unlock` did with one migration of several: each repository tried, or why none was. */
+export interface MigrationUnlock {
+  migrationId: number;
+  /** `not-locked`: the migration locked nothing; `failed`: its repositories could not be asked for. */
+  outcome: 'unlocked' | 'not-locked' | 'failed';
+  repositories: UnlockOutcome[];
+  error?: { message: string; exitCode: ExitCode };
+}
+
+/** Every repository of each migration, past failures; a migration started without --lock is left alone. */
+export async function unlockMigrations(
+  client: ApiClient,
+  org: string,
+  ids: number[],
+  onMigration?: (result: MigrationUnlock) => void,
+): Promise<MigrationUnlock[]> {
+  const results: MigrationUnlock[] = [];
+  for (const migrationId of ids) {
+    let result: MigrationUnlock;
+    try {
+      const { data } = await getMigration(client, org, migrationId, { excludeRepositories: true });
+      result = data.lock_repositories
+        ? { migrationId, outcome: 'unlocked', repositories: await unlockRepositories(client, org, migrationId, await migrationRepositoryNames(client, org, migrationId)) }
+        : { migrationId, outcome: 'not-locked', repositories: [] };
+    } catch (error) {
+      if (!(error instanceof CliError) || error instanceof InterruptedError) throw error;
+      result = { migrationId, outcome: 'failed', repositories: [], error: { message: error.message, exitCode: error.exitCode } };
+    }
+    onMigration?.(result);
+    results.push(result);
+  }
+  return results;
+}
+
+/** A migration that holds no repository locked by it any more. */
+export function givenBack(result: MigrationUnlock): boolean {
+  return result.outcome === 'not-locked' || (result.outcome === 'unlocked' && result.repositories.every((o) => o.ok));
+}
+
+/**
+ * The error that ends an unlock of several migrations when any stayed locked: partial (exit 10)
+ * when something else was unlocked, else the first failure's code.
+ */
+export function migrationsUnlockFailure(results: MigrationUnlock[], retry: string): CliError | undefined {
+  const stuck = results.filter((result) => !givenBack(result));
+  if (stuck.length === 0) return undefined;
+  const failures = stuck.map((result) => {
+    const failed = result.repositories.filter((o) => !o.ok);
+    const why = result.error ?? { message: failed.map((o) => `${o.repository}: ${o.error}`).join(', '), exitCode: failed[0]?.exitCode ?? ExitCode.Unavailable };
+    return { id: result.migrationId, ...why };
+  });
+  const shown = failures.slice(0, 3).map((f) => `migration ${f.id} (${f.message})`).join('; ');
+  const more = failures.length > 3 ? `; … and ${failures.length - 3} more` : '';
+  const anyUnlocked = results.some((result) => result.repositories.some((o) => o.ok));
+  const code = anyUnlocked ? ExitCode.Partial : (failures[0]?.exitCode ?? ExitCode.Unavailable);
+  return new CliError(`${counted(stuck.length, 'migration')} of ${results.length} kept repositories locked: ${shown}${more}`, code, {
+    hint: `${retry} tries again; unlocking a repository already unlocked is harmless`,
+  });
 }

@@ -56,7 +56,4 @@ export function formatDuration(ms: number): string {
   return `${seconds}s`;
 }
 
-/** `1 repository`, `2 repositories`: a count and its noun, singular for exactly one. */
-export function counted(count: number, singular: string, plural = `${singular}s`): string {
-  return `${count} ${count === 1 ? singular : plural}`;
-}
+export { counted } from '../support/counted.js';

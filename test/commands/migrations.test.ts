@@ -200,10 +200,24 @@ describe('delete-archive', () => {
 
 describe('unlock', () => {
   it('named repositories, --all, or --repo with or without the id', async () => {
-    expect(await options(['unlock', '4242', 'widgets', 'docs.site'])).toEqual({ id: 4242, names: ['widgets', 'docs.site'] });
-    expect(await options(['unlock', '4242', '--all'])).toEqual({ id: 4242, names: [], all: true });
-    expect(await options(['unlock', '--repo', 'widgets'])).toEqual({ names: [], repo: 'widgets' });
-    expect(await options(['unlock', '4242', '--repo', 'widgets'])).toEqual({ id: 4242, names: [], repo: 'widgets' });
+    const one = (request: object) => ({ kind: 'one', request });
+    expect(await options(['unlock', '4242', 'widgets', 'docs.site'])).toEqual(one({ id: 4242, names: ['widgets', 'docs.site'] }));
+    expect(await options(['unlock', '4242', '--all'])).toEqual(one({ id: 4242, names: [], all: true }));
+    expect(await options(['unlock', '--repo', 'widgets'])).toEqual(one({ names: [], repo: 'widgets' }));
+    expect(await options(['unlock', '4242', '--repo', 'widgets'])).toEqual(one({ id: 4242, names: [], repo: 'widgets' }));
+    expect(await options(['unlock', '--repo', 'widgets', '--all'])).toEqual(one({ names: [], repo: 'widgets', all: true }));
+  });
+
+  it('several migration ids with --all, or every migration of an --output-dir', async () => {
+    expect(await options(['unlock', '1', '2', '3', '--all'])).toEqual({ kind: 'many', ids: [1, 2, 3] });
+    expect(await options(['unlock', '7', '7', '--all'])).toEqual({ kind: 'many', ids: [7] });
+    expect(await options(['unlock', '--output-dir', 'backup'])).toEqual({ kind: 'output-dir', dir: 'backup' });
+    expect(await options(['unlock', '--output-dir', 'backup', '--all'])).toEqual({ kind: 'output-dir', dir: 'backup' });
+    await refused(['unlock', '1', '0', '--all'], /a migration id is a positive integer, not "0"/);
+    const alone = '--output-dir unlocks what the export in that directory locked: give no migration id, repository or --repo with it';
+    await refused(['unlock', '4242', '--output-dir', 'backup'], alone);
+    await refused(['unlock', '--repo', 'widgets', '--output-dir', 'backup'], alone);
+    await refused(['unlock', '--output-dir', ''], /--output-dir is empty/);
   });
 
   it('needs a migration, and repositories or --all', async () => {
@@ -284,7 +298,7 @@ describe('export', () => {
     await refused(['export', 'widgets', '--output-dir', 'out', '-o', 'a.tgz'], '--output and --output-dir do not go together',
       'with --output-dir every batch is saved as DIR/migration-<id>.tar.gz');
     await refused(['export', 'widgets', '--output-dir', 'out', '--no-verify', '--delete-archive', '--yes'], '--delete-archive needs a verified archive: drop --no-verify',
-      'export with --no-verify alone, check each archive with `svc-migrate archive verify out/migration-<id>.tar.gz`, then run `svc-migrate unlock <id> --all` and `svc-migrate delete-archive <id>` for each');
+      'export with --no-verify alone, check each archive with `svc-migrate archive verify out/migration-<id>.tar.gz`, then `svc-migrate delete-archive <id>` for each, and `svc-migrate unlock --output-dir out` gives back every repository the export locked');
   });
 
   it('--output-dir --delete-archive asks as export does, except for a --dry-run', async () => {

@@ -6,7 +6,9 @@ import { type Plan, planExport } from '../../core/org-export/plan.js';
 import { DEFAULT_BATCH_SIZE, DEFAULT_PARALLEL, type OrgExportResult, runOrgExport } from '../../core/org-export/run.js';
 import { OrgExportStoppedError } from '../../core/org-export/outcome.js';
 import type { BatchRecord } from '../../core/org-export/journal.js';
+import { unlockedRecord } from '../../core/journal-locks.js';
 import { CliError, ExitCode, InterruptedError, UsageError } from '../../errors.js';
+import { shellWord } from '../../support/shell-word.js';
 import { counted } from '../../ui/format.js';
 import { createOrgExportReporter, type DryRun, dryRunFooter, dryRunTable, orgExportFooter, orgExportTable } from '../../ui/org-export.js';
 import { checkConfirmable, confirmDeletion } from './confirm.js';
@@ -40,7 +42,7 @@ export function checkOrgExportFlags(options: ExportOptions & OrgExportFlags, inv
   if ((options.unlock || options.deleteArchive) && options.verify === false) {
     // An unverified archive is never a reason to release anything: refused before any request.
     throw new UsageError(`${options.unlock ? '--unlock' : '--delete-archive'} needs a verified archive: drop --no-verify`, {
-      hint: `export with --no-verify alone, check each archive with \`svc-migrate archive verify ${join(dir, 'migration-<id>.tar.gz')}\`, then run \`svc-migrate unlock <id> --all\` and \`svc-migrate delete-archive <id>\` for each`,
+      hint: `export with --no-verify alone, check each archive with \`svc-migrate archive verify ${join(dir, 'migration-<id>.tar.gz')}\`, then \`svc-migrate delete-archive <id>\` for each, and \`svc-migrate unlock --output-dir ${shellWord(dir)}\` gives back every repository the export locked`,
     });
   }
   if (options.deleteArchive && !options.dryRun) checkConfirmable(options.yes, invocation);
@@ -128,7 +130,7 @@ export async function exportOrganization(
   } catch (error) {
     // Stopped (Ctrl-C, a signal, this machine): the owner must hear what stays locked, and how to give it back.
     if (!(error instanceof OrgExportStoppedError)) throw error;
-    throw withLocked(context, error.error, lockedSummary(context, error.batches, Boolean(body.lock_repositories), flags.unlock));
+    throw withLocked(context, error.error, await lockedSummary(context, dir, error.batches, Boolean(body.lock_repositories), flags.unlock));
   } finally {
     reporter.stop();
   }
@@ -150,7 +152,7 @@ export async function exportOrganization(
       ...(batch.error ? { error: batch.error } : {}),
     })),
     poll_requests: result.pollRequests,
-    ...lockedSummary(context, result.batches, Boolean(body.lock_repositories), flags.unlock),
+    ...(await lockedSummary(context, dir, result.batches, Boolean(body.lock_repositories), flags.unlock)),
   };
   const { layout } = context.out;
   context.out.line(summary, () => orgExportTable(result, context.out.theme, layout));
@@ -164,7 +166,7 @@ export async function exportOrganization(
   if (result.exitCode !== 0) throw withLocked(context, orgExportFailure(result), summary);
   // With --json, the summary carries it for a script and stderr for whoever watches.
   if (summary.locked > 0) {
-    const line = lockedLine(context, summary.locked, summary.unlock_commands);
+    const line = lockedLine(context, summary.locked, summary.unlock_command);
     if (context.out.json) context.out.warn(line);
     else context.out.info(line);
   }
@@ -233,31 +235,39 @@ function allIn(count: number): string {
   return count === 1 ? 'the 1 repository is in a verified archive' : `all ${count} repositories are in verified archives`;
 }
 
-/** The error that ends a run, naming what it leaves locked and the commands that unlock it. */
-function withLocked(context: Context, error: CliError, locked: { locked: number; unlock_commands: string[] }): CliError {
+/** The error that ends a run, naming what it leaves locked and the command that unlocks it. */
+function withLocked(context: Context, error: CliError, locked: { locked: number; unlock_command: string | null }): CliError {
   if (locked.locked === 0) return error;
-  const message = `${error.message}; ${lockedLine(context, locked.locked, locked.unlock_commands)}`;
+  const message = `${error.message}; ${lockedLine(context, locked.locked, locked.unlock_command)}`;
   const details = { hint: error.hint, cause: error, ...(error.status === undefined ? {} : { status: error.status }) };
   // Still an interruption, so that SIGTERM and SIGHUP keep their exit codes (main.ts).
   if (error instanceof InterruptedError) return new InterruptedError(message, details, error.exitCode);
   return new CliError(message, error.exitCode, details);
 }
 
-/** Batches this run locked and did not unlock: each migration's repositories, and the command for each. */
-function lockedSummary(context: Context, batches: BatchRecord[], lock: boolean, unlock: boolean) {
+/**
+ * Repositories of batches this export locked and did not unlock, and the one command that gives
+ * them all back (`unlock --output-dir`, which reads the journal). Migrations that command already
+ * gave back are not counted; a record of it that cannot be read counts nothing as given back.
+ */
+async function lockedSummary(context: Context, dir: string, batches: BatchRecord[], lock: boolean, unlock: boolean) {
+  const givenBack = await unlockedRecord(dir).catch((): Set<number> => new Set());
   const locked = lock
-    ? batches.filter((batch) => batch.migrationIds.length > 0 && !(unlock && (batch.state === 'unlocked' || batch.state === 'done')))
+    ? batches.filter(
+        (batch) =>
+          batch.migrationIds.some((id) => !givenBack.has(id)) && !(unlock && (batch.state === 'unlocked' || batch.state === 'done')),
+      )
     : [];
+  const count = locked.reduce((n, batch) => n + batch.repositories.length, 0);
   return {
-    locked: locked.reduce((n, batch) => n + batch.repositories.length, 0),
-    // Every migration of the batch holds them: one that failed and was started again too.
-    unlock_commands: context.settings.sandbox ? [] : locked.flatMap((batch) => batch.migrationIds.map((id) => commandLine(context.settings, `unlock ${id} --all`))),
+    locked: count,
+    unlock_command: count === 0 || context.settings.sandbox ? null : commandLine(context.settings, `unlock --output-dir ${shellWord(dir)}`),
   };
 }
 
 /** The line that ends a run leaving repositories locked. */
-function lockedLine(context: Context, count: number, commands: string[]): string {
-  const what = count === 1 ? '1 repository' : `${count} repositories`;
-  if (context.settings.sandbox) return `${what} ${count === 1 ? 'was' : 'were'} left locked, in the in-process sandbox that stopped with this command`;
-  return `${what} ${count === 1 ? 'is' : 'are'} still locked; ${commands.map((c) => `\`${c}\``).join(', ')} ${commands.length === 1 ? 'unlocks' : 'unlock'} ${count === 1 ? 'it' : 'them'}`;
+function lockedLine(context: Context, count: number, command: string | null): string {
+  const what = counted(count, 'repository', 'repositories');
+  if (context.settings.sandbox || command === null) return `${what} ${count === 1 ? 'was' : 'were'} left locked, in the in-process sandbox that stopped with this command`;
+  return `${what} ${count === 1 ? 'is' : 'are'} still locked; \`${command}\` unlocks ${count === 1 ? 'it' : 'them'}`;
 }

@@ -1,0 +1,103 @@
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { join } from 'node:path';
+import { UsageError } from '../errors.js';
+import { fileError, isSystemError } from '../support/system-errors.js';
+import { replaceFile } from './exclusive-files.js';
+import { JOURNAL_FILE } from './org-export/journal.js';
+import { checkOutputDirectory, readJournal } from './org-export/journal-read.js';
+
+// What `unlock --output-dir DIR` gives back: every migration the export's journal names. The journal
+// stays the export's own (it refuses any key it does not write), so what `unlock` did is recorded
+// beside it, in a file of its own: a second `unlock --output-dir` and the export's closing line read
+// it, and do not unlock again or call locked what was given back.
+
+/** The record of migrations `unlock --output-dir` gave back, beside the journal. */
+const UNLOCKED_FILE = 'svc-migrate-unlocked.json';
+/** Some ten bytes an id: a record this large was not written by this program. */
+const MAX_RECORD_BYTES = 4 * 1024 * 1024;
+
+export interface JournalMigration {
+  migrationId: number;
+  batch: number;
+  /** The export itself unlocked it (`--unlock`, and the batch went past its unlock step). */
+  unlockedByExport: boolean;
+}
+
+/**
+ * Every migration of the export in `dir`, batch by batch, from its journal read as hostile input
+ * (bounded, private, shaped as this program writes it: journal-read.ts). No journal is a usage error.
+ */
+export async function journalMigrations(dir: string): Promise<JournalMigration[]> {
+  checkOutputDirectory(dir);
+  const journal = await readJournal(dir);
+  if (!journal) {
+    throw new UsageError(`${dir} holds no export journal (${JOURNAL_FILE})`, {
+      hint: 'name the --output-dir an `export --output-dir` wrote into, or give migration ids: `svc-migrate unlock <id>... --all`',
+    });
+  }
+  // The journal's own words, written by export --output-dir; at worst a wrong one makes this
+  // command unlock what was unlocked already, which the service answers 204.
+  const exportUnlocked = journal.command.split(' ').includes('--unlock');
+  return journal.batches.flatMap((batch) =>
+    batch.migrationIds.map((migrationId) => ({
+      migrationId,
+      batch: batch.index,
+      unlockedByExport: exportUnlocked && (batch.state === 'unlocked' || batch.state === 'done'),
+    })),
+  );
+}
+
+/** The migrations an earlier `unlock --output-dir` gave back whole, read as strictly as the journal. */
+export async function unlockedRecord(dir: string): Promise<Set<number>> {
+  const path = join(dir, UNLOCKED_FILE);
+  let text: string;
+  try {
+    const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    try {
+      const stats = await handle.stat();
+      if (!stats.isFile() || stats.size > MAX_RECORD_BYTES) throw notOurs(path, 'it is not a file of its size');
+      text = await handle.readFile('utf8');
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return new Set();
+    if (code === 'ELOOP') throw notOurs(path, 'it is a symbolic link');
+    if (!isSystemError(error)) throw error;
+    throw fileError(error, { action: 'read', path, role: '--output-dir', after: 'then run the same command again' });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw notOurs(path, 'it is not JSON');
+  }
+  const record = value as { version?: unknown; migration_ids?: unknown };
+  if (typeof value !== 'object' || value === null || record.version !== 1 || !Array.isArray(record.migration_ids)) {
+    throw notOurs(path, 'it is not shaped as {"version": 1, "migration_ids": [...]}');
+  }
+  const ids = record.migration_ids as unknown[];
+  if (!ids.every((id) => Number.isSafeInteger(id) && (id as number) > 0)) throw notOurs(path, 'a migration id in it is not a whole number');
+  return new Set(ids as number[]);
+}
+
+/** Adds `ids` to the record, written whole or not at all. */
+export async function recordUnlocked(dir: string, ids: Iterable<number>): Promise<void> {
+  const all = await unlockedRecord(dir);
+  for (const id of ids) all.add(id);
+  const path = join(dir, UNLOCKED_FILE);
+  try {
+    await replaceFile(path, `${JSON.stringify({ version: 1, migration_ids: [...all].sort((a, b) => a - b) })}\n`, { mode: 0o600, durable: true });
+  } catch (error) {
+    if (!isSystemError(error)) throw error;
+    throw fileError(error, { action: 'write', path, role: '--output-dir', after: 'the repositories are unlocked; only the record of it is missing' });
+  }
+}
+
+function notOurs(path: string, why: string): UsageError {
+  return new UsageError(`${path} is not a record this program wrote: ${why}`, {
+    hint: `move it away and run the command again: unlocking what is unlocked already is harmless`,
+  });
+}
