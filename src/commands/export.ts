@@ -21,7 +21,7 @@ import {
   waitSettings,
 } from './common/flags.js';
 
-type ExportFlags = ExportOptions & OrgExportFlags;
+type ExportFlags = ExportOptions & OrgExportFlags & { new?: boolean };
 
 interface ExportCommandOptions {
   /** Repositories named as arguments. */
@@ -32,6 +32,9 @@ interface ExportCommandOptions {
 
 function parseExportOptions(args: string[], flags: ExportFlags, invocation: Invocation): ExportCommandOptions {
   checkNotEmpty(flags.outputDir, '--output-dir', 'name the directory to export into, or leave --output-dir out for one archive');
+  if (flags.outputDir !== undefined && flags.new) {
+    throw new UsageError('--new goes without --output-dir', { hint: 'with --output-dir the journal says what is done; --restart plans the export anew' });
+  }
   if (flags.outputDir !== undefined) checkOrgExportFlags(flags, invocation);
   else if (flags.batchSize !== undefined || flags.parallel !== undefined || flags.restart || flags.dryRun) {
     throw new UsageError('--batch-size, --parallel, --restart and --dry-run go with --output-dir');
@@ -57,9 +60,15 @@ function checkSingleExportFlags(flags: ExportOptions, invocation: Invocation): v
 }
 
 /** The main job: start → wait → download, then --unlock and --delete-archive once the archive is safe. */
-async function exportRepositories(context: Context, args: string[], options: ExportOptions, wait: WaitSettings): Promise<ExportReport> {
+async function exportRepositories(
+  context: Context,
+  args: string[],
+  options: ExportOptions & { new?: boolean },
+  wait: WaitSettings,
+): Promise<ExportReport> {
   const resumeCommand = (id: number) => downloadCommand(context.settings, id, options);
-  const { settings, bar, toStdout, checkTarget } = downloadSettings(context, options, resumeCommand, false);
+  // The same export continues the migration and its `.part` (docs/cli.md#export).
+  const { settings, bar, toStdout, checkTarget } = downloadSettings(context, options, resumeCommand, true);
   // Whatever would refuse the archive at the end refuses it now, before a repository is locked.
   await checkTarget();
   const { repositories, asked } = await collectRepositories(context, args, options);
@@ -93,6 +102,7 @@ async function exportRepositories(context: Context, args: string[], options: Exp
       download: settings,
       unlock: Boolean(options.unlock),
       deleteArchive: Boolean(options.deleteArchive),
+      fresh: Boolean(options.new),
       ...wait,
       clock: context.clock,
       signal: context.signal,
@@ -163,7 +173,8 @@ export function register(program: Command, run: Runner): void {
   addDownloadOptions(command)
     .option('--unlock', 'unlock the repositories once the archive is verified on disk')
     .option('--delete-archive', 'delete the archive from the service once it is verified on disk')
-    .option('-y, --yes', 'do not ask before deleting the archive (required without a terminal)');
+    .option('-y, --yes', 'do not ask before deleting the archive (required without a terminal)')
+    .option('--new', 'start a new migration even if an earlier run left one of exactly these repositories to continue');
   addWaitOptions(command)
     .option('--output-dir <dir>', 'export in batches into DIR (migration-<id>.tar.gz each, and a journal to resume from)')
     .option('--batch-size <n>', 'with --output-dir: repositories per migration (default 50)', parsePositiveInt)

@@ -1,12 +1,13 @@
 import { existsSync } from 'node:fs';
 import type { ApiClient } from '../api/client.js';
-import { deleteArchive, listMigrations, startMigration } from '../api/migrations.js';
+import { deleteArchive } from '../api/migrations.js';
 import type { Migration, StartMigrationBody } from '../api/types.js';
 import type { Clock } from '../support/clock.js';
 import { counted } from '../support/counted.js';
 import { shellWord } from '../support/shell-word.js';
-import { CliError, ExitCode, InterruptedError, MigrationFailedError, VerificationError } from '../errors.js';
+import { CliError, ExitCode, MigrationFailedError, VerificationError } from '../errors.js';
 import { existingFileError } from './destination.js';
+import { type Begun, startOrContinue } from './export-resume.js';
 import { type DownloadOptions, type DownloadResult, downloadArchive } from './download.js';
 import { type UnlockOutcome, unlockRepositories } from './unlock.js';
 import { type WaitEvent, waitForMigrations } from './wait.js';
@@ -22,6 +23,8 @@ export interface ExportOptions {
   };
   unlock: boolean;
   deleteArchive: boolean;
+  /** `--new`: start a migration even when an earlier run left one of these repositories to continue. */
+  fresh?: boolean | undefined;
   intervalMs?: number | undefined;
   timeoutMs?: number | undefined;
   clock: Clock;
@@ -72,17 +75,28 @@ export async function runExport(client: ApiClient, options: ExportOptions): Prom
     });
   };
 
-  for (const earlier of await unfinishedExportsOf(client, org, options.body)) options.onNotice?.(earlierExportNotice(earlier));
+  const target = options.download.target;
+  let begun: Begun;
   try {
-    migration = await startMigration(client, org, options.body);
+    begun = await startOrContinue(client, org, {
+      body: options.body,
+      fresh: Boolean(options.fresh),
+      partPath: (candidate) => {
+        const where = target(candidate);
+        return 'path' in where ? `${where.path}.part` : undefined;
+      },
+      now: () => clock.now(),
+      onNotice: options.onNotice,
+    });
   } catch (error) {
     return fail(error, (error as CliError).hint ?? 'fix the problem above and run the export again');
   }
+  migration = begun.migration;
   const id = migration.id;
-  const target = options.download.target;
-  if (options.body.lock_repositories) locked = repositoryNames(migration, options.body);
-  done.push(`started migration ${id}${locked.length > 0 ? ' with its repositories locked' : ''}`);
-  options.onStep?.('start', `started migration ${id} (${migration.state})`);
+  // The migration says whether it locked: one continued may be another run's.
+  if (migration.lock_repositories || options.body.lock_repositories) locked = repositoryNames(migration, options.body);
+  done.push(`${begun.continued ? 'continued' : 'started'} migration ${id}${locked.length > 0 ? ' with its repositories locked' : ''}`);
+  options.onStep?.('start', begun.step);
   // A name made from the migration id (no -o FILE) is known only now: a file there is said at
   // once, not after the wait and the download.
   const destination = target(id);
@@ -200,31 +214,6 @@ export async function runExport(client: ApiClient, options: ExportOptions): Prom
 }
 
 /** The names to unlock: the migration's own list, or what the export was started with. */
-/**
- * Unfinished exports of exactly these repositories, among the latest: an earlier run killed before
- * it could say may have left them there, with their repositories locked.
- */
-async function unfinishedExportsOf(client: ApiClient, org: string, body: StartMigrationBody): Promise<Migration[]> {
-  const key = (names: string[]) => names.map((name) => name.slice(name.indexOf('/') + 1).toLowerCase()).sort().join('\n');
-  const wanted = key(body.repositories);
-  let latest: Migration[];
-  try {
-    latest = (await listMigrations(client, org)).data;
-  } catch (error) {
-    // Only advice: what the start itself meets (a wrong organization, a network down) is said there.
-    if (error instanceof InterruptedError || !(error instanceof CliError)) throw error;
-    return [];
-  }
-  return latest.filter(
-    (earlier) => (earlier.state === 'pending' || earlier.state === 'exporting') && key((earlier.repositories ?? []).map((repo) => repo.name)) === wanted,
-  );
-}
-
-function earlierExportNotice(earlier: Migration): string {
-  const unlock = earlier.lock_repositories ? `; \`svc-migrate unlock ${earlier.id} --all\` gives back the repositories it locked` : '';
-  return `migration ${earlier.id} (${earlier.state}${earlier.lock_repositories ? ', lock requested' : ''}) exports the same repositories, perhaps from a run that was stopped; this export starts another. \`svc-migrate download ${earlier.id} --wait --output migration-${earlier.id}.tar.gz\` saves that one's archive${unlock}`;
-}
-
 function repositoryNames(migration: Migration, body: StartMigrationBody): string[] {
   const names = (migration.repositories ?? []).map((repo) => repo.name);
   return names.length > 0 ? names : body.repositories.map((name) => name.slice(name.indexOf('/') + 1));

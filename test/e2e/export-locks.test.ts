@@ -196,22 +196,35 @@ describe('a failure after the lock names what is still locked', () => {
     expect(crafted.stderr).not.toContain('\u001b[31m');
   });
 
-  it('a run killed before it could say: the same export again names the earlier one and how to unlock it', async () => {
+  it('a run killed before it could say: the same export again continues it; with --new, it names it and how to unlock it', async () => {
     const { sandbox, env } = await testSandbox({ exportSeconds: 600 });
     // What a kill -9 leaves: a migration under way with its repositories locked, and nothing said.
     const { SVC_ORG: _org, ...noOrg } = env;
     const started = await runCli(['start', 'widgets', '--lock', '--json'], { env });
     const earlier = (JSON.parse(started.stdout) as { id: number }).id;
     sandbox.clock.advance(1_000);
+    const starts = () => sandbox.requests.filter((r) => r.method === 'POST' && r.url.endsWith('/migrations')).length;
+    const before = starts();
     const again = await runCli(['export', 'widgets', '--lock', '--timeout', '2s', '-o', join(tempDir(), 'a.tgz'), '--org', 'octo-org', ...FAST], {
       env: noOrg,
     });
-    expect(again.stderr).toMatch(new RegExp(`warning: migration ${earlier} \\((pending|exporting), lock requested\\) exports the same repositories`));
-    const other = await runCli(['export', 'docs.site', '--timeout', '2s', '-o', join(tempDir(), 'b.tgz'), ...FAST], { env });
-    expect(other.stderr).not.toMatch(/exports the same repositories/);
-    const notice = again.stderr.split('\n').find((line) => line.includes(`migration ${earlier} (`)) ?? '';
-    expect(notice).toContain(`\`svc-migrate unlock ${earlier} --all --org octo-org\``);
-    const unlock = await runCli(quotedCommand(notice, 'unlock'), { env: noOrg });
+    expect(again.code).toBe(7);
+    expect(again.stderr).toMatch(new RegExp(`✓ continuing migration ${earlier} \\((pending|exporting)\\), started by an earlier run: it exports exactly these repositories; --new starts another instead`));
+    expect(starts()).toBe(before);
+    // Started without --lock, it is another export: not continued.
+    const other = await runCli(['export', 'widgets', '--timeout', '2s', '-o', join(tempDir(), 'b.tgz'), ...FAST], { env });
+    expect(other.stderr).toMatch(/started migration \d+/);
+
+    const fresh = await runCli(['export', 'widgets', '--lock', '--new', '--timeout', '2s', '-o', join(tempDir(), 'c.tgz'), '--org', 'octo-org', ...FAST], {
+      env: noOrg,
+    });
+    const lines = fresh.stderr.split('\n');
+    const notice = lines.findIndex((line) => new RegExp(`warning: migration ${earlier} \\((pending|exporting), lock requested\\) exports the same repositories`).test(line));
+    // Said before the start, not after it.
+    expect(notice).toBeGreaterThanOrEqual(0);
+    expect(notice).toBeLessThan(lines.findIndex((line) => /started migration \d+/.test(line)));
+    expect(lines[notice]).toContain(`\`svc-migrate unlock ${earlier} --all --org octo-org\``);
+    const unlock = await runCli(quotedCommand(lines[notice] as string, 'unlock'), { env: noOrg });
     expect(unlock.code, unlock.stderr).toBe(0);
   });
 });

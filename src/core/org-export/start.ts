@@ -1,12 +1,11 @@
 import type { ApiClient } from '../../api/client.js';
-import { listAllMigrations, startMigration } from '../../api/migrations.js';
+import { startMigration } from '../../api/migrations.js';
 import type { Migration, StartMigrationBody } from '../../api/types.js';
 import type { Clock } from '../../support/clock.js';
 import { UnavailableError, ValidationError } from '../../errors.js';
+import { findStarted } from '../started-lookup.js';
 import type { BatchRecord, BatchState, OrgExportEvent, SkippedRepository } from './journal.js';
 
-/** A service clock a little behind ours must not hide a migration we started. */
-const START_LOOKUP_SKEW_MS = 10 * 60_000;
 /** Waits for the service to take starts again ("spammed") before the batch is reported as refused. */
 const MAX_SPAM_WAITS = 20;
 
@@ -109,24 +108,4 @@ function refusedRepositories(error: ValidationError, repositories: string[]): Sk
     refused.set(name, item.reason);
   }
   return [...refused].map(([name, reason]) => ({ name, reason }));
-}
-
-/** A migration this batch started but whose answer never came: same repositories, created after the start was sent. */
-async function findStarted(
-  client: ApiClient,
-  org: string,
-  batch: BatchRecord,
-  claimed: Set<number>,
-): Promise<Migration | undefined> {
-  const since = (batch.startingAt ?? 0) - START_LOOKUP_SKEW_MS;
-  const wanted = [...batch.repositories].map((name) => name.toLowerCase()).sort().join('\n');
-  for await (const page of listAllMigrations(client, org, { perPage: 100 })) {
-    for (const migration of page) {
-      if (Date.parse(migration.created_at) < since) return undefined;
-      if (claimed.has(migration.id)) continue;
-      const names = (migration.repositories ?? []).map((repo) => repo.full_name.toLowerCase()).sort().join('\n');
-      if (names === wanted) return migration;
-    }
-  }
-  return undefined;
 }

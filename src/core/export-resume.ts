@@ -1,0 +1,180 @@
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
+import type { ApiClient } from '../api/client.js';
+import { listMigrations, startMigration } from '../api/migrations.js';
+import type { Migration, StartMigrationBody } from '../api/types.js';
+import { CliError, InterruptedError, UnavailableError } from '../errors.js';
+import { exportsExactly, findStarted } from './started-lookup.js';
+
+// What a single `export` finds before it starts anything: a migration of exactly its repositories
+// that an earlier run (killed, stopped, cut) left under way. It continues that one instead of
+// locking the repositories a second time and throwing away a half download:
+//
+// - pending or exporting, with the same start flags: continued (at worst a wait; no second lock);
+// - exported, with the same start flags, only when its download is half done where this export
+//   writes (`<file>.part`, whose side file names that migration): an exported migration with no
+//   `.part` here may be yesterday's export of the same list, and today's export must be today's.
+//
+// `--new` starts a fresh one regardless. Whatever is not continued is named in a warning before the
+// start, with the commands that save its archive and give back its repositories.
+
+/** The start flags a migration was started with must be the ones asked for now to count as this export. */
+const START_FLAGS = [
+  'lock_repositories',
+  'exclude_metadata',
+  'exclude_git_data',
+  'exclude_attachments',
+  'exclude_releases',
+  'exclude_owner_projects',
+  'org_metadata_only',
+] as const;
+
+/** The largest `.part.json` read: it holds an id, a guid, a validator and a size. */
+const MAX_SIDE_FILE_BYTES = 64 * 1024;
+
+/**
+ * Migrations of exactly these repositories still pending, exporting or exported, among the latest
+ * (newest first): what an earlier run of the same export may have left.
+ */
+export async function unfinishedExportsOf(client: ApiClient, org: string, body: StartMigrationBody): Promise<Migration[]> {
+  const wanted = fullNames(body, org);
+  let latest: Migration[];
+  try {
+    latest = (await listMigrations(client, org, { perPage: 100 })).data;
+  } catch (error) {
+    // Only advice: what the start itself meets (a wrong organization, a network down) is said there.
+    if (error instanceof InterruptedError || !(error instanceof CliError)) throw error;
+    return [];
+  }
+  return latest.filter((earlier) => earlier.state !== 'failed' && exportsExactly(earlier, wanted));
+}
+
+/** Whether `migration` was started with the flags of `body`: the same export, not another of the same list. */
+function sameFlags(migration: Migration, body: StartMigrationBody): boolean {
+  return START_FLAGS.every((flag) => Boolean(migration[flag]) === Boolean(body[flag]));
+}
+
+/**
+ * The migration this export continues, if any: the newest one whose download is half done where
+ * this export writes (`partPath(id)`, undefined for `-o -`), else the newest pending or exporting one.
+ */
+export async function continuableExport(
+  earlier: Migration[],
+  body: StartMigrationBody,
+  partPath: (id: number) => string | undefined,
+): Promise<{ migration: Migration; part?: string } | undefined> {
+  const ours = earlier.filter((migration) => sameFlags(migration, body));
+  for (const migration of ours) {
+    const part = partPath(migration.id);
+    if (part !== undefined && (await partOf(part)) === migration.guid) return { migration, part };
+  }
+  const running = ours.find((migration) => migration.state === 'pending' || migration.state === 'exporting');
+  return running && { migration: running };
+}
+
+/**
+ * The guid of the migration whose bytes `<part>` holds, as its side file says, when both are there
+ * and plain: the side file is anyone's text, read bounded and without following a link.
+ */
+async function partOf(part: string): Promise<string | undefined> {
+  try {
+    const data = await open(part, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    try {
+      if (!(await data.stat()).isFile()) return undefined;
+    } finally {
+      await data.close();
+    }
+    const side = await open(`${part}.json`, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    try {
+      const stats = await side.stat();
+      if (!stats.isFile() || stats.size > MAX_SIDE_FILE_BYTES) return undefined;
+      const meta = JSON.parse(await side.readFile('utf8')) as { guid?: unknown };
+      return typeof meta.guid === 'string' ? meta.guid : undefined;
+    } finally {
+      await side.close();
+    }
+  } catch {
+    return undefined;
+  }
+}
+
+/** The warning about an earlier export of the same repositories that this one does not continue. */
+export function earlierExportNotice(earlier: Migration): string {
+  const unlock = earlier.lock_repositories ? `; \`svc-migrate unlock ${earlier.id} --all\` gives back the repositories it locked` : '';
+  return `migration ${earlier.id} (${earlier.state}${earlier.lock_repositories ? ', lock requested' : ''}) exports the same repositories, perhaps from a run that was stopped; this export starts another. \`svc-migrate download ${earlier.id} --wait --output migration-${earlier.id}.tar.gz\` saves that one's archive${unlock}`;
+}
+
+export interface Begun {
+  migration: Migration;
+  /** Left by an earlier run, not started by this one. */
+  continued: boolean;
+  /** What the start step says: started, continued, or found after a lost answer. */
+  step: string;
+}
+
+/**
+ * The migration this export goes on with: one an earlier run left (continuableExport; not with
+ * `fresh`), else a new one. A start whose answer was lost is looked for in the list before
+ * anything is said (the org export's batches do the same); not found, the error names what may now
+ * be locked and the command that gives it back.
+ */
+export async function startOrContinue(
+  client: ApiClient,
+  org: string,
+  options: {
+    body: StartMigrationBody;
+    fresh: boolean;
+    partPath: (id: number) => string | undefined;
+    now: () => number;
+    onNotice?: ((message: string) => void) | undefined;
+  },
+): Promise<Begun> {
+  const { body } = options;
+  const earlier = await unfinishedExportsOf(client, org, body);
+  const continued = options.fresh ? undefined : await continuableExport(earlier, body, options.partPath);
+  // Said before anything starts: the owner may rather save or unlock those.
+  for (const other of earlier) {
+    if (other !== continued?.migration && (other.state === 'pending' || other.state === 'exporting')) options.onNotice?.(earlierExportNotice(other));
+  }
+  if (continued) {
+    const { migration, part } = continued;
+    const why = part ? `its download is half done in ${part}` : 'it exports exactly these repositories';
+    return { migration, continued: true, step: `continuing migration ${migration.id} (${migration.state}), started by an earlier run: ${why}; --new starts another instead` };
+  }
+  const startingAt = options.now();
+  try {
+    const migration = await startMigration(client, org, body);
+    return { migration, continued: false, step: `started migration ${migration.id} (${migration.state})` };
+  } catch (error) {
+    if (!(error instanceof UnavailableError)) throw error;
+    // The answer was lost, not necessarily the start.
+    const found = await findStarted(client, org, { repositories: fullNames(body, org), startingAt }, new Set(earlier.map((m) => m.id)));
+    if (found) return { migration: found, continued: false, step: `the answer to the start was lost; found migration ${found.id} (${found.state}), which it started` };
+    throw lostStart(error, body);
+  }
+}
+
+/** A start that may have happened unseen: what may be locked, and how to find and give it back. */
+function lostStart(error: UnavailableError, body: StartMigrationBody): CliError {
+  const names = body.repositories.map((name) => name.slice(name.indexOf('/') + 1));
+  const shown = names.length > 10 ? `${names.slice(0, 10).join(', ')} and ${names.length - 10} more` : names.join(', ');
+  const locked = body.lock_repositories
+    ? `; if it did, ${names.length === 1 ? 'its repository' : `its ${names.length} repositories`} (${shown}) ${names.length === 1 ? 'is' : 'are'} locked`
+    : '';
+  const first = names[0] ?? '';
+  return new CliError(
+    `${error.message}; the export may have started all the same, though no migration of these repositories is in the list yet${locked}`,
+    error.exitCode,
+    {
+      hint: body.lock_repositories && first
+        ? `\`svc-migrate list\` shows it once it appears; \`svc-migrate unlock --repo ${first} --all\` unlocks every repository of the latest migration that locked ${first}`
+        : '`svc-migrate list` shows it once it appears; run the same export again to continue it rather than start another',
+      cause: error,
+      ...(error.status === undefined ? {} : { status: error.status }),
+    },
+  );
+}
+
+function fullNames(body: StartMigrationBody, org: string): string[] {
+  return body.repositories.map((name) => (name.includes('/') ? name : `${org}/${name}`));
+}
