@@ -148,7 +148,13 @@ export async function startOrContinue(
   } catch (error) {
     if (!(error instanceof UnavailableError)) throw error;
     // The answer was lost, not necessarily the start.
-    const found = await findStarted(client, org, { repositories: fullNames(body, org), startingAt }, new Set(earlier.map((m) => m.id)));
+    let found: Migration | undefined;
+    try {
+      found = await findStarted(client, org, { repositories: fullNames(body, org), startingAt }, new Set(earlier.map((m) => m.id)));
+    } catch (lookup) {
+      // The list cannot be had either: what is said is the same, the start may have happened.
+      if (!(lookup instanceof CliError) || lookup instanceof InterruptedError) throw lookup;
+    }
     if (found) return { migration: found, continued: false, step: `the answer to the start was lost; found migration ${found.id} (${found.state}), which it started` };
     throw lostStart(error, body);
   }
