@@ -1,0 +1,75 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, statSync, watch } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Sandbox } from '../../src/sandbox/server.js';
+import { BIN, runCli } from '../helpers/run-cli.js';
+import { testSandbox } from '../helpers/sandbox.js';
+
+// The built binary killed with SIGKILL in the middle of a single export's download: the same
+// command continues that migration and its `.part`, starting nothing and locking nothing again.
+
+const tempDir = () => mkdtempSync(join(tmpdir(), 'svc-export-resume-'));
+const starts = (sandbox: Sandbox) => sandbox.requests.filter((r) => r.origin === 'api' && r.method === 'POST' && /\/migrations$/.test(r.url));
+const lockedNames = (sandbox: Sandbox) => sandbox.store.list(sandbox.store.organization('octo-org')!).flatMap((m) => [...m.locked]).sort();
+
+/** Resolves once `check` holds, looking again at each change in `dir`; fails if the child ends first. */
+function until(check: () => boolean, dir: string, child: ChildProcess, what: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const watcher = watch(dir);
+    const onExit = (code: number | null) => settle(new Error(`the export ended (${code}) before ${what}`));
+    function settle(error?: Error) {
+      watcher.close();
+      child.off('exit', onExit);
+      if (error) reject(error);
+      else resolve();
+    }
+    const look = () => {
+      try {
+        if (check()) settle();
+      } catch (error) {
+        settle(error as Error);
+      }
+    };
+    watcher.on('change', look).on('error', settle);
+    child.once('exit', onExit);
+    look();
+  });
+}
+
+describe('a single export killed mid-download', () => {
+  it('the same command continues the same migration from its .part; --new starts afresh', async () => {
+    const { sandbox, env } = await testSandbox({ archivePadBytes: 2_000_000, faults: { throttleBytesPerSecond: 400_000 } });
+    const dir = tempDir();
+    const output = join(dir, 'acme.tar.gz');
+    const args = ['export', 'widgets', 'docs.site', '--lock', '--unlock', '-o', output, '--interval', '0.1'];
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: 'ignore' });
+    const part = `${output}.part`;
+    await until(() => existsSync(`${part}.json`) && existsSync(part) && statSync(part).size > 100_000, dir, child, 'a download');
+    const closed = new Promise((resolve) => child.once('close', resolve));
+    child.kill('SIGKILL');
+    await closed;
+    const kept = statSync(part).size;
+    expect(starts(sandbox)).toHaveLength(1);
+    expect(lockedNames(sandbox)).toEqual(['docs.site', 'widgets']);
+
+    sandbox.faults.set({ throttleBytesPerSecond: undefined });
+    const storageBefore = sandbox.requests.filter((r) => r.origin === 'storage').length;
+    const again = await runCli(args, { env });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toMatch(/✓ continuing migration \d+ \(exported\), started by an earlier run: its download is half done in .*acme\.tar\.gz\.part/);
+    expect(again.stderr).toMatch(new RegExp(`resuming ${output.replace(/[.]/g, '\\.')} from .* \\((\\d+) bytes\\) already in`));
+    expect(starts(sandbox)).toHaveLength(1);
+    const ranges = sandbox.requests.filter((r) => r.origin === 'storage').slice(storageBefore).map((r) => r.headers.range);
+    expect(ranges[0]).toMatch(new RegExp(`^bytes=(\\d+)-$`));
+    expect(Number(/^bytes=(\d+)-$/.exec(ranges[0] ?? '')?.[1])).toBeGreaterThanOrEqual(kept);
+    expect(lockedNames(sandbox)).toEqual([]);
+    expect(readdirSync(dir).sort()).toEqual(['acme.tar.gz', 'acme.tar.gz.sha256']);
+
+    const fresh = await runCli([...args.slice(0, -2), '--force', '--new', '--interval', '0.1'], { env });
+    expect(fresh.code, fresh.stderr).toBe(0);
+    expect(fresh.stderr).toMatch(/✓ started migration \d+/);
+    expect(starts(sandbox)).toHaveLength(2);
+  });
+});
