@@ -73,3 +73,37 @@ describe('a single export killed mid-download', () => {
     expect(starts(sandbox)).toHaveLength(2);
   });
 });
+
+describe('a single export whose start answer is lost', () => {
+  it('found in the list: continued, with one start; not found: the repositories that may be locked and the command that unlocks them', async () => {
+    const { sandbox, env } = await testSandbox();
+    sandbox.faults.set({ loseStartAnswerNext: 1 });
+    const found = await runCli(['export', 'widgets', '--lock', '--unlock', '-o', join(tempDir(), 'a.tgz'), '--interval', '0.1'], { env });
+    expect(found.code, found.stderr).toBe(0);
+    expect(found.stderr).toMatch(/✓ the answer to the start was lost; found migration \d+ \(\w+\), which it started/);
+    expect(starts(sandbox)).toHaveLength(1);
+    expect(lockedNames(sandbox)).toEqual([]);
+
+    // The start's connection dropped before it reached the service: nothing started, nothing heard.
+    const log = sandbox.requests;
+    const record = log.push.bind(log);
+    log.push = (...entries) => {
+      if (entries.some((entry) => entry.method === 'POST')) sandbox.faults.set({ dropNext: 1 });
+      return record(...entries);
+    };
+    const lost = await runCli(['export', 'widgets', 'docs.site', '--lock', '-o', join(tempDir(), 'b.tgz'), '--interval', '0.1'], { env });
+    expect(lost.code).toBe(8);
+    expect(lost.stderr).toMatch(/^error: .*; the export may have started all the same, though no migration of these repositories is in the list yet; if it did, its 2 repositories \(widgets, docs\.site\) are locked$/m);
+    expect(lost.stderr).toContain('hint: `svc-migrate list` shows it once it appears; `svc-migrate unlock --repo widgets --all` unlocks every repository of the latest migration that locked widgets');
+    log.push = record;
+
+    // The command as printed: every repository of the latest migration that locked widgets.
+    sandbox.faults.clear();
+    const started = await runCli(['start', 'widgets', 'docs.site', '--lock'], { env });
+    expect(started.code, started.stderr).toBe(0);
+    expect(lockedNames(sandbox)).toEqual(['docs.site', 'widgets']);
+    const unlock = await runCli(['unlock', '--repo', 'widgets', '--all'], { env });
+    expect(unlock.code, unlock.stderr).toBe(0);
+    expect(lockedNames(sandbox)).toEqual([]);
+  });
+});
