@@ -36,7 +36,7 @@ const MAX_SIDE_FILE_BYTES = 64 * 1024;
  * Migrations of exactly these repositories still pending, exporting or exported, among the latest
  * (newest first): what an earlier run of the same export may have left.
  */
-export async function unfinishedExportsOf(client: ApiClient, org: string, body: StartMigrationBody): Promise<Migration[]> {
+async function unfinishedExportsOf(client: ApiClient, org: string, body: StartMigrationBody): Promise<Migration[]> {
   const wanted = fullNames(body, org);
   let latest: Migration[];
   try {
@@ -58,7 +58,7 @@ function sameFlags(migration: Migration, body: StartMigrationBody): boolean {
  * The migration this export continues, if any: the newest one whose download is half done where
  * this export writes (`partPath(id)`, undefined for `-o -`), else the newest pending or exporting one.
  */
-export async function continuableExport(
+async function continuableExport(
   earlier: Migration[],
   body: StartMigrationBody,
   partPath: (id: number) => string | undefined,
@@ -99,7 +99,7 @@ async function partOf(part: string): Promise<string | undefined> {
 }
 
 /** The warning about an earlier export of the same repositories that this one does not continue. */
-export function earlierExportNotice(earlier: Migration): string {
+function earlierExportNotice(earlier: Migration): string {
   const unlock = earlier.lock_repositories ? `; \`svc-migrate unlock ${earlier.id} --all\` gives back the repositories it locked` : '';
   return `migration ${earlier.id} (${earlier.state}${earlier.lock_repositories ? ', lock requested' : ''}) exports the same repositories, perhaps from a run that was stopped; this export starts another. \`svc-migrate download ${earlier.id} --wait --output migration-${earlier.id}.tar.gz\` saves that one's archive${unlock}`;
 }
