@@ -122,9 +122,8 @@ describe('a reader that stops mid-run', () => {
     }
     child.stdout.destroy();
     const [code] = (await once(child, 'close')) as [number | null];
-    const id = /"migrationId":(\d+)/.exec(stdout)?.[1];
     expect(code).toBe(141);
-    expect(stderr).toContain(`1 repository is still locked; \`svc-migrate unlock ${id} --all\` unlocks it`);
+    expect(stderr).toContain(`1 repository is still locked; \`svc-migrate unlock --output-dir ${dir}\` unlocks it`);
     expect(stderr).not.toMatch(/EPIPE|this is a bug/);
     expect(existsSync(join(dir, 'svc-migrate.lock'))).toBe(false);
     expect(sandbox.store.list(sandbox.store.organization('octo-org')!).flatMap((m) => [...m.locked])).toEqual(['docs.site']);

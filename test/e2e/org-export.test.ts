@@ -212,7 +212,7 @@ describe('export --output-dir (a whole organization)', () => {
     expect(starts(sandbox)).toHaveLength(2);
   }, 60_000);
 
-  it('names what a Ctrl-C leaves locked and the command for each migration, in the message (--json too); those commands unlock them', async () => {
+  it('names what a Ctrl-C leaves locked and the one command that unlocks it, in the message (--json too); that command unlocks them', async () => {
     const { sandbox, env } = await testSandbox({ repositories: 8, exportSeconds: 5 });
     const dir = tempDir();
     writeFileSync(join(dir, 'repos.txt'), `${names(8).join('\n')}\n`);
@@ -237,8 +237,8 @@ describe('export --output-dir (a whole organization)', () => {
       const result = await runCli(args, { env, signal: stop.signal, onStderr: watch, onStdout: watch });
       expect(result.code, result.stderr).toBe(code);
       expect(lockedNow()).toBe(8);
-      const ids = sandbox.store.list(org).filter((m) => m.locked.size > 0).map((m) => m.id).sort();
-      const line = `stopped the export; 8 repositories are still locked; \`svc-migrate unlock ${ids[0]} --all\`, \`svc-migrate unlock ${ids[1]} --all\` unlock them`;
+      const out = join(dir, `out${i}`);
+      const line = `stopped the export; 8 repositories are still locked; \`svc-migrate unlock --output-dir ${out}\` unlocks them`;
       if (extra.includes('--json')) {
         expect(JSON.parse(result.stderr.trim().split('\n').at(-1) as string)).toEqual({ error: { code, status: null, message: line } });
       } else {
@@ -246,8 +246,8 @@ describe('export --output-dir (a whole organization)', () => {
         // The way on stays: the same command continues.
         expect(result.stderr).toMatch(/hint: run the same command again to continue/);
       }
-      // The commands named unlock every repository the export locked.
-      for (const id of ids) expect((await runCli(['unlock', String(id), '--all'], { env })).code).toBe(0);
+      // The one command named unlocks every repository the export locked.
+      expect((await runCli(['unlock', '--output-dir', out], { env })).code).toBe(0);
       expect(lockedNow()).toBe(0);
     }
   }, 60_000);
@@ -274,14 +274,19 @@ describe('export --output-dir (a whole organization)', () => {
     const journal = readJournal(join(dir, 'out')) as Journal;
     expect(journal.batches[1]).toMatchObject({ state: 'failed', error: { exitCode: 6 } });
     expect(journal.batches[1]?.migrationIds).toHaveLength(2);
-    // Both failed migrations of batch 2 locked its repositories: the failure names each, and they unlock them.
+    // Both failed migrations of batch 2 locked its repositories: the one command named unlocks them through each.
     const [a, b] = journal.batches[1]?.migrationIds ?? [];
     expect(result.stderr).toContain(
-      `error: 2 of 4 repositories are not in a verified archive (batch 2); 2 repositories are still locked; \`svc-migrate unlock ${a} --all\`, \`svc-migrate unlock ${b} --all\` unlock them\n`,
+      `error: 2 of 4 repositories are not in a verified archive (batch 2); 2 repositories are still locked; \`svc-migrate unlock --output-dir ${join(dir, 'out')}\` unlocks them\n`,
     );
     const org = sandbox.store.organization('octo-org')!;
     expect(sandbox.store.list(org).flatMap((m) => [...m.locked]).sort()).toEqual(['repo-0003', 'repo-0003', 'will-fail', 'will-fail']);
-    for (const id of [a, b]) expect((await runCli(['unlock', String(id), '--all'], { env })).code).toBe(0);
+    const unlocked = await runCli(['unlock', '--output-dir', join(dir, 'out'), '--json'], { env });
+    expect(unlocked.code, unlocked.stderr).toBe(0);
+    expect((JSON.parse(unlocked.stdout) as { migrations: { migration_id: number; state: string }[] }).migrations.slice(1)).toEqual([
+      expect.objectContaining({ migration_id: a, state: 'unlocked' }),
+      expect.objectContaining({ migration_id: b, state: 'unlocked' }),
+    ]);
     expect(sandbox.store.list(org).flatMap((m) => [...m.locked])).toEqual([]);
   }, 60_000);
 
@@ -442,7 +447,7 @@ describe('export --output-dir with repositories the service refuses, a list that
     expect(one.stderr).toContain('planned 1 repository in 1 batch (journal: ');
     expect(one.stderr).toContain(`batch 1: kept 1 repository locked as asked (\`svc-migrate unlock ${id} --all\` unlocks it)\n`);
     expect(one.stderr).toContain('1/1 repository in verified archives\n');
-    expect(one.stderr).toContain(`1 repository is still locked; \`svc-migrate unlock ${id} --all\` unlocks it\n`);
+    expect(one.stderr).toContain(`1 repository is still locked; \`svc-migrate unlock --output-dir ${join(dir, 'one')}\` unlocks it\n`);
   }, 60_000);
 
   it('plans only what a longer list adds; --dry-run prints that plan and sends nothing', async () => {
