@@ -67,8 +67,8 @@ async function exportRepositories(
   wait: WaitSettings,
 ): Promise<ExportReport> {
   const resumeCommand = (id: number) => downloadCommand(context.settings, id, options);
-  // The same export continues the migration and its `.part` (docs/cli.md#export).
-  const { settings, bar, toStdout, checkTarget } = downloadSettings(context, options, resumeCommand, true);
+  // The same export continues the migration and its `.part` (docs/cli.md#export); with --new it would start another.
+  const { settings, bar, toStdout, checkTarget } = downloadSettings(context, options, resumeCommand, !options.new);
   // Whatever would refuse the archive at the end refuses it now, before a repository is locked.
   await checkTarget();
   const { repositories, asked } = await collectRepositories(context, args, options);

@@ -247,6 +247,12 @@ describe('export', () => {
     });
   });
 
+  it('--new starts a fresh migration; it does not go with --output-dir, whose journal says what is done', async () => {
+    expect(await options(['export', 'widgets', '--new'])).toMatchObject({ flags: { new: true } });
+    await refused(['export', 'widgets', '--new', '--output-dir', 'out'], '--new goes without --output-dir',
+      'with --output-dir the journal says what is done; --restart plans the export anew');
+  });
+
   it('a --timeout that is no duration is refused before a repository is locked', async () => {
     await refused(['export', 'widgets', '--lock', '--timeout', 'tomorrow'], /--timeout takes a duration such as 30s, 5m, 90m or 2h, not "tomorrow"/);
   });
