@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startMigration } from '../../src/api/migrations.js';
 import { type ExportOptions, runExport } from '../../src/core/export.js';
+import { unlockFailure } from '../../src/core/unlock.js';
 import { ExitCode } from '../../src/errors.js';
 import type { RecordedSandboxRequest } from '../../src/sandbox/options.js';
 import type { Sandbox } from '../../src/sandbox/server.js';
@@ -160,5 +161,22 @@ describe('a lost start answer', () => {
       hint: '`svc-migrate list` shows it once it appears; `svc-migrate unlock --repo widgets --all` unlocks every repository of the latest migration that locked widgets',
     });
     expect(box.sandbox.store.list(box.sandbox.store.organization('octo-org')!).filter((m) => m.locked.size > 0)).toEqual([]);
+  });
+});
+
+describe('counts are worded for one', () => {
+  it('"unlocked 1 repository" in what a stopped export says it did, and "1 of 1 repository" in a failed unlock', async () => {
+    const box = await coreSandbox({ exportSeconds: 0 });
+    const options = exportOptions(box, () => join(tempDir(), 'a.tar.gz'), [], {
+      body: { repositories: ['octo-org/widgets'], lock_repositories: true },
+      // git is off PATH: the service's copy is kept, and the export stops after its unlock.
+      deleteArchive: true,
+    });
+    await expect(runExport(box.api, options)).rejects.toMatchObject({
+      exitCode: ExitCode.VerificationFailed,
+      message: expect.stringMatching(/; unlocked 1 repository\)$/),
+    });
+    const failure = unlockFailure([{ repository: 'widgets', ok: false, error: 'gone', exitCode: ExitCode.NotFound }], 7);
+    expect(failure?.message).toBe('1 of 1 repository could not be unlocked');
   });
 });
