@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { Context, Invocation } from '../../context.js';
-import { fingerprintOf } from '../../core/org-export/journal.js';
+import { fingerprintOf, heldBy } from '../../core/org-export/journal.js';
 import { type Plan, planExport } from '../../core/org-export/plan.js';
 import { DEFAULT_BATCH_SIZE, DEFAULT_PARALLEL, type OrgExportResult, runOrgExport } from '../../core/org-export/run.js';
 import { OrgExportStoppedError } from '../../core/org-export/outcome.js';
@@ -245,11 +245,13 @@ function withLocked(context: Context, error: CliError, locked: { locked: number;
 
 /** Batches this run locked and did not unlock: each migration's repositories, and the command for each. */
 function lockedSummary(context: Context, batches: BatchRecord[], lock: boolean, unlock: boolean) {
+  // A narrowed batch's failed migrations were unlocked when they failed (`released`), with --unlock.
   const locked = lock
-    ? batches.filter((batch) => batch.migrationIds.length > 0 && !(unlock && (batch.state === 'unlocked' || batch.state === 'done')))
+    ? batches.filter((batch) => batch.migrationIds.length > 0 && !batch.released && !(unlock && (batch.state === 'unlocked' || batch.state === 'done')))
     : [];
   return {
-    locked: locked.reduce((n, batch) => n + batch.repositories.length, 0),
+    // Each repository once, however many migrations hold it (a narrowed batch's and its halves').
+    locked: new Set(locked.flatMap((batch) => heldBy(batch).map((name) => name.toLowerCase()))).size,
     // Every migration of the batch holds them: one that failed and was started again too.
     unlock_commands: context.settings.sandbox ? [] : locked.flatMap((batch) => batch.migrationIds.map((id) => commandLine(context.settings, `unlock ${id} --all`))),
   };
