@@ -188,6 +188,7 @@ async function exportBatches(
     clock,
     signal,
     claimed: new Set(state.batches.flatMap((b) => b.migrationIds)),
+    spamWaitsTold: { rounds: 0 },
     save,
     step,
     emit,
