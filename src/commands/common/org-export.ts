@@ -139,7 +139,11 @@ export async function exportOrganization(
     repositories: result.repositories,
     verified_repositories: result.verifiedRepositories,
     archived_repositories: result.archivedRepositories,
-    skipped: result.skipped,
+    // A repository at fault names the migration that failed with it alone.
+    skipped: result.skipped.map(({ migrationId, ...skipped }) => ({
+      ...skipped,
+      ...(migrationId === undefined ? {} : { migration_id: migrationId }),
+    })),
     journal: result.journalPath,
     batches: result.batches.map((batch) => ({
       batch: batch.index,
@@ -174,23 +178,29 @@ export async function exportOrganization(
 /** Why the export did not end with every repository in a verified archive, and what to do. */
 function orgExportFailure(result: OrgExportResult): CliError {
   const journal = `the journal ${result.journalPath}`;
-  if (result.repositories > 0 && result.skipped.length === result.repositories) {
+  const n = result.skipped.length;
+  const atFault = result.skipped.filter((s) => s.migrationId !== undefined).length;
+  const why = atFault === 0 ? 'the service refused' : atFault === n ? 'the service could not export' : 'the service refused or could not export';
+  // A repository at fault is not asked about again: its migration failed with it alone (narrow.ts).
+  const fault = atFault === 0
+    ? ''
+    : `; ${atFault === 1 ? 'the repository at fault stays' : `the ${atFault} at fault stay`} skipped in later runs (the service failed a migration of ${atFault === 1 ? 'it' : 'each'} alone)`;
+  if (result.repositories > 0 && n === result.repositories) {
     // Nothing at all was archived: a refused request (exit 5), not a partial export.
     return new CliError(
-      `nothing was exported: the service refused ${result.repositories === 1 ? 'the only repository' : `all ${result.repositories} repositories`} (${listed(result.skipped.map((s) => s.name))})`,
+      `nothing was exported: ${why} ${result.repositories === 1 ? 'the only repository' : `all ${result.repositories} repositories`} (${listed(result.skipped.map((s) => s.name))})`,
       result.exitCode as CliError['exitCode'],
-      { hint: `${journal} records each with the service's reason; correct the list and run the same command again` },
+      { hint: `${journal} records each with ${atFault === 0 ? 'the service\'s' : 'its'} reason; correct the list and run the same command again${fault}` },
     );
   }
   if (result.exitCode === ExitCode.Partial) {
-    const n = result.skipped.length;
     return new CliError(
-      `the export is partial: the service refused ${n} of ${counted(result.repositories, 'repository', 'repositories')}, so ${n === 1 ? 'it was' : 'they were'} skipped (${listed(result.skipped.map((s) => s.name))})`,
+      `the export is partial: ${why} ${n} of ${counted(result.repositories, 'repository', 'repositories')}, so ${n === 1 ? 'it was' : 'they were'} skipped (${listed(result.skipped.map((s) => s.name))})`,
       ExitCode.Partial,
-      { hint: `${journal} records each with the service's reason; correct the list and run the same command again: the batches done are kept, and only what is missing is exported` },
+      { hint: `${journal} records each with its reason; correct the list and run the same command again: the batches done are kept, and only what is missing is exported${fault}` },
     );
   }
-  const failed = result.batches.filter((b) => b.error || (b.state !== 'done' && b.state !== 'skipped')).map((b) => b.index);
+  const failed = result.batches.filter((b) => b.error || !['done', 'skipped', 'narrowed'].includes(b.state)).map((b) => b.index);
   const named = failed.length > 0 ? `batch ${failed.join(', ')}` : '';
   const unverified = result.repositories - result.verifiedRepositories - result.skipped.length;
   return new CliError(

@@ -109,7 +109,8 @@ export interface Tally {
   /** Wanted repositories in a verified archive, and in any archive of a finished batch. */
   verified: number;
   archived: number;
-  skipped: { batch: number; name: string; reason: string }[];
+  /** Refused by the service, or at fault: `migrationId` failed with it alone (narrow.ts). */
+  skipped: { batch: number; name: string; reason: string; migrationId?: number }[];
 }
 
 /**
@@ -121,7 +122,12 @@ export function tally(batches: BatchRecord[], wanted: string[]): Tally {
   const count = (filter: (b: BatchRecord) => boolean) =>
     new Set(batches.filter(filter).flatMap((b) => b.repositories.map(key).filter((name) => wantedKeys.has(name)))).size;
   const skipped = batches.flatMap((b) =>
-    (b.skipped ?? []).filter((s) => wantedKeys.has(key(s.name))).map((s) => ({ batch: b.index, name: s.name, reason: s.reason })),
+    (b.skipped ?? []).filter((s) => wantedKeys.has(key(s.name))).map((s) => ({
+      batch: b.index,
+      name: s.name,
+      reason: s.reason,
+      ...(s.migrationId === undefined ? {} : { migrationId: s.migrationId }),
+    })),
   );
   return {
     total: wantedKeys.size,
