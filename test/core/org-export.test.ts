@@ -514,6 +514,23 @@ describe('how a run ends', () => {
     expect(result.batches[0]).toMatchObject({ state: 'unlocked', archive: { verified: true, gitObjectsChecked: false } });
   });
 
+  it('an answer cut half-way through its body is the network\'s failure, not a bug: the start looked up, the poll asked again (exit 0, not 1)', async () => {
+    // The start's answer is cut (the migration exists), then the first poll's, once the batch has started.
+    const box = await setUp({ repositories: 2, faults: { cutAnswerNext: 1 } });
+    const { sandbox } = box;
+    const { result, events } = await exportAll(box, box.dir, names(2), {
+      onEvent: (event) => {
+        if (event.type === 'batch' && event.state === 'started') sandbox.faults.set({ cutAnswerNext: 1 });
+      },
+    });
+    expect(result.exitCode).toBe(ExitCode.Ok);
+    expect(sandbox.faults.snapshot().cutAnswerNext).toBe(0);
+    expect(starts(sandbox)).toHaveLength(1);
+    expect(steps(events, 1)[0]).toEqual(['started', expect.stringMatching(/^started migration \d+$/)]);
+    const polls = sandbox.requests.filter((r) => r.method === 'GET' && r.url.startsWith('/orgs/octo-org/migrations?'));
+    expect(polls.length).toBeGreaterThan(1);
+  });
+
   it('a failure of this machine stops every batch where it stands and is thrown with the way to go on (exit 2); the lock goes', async () => {
     const box = await setUp({ repositories: 4 });
     const { dir } = box;
