@@ -99,6 +99,7 @@ complete -c svc-migrate -n '__fish_seen_subcommand_from list' -s h -l help -d 's
 complete -c svc-migrate -n '__fish_seen_subcommand_from repos' -l per-page -x -d 'repositories per page (1-100, default 30)'
 complete -c svc-migrate -n '__fish_seen_subcommand_from repos' -l page -x -d 'page to show (default 1)'
 complete -c svc-migrate -n '__fish_seen_subcommand_from repos' -l all -d 'follow Link: rel="next" and list every page'
+complete -c svc-migrate -n '__fish_seen_subcommand_from repos' -l names -d 'print each repository'\''s full name alone, one a line (a list for --repo'
 complete -c svc-migrate -n '__fish_seen_subcommand_from repos' -s V -l version -d 'print the version'
 complete -c svc-migrate -n '__fish_seen_subcommand_from repos' -l org -x -d 'organization (env SVC_ORG)'
 complete -c svc-migrate -n '__fish_seen_subcommand_from repos' -l base-url -x -d 'API root, e.g. https://api.example.com (env SVC_BASE_URL)'

@@ -1,8 +1,7 @@
 import type { Writable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { type Clock, systemClock } from '../support/clock.js';
-import type { CliError } from '../errors.js';
-import { InterruptedError, UnavailableError, UsageError } from '../errors.js';
+import { CliError, InterruptedError, UnavailableError, UsageError } from '../errors.js';
 import { type DownloadResponse, openDownload } from './archive-download.js';
 import { DEFAULT_RETRY, fullJitterDelay, type RetryPolicy } from './backoff.js';
 import { type Headers, header } from './headers.js';
@@ -158,20 +157,8 @@ export class ApiClient {
           ...this.requestTimeouts(),
         });
       } catch (error) {
-        this.throwIfAborted();
-        const failure = classifyNetworkError(error);
-        this.trace(`✗ ${method} ${printable} ${failure.code}: ${failure.message}`);
-        if (this.shared.closed) throw closedClientError(method, printable);
-        const canRetry =
-          retries < this.retry.tries - 1 &&
-          !LASTING.has(failure.kind) &&
-          // docs/service.md#start-migration: a lost POST may have created the export; resend only if it never left.
-          (method !== 'POST' || failure.kind === 'refused');
-        if (canRetry) {
-          await this.backoff(retries++, `${failure.code}`, method, printable);
-          continue;
-        }
-        throw networkError(method, url, failure, this.retry.tries);
+        await this.networkFailure(error, method, url, retries++);
+        continue;
       }
 
       const { statusCode: status } = response;
@@ -188,7 +175,15 @@ export class ApiClient {
       }
       const accepted = (status >= 200 && status < 300) || options.accept?.includes(status);
       if (accepted) {
-        const data = await readJson<T>(response, `${method} ${printable}`);
+        let data: T;
+        try {
+          data = await readJson<T>(response, `${method} ${printable}`);
+        } catch (error) {
+          // Cut or silent mid-answer: the network's failure, as before the headers (undici's error is no bug, exit 1).
+          if (error instanceof CliError) throw error;
+          await this.networkFailure(error, method, url, retries++);
+          continue;
+        }
         if (options.list && !Array.isArray(data)) {
           throw new UnavailableError(`${method} ${printable} answered with ${kindOf(data)} where a list was expected`, {
             status,
@@ -291,6 +286,25 @@ export class ApiClient {
 
   private requestTimeouts(): { headersTimeout: number; bodyTimeout: number } {
     return requestTimeouts(this.options.timeouts);
+  }
+
+  /**
+   * A request that failed on the network (before its answer, or while reading it): waits before the
+   * next try when it may be tried again, else throws what the user is told.
+   */
+  private async networkFailure(error: unknown, method: HttpMethod, url: URL, retries: number): Promise<void> {
+    this.throwIfAborted();
+    const printable = redactUrl(url.toString());
+    const failure = classifyNetworkError(error);
+    this.trace(`✗ ${method} ${printable} ${failure.code}: ${failure.message}`);
+    if (this.shared.closed) throw closedClientError(method, printable);
+    const canRetry =
+      retries < this.retry.tries - 1 &&
+      !LASTING.has(failure.kind) &&
+      // docs/service.md#start-migration: a lost POST may have created the export; resend only if it never left.
+      (method !== 'POST' || failure.kind === 'refused');
+    if (!canRetry) throw networkError(method, url, failure, this.retry.tries);
+    await this.backoff(retries, `${failure.code}`, method, printable);
   }
 
   private async backoff(retry: number, reason: string, method: HttpMethod, url: string): Promise<void> {

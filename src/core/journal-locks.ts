@@ -43,7 +43,8 @@ export async function journalMigrations(dir: string): Promise<JournalMigration[]
     batch.migrationIds.map((migrationId) => ({
       migrationId,
       batch: batch.index,
-      unlockedByExport: exportUnlocked && (batch.state === 'unlocked' || batch.state === 'done'),
+      // A narrowed batch's failed migrations were given back when they failed (`released`).
+      unlockedByExport: batch.released === true || (exportUnlocked && (batch.state === 'unlocked' || batch.state === 'done')),
     })),
   );
 }

@@ -28,6 +28,8 @@ export interface FaultSettings {
   spliceNext?: number;
   /** Start the next N migrations but drop the connection instead of answering (a lost 201). */
   loseStartAnswerNext?: number;
+  /** Cut the next N API answers (those whose path contains `failPath`) half-way through their body. */
+  cutAnswerNext?: number;
 }
 
 export class Faults {
@@ -77,6 +79,12 @@ export class Faults {
   takeLostStartAnswer(): boolean {
     if (!this.settings.loseStartAnswerNext) return false;
     this.settings.loseStartAnswerNext--;
+    return true;
+  }
+
+  takeCutAnswer(path: string): boolean {
+    if (!this.settings.cutAnswerNext || !this.matches(path)) return false;
+    this.settings.cutAnswerNext--;
     return true;
   }
 

@@ -101,6 +101,19 @@ export function sendJson(
   response.end(text);
 }
 
+/**
+ * Makes the answer under way stop half-way through its body: its headers and the first half are
+ * sent, then the connection is closed (the `cutAnswerNext` fault).
+ */
+export function cutHalfWay(response: ServerResponse): void {
+  const end = (body?: string | Buffer) => {
+    const bytes = Buffer.from(body ?? '');
+    response.write(bytes.subarray(0, bytes.length >> 1), () => response.socket?.destroy());
+    return response;
+  };
+  Object.assign(response, { end });
+}
+
 /** `exclude` is an array: `exclude=a,b`, `exclude=a&exclude=b` and `exclude[]=a` (as most clients send arrays). */
 export function excludes(url: URL): string[] {
   return [...url.searchParams.getAll('exclude'), ...url.searchParams.getAll('exclude[]')].flatMap((value) => value.split(','));

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { API_VERSION } from '../api/types.js';
 import { Faults } from './faults.js';
 import { createAuthority } from './certificates.js';
-import { closeServer, decodeSegment, errorBody, HttpFailure, listen, notFound, type Server, sendJson } from './http.js';
+import { closeServer, cutHalfWay, decodeSegment, errorBody, HttpFailure, listen, notFound, type Server, sendJson } from './http.js';
 import { RateLimiter } from './ratelimit.js';
 import { handleAdmin } from './routes/admin.js';
 import { dispatch } from './routes/dispatches.js';
@@ -159,6 +159,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       response.socket?.destroy();
       return;
     }
+    if (faults.takeCutAnswer(url.pathname)) cutHalfWay(response);
     const failStatus = faults.takeFailure(url.pathname);
     if (failStatus) throw new HttpFailure(failStatus, { message: 'Service Unavailable (sandbox fault)' });
 

@@ -120,6 +120,11 @@ class LiveBoard implements OrgExportReporter {
           this.totals.batches--;
           this.running.delete(event.batch);
         }
+        // Its migration failed: its repositories go on as two new batches.
+        if (event.state === 'narrowed') {
+          this.totals.batches++;
+          this.running.delete(event.batch);
+        }
         if (event.state === 'done') {
           this.totals.done += event.repositories;
           this.running.delete(event.batch);
@@ -275,13 +280,14 @@ export function orgExportTable(result: OrgExportResult, theme: ChalkInstance, la
 
 /** A batch's error, and the repositories the service refused for it. */
 function problemOf(batch: BatchRecord): string {
-  const skipped = batch.skipped?.length ? `skipped ${batch.skipped.length} refused by the service: ${inertText(shortList(batch.skipped.map((s) => s.name), 3))}` : '';
+  const why = batch.skipped?.some((s) => s.migrationId !== undefined) ? 'at fault' : 'refused by the service';
+  const skipped = batch.skipped?.length ? `skipped ${batch.skipped.length} ${why}: ${inertText(shortList(batch.skipped.map((s) => s.name), 3))}` : '';
   return [batch.error ? inertText(batch.error.message) : '', skipped].filter(Boolean).join('; ');
 }
 
 /** How many repositories are safe, which were skipped and why, and where to look when some are not. */
 export function orgExportFooter(result: OrgExportResult): string {
-  const failed = result.batches.filter((b) => b.error || (b.state !== 'done' && b.state !== 'skipped')).map((b) => b.index);
+  const failed = result.batches.filter((b) => b.error || !['done', 'skipped', 'narrowed'].includes(b.state)).map((b) => b.index);
   const count = !result.verify
     ? `${result.archivedRepositories}/${counted(result.repositories, 'repository', 'repositories')} in archives, none verified (--no-verify)`
     : `${result.verifiedRepositories}/${counted(result.repositories, 'repository', 'repositories')} in verified archives`;
@@ -291,7 +297,8 @@ export function orgExportFooter(result: OrgExportResult): string {
       : `${count}; look at batch ${failed.join(', ')} in ${inertText(result.journalPath)}, then run the same command again`,
   ];
   if (result.skipped.length > 0) {
-    lines.push(`skipped ${counted(result.skipped.length, 'repository', 'repositories')} the service refused:`);
+    const why = result.skipped.some((s) => s.migrationId !== undefined) ? 'the service refused or could not export' : 'the service refused';
+    lines.push(`skipped ${counted(result.skipped.length, 'repository', 'repositories')} ${why}:`);
     const shown = result.skipped.slice(0, SKIPPED_SHOWN);
     for (const s of shown) lines.push(`  ${inertText(s.name)} (batch ${s.batch}): ${inertText(s.reason)}`);
     if (result.skipped.length > shown.length) lines.push(`  … and ${result.skipped.length - shown.length} more (each with its reason in the journal and in --json)`);

@@ -142,6 +142,11 @@ describe('repos', () => {
     expect((await parseCli(['repos', '4242', '--json', 'full_name,size'])).code).toBe(0);
     expect(await jsonRefusal(['repos', '4242', '--json', 'full_name,state'])).toMatch(/^unknown --json field "state"; the fields of a repository are: id, /);
   });
+
+  it('--names prints names alone, so not with --json', async () => {
+    expect(await options(['repos', '4242', '--all', '--names'])).toEqual({ id: 4242, all: true, names: true });
+    expect(await jsonRefusal(['repos', '4242', '--names', '--json'])).toBe('--names and --json do not go together');
+  });
 });
 
 describe('download', () => {

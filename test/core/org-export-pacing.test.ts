@@ -184,16 +184,27 @@ describe('a service that refuses new starts for now ("spammed")', () => {
     expect(box.clock.sleeps).toEqual(waits);
     const tries = box.sandbox.requests.filter((r) => r.method === 'POST').map((r) => r.at);
     expect(gaps(tries)).toEqual(waits);
-    expect(notices(events)).toEqual(Array(20).fill('batch 1: the service refuses new starts for now; waiting'));
+    expect(notices(events)).toEqual(waits.map((ms, i) => `the service refuses new starts for now; batches wait ${ms / 1000} s before asking again (wait ${i + 1} of at most 20)`));
     expect(errors(events)).toEqual([expect.objectContaining({ batch: 1, exitCode: ExitCode.Validation, message: expect.stringMatching(/spammed/) })]);
     expect(states(box.dir)).toEqual(['pending']);
+  });
+
+  it('says it once a round of waits, not once a batch: nine batches refused together, one line each round', async () => {
+    const box = await setUp({ repositories: 9, exportSeconds: 10, spamLimit: { starts: 0, windowSeconds: 60 } });
+    // Each batch counts its own waits; whichever reaches a round first says it for all.
+    const { result, events } = await exportAll(box, names(9), { parallel: 9, intervalMs: 1_000 });
+    expect(result.exitCode).toBe(ExitCode.Validation);
+    const told = notices(events).filter((n) => /refuses new starts/.test(n));
+    expect(told).toHaveLength(20);
+    expect(new Set(told).size).toBe(20);
+    expect(box.sandbox.requests.filter((r) => r.method === 'POST')).toHaveLength(9 * 21);
   });
 
   it('starts the batches it refused once its window has passed', async () => {
     const box = await setUp({ repositories: 4, exportSeconds: 10, spamLimit: { starts: 2, windowSeconds: 60 } });
     const { result, events } = await exportAll(box, names(4), { intervalMs: 1_000 });
     expect(result.exitCode).toBe(ExitCode.Ok);
-    expect(notices(events)).toContain('batch 3: the service refuses new starts for now; waiting');
+    expect(notices(events)).toContain('the service refuses new starts for now; batches wait 5 s before asking again (wait 1 of at most 20)');
     const accepted = box.sandbox.requests.filter((r) => r.method === 'POST' && r.status === 201).map((r) => r.at);
     expect(accepted).toHaveLength(4);
     expect((accepted[2] as number) - (accepted[0] as number)).toBeGreaterThanOrEqual(MINUTE);

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ApiClient } from '../../src/api/client.js';
 import { startMigration } from '../../src/api/migrations.js';
 import { verifyArchive } from '../../src/core/archive/verify.js';
-import { type BatchRecord, type Journal, JOURNAL_FILE, type OrgExportEvent, writeJournal } from '../../src/core/org-export/journal.js';
+import { type Journal, JOURNAL_FILE, type OrgExportEvent, writeJournal } from '../../src/core/org-export/journal.js';
 import { endedBy, isLocal, OrgExportStoppedError, worse } from '../../src/core/org-export/outcome.js';
 import { type OrgExportOptions, type OrgExportResult, runOrgExport } from '../../src/core/org-export/run.js';
 import { CliError, ExitCode, UnavailableError, UsageError } from '../../src/errors.js';
@@ -287,6 +287,70 @@ describe('a run takes up what the journal holds', () => {
   });
 });
 
+describe('the manifest', () => {
+  interface Manifest {
+    version: 1;
+    org: string;
+    repositories: {
+      repository: string; archive: string; sha256: string | null; bytes: number;
+      migration_id: number; batch: number; verified_at: string | null;
+    }[];
+    skipped: { repository: string; reason: string }[];
+  }
+  const manifestIn = (dir: string) => JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as Manifest;
+
+  /** The manifest says what the journal says, and what is on disk: every archive's size and sha256. */
+  function expectTrue(dir: string) {
+    const manifest = manifestIn(dir);
+    const wanted = journalIn(dir).batches
+      .filter((b) => b.archive && ['downloaded', 'unlocked', 'done'].includes(b.state))
+      .flatMap((b) => b.repositories.map((repository) => ({
+        repository,
+        archive: `migration-${b.migrationIds.at(-1)}.tar.gz`,
+        sha256: b.archive!.sha256,
+        bytes: b.archive!.bytes,
+        migration_id: b.migrationIds.at(-1),
+        batch: b.index,
+        verified_at: b.archive!.verifiedAt,
+      })))
+      .sort((a, b) => a.repository.localeCompare(b.repository));
+    expect(manifest.repositories).toEqual(wanted);
+    for (const entry of manifest.repositories) {
+      const file = join(dir, entry.archive);
+      expect(sha256(file)).toBe(entry.sha256);
+      expect(statSync(file).size).toBe(entry.bytes);
+      expect(entry.verified_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    }
+    const tsv = readFileSync(join(dir, 'manifest.tsv'), 'utf8').trimEnd().split('\n').map((line) => line.split('\t'));
+    expect(tsv[0]).toEqual(['repository', 'archive', 'sha256', 'bytes', 'migration_id', 'verified_at']);
+    const rows = manifest.repositories.map((e) => [e.repository, e.archive, e.sha256, `${e.bytes}`, `${e.migration_id}`, e.verified_at]);
+    expect(tsv.slice(1)).toEqual(rows);
+    return manifest;
+  }
+
+  it('maps each repository to its archive, sha256, size, migration and time of verification, as the run goes and after a resume', async () => {
+    const box = await setUp({ repositories: 6 });
+    const { dir } = box;
+    const stop = new AbortController();
+    // Stopped once the first archive is verified: the manifest already names it.
+    const first = await exportStopped(box, dir, names(6), {
+      parallel: 1,
+      signal: stop.signal,
+      onEvent: (event) => {
+        if (event.type === 'batch' && event.state === 'downloaded') stop.abort();
+      },
+    }, box.connect({ signal: stop.signal }));
+    expect(first.error.exitCode).toBe(ExitCode.Interrupted);
+    expect(expectTrue(dir).repositories.map((e) => e.repository)).toEqual(names(2));
+
+    const { result } = await exportAll(box, dir, [...names(6), 'octo-org/will-fail']);
+    expect(result.exitCode).toBe(ExitCode.Partial);
+    const manifest = expectTrue(dir);
+    expect(manifest.repositories.map((e) => e.repository)).toEqual(names(6));
+    expect(manifest.skipped).toEqual([{ repository: 'octo-org/will-fail', reason: expect.stringMatching(/^its migration failed/), migration_id: expect.any(Number) }]);
+  });
+});
+
 describe('an output directory others can touch', () => {
   it.skipIf(process.getuid === undefined)('is refused before any request, as a journal open to others is (exit 2)', async () => {
     const box = await setUp({ repositories: 2 });
@@ -362,20 +426,57 @@ describe('repositories the service refuses', () => {
 });
 
 describe('how a run ends', () => {
-  it('starts a migration that failed on the service once more, then reports the batch (exit 6); the others finish', async () => {
-    const box = await setUp({ repositories: 4 });
-    const { sandbox } = box;
-    const { result, events } = await exportAll(box, box.dir, full('repo-0001', 'repo-0002', 'will-fail', 'repo-0003'), { body: { lock_repositories: true }, unlock: true });
-    expect(result).toMatchObject({ exitCode: ExitCode.MigrationFailed, verifiedRepositories: 2 });
-    const [done, failed] = result.batches as [BatchRecord, BatchRecord];
-    expect(done.state).toBe('done');
-    expect(failed).toMatchObject({ state: 'failed', attempts: 2 });
-    expect(failed.migrationIds).toHaveLength(2);
-    expect(steps(events, 2).map(([state]) => state)).toEqual(['started', 'pending', 'started']);
-    expect(steps(events, 2)[1]?.[1]).toBe(`migration ${failed.migrationIds[0]} failed on the service; starting it again`);
-    expect(errors(events)).toEqual([expect.objectContaining({ batch: 2, exitCode: 6, message: `migration ${failed.migrationIds[1]} failed on the service (tried 2 times)` })]);
-    // Both failed migrations locked the batch's repositories; the export released only its done batch's.
-    expect(lockedNow(sandbox)).toEqual(['repo-0003', 'repo-0003', 'will-fail', 'will-fail']);
+  it('narrows a batch whose migration failed to the repository at fault: skipped and named (exit 10), the others archived, nothing left locked', async () => {
+    const box = await setUp({ repositories: 7 });
+    const { sandbox, dir } = box;
+    const list = full('repo-0001', 'repo-0002', 'repo-0003', 'repo-0004', 'repo-0005', 'will-fail', 'repo-0006', 'repo-0007');
+    const extra = { batchSize: 8, body: { lock_repositories: true }, unlock: true };
+    const { result, events } = await exportAll(box, dir, list, extra);
+    expect(result).toMatchObject({ exitCode: ExitCode.Partial, repositories: 8, verifiedRepositories: 7 });
+    const failedAlone = result.batches[6]?.migrationIds.at(-1);
+    expect(result.skipped).toEqual([{
+      batch: 7,
+      name: 'octo-org/will-fail',
+      reason: `its migration failed on the service with this repository alone (migration ${failedAlone}, tried 2 times)`,
+      migrationId: failedAlone,
+    }]);
+    // 8 → 4 + 4 → 2 + 2 → 1 + 1; the lone one started twice.
+    expect(journalIn(dir).batches.map((b) => [b.state, b.repositories.length, b.migrationIds.length])).toEqual([
+      ['narrowed', 8, 1], ['done', 4, 1], ['narrowed', 4, 1], ['narrowed', 2, 1], ['done', 2, 1], ['done', 1, 1], ['skipped', 0, 2],
+    ]);
+    expect(created(sandbox)).toBe(8);
+    expect(steps(events, 1)).toEqual([
+      ['started', expect.any(String)],
+      ['narrowed', expect.stringMatching(/^migration \d+ failed on the service; its 8 repositories go on as batches 2 and 3, to find the one at fault$/)],
+    ]);
+    expect(steps(events, 7).at(-1)).toEqual(['skipped', expect.stringMatching(/^octo-org\/will-fail is at fault: migration \d+ failed on the service with it alone; it is skipped$/)]);
+    expect(errors(events)).toEqual([]);
+    // Every failed migration's repositories were unlocked, as a single export unlocks them.
+    expect(lockedNow(sandbox)).toEqual([]);
+    expect(journalIn(dir).batches.filter((b) => b.state === 'narrowed' || b.state === 'skipped').every((b) => b.released)).toBe(true);
+
+    // Again: nothing started, the repository at fault still named.
+    const from = sandbox.requests.length;
+    const again = await exportAll(box, dir, list, extra);
+    expect(again.result).toMatchObject({ exitCode: ExitCode.Partial, verifiedRepositories: 7 });
+    expect(again.result.skipped.map((s) => s.name)).toEqual(['octo-org/will-fail']);
+    expect(starts(sandbox, from)).toEqual([]);
+    expect(lockedNow(sandbox)).toEqual([]);
+  });
+
+  it('with --lock alone, leaves the failed migrations\' repositories locked, and a rerun starts (and locks) nothing more', async () => {
+    const box = await setUp({ repositories: 1 });
+    const { sandbox, dir } = box;
+    const extra = { body: { lock_repositories: true } };
+    const first = await exportAll(box, dir, full('repo-0001', 'will-fail'), extra);
+    expect(first.result.exitCode).toBe(ExitCode.Partial);
+    const ids = journalIn(dir).batches.flatMap((b) => b.migrationIds);
+    const locked = lockedNow(sandbox);
+    expect(locked).toContain('will-fail');
+    const again = await exportAll(box, dir, full('repo-0001', 'will-fail'), extra);
+    expect(again.result.exitCode).toBe(ExitCode.Partial);
+    expect(journalIn(dir).batches.flatMap((b) => b.migrationIds)).toEqual(ids);
+    expect(lockedNow(sandbox)).toEqual(locked);
   });
 
   it('unlocks through every migration of a batch, an earlier one that locked the same repositories included', async () => {
@@ -413,6 +514,23 @@ describe('how a run ends', () => {
     expect(errors(events)[0]?.message).toBe(`the git objects of ${join(box.dir, `migration-${id}.tar.gz`)} were not checked (git is not on PATH), so the service's copy of migration ${id} was kept`);
     expect(releases(box.sandbox)).toEqual([]);
     expect(result.batches[0]).toMatchObject({ state: 'unlocked', archive: { verified: true, gitObjectsChecked: false } });
+  });
+
+  it('an answer cut half-way through its body is the network\'s failure, not a bug: the start looked up, the poll asked again (exit 0, not 1)', async () => {
+    // The start's answer is cut (the migration exists), then the first poll's, once the batch has started.
+    const box = await setUp({ repositories: 2, faults: { cutAnswerNext: 1 } });
+    const { sandbox } = box;
+    const { result, events } = await exportAll(box, box.dir, names(2), {
+      onEvent: (event) => {
+        if (event.type === 'batch' && event.state === 'started') sandbox.faults.set({ cutAnswerNext: 1 });
+      },
+    });
+    expect(result.exitCode).toBe(ExitCode.Ok);
+    expect(sandbox.faults.snapshot().cutAnswerNext).toBe(0);
+    expect(starts(sandbox)).toHaveLength(1);
+    expect(steps(events, 1)[0]).toEqual(['started', expect.stringMatching(/^started migration \d+$/)]);
+    const polls = sandbox.requests.filter((r) => r.method === 'GET' && r.url.startsWith('/orgs/octo-org/migrations?'));
+    expect(polls.length).toBeGreaterThan(1);
   });
 
   it('a failure of this machine stops every batch where it stands and is thrown with the way to go on (exit 2); the lock goes', async () => {

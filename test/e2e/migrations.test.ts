@@ -173,6 +173,9 @@ describe('list and repos', () => {
     ]);
     const table = await runCli(['repos', String(id)], { env });
     expect(table.stdout).toMatch(/octo-org\/docs\.site/);
+    // One name a line, nothing else: what `export --repos-file` reads.
+    const names = await runCli(['repos', String(id), '--all', '--names'], { env });
+    expect(names.stdout).toBe('octo-org/widgets\nocto-org/docs.site\n');
   });
 });
 

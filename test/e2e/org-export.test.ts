@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, watch, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,7 +7,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { verifyArchive } from '../../src/core/archive/verify.js';
 import type { Journal } from '../../src/core/org-export/journal.js';
 import type { Sandbox } from '../../src/sandbox/server.js';
-import { BIN, runCli } from '../helpers/run-cli.js';
+import { BIN, runCli, spawnCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
 import { ExitCode, InterruptedError } from '../../src/errors.js';
 
@@ -252,43 +253,54 @@ describe('export --output-dir (a whole organization)', () => {
     }
   }, 60_000);
 
-  it('retries a migration that failed once, then reports it with exit 6 and the batch to look at', async () => {
-    const { sandbox, env } = await testSandbox({ repositories: 4 });
+  it('the binary narrows a failed batch to the repository at fault (exit 10, named in --json), leaves nothing locked, starts nothing again; its manifest says what is where', async () => {
+    const { sandbox, env } = await testSandbox({ repositories: 7, exportSeconds: 0.2 });
     const dir = tempDir();
-    writeFileSync(join(dir, 'repos.txt'), 'repo-0001\nrepo-0002\nwill-fail\nrepo-0003\n');
-    const result = await runCli(
-      ['export', '--repos-file', join(dir, 'repos.txt'), '--output-dir', join(dir, 'out'), '--batch-size', '2',
-        '--interval', '0.1', '--lock', '--unlock'],
-      { env, timeoutMs: 60_000 },
-    );
-    expect(result.code, result.stderr).toBe(6);
-    expect(result.stderr).toMatch(/batch 2/);
-    // Off a terminal: plain tab-separated rows on stdout, the closing line on stderr.
-    expect(result.stdout).not.toMatch(/[│┌─]/);
-    expect(result.stdout.trim().split('\n').map((row) => row.split('\t').slice(0, 4))).toEqual([
-      ['1', '2', expect.any(String), 'done'],
-      ['2', '2', expect.stringMatching(/^\d+, \d+$/), 'failed'],
-    ]);
-    expect(result.stderr).toMatch(/2\/4 repositories in verified archives; look at batch 2/);
-    expect(starts(sandbox)).toHaveLength(3);
-    const journal = readJournal(join(dir, 'out')) as Journal;
-    expect(journal.batches[1]).toMatchObject({ state: 'failed', error: { exitCode: 6 } });
-    expect(journal.batches[1]?.migrationIds).toHaveLength(2);
-    // Both failed migrations of batch 2 locked its repositories: the one command named unlocks them through each.
-    const [a, b] = journal.batches[1]?.migrationIds ?? [];
-    expect(result.stderr).toContain(
-      `error: 2 of 4 repositories are not in a verified archive (batch 2); 2 repositories are still locked; \`svc-migrate unlock --output-dir ${join(dir, 'out')}\` unlocks them\n`,
-    );
+    const out = join(dir, 'out');
+    const list = ['repo-0001', 'repo-0002', 'repo-0003', 'will-fail', 'repo-0004', 'repo-0005', 'repo-0006', 'repo-0007'];
+    writeFileSync(join(dir, 'repos.txt'), `${list.join('\n')}\n`);
+    const args = ['export', '--repos-file', join(dir, 'repos.txt'), '--output-dir', out, '--batch-size', '8', '--interval', '0.1', '--lock', '--unlock', '--json'];
     const org = sandbox.store.organization('octo-org')!;
-    expect(sandbox.store.list(org).flatMap((m) => [...m.locked]).sort()).toEqual(['repo-0003', 'repo-0003', 'will-fail', 'will-fail']);
-    const unlocked = await runCli(['unlock', '--output-dir', join(dir, 'out'), '--json'], { env });
-    expect(unlocked.code, unlocked.stderr).toBe(0);
-    expect((JSON.parse(unlocked.stdout) as { migrations: { migration_id: number; state: string }[] }).migrations.slice(1)).toEqual([
-      expect.objectContaining({ migration_id: a, state: 'unlocked' }),
-      expect.objectContaining({ migration_id: b, state: 'unlocked' }),
-    ]);
-    expect(sandbox.store.list(org).flatMap((m) => [...m.locked])).toEqual([]);
-  }, 60_000);
+    const lockedNow = () => sandbox.store.list(org).flatMap((m) => [...m.locked]);
+
+    const first = await spawnCli(args, { env, timeoutMs: 60_000 });
+    expect(first.code, first.stderr).toBe(10);
+    const summary = JSON.parse(first.stdout.trim().split('\n').at(-1) as string) as {
+      skipped: { batch: number; name: string; reason: string; migration_id: number }[];
+      batches: { state: string }[];
+      locked: number;
+    };
+    expect(summary.skipped).toEqual([{
+      batch: 7, name: 'octo-org/will-fail', reason: expect.stringMatching(/^its migration failed on the service with this repository alone/), migration_id: expect.any(Number),
+    }]);
+    // 8 → 4 (at fault) + 4 → 2 + 2 (at fault) → 1 + 1 (at fault).
+    expect(summary.batches.map((b) => b.state)).toEqual(['narrowed', 'narrowed', 'done', 'done', 'narrowed', 'done', 'skipped']);
+    expect(summary.locked).toBe(0);
+    expect(JSON.parse(first.stderr.trim().split('\n').at(-1) as string)).toMatchObject({
+      error: { code: 10, message: 'the export is partial: the service could not export 1 of 8 repositories, so it was skipped (octo-org/will-fail)' },
+    });
+    expect(lockedNow()).toEqual([]);
+
+    // The manifest: each exported repository, its archive on disk with the sha256 and size said.
+    const manifest = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')) as {
+      repositories: { repository: string; archive: string; sha256: string; bytes: number; migration_id: number; verified_at: string }[];
+    };
+    expect(manifest.repositories.map((e) => e.repository)).toEqual(list.filter((n) => n !== 'will-fail').map((n) => `octo-org/${n}`).sort());
+    for (const entry of manifest.repositories) {
+      const bytes = readFileSync(join(out, entry.archive));
+      expect(createHash('sha256').update(bytes).digest('hex')).toBe(entry.sha256);
+      expect(bytes.length).toBe(entry.bytes);
+      expect(entry.archive).toBe(`migration-${entry.migration_id}.tar.gz`);
+    }
+    const tsv = readFileSync(join(out, 'manifest.tsv'), 'utf8').trimEnd().split('\n');
+    expect(tsv).toHaveLength(1 + 7);
+
+    const before = starts(sandbox).length;
+    const again = await spawnCli(args, { env, timeoutMs: 60_000 });
+    expect(again.code, again.stderr).toBe(10);
+    expect(starts(sandbox)).toHaveLength(before);
+    expect(lockedNow()).toEqual([]);
+  }, 90_000);
 
   it('never unlocks or deletes when an archive fails verification (exit 9)', async () => {
     const { sandbox, env } = await testSandbox({ repositories: 4, faults: { corruptArchive: true } });
@@ -418,7 +430,7 @@ describe('export --output-dir with repositories the service refuses, a list that
     expect(again.stderr).toMatch(/skipped 6 repositories the service refused:\n {2}octo-org\/gone-4 \(batch 3\): octo-org\/gone-4 is not a repository of octo-org\n/);
     expect(again.stderr).toContain('  octo-org/gone-1 (batch 5): octo-org/gone-1 is not a repository of octo-org\n');
     expect(again.stderr).toMatch(/warning: kept 4 batches of the journal; planned 1 new for 3 repositories in none of them/);
-    expect(again.stderr).toMatch(/hint: the journal .* records each with the service's reason; correct the list and run the same command again/);
+    expect(again.stderr).toMatch(/hint: the journal .* records each with its reason; correct the list and run the same command again/);
 
     // Without them in the list: every finished batch kept, nothing started, exit 0.
     writeFileSync(join(dir, 'repos.txt'), 'repo-0001\nrepo-0002\nrepo-0003\nrepo-0004\n');

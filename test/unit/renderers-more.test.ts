@@ -132,6 +132,30 @@ describe('org export', () => {
     const unchecked = { ...result, verifiedRepositories: 0, archivedRepositories: 5, verify: false, batches: result.batches.slice(0, 1) };
     expect(orgExportFooter(unchecked)).toBe('5/5 repositories in archives, none verified (--no-verify)');
   });
+
+  it('sends no one to a narrowed batch, and names a repository at fault as such', () => {
+    const reason = 'its migration failed on the service with this repository alone (migration 104, tried 2 times)';
+    const narrowed: OrgExportResult = {
+      ...result,
+      repositories: 4,
+      exitCode: 10,
+      skipped: [{ batch: 3, name: 'octo-org/will-fail', reason, migrationId: 104 }],
+      batches: [
+        { index: 1, repositories: ['a', 'will-fail'], state: 'narrowed', migrationIds: [101], attempts: 1, released: true },
+        { index: 2, repositories: ['a'], state: 'done', migrationIds: [102], attempts: 1, archive: { path: 'backup/migration-102.tar.gz', bytes: 2_000, verified: true } },
+        {
+          index: 3, repositories: [], state: 'skipped', migrationIds: [103, 104], attempts: 2,
+          skipped: [{ name: 'octo-org/will-fail', reason, migrationId: 104 }],
+        },
+      ],
+    };
+    expect(orgExportFooter(narrowed).split('\n')).toEqual([
+      '3/4 repositories in verified archives',
+      'skipped 1 repository the service refused or could not export:',
+      `  octo-org/will-fail (batch 3): ${reason}`,
+    ]);
+    expect(orgExportTable(narrowed, plain, { plain: true }).split('\n').map((row) => row.split('\t').at(-1))).toEqual(['', '', 'skipped 1 at fault: octo-org/will-fail']);
+  });
 });
 
 describe('webhook lines', () => {

@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { Context, Invocation } from '../../context.js';
-import { fingerprintOf } from '../../core/org-export/journal.js';
+import { fingerprintOf, heldBy } from '../../core/org-export/journal.js';
 import { type Plan, planExport } from '../../core/org-export/plan.js';
 import { DEFAULT_BATCH_SIZE, DEFAULT_PARALLEL, type OrgExportResult, runOrgExport } from '../../core/org-export/run.js';
 import { OrgExportStoppedError } from '../../core/org-export/outcome.js';
@@ -141,7 +141,11 @@ export async function exportOrganization(
     repositories: result.repositories,
     verified_repositories: result.verifiedRepositories,
     archived_repositories: result.archivedRepositories,
-    skipped: result.skipped,
+    // A repository at fault names the migration that failed with it alone.
+    skipped: result.skipped.map(({ migrationId, ...skipped }) => ({
+      ...skipped,
+      ...(migrationId === undefined ? {} : { migration_id: migrationId }),
+    })),
     journal: result.journalPath,
     batches: result.batches.map((batch) => ({
       batch: batch.index,
@@ -176,23 +180,29 @@ export async function exportOrganization(
 /** Why the export did not end with every repository in a verified archive, and what to do. */
 function orgExportFailure(result: OrgExportResult): CliError {
   const journal = `the journal ${result.journalPath}`;
-  if (result.repositories > 0 && result.skipped.length === result.repositories) {
+  const n = result.skipped.length;
+  const atFault = result.skipped.filter((s) => s.migrationId !== undefined).length;
+  const why = atFault === 0 ? 'the service refused' : atFault === n ? 'the service could not export' : 'the service refused or could not export';
+  // A repository at fault is not asked about again: its migration failed with it alone (narrow.ts).
+  const fault = atFault === 0
+    ? ''
+    : `; ${atFault === 1 ? 'the repository at fault stays' : `the ${atFault} at fault stay`} skipped in later runs (the service failed a migration of ${atFault === 1 ? 'it' : 'each'} alone)`;
+  if (result.repositories > 0 && n === result.repositories) {
     // Nothing at all was archived: a refused request (exit 5), not a partial export.
     return new CliError(
-      `nothing was exported: the service refused ${result.repositories === 1 ? 'the only repository' : `all ${result.repositories} repositories`} (${listed(result.skipped.map((s) => s.name))})`,
+      `nothing was exported: ${why} ${result.repositories === 1 ? 'the only repository' : `all ${result.repositories} repositories`} (${listed(result.skipped.map((s) => s.name))})`,
       result.exitCode as CliError['exitCode'],
-      { hint: `${journal} records each with the service's reason; correct the list and run the same command again` },
+      { hint: `${journal} records each with ${atFault === 0 ? 'the service\'s' : 'its'} reason; correct the list and run the same command again${fault}` },
     );
   }
   if (result.exitCode === ExitCode.Partial) {
-    const n = result.skipped.length;
     return new CliError(
-      `the export is partial: the service refused ${n} of ${counted(result.repositories, 'repository', 'repositories')}, so ${n === 1 ? 'it was' : 'they were'} skipped (${listed(result.skipped.map((s) => s.name))})`,
+      `the export is partial: ${why} ${n} of ${counted(result.repositories, 'repository', 'repositories')}, so ${n === 1 ? 'it was' : 'they were'} skipped (${listed(result.skipped.map((s) => s.name))})`,
       ExitCode.Partial,
-      { hint: `${journal} records each with the service's reason; correct the list and run the same command again: the batches done are kept, and only what is missing is exported` },
+      { hint: `${journal} records each with its reason; correct the list and run the same command again: the batches done are kept, and only what is missing is exported${fault}` },
     );
   }
-  const failed = result.batches.filter((b) => b.error || (b.state !== 'done' && b.state !== 'skipped')).map((b) => b.index);
+  const failed = result.batches.filter((b) => b.error || !['done', 'skipped', 'narrowed'].includes(b.state)).map((b) => b.index);
   const named = failed.length > 0 ? `batch ${failed.join(', ')}` : '';
   const unverified = result.repositories - result.verifiedRepositories - result.skipped.length;
   return new CliError(
@@ -248,17 +258,21 @@ function withLocked(context: Context, error: CliError, locked: { locked: number;
 /**
  * Repositories of batches this export locked and did not unlock, and the one command that gives
  * them all back (`unlock --output-dir`, which reads the journal). Migrations that command already
- * gave back are not counted; a record of it that cannot be read counts nothing as given back.
+ * gave back are not counted; a record of it that cannot be read counts nothing as given back. A
+ * narrowed batch's failed migrations were unlocked when they failed (`released`), with --unlock.
  */
 async function lockedSummary(context: Context, dir: string, batches: BatchRecord[], lock: boolean, unlock: boolean) {
   const givenBack = await unlockedRecord(dir).catch((): Set<number> => new Set());
   const locked = lock
     ? batches.filter(
         (batch) =>
-          batch.migrationIds.some((id) => !givenBack.has(id)) && !(unlock && (batch.state === 'unlocked' || batch.state === 'done')),
+          batch.migrationIds.some((id) => !givenBack.has(id)) &&
+          !batch.released &&
+          !(unlock && (batch.state === 'unlocked' || batch.state === 'done')),
       )
     : [];
-  const count = locked.reduce((n, batch) => n + batch.repositories.length, 0);
+  // Each repository once, however many migrations hold it (a narrowed batch's and its halves').
+  const count = new Set(locked.flatMap((batch) => heldBy(batch).map((name) => name.toLowerCase()))).size;
   return {
     locked: count,
     unlock_command: count === 0 || context.settings.sandbox ? null : commandLine(context.settings, `unlock --output-dir ${shellWord(dir)}`),

@@ -142,6 +142,7 @@ export async function confirmArchive(
     sha256: recorded ?? (await sha256File(path, settings.signal)),
     verified: true,
     gitObjectsChecked: report.git_check === 'passed' || report.git_check === 'no git data',
+    ...(batch.archive?.verifiedAt ? { verifiedAt: batch.archive.verifiedAt } : {}),
   };
   return 'ok';
 }

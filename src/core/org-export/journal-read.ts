@@ -11,9 +11,9 @@ const PUT_BACK = 'put back the journal as the export wrote it, or move it away a
 // where its migration's archive goes) is refused, never believed. What a record says happened on
 // disk is checked again before anything is released (run.ts).
 
-const STATES: readonly BatchState[] = ['pending', 'starting', 'started', 'exported', 'downloaded', 'unlocked', 'done', 'failed', 'skipped'];
+const STATES: readonly BatchState[] = ['pending', 'starting', 'started', 'exported', 'downloaded', 'unlocked', 'done', 'failed', 'narrowed', 'skipped'];
 /** States that need the migration the batch is at. */
-const WITH_MIGRATION: ReadonlySet<BatchState> = new Set(['started', 'exported', 'downloaded', 'unlocked', 'done']);
+const WITH_MIGRATION: ReadonlySet<BatchState> = new Set(['started', 'exported', 'downloaded', 'unlocked', 'done', 'narrowed']);
 
 /** Why a journal cannot be read as one this program wrote. */
 class JournalProblem extends Error {}
@@ -114,7 +114,7 @@ function checkJournal(value: unknown, dir: string): Journal {
 function checkBatch(value: unknown, index: number, dir: string): BatchRecord {
   const where = `batch ${index}`;
   const batch = record(value, where);
-  onlyKeys(batch, ['index', 'repositories', 'state', 'migrationIds', 'startingAt', 'attempts', 'archive', 'skipped', 'error'], where);
+  onlyKeys(batch, ['index', 'repositories', 'state', 'migrationIds', 'startingAt', 'attempts', 'archive', 'skipped', 'error', 'released'], where);
   if (batch.index !== index) throw new JournalProblem(`${where} is numbered ${show(batch.index)}`);
   if (!STATES.includes(batch.state as BatchState)) {
     throw new JournalProblem(`${where}: state ${show(batch.state)} is not one of ${STATES.join(', ')}`);
@@ -129,9 +129,10 @@ function checkBatch(value: unknown, index: number, dir: string): BatchRecord {
     if (!Array.isArray(batch.skipped)) throw new JournalProblem(`${where}: skipped is not a list`);
     batch.skipped.forEach((entry, i) => {
       const skipped = record(entry, `${where}: skipped[${i}]`);
-      onlyKeys(skipped, ['name', 'reason'], `${where}: skipped[${i}]`);
+      onlyKeys(skipped, ['name', 'reason', 'migrationId'], `${where}: skipped[${i}]`);
       text(skipped.name, `${where}: skipped[${i}].name`);
       text(skipped.reason, `${where}: skipped[${i}].reason`);
+      if (skipped.migrationId !== undefined) wholeNumber(skipped.migrationId, `${where}: skipped[${i}].migrationId`, 1);
     });
   }
   if (state === 'skipped' && !batch.skipped?.length) throw new JournalProblem(`${where} is skipped but names no repository the service refused`);
@@ -141,6 +142,7 @@ function checkBatch(value: unknown, index: number, dir: string): BatchRecord {
   if (WITH_MIGRATION.has(state) && ids.length === 0) throw new JournalProblem(`${where} is ${state} but names no migration`);
   if (batch.startingAt !== undefined && !Number.isFinite(batch.startingAt)) throw new JournalProblem(`${where}: startingAt is not a time`);
   wholeNumber(batch.attempts, `${where}: attempts`, 0);
+  if (batch.released !== undefined && typeof batch.released !== 'boolean') throw new JournalProblem(`${where}: released is not true or false`);
   if (batch.error !== undefined) {
     const error = record(batch.error, `${where}: error`);
     onlyKeys(error, ['message', 'exitCode', 'hint'], `${where}: error`);
@@ -158,7 +160,10 @@ function checkBatch(value: unknown, index: number, dir: string): BatchRecord {
 
 function checkArchive(value: unknown, where: string, id: number | undefined, dir: string): void {
   const archive = record(value, `${where}: archive`);
-  onlyKeys(archive, ['path', 'bytes', 'sha256', 'verified', 'gitObjectsChecked'], `${where}: archive`);
+  onlyKeys(archive, ['path', 'bytes', 'sha256', 'verified', 'gitObjectsChecked', 'verifiedAt'], `${where}: archive`);
+  if (archive.verifiedAt !== undefined && (typeof archive.verifiedAt !== 'string' || Number.isNaN(Date.parse(archive.verifiedAt)))) {
+    throw new JournalProblem(`${where}: archive.verifiedAt is not a time`);
+  }
   if (id === undefined) throw new JournalProblem(`${where} records an archive but no migration`);
   const expected = archivePathOf(dir, id);
   // The directory may have been moved, or named by another path, since: only the name must match.

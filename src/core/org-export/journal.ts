@@ -26,14 +26,19 @@ export type BatchState =
   | 'unlocked'
   | 'done'
   | 'failed'
-  /** The service refused every repository of the batch: nothing was started. */
+  /**
+   * Its migration failed on the service and its repositories were split between two new batches, to
+   * find the one at fault: nothing more is done for it (its locks were given back with --unlock).
+   */
+  | 'narrowed'
+  /** The service refused every repository of the batch (nothing was started), or its one repository is at fault. */
   | 'skipped';
 
 export interface BatchRecord {
   index: number;
   repositories: string[];
   state: BatchState;
-  /** Migrations started for this batch, newest last (a failed one is retried once). */
+  /** Migrations started for this batch, newest last (a failed one of a lone repository is retried once). */
   migrationIds: number[];
   /** When the latest start request was about to be sent (ms since the epoch, the service's clock when known). */
   startingAt?: number;
@@ -45,7 +50,11 @@ export interface BatchRecord {
     verified: boolean;
     /** The check included every git object (git was on PATH, or the archive holds no git data). */
     gitObjectsChecked?: boolean;
+    /** When this program last verified it (ISO 8601), for the manifest. */
+    verifiedAt?: string;
   };
+  /** The repositories its failed migrations locked were unlocked (`--unlock`): none stays locked. */
+  released?: boolean;
   /** Repositories the service refused when the batch was started, with its reason: not in the migration. */
   skipped?: SkippedRepository[];
   /** The last failure, and what to do about it. */
@@ -55,6 +64,17 @@ export interface BatchRecord {
 export interface SkippedRepository {
   name: string;
   reason: string;
+  /**
+   * The migration that failed on the service with this repository alone: it is at fault, and stays
+   * skipped in later runs instead of being asked about again as a refused one is.
+   */
+  migrationId?: number;
+}
+
+/** The repositories the migrations of `batch` hold (and lock, with --lock): a repository at fault included. */
+export function heldBy(batch: BatchRecord): string[] {
+  const atFault = (batch.skipped ?? []).filter((s) => s.migrationId !== undefined).map((s) => s.name);
+  return [...batch.repositories, ...atFault];
 }
 
 /** What an org export tells as it goes (the live board, plain lines and --json events draw it). */

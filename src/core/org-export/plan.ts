@@ -35,7 +35,8 @@ export interface Plan {
  * holds a repository still wanted; a batch that never reached it (or whose every repository the
  * service refused) keeps those of its repositories still wanted. Wanted repositories in no kept
  * batch are split into new batches. So a list that shrank or grew costs only what it added, and
- * nothing started is dropped half-way (its locks would stay).
+ * nothing started is dropped half-way (its locks would stay). A repository found at fault (see
+ * narrow.ts) stays skipped with its reason; one the service refused is asked about again.
  */
 export async function planExport(options: PlanOptions): Promise<Plan> {
   const journalPath = join(options.dir, JOURNAL_FILE);
@@ -79,14 +80,19 @@ function reconcile(previous: BatchRecord[], wanted: string[]): { batches: BatchR
       if (names.length === 0) continue;
       Object.assign(batch, { repositories: names, state: 'pending' });
     } else {
-      // Refused before: asked again in a new batch if still wanted.
-      delete batch.skipped;
+      // Refused before: asked again in a new batch if still wanted. A repository found at fault (its
+      // migration failed with it alone) stays skipped: asking again would fail again.
+      const atFault = (batch.skipped ?? []).filter((s) => s.migrationId !== undefined);
+      if (atFault.length > 0) batch.skipped = atFault;
+      else delete batch.skipped;
       if (batch.state === 'done' && !batch.repositories.some((name) => wantedKeys.has(key(name)))) {
         dropped++;
         continue;
       }
+      for (const skipped of atFault) covered.add(key(skipped.name));
     }
-    for (const name of batch.repositories) covered.add(key(name));
+    // A narrowed batch's repositories are the batches split from it: they are theirs to cover.
+    if (batch.state !== 'narrowed') for (const name of batch.repositories) covered.add(key(name));
     batches.push(batch);
   }
   return { batches, kept: batches.length, dropped };
@@ -103,7 +109,8 @@ export interface Tally {
   /** Wanted repositories in a verified archive, and in any archive of a finished batch. */
   verified: number;
   archived: number;
-  skipped: { batch: number; name: string; reason: string }[];
+  /** Refused by the service, or at fault: `migrationId` failed with it alone (narrow.ts). */
+  skipped: { batch: number; name: string; reason: string; migrationId?: number }[];
 }
 
 /**
@@ -115,7 +122,12 @@ export function tally(batches: BatchRecord[], wanted: string[]): Tally {
   const count = (filter: (b: BatchRecord) => boolean) =>
     new Set(batches.filter(filter).flatMap((b) => b.repositories.map(key).filter((name) => wantedKeys.has(name)))).size;
   const skipped = batches.flatMap((b) =>
-    (b.skipped ?? []).filter((s) => wantedKeys.has(key(s.name))).map((s) => ({ batch: b.index, name: s.name, reason: s.reason })),
+    (b.skipped ?? []).filter((s) => wantedKeys.has(key(s.name))).map((s) => ({
+      batch: b.index,
+      name: s.name,
+      reason: s.reason,
+      ...(s.migrationId === undefined ? {} : { migrationId: s.migrationId }),
+    })),
   );
   return {
     total: wantedKeys.size,
@@ -123,4 +135,16 @@ export function tally(batches: BatchRecord[], wanted: string[]): Tally {
     archived: count((b) => b.state === 'done' && b.archive !== undefined),
     skipped,
   };
+}
+
+/** What a resumed run changed in the journal's plan to fit the repositories wanted now. */
+export function replanned(plan: Plan, dir: string): string {
+  const added = plan.journal.batches.slice(plan.kept);
+  const count = added.reduce((n, b) => n + b.repositories.length, 0);
+  const parts = [`kept ${plan.kept} batch${plan.kept === 1 ? '' : 'es'} of the journal`];
+  if (added.length > 0) parts.push(`planned ${added.length} new for ${count} repositor${count === 1 ? 'y' : 'ies'} in none of them`);
+  if (plan.dropped > 0) {
+    parts.push(`${plan.dropped} finished batch${plan.dropped === 1 ? ' holds' : 'es hold'} no repository of the list now (${plan.dropped === 1 ? 'its archive stays' : 'their archives stay'} in ${dir})`);
+  }
+  return parts.join('; ');
 }

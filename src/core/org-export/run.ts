@@ -2,9 +2,9 @@ import type { ApiClient } from '../../api/client.js';
 import { deleteArchive } from '../../api/migrations.js';
 import type { StartMigrationBody } from '../../api/types.js';
 import type { Clock } from '../../support/clock.js';
-import { CliError, ExitCode, InterruptedError, MigrationFailedError, NotFoundError, VerificationError } from '../../errors.js';
+import { CliError, InterruptedError, MigrationFailedError, NotFoundError, VerificationError } from '../../errors.js';
 import { fromSystemError } from '../../support/system-errors.js';
-import { releaseMessage, unlockFailure, unlockRepositories } from '../unlock.js';
+import { releaseMessage } from '../unlock.js';
 import {
   archivePathOf,
   type BatchRecord,
@@ -15,18 +15,18 @@ import {
   writeJournal,
 } from './journal.js';
 import { checkOutputDirectory } from './journal-read.js';
-import { type Plan, planExport, type Tally, tally } from './plan.js';
+import { planExport, replanned, type Tally, tally } from './plan.js';
 import { confirmArchive, expectedContents, fetchBatchArchive, recheckArchive } from './archive.js';
 import { lockDirectory } from './lock.js';
-import { endedBy, isLocal, OrgExportStoppedError, worse } from './outcome.js';
+import { endedBy, exitCodeOf, isLocal, OrgExportStoppedError } from './outcome.js';
+import { manifestWriter } from './manifest.js';
+import { type NarrowContext, narrowFailed, unlockThrough } from './narrow.js';
 import { MigrationPoller } from './poller.js';
 import { Slots } from './slots.js';
 import { startBatch, type StartContext } from './start.js';
 
 export const DEFAULT_BATCH_SIZE = 50;
 export const DEFAULT_PARALLEL = 4;
-/** Migrations that failed on the service are started again this many times before being reported. */
-const RETRIES = 1;
 
 export interface OrgExportOptions {
   org: string;
@@ -80,8 +80,9 @@ export interface OrgExportResult {
  * crash carries on: a batch whose start answer was lost is looked up with the list before any new
  * start, and downloads resume from their `.part`. One run at a time per directory (lock.ts).
  *
- * A batch the service fails (a failed migration, a refusal, an archive that fails its check) is
- * reported and the others go on; a failure of this machine (exit 2: a full disk, a file it cannot
+ * A batch whose migration fails on the service is narrowed to the repository at fault (narrow.ts);
+ * a batch the service refuses, or whose archive fails its check, is reported and the others go on;
+ * a failure of this machine (exit 2: a full disk, a file it cannot
  * write, the journal) or a bug stops every batch where it stands, and is thrown once all have.
  */
 export async function runOrgExport(client: ApiClient, options: OrgExportOptions): Promise<OrgExportResult> {
@@ -109,10 +110,13 @@ async function exportBatches(
   // Writes are chained so the file on disk is always one whole, recent snapshot; a write that
   // failed does not keep the next one from trying.
   let writing: Promise<void> = Promise.resolve();
+  // The manifest follows the journal it is made from, each time an archive's record changes.
+  const writeManifest = manifestWriter(dir);
   const save = (): Promise<void> => {
-    const next = writing.catch(() => {}).then(() => {
+    const next = writing.catch(() => {}).then(async () => {
       state.updatedAt = new Date(clock.now()).toISOString();
-      return writeJournal(dir, state);
+      await writeJournal(dir, state);
+      await writeManifest(state);
     });
     writing = next;
     return next;
@@ -136,6 +140,7 @@ async function exportBatches(
     archives: state.batches.filter((b) => b.archive !== undefined && ['downloaded', 'unlocked', 'done'].includes(b.state)).length,
   });
   if (plan.resumed && (plan.added > 0 || plan.dropped > 0)) emit({ type: 'notice', message: replanned(plan, dir) });
+  const lock = Boolean(options.body.lock_repositories);
 
   // Ends every request, wait, download and check of this run when one batch fails for a local reason.
   const stopper = new AbortController();
@@ -183,16 +188,32 @@ async function exportBatches(
     clock,
     signal,
     claimed: new Set(state.batches.flatMap((b) => b.migrationIds)),
+    spamWaitsTold: { rounds: 0 },
     save,
     step,
     emit,
+  };
+  const narrowing: NarrowContext = {
+    client: api,
+    org,
+    release: lock && options.unlock,
+    batches: state.batches,
+    step,
+    emit,
+    launch: () => {}, // set below, once the tasks can be run
+  };
+
+  /** Verified in this run: said so in the journal (and so in the manifest) at its next write. */
+  const verified = (batch: BatchRecord) => {
+    if (!verifiedHere.has(batch.index) && batch.archive) batch.archive.verifiedAt = new Date(clock.now()).toISOString();
+    verifiedHere.add(batch.index);
   };
 
   /** Whether the archive on disk is still the one verified; a missing one sends the batch back to fetch it. */
   const confirmed = async (batch: BatchRecord, id: number): Promise<boolean> => {
     const outcome = await confirmArchive(batch, id, { dir, verifiedHere: verifiedHere.has(batch.index), expected, signal });
     if (outcome === 'ok') {
-      verifiedHere.add(batch.index);
+      verified(batch);
       return true;
     }
     delete batch.archive;
@@ -213,19 +234,13 @@ async function exportBatches(
           break;
         case 'started': {
           const migration = await poller.watch(id);
-          if (migration.state === 'failed') {
-            if (batch.attempts <= RETRIES) {
-              await step(batch, 'pending', `migration ${migration.id} failed on the service; starting it again`, migration.id);
-              break;
-            }
-            throw new MigrationFailedError(`migration ${migration.id} failed on the service (tried ${batch.attempts} times)`);
-          }
-          await step(batch, 'exported', `migration ${migration.id} exported`, migration.id);
+          if (migration.state === 'failed') await narrowFailed(narrowing, batch, migration.id);
+          else await step(batch, 'exported', `migration ${migration.id} exported`, migration.id);
           break;
         }
         case 'exported':
           await fetchBatchArchive(api, { ...options, signal, release, expected, emit }, batch, id);
-          if (batch.archive?.verified) verifiedHere.add(batch.index);
+          if (batch.archive?.verified) verified(batch);
           await step(
             batch,
             'downloaded',
@@ -239,19 +254,9 @@ async function exportBatches(
           if (!batch.archive?.verified && release) {
             throw new VerificationError(`the archive of migration ${id} was not verified, so nothing was unlocked or deleted`);
           }
-          // Through every migration of the batch: one that failed and was started again locked them too
-          // (docs/service.md#repository-locks: the service never unlocks by itself).
-          for (const through of options.unlock ? batch.migrationIds : []) {
-            const outcomes = await unlockRepositories(api, org, through, batch.repositories);
-            const failed = outcomes.filter((o) => !o.ok);
-            // Why (the first refusal; the others are alike as a rule) and the command that tries again.
-            const failure = unlockFailure(outcomes, through);
-            if (failure && failed[0]) {
-              const why = `${failed[0].repository}: ${failed[0].error}`;
-              throw new CliError(`could not unlock ${failed.map((o) => o.repository).join(', ')} (${why})`, failure.exitCode, { hint: failure.hint });
-            }
-          }
-          await step(batch, 'unlocked', releaseMessage(options.unlock, Boolean(options.body.lock_repositories), batch.repositories.length, id), id);
+          // Through every migration of the batch: one that failed and was started again locked them too.
+          if (options.unlock) await unlockThrough(api, org, batch.migrationIds, batch.repositories);
+          await step(batch, 'unlocked', releaseMessage(options.unlock, lock, batch.repositories.length, id), id);
           break;
         case 'unlocked':
           if (options.deleteArchive) {
@@ -280,6 +285,7 @@ async function exportBatches(
           }
           return;
         case 'failed':
+        case 'narrowed':
         case 'skipped':
           return;
       }
@@ -332,8 +338,16 @@ async function exportBatches(
       await settle(batch, error);
     }
   };
-  // Every batch has stopped before this returns or throws: nothing of the run outlives it.
-  await Promise.all(state.batches.map(task));
+  // Every batch has stopped before this returns or throws, the halves of a narrowed one included:
+  // nothing of the run outlives it.
+  const running = new Set<Promise<void>>();
+  const launch = (batch: BatchRecord) => {
+    const run = task(batch).finally(() => running.delete(run));
+    running.add(run);
+  };
+  narrowing.launch = launch;
+  state.batches.forEach(launch);
+  while (running.size > 0) await Promise.all(running);
   await writing.catch(() => {});
   if (fatal !== undefined) {
     // The journal keeps what is known; when it is what cannot be written, the last whole one stays.
@@ -351,16 +365,8 @@ async function exportBatches(
 
   // The journal keeps what was verified; the result says what is on disk now.
   const batches = state.batches.map((b) => (changed.has(b.index) && b.archive ? { ...b, archive: { ...b.archive, verified: false } } : b));
-  const failures = batches.filter((b) => (b.state !== 'done' && b.state !== 'skipped') || b.error);
   const counts = tally(batches, options.repositories);
-  let exitCode: number = ExitCode.Ok;
-  for (const batch of failures) exitCode = worse(exitCode, batch.error?.exitCode ?? ExitCode.Unexpected);
-  // With --no-verify nothing is verified: an archive for every repository is the whole job.
-  const safe = options.verify ? counts.verified : counts.archived;
-  if (exitCode === ExitCode.Ok && safe < counts.total - counts.skipped.length) exitCode = ExitCode.VerificationFailed;
-  // Every repository refused: nothing was exported, a refused request (exit 5), not a partial export.
-  if (exitCode === ExitCode.Ok && counts.total > 0 && counts.skipped.length === counts.total) exitCode = ExitCode.Validation;
-  if (exitCode === ExitCode.Ok && counts.skipped.length > 0) exitCode = ExitCode.Partial;
+  const exitCode = exitCodeOf(batches, counts, options.verify);
   return {
     journalPath,
     batches,
@@ -374,16 +380,4 @@ async function exportBatches(
   };
 }
 
-/** What a resumed run changed in the journal's plan to fit the repositories wanted now. */
-function replanned(plan: Plan, dir: string): string {
-  const added = plan.journal.batches.slice(plan.kept);
-  const count = added.reduce((n, b) => n + b.repositories.length, 0);
-  const parts = [`kept ${plan.kept} batch${plan.kept === 1 ? '' : 'es'} of the journal`];
-  if (added.length > 0) parts.push(`planned ${added.length} new for ${count} repositor${count === 1 ? 'y' : 'ies'} in none of them`);
-  if (plan.dropped > 0) {
-    parts.push(`${plan.dropped} finished batch${plan.dropped === 1 ? ' holds' : 'es hold'} no repository of the list now (${plan.dropped === 1 ? 'its archive stays' : 'their archives stay'} in ${dir})`);
-  }
-  return parts.join('; ');
-}
-
-const ON_DISK_STATES: ReadonlySet<BatchState> = new Set(['exported', 'downloaded', 'unlocked', 'done', 'failed', 'skipped']);
+const ON_DISK_STATES: ReadonlySet<BatchState> = new Set(['exported', 'downloaded', 'unlocked', 'done', 'failed', 'narrowed', 'skipped']);

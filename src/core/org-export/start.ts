@@ -17,6 +17,11 @@ export interface StartContext {
   signal: AbortSignal;
   /** Migrations some batch already owns: never adopted by another. */
   claimed: Set<number>;
+  /**
+   * The waits for a "spammed" service already told, by round: the limit is the organization's, so
+   * every batch starting meets it at once, and one line a round says it for all of them.
+   */
+  spamWaitsTold: { rounds: number };
   save(): Promise<void>;
   step(batch: BatchRecord, next: BatchState, message: string, migrationId?: number): Promise<void>;
   emit(event: OrgExportEvent): void;
@@ -71,8 +76,15 @@ export async function startBatch(context: StartContext, batch: BatchRecord): Pro
       }
       if (error instanceof ValidationError && /spam|too many/i.test(error.message) && spamWaits < MAX_SPAM_WAITS) {
         // docs/service.md#start-migration: a refused start started nothing; wait and ask again.
-        context.emit({ type: 'notice', message: `batch ${batch.index}: the service refuses new starts for now; waiting` });
-        await clock.sleep(Math.min(60_000, 5_000 * 2 ** Math.min(spamWaits, 4)), context.signal);
+        const waitMs = Math.min(60_000, 5_000 * 2 ** Math.min(spamWaits, 4));
+        if (spamWaits >= context.spamWaitsTold.rounds) {
+          context.spamWaitsTold.rounds = spamWaits + 1;
+          context.emit({
+            type: 'notice',
+            message: `the service refuses new starts for now; batches wait ${waitMs / 1000} s before asking again (wait ${spamWaits + 1} of at most ${MAX_SPAM_WAITS})`,
+          });
+        }
+        await clock.sleep(waitMs, context.signal);
         continue;
       }
       if (error instanceof UnavailableError) {
