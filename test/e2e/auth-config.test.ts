@@ -61,6 +61,16 @@ describe('auth', () => {
   });
 
   it.each([
+    [{ SVC_ORG: 'acme' }, /no API base URL to check the token against/],
+    [{ SVC_BASE_URL: 'https://api.example.com' }, /no organization to check the token against/],
+  ])('says what is missing (%o) before it asks for the token', async (given, message) => {
+    // stdin stays open: a login that waited for the token first would never end.
+    const result = await runCli(['auth', 'login', '--with-token'], { env: { SVC_CONFIG_DIR: configDir(), ...given }, openStdin: true });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(message);
+  });
+
+  it.each([
     ['svc_sandbox_revoked', /revoked/],
     ['svcfg_sandbox_fine_grained', /classic token/],
   ])('refuses to store %s, saying what is wrong', async (token, message) => {
