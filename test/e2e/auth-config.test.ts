@@ -25,9 +25,33 @@ describe('config', () => {
     writeFileSync(join(dir, 'config.json'), '{not json');
     const result = await runCli(['config', 'set', 'org', 'other'], { env: { SVC_CONFIG_DIR: dir } });
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/config\.json is not valid JSON .*; nothing was changed/);
+    expect(result.stderr).toMatch(/refusing to change .*config\.json: it is not valid JSON .*; nothing was changed/);
     expect(result.stderr).not.toMatch(/bug|unexpected/);
     expect(readFileSync(join(dir, 'config.json'), 'utf8')).toBe('{not json');
+  });
+
+  it.each([
+    ['{not json', /it is not valid JSON/],
+    ['[1, 2]', /it holds a list, not an object of settings/],
+    ['{"org": 5}', /org is not a string/],
+  ])('says once that a damaged config file (%s) is ignored, and runs a command that needs no setting', async (text, why) => {
+    const dir = configDir();
+    expect((await runCli(['config', 'set', 'org', 'acme'], { env: { SVC_CONFIG_DIR: dir } })).code).toBe(0);
+    const file = join(dir, 'config.json');
+    writeFileSync(file, text);
+    const result = await runCli(['webhook', 'events', '--json'], { env: { SVC_CONFIG_DIR: dir } });
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toBeInstanceOf(Array);
+    const warnings = result.stderr.split('\n').filter(Boolean);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(`ignoring the stored settings: ${file}: `);
+    expect(warnings[0]).toMatch(why);
+    expect(warnings[0]).toMatch(/fix it, or remove it \(rm .*\) and store the settings again with `svc-migrate config set`/);
+    // A command that writes refuses, and leaves the file for its owner to look at.
+    const written = await runCli(['config', 'set', 'org', 'other'], { env: { SVC_CONFIG_DIR: dir } });
+    expect(written.code).toBe(2);
+    expect(written.stderr).toMatch(/error: refusing to change .*config\.json: .*nothing was changed/);
+    expect(readFileSync(file, 'utf8')).toBe(text);
   });
 });
 
