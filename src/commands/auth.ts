@@ -34,7 +34,10 @@ async function readToken(context: Context, withToken: boolean | undefined): Prom
   if (withToken) {
     return (await readStdin(context, INPUT_LIMITS.token, 'a token')).toString('utf8').trim();
   }
-  return (await context.prompt.secret('Token (classic token of an organization owner)', TOKEN_ASKED.flag, TOKEN_ASKED.what)).trim();
+  const typed = await context.prompt.secret('Token (classic token of an organization owner)', TOKEN_ASKED.flag, TOKEN_ASKED.what, (answer) => {
+    if (!answer.trim()) throw new UsageError('no token given');
+  });
+  return typed.trim();
 }
 
 /** The token checked against the organization (core/auth.ts) with the client every command uses. */
