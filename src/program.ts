@@ -34,7 +34,7 @@ Typical workflow:
 or all of it at once:
   svc-migrate export repo-a repo-b --lock --unlock --delete-archive
 
-Try it without an account: svc-migrate export --sandbox --yes
+Try it without an account: svc-migrate export --sandbox --yes --output sandbox-demo.tar.gz --force
 `;
 
 /** `--token` / `--secret` given with a value on the command line, where `ps` shows it to every local user. */

@@ -205,6 +205,17 @@ describe('the help\'s example and interactive start', () => {
     expect(statSync(output).size).toBeGreaterThan(0);
   });
 
+  it('the try-it line of --help works again and again in one directory', async () => {
+    const help = await spawnCli(['--help']);
+    const line = /Try it without an account: svc-migrate (.+)/.exec(help.stdout)?.[1] ?? '';
+    expect(line).toMatch(/^export --sandbox/);
+    const dir = tempDir();
+    for (const run of [1, 2]) {
+      const result = await spawnCli(line.split(' '), { cwd: dir, timeoutMs: 40_000 });
+      expect(result.code, `run ${run}: ${result.stderr}`).toBe(0);
+    }
+  }, 90_000);
+
   it.skipIf(!hasScript)(`start on a terminal asks in words, shows a summary, and Enter confirms${unless(hasScript, 'util-linux `script` is not installed')}`, async () => {
     const { sandbox, env } = await testSandbox({ exportSeconds: 60 });
     const result = await onTerminal(['start'], {
