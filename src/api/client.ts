@@ -202,7 +202,7 @@ export class ApiClient {
         return this.answer(status, responseHeaders, data, url, false);
       }
 
-      const { body: errorBody, cutAt } = await readErrorBody(response);
+      const { body: errorBody, cutAt, fromApi } = await readErrorBody(response);
       const rateLimit = rateLimitWait(status, responseHeaders, errorBody, this.clock.now(), secondaryWaitMs);
       if (rateLimit) {
         if (rateLimitWaits >= MAX_RATE_LIMIT_WAITS) {
@@ -230,7 +230,7 @@ export class ApiClient {
         await this.backoff(retries++, `HTTP ${status}`, method, printable);
         continue;
       }
-      throw this.httpError(method, url, status, errorBody, options, cutAt);
+      throw this.httpError(method, url, status, errorBody, options, { cutAt, fromApi });
     }
   }
 
@@ -330,10 +330,11 @@ export class ApiClient {
     status: number,
     body: ServiceErrorBody,
     options: RequestOptions,
-    cutAt?: number,
+    { cutAt, fromApi }: { cutAt?: number | undefined; fromApi: boolean },
   ): CliError {
     return errorForStatus({
       cutAt,
+      fromApi,
       status,
       method,
       url: redactUrl(url.toString()),
