@@ -145,11 +145,16 @@ describe.skipIf(!hasScript)(`on a terminal${unless(hasScript, 'util-linux `scrip
     expectNoBug(result);
   });
 
-  it('webhook listen --secret answered with Enter alone is a usage error, not a secret', async () => {
-    const result = await onTerminal(['webhook', 'listen', '--port', '0', '--secret'], { steps: [[/Webhook secret/, '\r']] });
-    expect(result.code, result.screen).toBe(2);
-    expect(result.screen).toMatch(/the secret entered is empty/);
-    expect(result.screen).not.toMatch(/listening|verifying/);
+  it('webhook listen --secret answered with Enter alone is not a secret: it says so and asks again', async () => {
+    const result = await onTerminal(['webhook', 'listen', '--port', '0', '--secret'], {
+      steps: [
+        [/Webhook secret/, '\r'],
+        [/the secret entered is empty/, 's3cret\r'],
+        [/verifying X-Hub-Signature-256 with 1 secret/, '\x03'],
+      ],
+    });
+    expect(result.screen.indexOf('the secret entered is empty')).toBeLessThan(result.screen.indexOf('listening'));
+    expect(result.code, result.screen).toBe(130);
     expectNoBug(result);
   });
 });
