@@ -12,7 +12,7 @@ import { type RateLimitWait, rateLimitWait } from './rate-limit.js';
 import { type Links, parseLinkHeader } from './paginate.js';
 import { redactHeader, redactUrl, scrub } from './redact.js';
 import { createDispatcher, type ProxySettings, requestTimeouts, type Timeouts } from './dispatcher.js';
-import { classifyNetworkError, closedClientError, LASTING, networkError } from './network-errors.js';
+import { classifyNetworkError, closedClientError, LASTING, networkError, nothingListensError } from './network-errors.js';
 import type { ExtraTrust } from './trust.js';
 import { request } from './undici.js';
 import { checkCredentials } from './transport-policy.js';
@@ -61,6 +61,8 @@ export interface ApiResponse<T> {
 }
 
 const DEFAULT_MAX_RATE_LIMIT_WAIT_MS = 5 * 60_000;
+/** The longest wait before the one retry of a connection refused before anything answered. */
+const QUICK_RETRY_MS = 500;
 const MAX_RATE_LIMIT_WAITS = 4;
 const SECONDARY_DEFAULT_WAIT_MS = 60_000;
 
@@ -70,10 +72,14 @@ interface CachedResponse {
   headers: Headers;
 }
 
-/** What a client shares with the clients scoped from it: the ETag cache, and whether it was closed. */
+/** What a client shares with the clients scoped from it: the ETag cache, whether it was closed or ever answered. */
 interface SharedState {
   closed: boolean;
   etags: Map<string, CachedResponse>;
+  /** Some request of this run got an answer: a refused connection since is passing trouble (a restart). */
+  answered: boolean;
+  /** A request of this run met nothing listening before anything answered: another fails at once. */
+  nothingListens: boolean;
 }
 
 /**
@@ -93,7 +99,7 @@ export class ApiClient {
 
   constructor(options: ClientOptions, shared?: SharedState) {
     this.options = options;
-    this.shared = shared ?? { closed: false, etags: new Map() };
+    this.shared = shared ?? { closed: false, etags: new Map(), answered: false, nothingListens: false };
     this.isScope = shared !== undefined;
     this.baseUrl = parseBaseUrl(options.baseUrl);
     checkCredentials(this.baseUrl, options.token, options.insecure ?? false);
@@ -162,18 +168,25 @@ export class ApiClient {
         const failure = classifyNetworkError(error);
         this.trace(`✗ ${method} ${printable} ${failure.code}: ${failure.message}`);
         if (this.shared.closed) throw closedClientError(method, printable);
+        // Refused before anything answered: nothing listens (a wrong --base-url); one quick retry a run.
+        const firstContact = failure.kind === 'refused' && !this.shared.answered;
+        if (firstContact && (this.shared.nothingListens || retries >= 1)) {
+          this.shared.nothingListens = true;
+          throw nothingListensError(method, url, retries + 1);
+        }
         const canRetry =
           retries < this.retry.tries - 1 &&
           !LASTING.has(failure.kind) &&
           // docs/service.md#start-migration: a lost POST may have created the export; resend only if it never left.
           (method !== 'POST' || failure.kind === 'refused');
         if (canRetry) {
-          await this.backoff(retries++, `${failure.code}`, method, printable);
+          await this.backoff(retries++, `${failure.code}`, method, printable, firstContact ? QUICK_RETRY_MS : undefined);
           continue;
         }
         throw networkError(method, url, failure, this.retry.tries);
       }
 
+      this.shared.answered = true;
       const { statusCode: status } = response;
       const responseHeaders = response.headers;
       this.trace(
@@ -293,8 +306,8 @@ export class ApiClient {
     return requestTimeouts(this.options.timeouts);
   }
 
-  private async backoff(retry: number, reason: string, method: HttpMethod, url: string): Promise<void> {
-    const delayMs = fullJitterDelay(this.retry, retry, this.random);
+  private async backoff(retry: number, reason: string, method: HttpMethod, url: string, capMs?: number): Promise<void> {
+    const delayMs = fullJitterDelay(this.retry, retry, this.random, capMs);
     this.options.hooks?.onRetry?.({ attempt: retry + 2, delayMs, reason, method, url });
     this.trace(`… retry ${retry + 1}/${this.retry.tries - 1} of ${method} ${url} in ${delayMs} ms (${reason})`);
     await this.sleep(delayMs);

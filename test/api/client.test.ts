@@ -1,6 +1,6 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { connect, createServer as createNetServer, type Server } from 'node:net';
+import { connect, type Server } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { RateLimitWait } from '../../src/api/rate-limit.js';
 import {
@@ -11,7 +11,7 @@ import {
   unlockRepository,
 } from '../../src/api/migrations.js';
 import { ExitCode } from '../../src/errors.js';
-import { client, failure, recordingClock, server, TOKEN } from '../helpers/api-client.js';
+import { client, failure, freePort, recordingClock, server, TOKEN } from '../helpers/api-client.js';
 import { empty, hangUp, json } from '../helpers/scripted-server.js';
 
 const migration = { id: 7, state: 'exporting', repositories: [] };
@@ -330,14 +330,6 @@ describe('proxies', () => {
     }
   });
 });
-
-async function freePort(): Promise<number> {
-  const probe = createNetServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 /** A minimal forward proxy: CONNECT tunnels and absolute-form requests, recording what it carried. */
 async function startTunnelProxy() {
