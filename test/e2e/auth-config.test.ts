@@ -13,7 +13,7 @@ describe('config', () => {
     expect((await runCli(['config', 'set', 'org', 'acme'], { env })).code).toBe(0);
     expect((await runCli(['config', 'set', 'baseUrl', 'https://api.example.com/'], { env })).code).toBe(0);
     expect((await runCli(['config', 'get', 'org'], { env })).stdout.trim()).toBe('acme');
-    expect(JSON.parse((await runCli(['config', 'list', '--json'], { env })).stdout)).toEqual({ org: 'acme', baseUrl: 'https://api.example.com' });
+    expect(JSON.parse((await runCli(['config', 'list', '--json'], { env })).stdout)).toEqual({ org: 'acme', base_url: 'https://api.example.com' });
     expect((await runCli(['config', 'unset', 'org'], { env })).code).toBe(0);
     expect((await runCli(['config', 'get', 'org'], { env })).code).toBe(2);
     expect((await runCli(['config', 'path'], { env })).stdout.trim()).toBe(join(env.SVC_CONFIG_DIR, 'config.json'));

@@ -309,6 +309,60 @@ describe('smaller promises', () => {
   });
 });
 
+describe('--json keys', () => {
+  /** Keys of the tool's own making that are not snake_case; a map keyed by names from elsewhere (an archive's refs) is data. */
+  const notSnake = (value: unknown, path = ''): string[] => {
+    if (Array.isArray(value)) return value.flatMap((item) => notSnake(item, `${path}[]`));
+    if (typeof value !== 'object' || value === null) return [];
+    return Object.entries(value).flatMap(([key, inner]) => [
+      ...(/^[a-z0-9_]+$/.test(key) ? [] : [`${path}.${key}`]),
+      ...(key === 'refs' ? [] : notSnake(inner, `${path}.${key}`)),
+    ]);
+  };
+  /** One JSON document, or NDJSON lines. */
+  const documents = (stdout: string): unknown[] => {
+    try {
+      return [JSON.parse(stdout)];
+    } catch {
+      return stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as unknown);
+    }
+  };
+
+  it('every command\'s --json output is snake_case, as the service\'s own fields are', async () => {
+    const { env } = await testSandbox({ exportSeconds: 1 });
+    const dir = tempDir();
+    const configEnv = { ...env, SVC_CONFIG_DIR: join(dir, 'config') };
+    const archive = join(dir, 'a.tar.gz');
+    const outputs: Record<string, string> = {};
+    const run = async (name: string, args: string[], extra: Record<string, string> = {}) => {
+      const result = await runCli([...args, '--json'], { env: { ...configEnv, ...extra } });
+      expect(result.code, `${name}: ${result.stderr}`).toBe(0);
+      outputs[name] = result.stdout;
+    };
+    await run('start', ['start', 'widgets', '--lock']);
+    const id = String(JSON.parse(outputs.start as string).id);
+    await run('status --wait', ['status', id, '--wait', ...FAST]);
+    await run('list', ['list']);
+    await run('repos', ['repos', id]);
+    await run('download', ['download', id, '-o', archive]);
+    await run('archive verify', ['archive', 'verify', archive]);
+    await run('archive inspect', ['archive', 'inspect', archive]);
+    await run('unlock', ['unlock', id, '--all']);
+    await run('delete-archive', ['delete-archive', id, '--yes']);
+    await run('config set', ['config', 'set', 'baseUrl', 'https://api.example.com']);
+    await run('config set', ['config', 'set', 'apiVersion', '2026-03-10']);
+    await run('config list', ['config', 'list']);
+    await run('config get', ['config', 'get', 'baseUrl']);
+    await run('config path', ['config', 'path']);
+    await run('auth status', ['auth', 'status']);
+    await run('webhook events', ['webhook', 'events']);
+    await run('webhook events push', ['webhook', 'events', 'push']);
+    expect(JSON.parse(outputs['config get'] as string)).toEqual({ base_url: 'https://api.example.com' });
+    const found = Object.entries(outputs).flatMap(([name, stdout]) => documents(stdout).flatMap((document) => notSnake(document).map((key) => `${name}: ${key}`)));
+    expect(found).toEqual([]);
+  });
+});
+
 describe('exit 1 is for our bugs only', () => {
   it('a status the service should never send is a server error (exit 8), not a bug', async () => {
     const api = await startScriptedServer(json(418, { message: 'I am a teapot' }));

@@ -51,8 +51,8 @@ describe('renderers, colour off', () => {
     expect(
       sandboxBanner(
         {
-          baseUrl: 'http://127.0.0.1:4010',
-          storageOrigin: 'http://localhost:4011',
+          base_url: 'http://127.0.0.1:4010',
+          storage_origin: 'http://localhost:4011',
           org: 'octo-org',
           token: 'svc_owner',
           tokens: [{ token: 'svc_owner', kind: 'classic', user: 'octocat', revoked: false, label: 'owner' }],
