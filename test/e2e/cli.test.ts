@@ -33,7 +33,6 @@ describe('start-up', () => {
     '/node_modules/undici/',
     '/node_modules/ora/',
     '/node_modules/@inquirer/',
-    '/node_modules/cli-table3/',
     '/node_modules/conf/',
     // The archive check's readers, loaded by the commands that read an archive.
     '/node_modules/tar/',
@@ -44,7 +43,7 @@ describe('start-up', () => {
   ];
 
   it.each([['--version'], ['--help'], ['list', '--help']])(
-    '%s loads none of undici, ora, inquirer, cli-table3, conf, tar or the sandbox',
+    '%s loads none of undici, ora, inquirer, conf, tar or the sandbox',
     async (...args) => {
       const record = join(tmpdir(), `svc-migrate-imports-${process.pid}-${args.join('')}.txt`);
       rmSync(record, { force: true });

@@ -43,19 +43,30 @@ describe('tables', () => {
     ]);
   });
 
-  it.skipIf(!hasScript)(`on a terminal: a boxed table, and webhook events fits the width${unless(hasScript, 'util-linux `script` is not installed')}`, async () => {
-    const { env } = await testSandbox();
-    const list = await onTerminal(['list', '--no-color'], { env, setup: 'stty cols 120 rows 40' });
-    expect(list.screen).toMatch(/ID.*STATE.*REPOSITORIES.*LOCK REQUESTED.*CREATED.*UPDATED/);
-    expect(list.screen).toMatch(/[│┌]/);
-    for (const columns of [100, 80]) {
-      const events = await onTerminal(['webhook', 'events', '--no-color'], { setup: `stty cols ${columns} rows 40` });
-      expect(events.code).toBe(0);
-      const widths = events.screen.split(/\r?\n/).map((line) => line.length);
-      expect(Math.max(...widths), `at ${columns} columns`).toBeLessThanOrEqual(columns);
-      // Event names are never cut.
-      expect(events.screen).toContain('branch_protection_configuration');
+  it('on a terminal, every table has one style, whatever its width: a header line, no borders, as gh', async () => {
+    const { env } = await testSandbox({ exportSeconds: 0.1 });
+    const archive = join(tempDir(), 'a.tar.gz');
+    const exported = await runCli(['export', 'widgets', 'docs.site', '-o', archive, ...FAST], { env });
+    expect(exported.code, exported.stderr).toBe(0);
+    const id = /migration (\d+)/.exec(exported.stderr)?.[1] ?? '';
+    const tables: [string[], RegExp][] = [
+      [['list'], /^ID +STATE +REPOSITORIES +LOCK REQUESTED +CREATED +UPDATED$/],
+      [['repos', id], /^NAME +VISIBILITY +DEFAULT BRANCH +SIZE \(KB\) +ARCHIVED +PUSHED$/],
+      [['webhook', 'events'], /^EVENT +PERMISSION +AVAILABILITY +ACTION +REQUIRED$/],
+      [['archive', 'inspect', archive], /^REPOSITORY +REFS +GIT DATA /],
+    ];
+    for (const columns of [200, 120, 80]) {
+      for (const [args, header] of tables) {
+        const result = await runCli([...args, '--no-color'], { env, terminal: { columns } });
+        expect(result.code, result.stderr).toBe(0);
+        const lines = result.stdout.trimEnd().split('\n').filter((line) => !/^\S+\.tar\.gz: |^metadata: /.test(line));
+        expect(result.stdout, `${args[0]} at ${columns}`).not.toMatch(/[│┌┐└┘─]/);
+        if (columns === 200) expect(lines[0], `${args[0]} at ${columns}`).toMatch(header);
+        for (const line of lines) expect(line.length, `${args[0]} at ${columns}: ${line}`).toBeLessThanOrEqual(columns);
+      }
     }
+    // Event names are never cut.
+    expect((await runCli(['webhook', 'events', '--no-color'], { terminal: { columns: 80 } })).stdout).toContain('branch_protection_configuration');
   });
 });
 
