@@ -68,6 +68,18 @@ describe.skipIf(!hasScript)(`interactive start on a terminal${unless(hasScript, 
     expect(migration?.repositories.map((r) => r.name)).toEqual(['widgets']);
   });
 
+  it('auth login asks again for a token after Enter alone, then checks and stores the one typed', async () => {
+    const { sandbox, env } = await testSandbox();
+    const configDir = mkdtempSync(join(tmpdir(), 'svc-tty-config-'));
+    const result = await onTerminal(['auth', 'login'], { ...env, SVC_TOKEN: '', SVC_CONFIG_DIR: configDir }, [
+      [/Token \(classic token/, '\r'],
+      [/no token given/, `${sandbox.ownerToken}\r`],
+    ]);
+    expect(result.code, result.screen).toBe(0);
+    expect(result.screen).toMatch(/checked \(owner access to octo-org's migrations\) and stored/);
+    expect(result.screen).not.toContain(sandbox.ownerToken);
+  });
+
   it('export asks, after the options, whether to unlock (Enter: yes) and to delete the archive (Enter: no)', async () => {
     const { sandbox, env } = await testSandbox({ exportSeconds: 1 });
     const output = join(mkdtempSync(join(tmpdir(), 'svc-tty-')), 'i.tar.gz');
