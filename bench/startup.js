@@ -29,13 +29,13 @@ export async function startupBench() {
   const lists = {};
   for (const tls of [true, false]) {
     const { info, child } = await startSandboxProcess(tls ? ['--tls'] : []);
-    const env = { ...process.env, SVC_BASE_URL: info.baseUrl, SVC_TOKEN: info.token, SVC_ORG: info.org };
+    const env = { ...process.env, SVC_BASE_URL: info.base_url, SVC_TOKEN: info.token, SVC_ORG: info.org };
     try {
       if (tls) {
         // Trusted as a public authority is (Node's own store, which NODE_EXTRA_CA_CERTS joins), and
         // as an organization's own by --ca-file, which builds a store of Node's authorities and its own.
-        lists.https = timeCommand(NODE, [BIN, 'list', '--json'], { env: { ...env, NODE_EXTRA_CA_CERTS: info.caFile } });
-        lists.caFile = timeCommand(NODE, [BIN, 'list', '--json'], { env: { ...env, SVC_CA_FILE: info.caFile } });
+        lists.https = timeCommand(NODE, [BIN, 'list', '--json'], { env: { ...env, NODE_EXTRA_CA_CERTS: info.ca_file } });
+        lists.caFile = timeCommand(NODE, [BIN, 'list', '--json'], { env: { ...env, SVC_CA_FILE: info.ca_file } });
       } else {
         lists.plain = timeCommand(NODE, [BIN, 'list', '--json'], { env });
       }

@@ -34,11 +34,11 @@ export async function run(
     await program.parseAsync(argv, { from: 'user' });
     return ExitCode.Ok;
   } catch (error) {
+    // A refused command line is a UsageError by now (buildProgram); what is left is help and version.
     if (error instanceof CommanderError) {
-      // Help and version are successes; every other parse failure is a usage error.
       if (error.exitCode === 0) return ExitCode.Ok;
-      // With --json commander printed nothing (see buildProgram): the error is one JSON line.
-      if (json) errorOutput(argv, io).error(usageFromCommander(error), { debug: false });
+      // `svc-migrate webhook` alone: its help is on stderr, or with --json this one JSON line.
+      if (json) errorOutput(argv, io).error(new UsageError('a subcommand is required (run with --help for usage)'), { debug: false });
       return ExitCode.Usage;
     }
     // A system error nobody caught (a path, a port) is the user's machine, not a bug.
@@ -87,11 +87,6 @@ function withJsonFields(argv: string[]): string[] {
     else out.push(arg);
   }
   return out;
-}
-
-function usageFromCommander(error: CommanderError): UsageError {
-  if (error.code === 'commander.help') return new UsageError('a subcommand is required (run with --help for usage)');
-  return new UsageError(error.message.replace(/^error: /, ''));
 }
 
 /** Errors can happen before settings exist, so the error printer reads the few flags it needs itself. */

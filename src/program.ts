@@ -14,6 +14,7 @@ import { register as registerStatus } from './commands/status.js';
 import { register as registerUnlock } from './commands/unlock.js';
 import { register as registerWebhook } from './commands/webhook/index.js';
 import { restateFailure } from './commands/common/command-line.js';
+import { commandLineError } from './commands/common/usage-errors.js';
 import { createContext, defaultFactory, type Factory, type Runner, type RunInstead } from './context.js';
 import type { Io } from './io.js';
 import { type GlobalFlags, resolveSettings } from './settings/resolve.js';
@@ -33,7 +34,7 @@ Typical workflow:
 or all of it at once:
   svc-migrate export repo-a repo-b --lock --unlock --delete-archive
 
-Try it without an account: svc-migrate export --sandbox --yes
+Try it without an account: svc-migrate export --sandbox --yes --output sandbox-demo.tar.gz --force
 `;
 
 /** `--token` / `--secret` given with a value on the command line, where `ps` shows it to every local user. */
@@ -68,8 +69,10 @@ export function buildProgram(
   program.exitOverride();
   program.configureOutput({
     writeOut: (text) => io.stdout.write(text),
-    // With --json a usage error is one JSON line, printed by main.ts instead of commander's text.
+    // With --json nothing of commander's reaches stderr: a usage error is one JSON line (main.ts).
     writeErr: (text) => (options.json ? true : io.stderr.write(text)),
+    // Its errors are said by main.ts as every error is (commandLineError below).
+    outputError: () => {},
   });
   program
     .description('Move an organization\'s repositories out of the service, and receive its webhooks locally.')
@@ -77,7 +80,6 @@ export function buildProgram(
     .helpOption('-h, --help', 'show help')
     .showSuggestionAfterError(true)
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
-    .showHelpAfterError('(run with --help for usage)')
     .option('--org <org>', 'organization (env SVC_ORG)')
     .option('--base-url <url>', 'API root, e.g. https://api.example.com (env SVC_BASE_URL)')
     .option('--token <token>', 'bearer token (env SVC_TOKEN; or `auth login`)')
@@ -137,5 +139,13 @@ export function buildProgram(
   ]) {
     register(program, run);
   }
+  // A refused command line becomes a usage error that points at the help of the command that refused it.
+  const refuseAs = (command: Command) =>
+    command.exitOverride((error) => {
+      if (error.exitCode === 0 || error.code === 'commander.help') throw error;
+      throw commandLineError(error, commandPath(command));
+    });
+  const everyCommand = (command: Command): Command[] => [command, ...command.commands.flatMap(everyCommand)];
+  everyCommand(program).forEach(refuseAs);
   return program;
 }

@@ -10,8 +10,11 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY: RetryPolicy = { baseMs: 1_000, capMs: 30_000, tries: 5 };
 
-/** Delay before retry number `retry` (0 for the first retry): uniform in [0, min(cap, base·2^retry)). */
-export function fullJitterDelay(policy: RetryPolicy, retry: number, random: () => number): number {
-  const ceiling = Math.min(policy.capMs, policy.baseMs * 2 ** retry);
+/**
+ * Delay before retry number `retry` (0 for the first retry): uniform in [0, min(cap, base·2^retry)).
+ * `capMs` lowers the policy's cap for a retry that must be quick.
+ */
+export function fullJitterDelay(policy: RetryPolicy, retry: number, random: () => number, capMs = policy.capMs): number {
+  const ceiling = Math.min(capMs, policy.capMs, policy.baseMs * 2 ** retry);
   return Math.floor(random() * ceiling);
 }

@@ -69,6 +69,11 @@ export async function readJson<T>(response: Dispatcher.ResponseData, where: stri
 export interface ErrorAnswer {
   body: ServiceErrorBody;
   cutAt?: number;
+  /**
+   * The body is an error of the service's API: a JSON object with a `message`
+   * (docs/service.md#errors). An HTML page or an empty 404 comes from something else at that URL.
+   */
+  fromApi: boolean;
 }
 
 export async function readErrorBody(response: Dispatcher.ResponseData): Promise<ErrorAnswer> {
@@ -82,12 +87,13 @@ export async function readErrorBody(response: Dispatcher.ResponseData): Promise<
       return read;
     })
     .catch(() => undefined);
-  if (cut) return { body: {}, cutAt: limit };
+  if (cut) return { body: {}, cutAt: limit, fromApi: false };
   const text = bytes?.toString('utf8') ?? '';
   try {
     const parsed = JSON.parse(text) as unknown;
-    return { body: typeof parsed === 'object' && parsed !== null ? (parsed) : {} };
+    if (typeof parsed !== 'object' || parsed === null) return { body: {}, fromApi: false };
+    return { body: parsed, fromApi: !Array.isArray(parsed) && typeof (parsed as ServiceErrorBody).message === 'string' };
   } catch {
-    return { body: text ? { message: text.slice(0, 200) } : {} };
+    return { body: text ? { message: text.slice(0, 200) } : {}, fromApi: false };
   }
 }

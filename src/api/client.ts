@@ -1,17 +1,18 @@
 import type { Writable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { type Clock, systemClock } from '../support/clock.js';
-import { CliError, InterruptedError, UnavailableError, UsageError } from '../errors.js';
+import { CliError, InterruptedError, UnavailableError } from '../errors.js';
 import { type DownloadResponse, openDownload } from './archive-download.js';
 import { DEFAULT_RETRY, fullJitterDelay, type RetryPolicy } from './backoff.js';
-import { type Headers, header } from './headers.js';
+import { type Headers, header, pickTraceHeaders } from './headers.js';
+import { parseBaseUrl } from './base-url.js';
 import { readErrorBody, readJson } from './bodies.js';
 import { errorForStatus } from './http-errors.js';
 import { type RateLimitWait, rateLimitWait } from './rate-limit.js';
 import { type Links, parseLinkHeader } from './paginate.js';
 import { redactHeader, redactUrl, scrub } from './redact.js';
 import { createDispatcher, type ProxySettings, requestTimeouts, type Timeouts } from './dispatcher.js';
-import { classifyNetworkError, closedClientError, LASTING, networkError } from './network-errors.js';
+import { classifyNetworkError, closedClientError, LASTING, networkError, nothingListensError } from './network-errors.js';
 import type { ExtraTrust } from './trust.js';
 import { request } from './undici.js';
 import { checkCredentials } from './transport-policy.js';
@@ -60,6 +61,8 @@ export interface ApiResponse<T> {
 }
 
 const DEFAULT_MAX_RATE_LIMIT_WAIT_MS = 5 * 60_000;
+/** The longest wait before the one retry of a connection refused before anything answered. */
+const QUICK_RETRY_MS = 500;
 const MAX_RATE_LIMIT_WAITS = 4;
 const SECONDARY_DEFAULT_WAIT_MS = 60_000;
 
@@ -69,10 +72,14 @@ interface CachedResponse {
   headers: Headers;
 }
 
-/** What a client shares with the clients scoped from it: the ETag cache, and whether it was closed. */
+/** What a client shares with the clients scoped from it: the ETag cache, whether it was closed or ever answered. */
 interface SharedState {
   closed: boolean;
   etags: Map<string, CachedResponse>;
+  /** Some request of this run got an answer: a refused connection since is passing trouble (a restart). */
+  answered: boolean;
+  /** A request of this run met nothing listening before anything answered: another fails at once. */
+  nothingListens: boolean;
 }
 
 /**
@@ -92,7 +99,7 @@ export class ApiClient {
 
   constructor(options: ClientOptions, shared?: SharedState) {
     this.options = options;
-    this.shared = shared ?? { closed: false, etags: new Map() };
+    this.shared = shared ?? { closed: false, etags: new Map(), answered: false, nothingListens: false };
     this.isScope = shared !== undefined;
     this.baseUrl = parseBaseUrl(options.baseUrl);
     checkCredentials(this.baseUrl, options.token, options.insecure ?? false);
@@ -161,6 +168,7 @@ export class ApiClient {
         continue;
       }
 
+      this.shared.answered = true;
       const { statusCode: status } = response;
       const responseHeaders = response.headers;
       this.trace(
@@ -197,7 +205,7 @@ export class ApiClient {
         return this.answer(status, responseHeaders, data, url, false);
       }
 
-      const { body: errorBody, cutAt } = await readErrorBody(response);
+      const { body: errorBody, cutAt, fromApi } = await readErrorBody(response);
       const rateLimit = rateLimitWait(status, responseHeaders, errorBody, this.clock.now(), secondaryWaitMs);
       if (rateLimit) {
         if (rateLimitWaits >= MAX_RATE_LIMIT_WAITS) {
@@ -225,7 +233,7 @@ export class ApiClient {
         await this.backoff(retries++, `HTTP ${status}`, method, printable);
         continue;
       }
-      throw this.httpError(method, url, status, errorBody, options, cutAt);
+      throw this.httpError(method, url, status, errorBody, options, { cutAt, fromApi });
     }
   }
 
@@ -298,17 +306,23 @@ export class ApiClient {
     const failure = classifyNetworkError(error);
     this.trace(`✗ ${method} ${printable} ${failure.code}: ${failure.message}`);
     if (this.shared.closed) throw closedClientError(method, printable);
+    // Refused before anything answered: nothing listens (a wrong --base-url); one quick retry a run.
+    const firstContact = failure.kind === 'refused' && !this.shared.answered;
+    if (firstContact && (this.shared.nothingListens || retries >= 1)) {
+      this.shared.nothingListens = true;
+      throw nothingListensError(method, url, retries + 1);
+    }
     const canRetry =
       retries < this.retry.tries - 1 &&
       !LASTING.has(failure.kind) &&
       // docs/service.md#start-migration: a lost POST may have created the export; resend only if it never left.
       (method !== 'POST' || failure.kind === 'refused');
     if (!canRetry) throw networkError(method, url, failure, this.retry.tries);
-    await this.backoff(retries, `${failure.code}`, method, printable);
+    await this.backoff(retries, `${failure.code}`, method, printable, firstContact ? QUICK_RETRY_MS : undefined);
   }
 
-  private async backoff(retry: number, reason: string, method: HttpMethod, url: string): Promise<void> {
-    const delayMs = fullJitterDelay(this.retry, retry, this.random);
+  private async backoff(retry: number, reason: string, method: HttpMethod, url: string, capMs?: number): Promise<void> {
+    const delayMs = fullJitterDelay(this.retry, retry, this.random, capMs);
     this.options.hooks?.onRetry?.({ attempt: retry + 2, delayMs, reason, method, url });
     this.trace(`… retry ${retry + 1}/${this.retry.tries - 1} of ${method} ${url} in ${delayMs} ms (${reason})`);
     await this.sleep(delayMs);
@@ -344,10 +358,11 @@ export class ApiClient {
     status: number,
     body: ServiceErrorBody,
     options: RequestOptions,
-    cutAt?: number,
+    { cutAt, fromApi }: { cutAt?: number | undefined; fromApi: boolean },
   ): CliError {
     return errorForStatus({
       cutAt,
+      fromApi,
       status,
       method,
       url: redactUrl(url.toString()),
@@ -357,35 +372,6 @@ export class ApiClient {
       secrets: [this.options.token],
     });
   }
-}
-
-const TRACED_RESPONSE_HEADERS = [
-  'location',
-  'etag',
-  'link',
-  'retry-after',
-  'x-ratelimit-remaining',
-  'x-ratelimit-reset',
-  'x-poll-interval',
-];
-
-function pickTraceHeaders(headers: Headers): Record<string, string | undefined> {
-  return Object.fromEntries(TRACED_RESPONSE_HEADERS.map((name) => [name, header(headers, name)]));
-}
-
-function parseBaseUrl(raw: string): URL {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new UsageError(`the base URL "${raw}" is not a valid URL`, {
-      hint: 'pass an absolute URL such as https://api.example.com with --base-url or SVC_BASE_URL',
-    });
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new UsageError(`the base URL must be http(s), not ${url.protocol}`);
-  }
-  return url;
 }
 
 function formatSeconds(ms: number): string {

@@ -25,6 +25,8 @@ export interface StatusErrorInput {
   secrets?: (string | undefined)[];
   /** The body was longer than this many bytes and was not read (api/bodies.ts). */
   cutAt?: number | undefined;
+  /** The body is an error of the service's API (api/bodies.ts); false for an HTML page, say. */
+  fromApi?: boolean;
 }
 
 /** The one table from an HTTP failure to the error the user sees (and so to its exit code). */
@@ -56,6 +58,15 @@ export function errorForStatus(input: StatusErrorInput): CliError {
       hint: 'migration endpoints need a classic token of an organization owner; fine-grained, app user and installation tokens are rejected',
     });
   }
+  if (status === 404 && input.notFound && input.fromApi === false) {
+    // What answers an API path with no error of the API is not the API (docs/service.md#errors): a
+    // web site's root, a gateway, a path missing from the base URL. Blaming the organization would
+    // send the user astray.
+    return new NotFoundError(`the base URL is probably wrong: ${where} answered 404 with no error of the service's API${bodyKind(input)}`, {
+      ...details,
+      hint: 'check --base-url / SVC_BASE_URL: it is the root of the service\'s API, e.g. https://api.example.com',
+    });
+  }
   if (status === 404 || status === 410) {
     return new NotFoundError(input.notFound?.message ?? `not found: ${where}`, {
       ...details,
@@ -79,6 +90,13 @@ export function errorForStatus(input: StatusErrorInput): CliError {
     });
   }
   return new CliError(`unexpected HTTP ${status}${said ? `: ${said}` : ''} (${where})`, ExitCode.Unavailable, details);
+}
+
+/** What came instead of the API's error, as far as a user can recognise it. */
+function bodyKind(input: StatusErrorInput): string {
+  if (input.cutAt !== undefined) return '';
+  if (Object.keys(input.body).length === 0) return ' (an empty body)';
+  return /^\s*<(!doctype|html|\?xml)/i.test(input.body.message ?? '') ? ' (a web page)' : '';
 }
 
 /**

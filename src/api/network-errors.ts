@@ -86,6 +86,18 @@ export function networkError(method: HttpMethod, url: URL, failure: NetworkFailu
   });
 }
 
+/**
+ * The error for a connection refused (`tries` times) before anything of the run answered: nothing
+ * listens at that address, which more tries would not change.
+ */
+export function nothingListensError(method: HttpMethod, url: URL, tries: number): UnavailableError {
+  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+  return new UnavailableError(
+    `nothing listens at ${url.hostname}:${port}: ${method} ${redactUrl(url.toString())} was refused (ECONNREFUSED${tries > 1 ? `, ${tries} tries` : ''})`,
+    { hint: 'check --base-url / SVC_BASE_URL (host and port) and that the service is running there; with a proxy, that the proxy is' },
+  );
+}
+
 type CertificateProblem = 'expired' | 'not yet valid' | 'wrong name' | 'unknown issuer' | 'refused';
 
 /**

@@ -34,7 +34,10 @@ async function readToken(context: Context, withToken: boolean | undefined): Prom
   if (withToken) {
     return (await readStdin(context, INPUT_LIMITS.token, 'a token')).toString('utf8').trim();
   }
-  return (await context.prompt.secret('Token (classic token of an organization owner)', TOKEN_ASKED.flag, TOKEN_ASKED.what)).trim();
+  const typed = await context.prompt.secret('Token (classic token of an organization owner)', TOKEN_ASKED.flag, TOKEN_ASKED.what, (answer) => {
+    if (!answer.trim()) throw new UsageError('no token given');
+  });
+  return typed.trim();
 }
 
 /** The token checked against the organization (core/auth.ts) with the client every command uses. */
@@ -52,8 +55,7 @@ async function login(context: Context, options: LoginOptions): Promise<void> {
   const { baseUrl, org, caFile } = context.settings;
   const keptBaseUrl = options.baseUrl;
   const keptCaFile = caFile.source === 'flag' && caFile.value ? checkedConfigValue('caFile', caFile.value) : undefined;
-  const token = await readToken(context, options.withToken);
-  if (!token) throw new UsageError('no token given', { hint: 'echo "$TOKEN" | svc-migrate auth login --with-token' });
+  // Everything known without the token is checked before it is asked for: a token typed for nothing is lost.
   if (!baseUrl.value) {
     throw new UsageError('no API base URL to check the token against', {
       hint: 'pass --base-url <url> (it is stored too), set SVC_BASE_URL, or run `svc-migrate config set baseUrl <url>`',
@@ -64,6 +66,8 @@ async function login(context: Context, options: LoginOptions): Promise<void> {
       hint: 'pass --org <org> (it is stored too), set SVC_ORG, or run `svc-migrate config set org <org>`',
     });
   }
+  const token = await readToken(context, options.withToken);
+  if (!token) throw new UsageError('no token given', { hint: 'echo "$TOKEN" | svc-migrate auth login --with-token' });
   // A rejected token (401/403) ends here, before anything is stored.
   const result = await check(context, baseUrl.value, org.value, token);
   if (result.result === 'not-owner') context.out.warn(result.message);

@@ -39,9 +39,10 @@ export function register(program: Command, run: Runner): void {
     .addHelpText(
       'after',
       examples([
-        'svc-migrate completion bash > ~/.local/share/bash-completion/completions/svc-migrate',
-        'svc-migrate completion zsh > "${fpath[1]}/_svc-migrate"',
-        'svc-migrate completion fish > ~/.config/fish/completions/svc-migrate.fish',
+        // Each line works on a fresh account, where none of these directories exists yet.
+        'mkdir -p ~/.local/share/bash-completion/completions && svc-migrate completion bash > ~/.local/share/bash-completion/completions/svc-migrate',
+        'mkdir -p ~/.zfunc && svc-migrate completion zsh > ~/.zfunc/_svc-migrate   # then fpath=(~/.zfunc $fpath) before compinit in ~/.zshrc',
+        'mkdir -p ~/.config/fish/completions && svc-migrate completion fish > ~/.config/fish/completions/svc-migrate.fish',
       ]),
     )
     .action((shell: Shell, _options: unknown, command: Command) =>

@@ -5,6 +5,9 @@ import { UsageError } from '../errors.js';
 import { examples } from './common/options.js';
 import { checkedConfigValue, CONFIG_KEYS, type ConfigKey, openSettingsStore, readStoredSettings } from '../settings/store.js';
 
+/** A setting's key in --json output: snake_case, as every key of the tool's JSON (`baseUrl` → `base_url`). */
+const jsonKey = (key: ConfigKey) => key.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+
 const keyArgument = () => new Argument('<key>', 'the setting').choices(CONFIG_KEYS);
 
 export function register(program: Command, run: Runner): void {
@@ -23,7 +26,7 @@ export function register(program: Command, run: Runner): void {
         // A key with a default prints it, as the program would use it.
         const value = readStoredSettings(context.settings.configDir)[key] ?? (key === 'apiVersion' ? API_VERSION : undefined);
         if (value === undefined) throw new UsageError(`${key} is not set`, { hint: `svc-migrate config set ${key} <value>` });
-        context.out.result({ [key]: value }, () => value);
+        context.out.result({ [jsonKey(key)]: value }, () => value);
       }),
     );
   config
@@ -62,10 +65,11 @@ export function register(program: Command, run: Runner): void {
     .action((_options: unknown, command: Command) =>
       run(command, () => ({}), async (context) => {
         const stored = readStoredSettings(context.settings.configDir);
-        const settings = Object.fromEntries(CONFIG_KEYS.filter((key) => stored[key] !== undefined).map((key) => [key, stored[key]]));
+        const keys = CONFIG_KEYS.filter((key) => stored[key] !== undefined);
         // Nothing stored: stdout stays empty (as an empty list is), and a note says why on stderr.
-        if (Object.keys(settings).length === 0 && !context.out.json) context.out.info('nothing stored');
-        context.out.result(settings, (data) => Object.entries(data).map(([k, v]) => `${k}=${v}`).join('\n'));
+        if (keys.length === 0 && !context.out.json) context.out.info('nothing stored');
+        // A human reads the names `config set` takes; a script the snake_case of every --json.
+        context.out.result(Object.fromEntries(keys.map((key) => [jsonKey(key), stored[key]])), () => keys.map((key) => `${key}=${stored[key]}`).join('\n'));
       }),
     );
   config

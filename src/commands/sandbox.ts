@@ -43,9 +43,9 @@ async function sandbox(context: Context, options: SandboxCommandOptions): Promis
   context.defer(() => running.close());
   context.out.line(
     {
-      baseUrl: running.baseUrl,
-      storageOrigin: running.storageOrigin,
-      ...(running.ca ? { caFile: running.ca.file } : {}),
+      base_url: running.baseUrl,
+      storage_origin: running.storageOrigin,
+      ...(running.ca ? { ca_file: running.ca.file } : {}),
       org: running.org,
       token: running.ownerToken,
       tokens: running.tokens.map(describeToken),
@@ -81,7 +81,7 @@ export function register(program: Command, run: Runner): void {
       examples([
         'svc-migrate sandbox --port 8080',
         'svc-migrate sandbox --tls',
-        'svc-migrate sandbox --json --export-seconds 1 | head -1 | jq -r .baseUrl',
+        'svc-migrate sandbox --json --export-seconds 1 | head -1 | jq -r .base_url',
         'svc-migrate sandbox --seed my-org.json',
       ]),
     )

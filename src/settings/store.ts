@@ -99,10 +99,45 @@ function configHint(dir: string): string {
 }
 
 /**
+ * What is wrong with the text of a settings file, or undefined when it holds settings: a JSON object
+ * whose known keys are strings. A file damaged by hand or by a crash elsewhere is the user's to look
+ * at: read as empty, it would look as if nothing was stored; written over, it would be lost.
+ */
+function contentProblem(text: string): string | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+    return `it is not valid JSON (${error.message})`;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    return `it holds ${Array.isArray(parsed) ? 'a list' : parsed === null ? 'null' : `a ${typeof parsed}`}, not an object of settings`;
+  }
+  const wrong = [...CONFIG_KEYS, 'token'].filter((key) => key in parsed && typeof (parsed as Record<string, unknown>)[key] !== 'string');
+  return wrong.length > 0 ? `${wrong.join(' and ')} ${wrong.length === 1 ? 'is not a string' : 'are not strings'}` : undefined;
+}
+
+function damagedHint(file: string): string {
+  return `fix it, or remove it (rm '${file}'; it holds the token, if any) and store the settings again with \`svc-migrate config set\` and \`svc-migrate auth login\``;
+}
+
+/** The settings file's text, or undefined when there is none. */
+function readConfigText(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    if (isSystemError(error) && error.code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+/**
  * Reads the settings file without loading conf. Every command reads it; only `auth` and `config`
  * write it. conf pulls in when-exit, which re-raises SIGINT and would cut our Ctrl-C handling short.
- * A file that cannot be trusted (configProblem) is ignored, and `onIgnored` told why, as ssh ignores
- * a key file others can write.
+ * A file that cannot be trusted (configProblem), or that holds no settings (contentProblem), is
+ * ignored, and `onIgnored` told why, as ssh ignores a key file others can write: a command that
+ * needs no setting still runs.
  */
 export function readStoredSettings(dir: string, onIgnored?: (reason: string, hint: string) => void): StoredSettings {
   let problem: string | undefined;
@@ -115,18 +150,20 @@ export function readStoredSettings(dir: string, onIgnored?: (reason: string, hin
     onIgnored?.(problem, configHint(dir));
     return {};
   }
-  let text: string;
+  const file = join(dir, CONFIG_FILE);
+  let text: string | undefined;
   try {
-    text = readFileSync(join(dir, CONFIG_FILE), 'utf8');
+    text = readConfigText(file);
   } catch {
     return {};
   }
-  try {
-    const parsed = JSON.parse(text) as unknown;
-    return typeof parsed === 'object' && parsed !== null ? (parsed) : {};
-  } catch {
+  if (text === undefined) return {};
+  const damage = contentProblem(text);
+  if (damage) {
+    onIgnored?.(`${file}: ${damage}`, damagedHint(file));
     return {};
   }
+  return JSON.parse(text) as StoredSettings;
 }
 
 export interface SettingsStore {
@@ -154,26 +191,20 @@ export async function openSettingsStore(dir: string): Promise<SettingsStore> {
   guard('create the directory', dir, () => makeDirectory(dir));
   const problem = guard('check', dir, () => configProblem(dir));
   if (problem) throw new UsageError(`refusing to store settings: ${problem}`, { hint: configHint(dir) });
+  const text = guard('read', file, () => readConfigText(file));
+  const damage = text === undefined ? undefined : contentProblem(text);
+  // conf would read such a file as empty, or as an object made of it, and write that over it.
+  if (damage) throw new UsageError(`refusing to change ${file}: ${damage}; nothing was changed`, { hint: damagedHint(file) });
   const { default: Conf } = await import('conf');
-  const conf = guard('read', file, () => {
-    try {
-      return new Conf<StoredSettings>({
-        projectName: 'svc-migrate',
-        cwd: dir,
-        configName: CONFIG_FILE.replace(/\.json$/, ''),
-        configFileMode: 0o600,
-        accessPropertiesByDotNotation: false,
-      });
-    } catch (error) {
-      // A file damaged by hand or by a crash elsewhere: the user's to look at, not ours to overwrite.
-      if (error instanceof SyntaxError) {
-        throw new UsageError(`${file} is not valid JSON (${error.message}); nothing was changed`, {
-          hint: `fix it, or remove it and store the settings again (${file} holds the token, if any)`,
-        });
-      }
-      throw error;
-    }
-  });
+  const conf = guard('read', file, () =>
+    new Conf<StoredSettings>({
+      projectName: 'svc-migrate',
+      cwd: dir,
+      configName: CONFIG_FILE.replace(/\.json$/, ''),
+      configFileMode: 0o600,
+      accessPropertiesByDotNotation: false,
+    }),
+  );
   return {
     path: conf.path,
     read: () => ({ ...conf.store }),

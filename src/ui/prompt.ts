@@ -59,17 +59,21 @@ export class Prompter {
     }
   }
 
-  async input(message: string, what: string, flag: string): Promise<string> {
+  /**
+   * A line of text. `check` throws a UsageError for an answer it refuses: its message is shown under
+   * the prompt, which asks again (one mistyped name must not end the command).
+   */
+  async input(message: string, what: string, flag: string, check?: (answer: string) => void): Promise<string> {
     this.require(what, flag);
     const { input } = await import('@inquirer/prompts');
-    return this.ask((context) => input({ message, required: true }, context));
+    return this.ask((context) => input({ message, required: true, ...validated(check) }, context));
   }
 
-  /** Hidden input (secrets, tokens); `what` names it in the error when there is no terminal. */
-  async secret(message: string, flag: string, what = 'a secret'): Promise<string> {
+  /** Hidden input (secrets, tokens); `what` names it in the error when there is no terminal; `check` as for input. */
+  async secret(message: string, flag: string, what = 'a secret', check?: (answer: string) => void): Promise<string> {
     this.require(what, flag);
     const { password } = await import('@inquirer/prompts');
-    return this.ask((context) => password({ message, mask: true }, context));
+    return this.ask((context) => password({ message, mask: true, ...validated(check) }, context));
   }
 
   async checkbox<T extends string>(message: string, choices: { value: T; name: string }[]): Promise<T[]> {
@@ -84,4 +88,20 @@ export class Prompter {
     const { confirm } = await import('@inquirer/prompts');
     return this.ask((context) => confirm({ message, default: defaultYes }, context));
   }
+}
+
+/** inquirer's `validate` from a check that throws a UsageError: its message, or true. */
+function validated(check: ((answer: string) => void) | undefined): { validate?: (answer: string) => string | true } {
+  if (!check) return {};
+  return {
+    validate(answer) {
+      try {
+        check(answer);
+        return true;
+      } catch (error) {
+        if (error instanceof UsageError) return error.hint ? `${error.message} (${error.hint})` : error.message;
+        throw error;
+      }
+    },
+  };
 }

@@ -1,13 +1,8 @@
-import { createRequire } from 'node:module';
 import { stripVTControlCharacters } from 'node:util';
 import type { ChalkInstance } from 'chalk';
-import type CliTable from 'cli-table3';
 import type { Migration, Repository } from '../api/types.js';
 import { inertText as safe } from '../support/outside-text.js';
 import { dayOf, formatBytes, formatState, formatTime, monthDayOf } from './format.js';
-
-// Loaded on first use so `--help` and `--version` never pay for it.
-const require = createRequire(import.meta.url);
 
 /** How a table is laid out: plain tab-separated lines off a terminal; fitted to its width on one. */
 export interface TableLayout {
@@ -34,43 +29,28 @@ export interface ColumnFit {
 /** The rank of a table's key (its first column, unless told otherwise): cut last. */
 export const KEY = 9;
 
-const BOXED: TableLayout = { plain: false };
+const ON_A_TERMINAL: TableLayout = { plain: false };
 
 /**
- * A table: tab-separated lines off a terminal; boxed on one; on a terminal too narrow for the box,
- * as gh prints a list: no borders, one line per row, cells cut with `…` (see ColumnFit).
+ * A table: tab-separated lines off a terminal; on one, every table as gh prints a list: a bold
+ * header, no borders, two spaces between columns, one line per row, fitted to the terminal's width
+ * (see ColumnFit). One style for every command, whatever its width.
  */
 export function renderTable(
   head: string[],
   rows: string[][],
   theme: ChalkInstance,
-  layout: TableLayout = BOXED,
+  layout: TableLayout = ON_A_TERMINAL,
   columns: ColumnFit[] = [],
 ): string {
   if (layout.plain) {
     // What `cut -f`, `awk -F'\t'` and `while read` expect (as `gh` prints off a terminal).
     return rows.map((row) => row.map((cell) => stripVTControlCharacters(cell).replace(/[\t\r\n]+/g, ' ')).join('\t')).join('\n');
   }
-  if (layout.width && !boxFits([head, ...rows], layout.width)) return narrowTable(head, rows, theme, layout.width, columns);
-  const Table = require('cli-table3') as typeof CliTable;
-  const table = new Table({
-    head: head.map((title) => theme.bold(title)),
-    style: { head: [], border: [] },
-    chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
-  });
-  table.push(...rows);
-  return table.toString();
+  return fittedTable(head, rows, theme, layout.width || Infinity, columns);
 }
 
 const visible = (text: string) => stripVTControlCharacters(text).length;
-
-const cellWidths = (rows: string[][]) =>
-  Array.from({ length: Math.max(...rows.map((row) => row.length)) }, (_, column) => Math.max(...rows.map((row) => visible(row[column] ?? ''))));
-
-/** Whether the boxed table fits: each cell padded by a space on either side, a border between. */
-function boxFits(rows: string[][], width: number): boolean {
-  return cellWidths(rows).reduce((total, n) => total + n + 3, 1) <= width;
-}
 
 /** A cut cell keeps at least one character and its `…`. */
 const NARROWEST = 2;
@@ -78,36 +58,45 @@ const NARROWEST = 2;
 /** A column cut narrower than this says nothing ("o…"): it is left out and its room given to the others. */
 const USEFUL = 3;
 
+/** The longest word of a header: a column is never narrower, so its header wraps but is never cut. */
+const headFloor = (title: string) => Math.max(...title.split(' ').map(visible));
+
 /**
- * A table too wide for the terminal, as gh prints one: no borders, two spaces between columns,
- * every row on one line, no line wider than the terminal (see ColumnFit for what gives way first).
- * A column that would be cut below USEFUL characters is left out, the least useful first, and so is
- * one with no value in any row.
+ * No line wider than the terminal (see ColumnFit for what gives way first). A column that would be
+ * cut below USEFUL characters, or narrower than its header's longest word, is left out, the least
+ * useful first, and so is one with no value in any row. A header wraps at its spaces
+ * (`PULL`/`REQUESTS`) where its column is narrower than it.
  */
-function narrowTable(head: string[], rows: string[][], theme: ChalkInstance, width: number, columns: ColumnFit[]): string {
+function fittedTable(head: string[], rows: string[][], theme: ChalkInstance, width: number, columns: ColumnFit[]): string {
   const rankOf = (i: number) => columns[i]?.rank ?? (i === 0 ? KEY : 0);
   // A column with nothing in it (no problem in any batch) is left out.
   let shown = head.map((_, i) => i).filter((i) => i === 0 || rows.some((row) => visible(row[i] ?? '') > 0));
   let fitted = fitColumns(head, rows, width, columns, shown, rankOf);
   for (;;) {
     const top = Math.max(...shown.map(rankOf));
-    const useless = shown.filter((i) => rankOf(i) < top && (fitted.widths[i] ?? 0) < Math.min(USEFUL, fitted.natural(i)));
+    const floor = (i: number) => Math.max(headFloor(head[i] ?? ''), Math.min(USEFUL, fitted.natural(i)));
+    const useless = shown.filter((i) => rankOf(i) < top && (fitted.widths[i] ?? 0) < floor(i));
     if (useless.length === 0) break;
+    // Of the least useful, the rightmost: the columns read first stay.
     const least = Math.min(...useless.map(rankOf));
-    const dropped = useless.find((i) => rankOf(i) === least);
+    const dropped = useless.filter((i) => rankOf(i) === least).at(-1);
     shown = shown.filter((i) => i !== dropped);
     fitted = fitColumns(head, rows, width, columns, shown, rankOf);
   }
   const { widths, form } = fitted;
+  const padded = (text: string, room: number) => text + ' '.repeat(Math.max(0, room - visible(text)));
   const cell = (text: string, column: number) => {
     const room = widths[column] ?? 0;
     const plain = stripVTControlCharacters(form(column, text));
     if (plain.length <= room) return form(column, text) + ' '.repeat(room - plain.length);
     return `${plain.slice(0, room - 1)}…`;
   };
-  const line = (row: string[], isHead: boolean) =>
-    shown.map((i) => (isHead ? cutHead(row[i] ?? '', widths[i] ?? 0) : cell(row[i] ?? '', i))).join('  ').trimEnd();
-  return [theme.bold(line(head, true)), ...rows.map((row) => line(row, false))].join('\n');
+  const line = (cells: string[]) => cells.join('  ').trimEnd();
+  const heads = shown.map((i) => wrapHead(head[i] ?? '', widths[i] ?? 0));
+  const headLines = Array.from({ length: Math.max(...heads.map((lines) => lines.length)) }, (_, n) =>
+    theme.bold(line(heads.map((lines, k) => padded(lines[n] ?? '', widths[shown[k] ?? 0] ?? 0)))),
+  );
+  return [...headLines, ...rows.map((row) => line(shown.map((i) => cell(row[i] ?? '', i))))].join('\n');
 }
 
 /** The widths (and forms) of the columns `shown` that fit `width`, each step of ColumnFit in turn. */
@@ -136,7 +125,8 @@ function fitColumns(head: string[], rows: string[][], width: number, columns: Co
   };
   const ranks = [...new Set(shown.map(rankOf))].sort((a, b) => a - b);
   const ofRank = (rank: number) => shown.filter((i) => rankOf(i) === rank);
-  narrow(ofRank(ranks[0] ?? 0), (i) => columns[i]?.floor ?? NARROWEST);
+  // Only the columns that give way first: a date is shortened (below) before it is ever cut.
+  narrow(ofRank(0), (i) => Math.max(columns[i]?.floor ?? NARROWEST, headFloor(head[i] ?? '')));
   const deepest = Math.max(0, ...shown.map((i) => columns[i]?.shorter?.length ?? 0));
   for (let depth = 1; depth <= deepest && !fits(); depth++) {
     // Every column of a kind (the dates) takes the same form.
@@ -156,9 +146,18 @@ function fitColumns(head: string[], rows: string[][], width: number, columns: Co
   return { widths, form, natural };
 }
 
-/** A header is cut, never put in a shorter form. */
-function cutHead(title: string, room: number): string {
-  return title.length <= room ? title + ' '.repeat(room - title.length) : `${title.slice(0, room - 1)}…`;
+/**
+ * A header in lines no wider than `room`, broken at its spaces; a word longer than the room is cut
+ * only in a key column narrower than its header, on a terminal too narrow for anything else.
+ */
+function wrapHead(title: string, room: number): string[] {
+  const lines: string[] = [];
+  for (const word of title.split(' ')) {
+    const last = lines.length - 1;
+    if (last >= 0 && visible(lines[last] as string) + 1 + visible(word) <= room) lines[last] += ` ${word}`;
+    else lines.push(visible(word) <= room ? word : `${word.slice(0, Math.max(1, room - 1))}…`);
+  }
+  return lines;
 }
 
 function repositoryNames(migration: Migration, excluded: boolean, theme: ChalkInstance, plain: boolean): string {
@@ -185,7 +184,7 @@ export function migrationsTable(
   migrations: Migration[],
   theme: ChalkInstance,
   repositoriesExcluded = false,
-  layout: TableLayout = BOXED,
+  layout: TableLayout = ON_A_TERMINAL,
 ): string {
   if (migrations.length === 0) return layout.plain ? '' : 'no migrations';
   return renderTable(
@@ -220,7 +219,7 @@ export function migrationSummary(migration: Migration, theme: ChalkInstance): st
   return lines.join('\n');
 }
 
-export function repositoriesTable(repositories: Repository[], theme: ChalkInstance, layout: TableLayout = BOXED): string {
+export function repositoriesTable(repositories: Repository[], theme: ChalkInstance, layout: TableLayout = ON_A_TERMINAL): string {
   if (repositories.length === 0) return layout.plain ? '' : 'no repositories';
   return renderTable(
     ['NAME', 'VISIBILITY', 'DEFAULT BRANCH', 'SIZE (KB)', 'ARCHIVED', 'PUSHED'],

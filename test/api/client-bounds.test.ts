@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Agent } from 'undici';
-import { getMigration, unlockRepository } from '../../src/api/migrations.js';
+import { getMigration, startMigration, unlockRepository } from '../../src/api/migrations.js';
 import { ExitCode, InterruptedError } from '../../src/errors.js';
-import { client, failure, recordingClock, server } from '../helpers/api-client.js';
+import { client, failure, freePort, recordingClock, server } from '../helpers/api-client.js';
 import { empty, hangUp, json } from '../helpers/scripted-server.js';
 
 // Every retry of the request loop has an end, and a client that was closed is never retried: a
@@ -66,6 +66,33 @@ describe('every retry of a request has an end', () => {
     const error = await failure(getMigration(client(api.url, { clock }), 'acme', 7));
     expect(error.exitCode).toBe(ExitCode.Unavailable);
     expect(api.requests).toHaveLength(5);
+    expect(clock.sleeps).toHaveLength(4);
+  });
+
+  it('a connection refused before anything answered: one quick retry, then "nothing listens"; the run\'s next request fails at once', async () => {
+    const port = await freePort();
+    const clock = recordingClock();
+    const api = client(`http://127.0.0.1:${port}`, { clock, random: () => 0.999 });
+    const error = await failure(getMigration(api, 'acme', 7));
+    expect(error.exitCode).toBe(ExitCode.Unavailable);
+    expect(error.message).toMatch(new RegExp(`^nothing listens at 127\\.0\\.0\\.1:${port}: GET .* was refused \\(ECONNREFUSED, 2 tries\\)$`));
+    expect(error.hint).toMatch(/--base-url/);
+    expect(clock.sleeps).toHaveLength(1);
+    expect(clock.sleeps[0]).toBeLessThanOrEqual(500);
+    // The start after a pre-check, say: no second round of tries.
+    const start = await failure(startMigration(api, 'acme', { repositories: ['acme/widgets'] }));
+    expect(start.message).toMatch(new RegExp(`^nothing listens at 127\\.0\\.0\\.1:${port}: POST .* was refused \\(ECONNREFUSED\\)$`));
+    expect(clock.sleeps).toHaveLength(1);
+  });
+
+  it('a connection refused after the service answered is passing trouble (a restart): 5 tries', async () => {
+    const service = await server(json(200, migration));
+    const clock = recordingClock();
+    const api = client(service.url, { clock });
+    await getMigration(api, 'acme', 7);
+    await service.close();
+    const error = await failure(getMigration(api, 'acme', 7));
+    expect(error.message).not.toMatch(/nothing listens/);
     expect(clock.sleeps).toHaveLength(4);
   });
 

@@ -1,6 +1,6 @@
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { connect, createServer as createNetServer, type Server } from 'node:net';
+import { connect, type Server } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { RateLimitWait } from '../../src/api/rate-limit.js';
 import {
@@ -11,7 +11,7 @@ import {
   unlockRepository,
 } from '../../src/api/migrations.js';
 import { ExitCode } from '../../src/errors.js';
-import { client, failure, recordingClock, server, TOKEN } from '../helpers/api-client.js';
+import { client, failure, freePort, recordingClock, server, TOKEN } from '../helpers/api-client.js';
 import { empty, hangUp, json } from '../helpers/scripted-server.js';
 
 const migration = { id: 7, state: 'exporting', repositories: [] };
@@ -76,6 +76,26 @@ describe('retries', () => {
     const error = await failure(getMigration(client(api.url), 'acme', 7));
     expect(api.requests).toHaveLength(1);
     expect(error.exitCode).toBe(exitCode);
+  });
+
+  it.each([
+    ['an HTML page', (_request: unknown, response: ServerResponse) => response.writeHead(404, { 'content-type': 'text/html' }).end('<!DOCTYPE html><html><body>Not Found</body></html>'), / \(a web page\)$/],
+    ['an empty body', empty(404), / \(an empty body\)$/],
+    ['JSON that is no error of the API', json(404, { error: 'no route' }), /no error of the service's API$/],
+  ])('a 404 with %s, not an error of the API, blames the base URL, not the organization', async (_kind, answer, what) => {
+    const api = await server(answer);
+    const error = await failure(listAllMigrations(client(api.url), 'acme').next());
+    expect(error.exitCode).toBe(ExitCode.NotFound);
+    expect(error.message).toMatch(/^the base URL is probably wrong: GET http:\/\/127\.0\.0\.1:\d+\/orgs\/acme\/migrations\S* answered 404 with no error of the service's API/);
+    expect(error.message).toMatch(what);
+    expect(error.message).not.toMatch(/organization/);
+    expect(error.hint).toMatch(/--base-url/);
+  });
+
+  it('a 404 that is an error of the API names the organization', async () => {
+    const api = await server(json(404, { message: 'Not Found', documentation_url: 'https://docs.example.com' }));
+    const error = await failure(listAllMigrations(client(api.url), 'acme').next());
+    expect(error.message).toMatch(/^organization acme was not found/);
   });
 
   it('never resends a POST whose answer was lost, and says to check the list', async () => {
@@ -310,14 +330,6 @@ describe('proxies', () => {
     }
   });
 });
-
-async function freePort(): Promise<number> {
-  const probe = createNetServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 /** A minimal forward proxy: CONNECT tunnels and absolute-form requests, recording what it carried. */
 async function startTunnelProxy() {

@@ -30,9 +30,21 @@ describe('global options', () => {
     await refused(['status', '--max-wait', '10 minutes'], '--max-wait takes a duration such as 30s, 5m, 90m or 2h, not "10 minutes"');
   });
 
+  it('the parser\'s refusals read as error and hint, the hint naming the command\'s help; one JSON line with --json', async () => {
+    await refused(['status', 'abc'], '<migration-id>: a migration id is a positive integer, not "abc"', 'see `svc-migrate status --help`');
+    await refused(['list', 'extra'], 'too many arguments: svc-migrate list takes none, 1 given', 'see `svc-migrate list --help`');
+    await refused(['download', '12', 'more'], 'too many arguments: svc-migrate download takes at most 1, 2 given', 'see `svc-migrate download --help`');
+    await refused(['export', '--output-dir', 'd', '--batch-size', 'x'], '--batch-size: expected a positive integer, not "x"', 'see `svc-migrate export --help`');
+    await refused(['list', '--bogus'], 'unknown option \'--bogus\'', 'see `svc-migrate list --help`');
+    await refused(['webhook', 'bogus'], 'unknown command \'bogus\'', 'see `svc-migrate webhook --help`');
+    for (const args of [['status', 'abc'], ['list', 'extra'], ['list', '--bogus']]) {
+      expect(await jsonRefusal([...args, '--json'])).not.toMatch(/command-argument|Expected \d|\(run with --help/);
+    }
+  });
+
   it('a misspelt command is refused with the nearest one; an unknown option too', async () => {
-    await refused(['lsit'], /unknown command 'lsit'\n\(Did you mean list\?\)/);
-    await refused(['list', '--al'], /unknown option '--al'\n\(Did you mean --all\?\)/);
+    await refused(['lsit'], 'unknown command \'lsit\'', 'did you mean list? see `svc-migrate --help`');
+    await refused(['list', '--al'], 'unknown option \'--al\'', 'did you mean --all? see `svc-migrate list --help`');
   });
 });
 
@@ -49,12 +61,12 @@ describe('archive', () => {
     await refused(['archive', 'verify', 'a.tgz', '--git-check-time', '0'], '--git-check-time takes a duration above 0 (`--no-git-check` skips the check)');
     await refused(['archive', 'verify', 'a.tgz', '--git-check-time', 'long'], '--git-check-time takes a duration such as 30s, 5m, 90m or 2h, not "long"');
     await refused(['archive', 'verify', 'a.tgz', '--migration', 'latest'], /a migration id is a positive integer, not "latest"/);
-    await refused(['archive', 'verify'], /missing required argument 'file'/);
+    await refused(['archive', 'verify'], 'missing the <file> argument', 'see `svc-migrate archive verify --help`');
   });
 
   it('inspect: the file', async () => {
     expect(await options(['archive', 'inspect', 'a.tgz'])).toEqual({ file: 'a.tgz' });
-    await refused(['archive', 'inspect'], /missing required argument 'file'/);
+    await refused(['archive', 'inspect'], 'missing the <file> argument');
   });
 });
 
@@ -89,8 +101,8 @@ describe('config', () => {
   it('get, unset: one of the keys', async () => {
     expect(await options(['config', 'get', 'org'])).toEqual({ key: 'org' });
     expect(await options(['config', 'unset', 'caFile'])).toEqual({ key: 'caFile' });
-    await refused(['config', 'get', 'token'], /value 'token' is invalid for argument 'key'\. Allowed choices are org, baseUrl, apiVersion, caFile/);
-    await refused(['config', 'unset'], /missing required argument 'key'/);
+    await refused(['config', 'get', 'token'], '<key> must be one of org, baseUrl, apiVersion, caFile, not "token"', 'see `svc-migrate config get --help`');
+    await refused(['config', 'unset'], 'missing the <key> argument');
   });
 
   it('set: each value checked as it will be used; a CA file is read when the command runs', async () => {
@@ -101,8 +113,8 @@ describe('config', () => {
     await refused(['config', 'set', 'apiVersion', 'latest'], 'apiVersion is a date such as 2026-03-10, not "latest"');
     await refused(['config', 'set', 'baseUrl', 'ftp://example.com'], 'baseUrl must be http(s), not ftp:');
     await refused(['config', 'set', 'org', '--', '-acme'], '"-acme" is not an organization name');
-    await refused(['config', 'set', 'token', 'x'], /value 'token' is invalid for argument 'key'/);
-    await refused(['config', 'set', 'org'], /missing required argument 'value'/);
+    await refused(['config', 'set', 'token', 'x'], /<key> must be one of .*, not "token"/);
+    await refused(['config', 'set', 'org'], 'missing the <value> argument');
   });
 
   it('list and path take nothing', async () => {
@@ -114,8 +126,8 @@ describe('config', () => {
 describe('completion', () => {
   it('bash, zsh or fish', async () => {
     for (const shell of ['bash', 'zsh', 'fish']) expect(await options(['completion', shell])).toEqual({ shell });
-    await refused(['completion', 'tcsh'], /value 'tcsh' is invalid for argument 'shell'\. Allowed choices are bash, zsh, fish/);
-    await refused(['completion'], /missing required argument 'shell'/);
+    await refused(['completion', 'tcsh'], '<shell> must be one of bash, zsh, fish, not "tcsh"');
+    await refused(['completion'], 'missing the <shell> argument');
   });
 });
 

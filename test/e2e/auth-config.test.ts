@@ -13,7 +13,7 @@ describe('config', () => {
     expect((await runCli(['config', 'set', 'org', 'acme'], { env })).code).toBe(0);
     expect((await runCli(['config', 'set', 'baseUrl', 'https://api.example.com/'], { env })).code).toBe(0);
     expect((await runCli(['config', 'get', 'org'], { env })).stdout.trim()).toBe('acme');
-    expect(JSON.parse((await runCli(['config', 'list', '--json'], { env })).stdout)).toEqual({ org: 'acme', baseUrl: 'https://api.example.com' });
+    expect(JSON.parse((await runCli(['config', 'list', '--json'], { env })).stdout)).toEqual({ org: 'acme', base_url: 'https://api.example.com' });
     expect((await runCli(['config', 'unset', 'org'], { env })).code).toBe(0);
     expect((await runCli(['config', 'get', 'org'], { env })).code).toBe(2);
     expect((await runCli(['config', 'path'], { env })).stdout.trim()).toBe(join(env.SVC_CONFIG_DIR, 'config.json'));
@@ -25,9 +25,33 @@ describe('config', () => {
     writeFileSync(join(dir, 'config.json'), '{not json');
     const result = await runCli(['config', 'set', 'org', 'other'], { env: { SVC_CONFIG_DIR: dir } });
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/config\.json is not valid JSON .*; nothing was changed/);
+    expect(result.stderr).toMatch(/refusing to change .*config\.json: it is not valid JSON .*; nothing was changed/);
     expect(result.stderr).not.toMatch(/bug|unexpected/);
     expect(readFileSync(join(dir, 'config.json'), 'utf8')).toBe('{not json');
+  });
+
+  it.each([
+    ['{not json', /it is not valid JSON/],
+    ['[1, 2]', /it holds a list, not an object of settings/],
+    ['{"org": 5}', /org is not a string/],
+  ])('says once that a damaged config file (%s) is ignored, and runs a command that needs no setting', async (text, why) => {
+    const dir = configDir();
+    expect((await runCli(['config', 'set', 'org', 'acme'], { env: { SVC_CONFIG_DIR: dir } })).code).toBe(0);
+    const file = join(dir, 'config.json');
+    writeFileSync(file, text);
+    const result = await runCli(['webhook', 'events', '--json'], { env: { SVC_CONFIG_DIR: dir } });
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toBeInstanceOf(Array);
+    const warnings = result.stderr.split('\n').filter(Boolean);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(`ignoring the stored settings: ${file}: `);
+    expect(warnings[0]).toMatch(why);
+    expect(warnings[0]).toMatch(/fix it, or remove it \(rm .*\) and store the settings again with `svc-migrate config set`/);
+    // A command that writes refuses, and leaves the file for its owner to look at.
+    const written = await runCli(['config', 'set', 'org', 'other'], { env: { SVC_CONFIG_DIR: dir } });
+    expect(written.code).toBe(2);
+    expect(written.stderr).toMatch(/error: refusing to change .*config\.json: .*nothing was changed/);
+    expect(readFileSync(file, 'utf8')).toBe(text);
   });
 });
 
@@ -58,6 +82,16 @@ describe('auth', () => {
     const after = await runCli(['auth', 'status'], { env: base });
     expect(after.code).toBe(3);
     expect(after.stdout).toMatch(/no token/);
+  });
+
+  it.each([
+    [{ SVC_ORG: 'acme' }, /no API base URL to check the token against/],
+    [{ SVC_BASE_URL: 'https://api.example.com' }, /no organization to check the token against/],
+  ])('says what is missing (%o) before it asks for the token', async (given, message) => {
+    // stdin stays open: a login that waited for the token first would never end.
+    const result = await runCli(['auth', 'login', '--with-token'], { env: { SVC_CONFIG_DIR: configDir(), ...given }, openStdin: true });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(message);
   });
 
   it.each([

@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CATALOGUE } from '../../src/webhook/catalogue.js';
-import { runCli } from '../helpers/run-cli.js';
+import { BIN, runCli } from '../helpers/run-cli.js';
 
 const FILES = { bash: 'svc-migrate.bash', zsh: '_svc-migrate', fish: 'svc-migrate.fish' } as const;
 const has = (shell: string) => spawnSync(shell, ['--version'], { stdio: 'ignore' }).status === 0;
@@ -14,6 +14,27 @@ describe('shell completions', () => {
     const result = await runCli(['completion', shell]);
     expect(result.code).toBe(0);
     expect(readFileSync(new URL(`../../completions/${file}`, import.meta.url), 'utf8')).toBe(result.stdout);
+  });
+
+  it('every install line of the README and of `completion --help` works on a fresh account, each the same', async () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const block = /Shell completions[^\n]*\n\n```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+    const lines = block.split('\n').filter(Boolean);
+    expect(lines.map((line) => /completion (\w+)/.exec(line)?.[1])).toEqual(['bash', 'zsh', 'fish']);
+    const help = (await runCli(['completion', '--help'])).stdout;
+    for (const line of lines) expect(help).toContain(`  ${line}`);
+    // The built binary as the installed command: `svc-migrate` on PATH.
+    const bin = mkdtempSync(join(tmpdir(), 'svc-bin-'));
+    writeFileSync(join(bin, 'svc-migrate'), `#!/bin/sh\nexec '${process.execPath}' '${BIN}' "$@"\n`);
+    chmodSync(join(bin, 'svc-migrate'), 0o755);
+    for (const line of lines) {
+      const home = mkdtempSync(join(tmpdir(), 'svc-home-'));
+      const ran = spawnSync('bash', ['-c', line], { encoding: 'utf8', env: { ...process.env, HOME: home, PATH: `${bin}:${process.env.PATH}` } });
+      expect(ran.status, `${line}\n${ran.stderr}`).toBe(0);
+      const shell = /completion (\w+)/.exec(line)?.[1] as keyof typeof FILES;
+      const written = /> (\S+)/.exec(line)?.[1]?.replace(/^~/, home) ?? '';
+      expect(readFileSync(written, 'utf8')).toBe(readFileSync(new URL(`../../completions/${FILES[shell]}`, import.meta.url), 'utf8'));
+    }
   });
 
   for (const [shell, file] of Object.entries(FILES)) {

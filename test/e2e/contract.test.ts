@@ -43,19 +43,30 @@ describe('tables', () => {
     ]);
   });
 
-  it.skipIf(!hasScript)(`on a terminal: a boxed table, and webhook events fits the width${unless(hasScript, 'util-linux `script` is not installed')}`, async () => {
-    const { env } = await testSandbox();
-    const list = await onTerminal(['list', '--no-color'], { env, setup: 'stty cols 120 rows 40' });
-    expect(list.screen).toMatch(/ID.*STATE.*REPOSITORIES.*LOCK REQUESTED.*CREATED.*UPDATED/);
-    expect(list.screen).toMatch(/[│┌]/);
-    for (const columns of [100, 80]) {
-      const events = await onTerminal(['webhook', 'events', '--no-color'], { setup: `stty cols ${columns} rows 40` });
-      expect(events.code).toBe(0);
-      const widths = events.screen.split(/\r?\n/).map((line) => line.length);
-      expect(Math.max(...widths), `at ${columns} columns`).toBeLessThanOrEqual(columns);
-      // Event names are never cut.
-      expect(events.screen).toContain('branch_protection_configuration');
+  it('on a terminal, every table has one style, whatever its width: a header line, no borders, as gh', async () => {
+    const { env } = await testSandbox({ exportSeconds: 0.1 });
+    const archive = join(tempDir(), 'a.tar.gz');
+    const exported = await runCli(['export', 'widgets', 'docs.site', '-o', archive, ...FAST], { env });
+    expect(exported.code, exported.stderr).toBe(0);
+    const id = /migration (\d+)/.exec(exported.stderr)?.[1] ?? '';
+    const tables: [string[], RegExp][] = [
+      [['list'], /^ID +STATE +REPOSITORIES +LOCK REQUESTED +CREATED +UPDATED$/],
+      [['repos', id], /^NAME +VISIBILITY +DEFAULT BRANCH +SIZE \(KB\) +ARCHIVED +PUSHED$/],
+      [['webhook', 'events'], /^EVENT +PERMISSION +AVAILABILITY +ACTION +REQUIRED$/],
+      [['archive', 'inspect', archive], /^REPOSITORY +REFS +GIT DATA /],
+    ];
+    for (const columns of [200, 120, 80]) {
+      for (const [args, header] of tables) {
+        const result = await runCli([...args, '--no-color'], { env, terminal: { columns } });
+        expect(result.code, result.stderr).toBe(0);
+        const lines = result.stdout.trimEnd().split('\n').filter((line) => !/^\S+\.tar\.gz: |^metadata: /.test(line));
+        expect(result.stdout, `${args[0]} at ${columns}`).not.toMatch(/[│┌┐└┘─]/);
+        if (columns === 200) expect(lines[0], `${args[0]} at ${columns}`).toMatch(header);
+        for (const line of lines) expect(line.length, `${args[0]} at ${columns}: ${line}`).toBeLessThanOrEqual(columns);
+      }
     }
+    // Event names are never cut.
+    expect((await runCli(['webhook', 'events', '--no-color'], { terminal: { columns: 80 } })).stdout).toContain('branch_protection_configuration');
   });
 });
 
@@ -205,6 +216,17 @@ describe('the help\'s example and interactive start', () => {
     expect(statSync(output).size).toBeGreaterThan(0);
   });
 
+  it('the try-it line of --help works again and again in one directory', async () => {
+    const help = await spawnCli(['--help']);
+    const line = /Try it without an account: svc-migrate (.+)/.exec(help.stdout)?.[1] ?? '';
+    expect(line).toMatch(/^export --sandbox/);
+    const dir = tempDir();
+    for (const run of [1, 2]) {
+      const result = await spawnCli(line.split(' '), { cwd: dir, timeoutMs: 40_000 });
+      expect(result.code, `run ${run}: ${result.stderr}`).toBe(0);
+    }
+  }, 90_000);
+
   it.skipIf(!hasScript)(`start on a terminal asks in words, shows a summary, and Enter confirms${unless(hasScript, 'util-linux `script` is not installed')}`, async () => {
     const { sandbox, env } = await testSandbox({ exportSeconds: 60 });
     const result = await onTerminal(['start'], {
@@ -295,6 +317,60 @@ describe('smaller promises', () => {
     expect(result.screen).toMatch(/Ctrl-D/);
     expect(result.code).toBe(1);
     expect(result.screen).toMatch(/invalid/);
+  });
+});
+
+describe('--json keys', () => {
+  /** Keys of the tool's own making that are not snake_case; a map keyed by names from elsewhere (an archive's refs) is data. */
+  const notSnake = (value: unknown, path = ''): string[] => {
+    if (Array.isArray(value)) return value.flatMap((item) => notSnake(item, `${path}[]`));
+    if (typeof value !== 'object' || value === null) return [];
+    return Object.entries(value).flatMap(([key, inner]) => [
+      ...(/^[a-z0-9_]+$/.test(key) ? [] : [`${path}.${key}`]),
+      ...(key === 'refs' ? [] : notSnake(inner, `${path}.${key}`)),
+    ]);
+  };
+  /** One JSON document, or NDJSON lines. */
+  const documents = (stdout: string): unknown[] => {
+    try {
+      return [JSON.parse(stdout)];
+    } catch {
+      return stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as unknown);
+    }
+  };
+
+  it('every command\'s --json output is snake_case, as the service\'s own fields are', async () => {
+    const { env } = await testSandbox({ exportSeconds: 1 });
+    const dir = tempDir();
+    const configEnv = { ...env, SVC_CONFIG_DIR: join(dir, 'config') };
+    const archive = join(dir, 'a.tar.gz');
+    const outputs: Record<string, string> = {};
+    const run = async (name: string, args: string[], extra: Record<string, string> = {}) => {
+      const result = await runCli([...args, '--json'], { env: { ...configEnv, ...extra } });
+      expect(result.code, `${name}: ${result.stderr}`).toBe(0);
+      outputs[name] = result.stdout;
+    };
+    await run('start', ['start', 'widgets', '--lock']);
+    const id = String(JSON.parse(outputs.start as string).id);
+    await run('status --wait', ['status', id, '--wait', ...FAST]);
+    await run('list', ['list']);
+    await run('repos', ['repos', id]);
+    await run('download', ['download', id, '-o', archive]);
+    await run('archive verify', ['archive', 'verify', archive]);
+    await run('archive inspect', ['archive', 'inspect', archive]);
+    await run('unlock', ['unlock', id, '--all']);
+    await run('delete-archive', ['delete-archive', id, '--yes']);
+    await run('config set', ['config', 'set', 'baseUrl', 'https://api.example.com']);
+    await run('config set', ['config', 'set', 'apiVersion', '2026-03-10']);
+    await run('config list', ['config', 'list']);
+    await run('config get', ['config', 'get', 'baseUrl']);
+    await run('config path', ['config', 'path']);
+    await run('auth status', ['auth', 'status']);
+    await run('webhook events', ['webhook', 'events']);
+    await run('webhook events push', ['webhook', 'events', 'push']);
+    expect(JSON.parse(outputs['config get'] as string)).toEqual({ base_url: 'https://api.example.com' });
+    const found = Object.entries(outputs).flatMap(([name, stdout]) => documents(stdout).flatMap((document) => notSnake(document).map((key) => `${name}: ${key}`)));
+    expect(found).toEqual([]);
   });
 });
 

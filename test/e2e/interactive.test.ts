@@ -52,6 +52,34 @@ describe.skipIf(!hasScript)(`interactive start on a terminal${unless(hasScript, 
     expect(migration?.body.lock_repositories).toBe(true);
   });
 
+  it('asks again after an answer that names no repository, or a name that cannot be one', async () => {
+    const { sandbox, env } = await testSandbox({ exportSeconds: 60 });
+    const result = await onTerminal(['start'], env, [
+      [/Repositories to export/, 'widgets b@d\r'],
+      // The typed line stays for correcting: Ctrl-U clears it.
+      [/name 2: "b@d" is not a repository name/, '\x15 , \r'],
+      [/no repositories given/, '\x15widgets\r'],
+      [/Options/, '\r'],
+      [/Start this export\?/, 'y\r'],
+    ]);
+    expect(result.code, result.screen).toBe(0);
+    expect(result.screen).toMatch(/started migration \d+/);
+    const [migration] = sandbox.store.list(sandbox.store.organization('octo-org')!).filter((m) => m.kind === 'export');
+    expect(migration?.repositories.map((r) => r.name)).toEqual(['widgets']);
+  });
+
+  it('auth login asks again for a token after Enter alone, then checks and stores the one typed', async () => {
+    const { sandbox, env } = await testSandbox();
+    const configDir = mkdtempSync(join(tmpdir(), 'svc-tty-config-'));
+    const result = await onTerminal(['auth', 'login'], { ...env, SVC_TOKEN: '', SVC_CONFIG_DIR: configDir }, [
+      [/Token \(classic token/, '\r'],
+      [/no token given/, `${sandbox.ownerToken}\r`],
+    ]);
+    expect(result.code, result.screen).toBe(0);
+    expect(result.screen).toMatch(/checked \(owner access to octo-org's migrations\) and stored/);
+    expect(result.screen).not.toContain(sandbox.ownerToken);
+  });
+
   it('export asks, after the options, whether to unlock (Enter: yes) and to delete the archive (Enter: no)', async () => {
     const { sandbox, env } = await testSandbox({ exportSeconds: 1 });
     const output = join(mkdtempSync(join(tmpdir(), 'svc-tty-')), 'i.tar.gz');

@@ -8,6 +8,7 @@ import { InterruptedError } from '../../src/errors.js';
 import { BIN, type CliResult, runCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
 import { startScriptedServer } from '../helpers/scripted-server.js';
+import { freePort } from '../helpers/api-client.js';
 import { hasScript, onTerminal } from '../helpers/terminal.js';
 import { unless } from '../helpers/skip.js';
 
@@ -145,11 +146,16 @@ describe.skipIf(!hasScript)(`on a terminal${unless(hasScript, 'util-linux `scrip
     expectNoBug(result);
   });
 
-  it('webhook listen --secret answered with Enter alone is a usage error, not a secret', async () => {
-    const result = await onTerminal(['webhook', 'listen', '--port', '0', '--secret'], { steps: [[/Webhook secret/, '\r']] });
-    expect(result.code, result.screen).toBe(2);
-    expect(result.screen).toMatch(/the secret entered is empty/);
-    expect(result.screen).not.toMatch(/listening|verifying/);
+  it('webhook listen --secret answered with Enter alone is not a secret: it says so and asks again', async () => {
+    const result = await onTerminal(['webhook', 'listen', '--port', '0', '--secret'], {
+      steps: [
+        [/Webhook secret/, '\r'],
+        [/the secret entered is empty/, 's3cret\r'],
+        [/verifying X-Hub-Signature-256 with 1 secret/, '\x03'],
+      ],
+    });
+    expect(result.screen.indexOf('the secret entered is empty')).toBeLessThan(result.screen.indexOf('listening'));
+    expect(result.code, result.screen).toBe(130);
     expectNoBug(result);
   });
 });
@@ -168,6 +174,17 @@ describe('ports', () => {
       expectUsage(result, /is this receiver: each delivery would come back/, /forward to your app's port and path/);
       expect(result.stderr).toContain(`--forward-to ${shown} is this receiver`);
     }
+  });
+
+  it('export to a --base-url where nothing listens: one quick retry in all (pre-check and start), naming host and port', async () => {
+    const port = await freePort();
+    const output = join(mkdtempSync(join(tmpdir(), 'svc-refused-')), 'a.tar.gz');
+    const result = await runCli(['export', 'widgets', '-o', output, '--yes', '--org', 'acme', '--token', 't0k3n', '--base-url', `http://127.0.0.1:${port}`]);
+    expect(result.code).toBe(8);
+    expect(result.stderr.match(/retrying/g) ?? []).toHaveLength(1);
+    expect(result.stderr).toMatch(new RegExp(`error: nothing listens at 127\\.0\\.0\\.1:${port}: POST `));
+    expect(result.stderr).toMatch(/hint: .*--base-url/);
+    expectNoBug(result);
   });
 
   it('webhook listen on a busy port names the port and exits 2', async () => {

@@ -362,7 +362,7 @@ describe('export --output-dir (a whole organization)', () => {
       { stdio: ['ignore', 'pipe', 'ignore'] },
     );
     try {
-      const info = await new Promise<{ baseUrl: string; token: string; org: string }>((resolve, reject) => {
+      const info = await new Promise<{ base_url: string; token: string; org: string }>((resolve, reject) => {
         let text = '';
         server.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
           text += chunk;
@@ -375,7 +375,7 @@ describe('export --output-dir (a whole organization)', () => {
       // is archive verify's own test's business. In-process, git is looked up on this process's
       // PATH, not on the environment the program is given.
       vi.stubEnv('PATH', '/nonexistent');
-      const env = { SVC_BASE_URL: info.baseUrl, SVC_TOKEN: info.token, SVC_ORG: info.org };
+      const env = { SVC_BASE_URL: info.base_url, SVC_TOKEN: info.token, SVC_ORG: info.org };
       const result = await runCli(
         ['export', '--repos-file', join(dir, 'repos.txt'), '--output-dir', join(dir, 'out'), '--batch-size', '100',
           '--parallel', '4', '--interval', '0.2', '--json'],

@@ -30,14 +30,14 @@ function problemsOf(lines: Record<string, any>[]): string[][] {
 /** `svc-migrate sandbox --json` as a process of its own: its address record, and Ctrl-C. */
 async function sandboxProcess() {
   const child = spawn(process.execPath, [BIN, 'sandbox', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const info = await new Promise<{ baseUrl: string; token: string; org: string }>((resolve, reject) => {
+  const info = await new Promise<{ base_url: string; token: string; org: string }>((resolve, reject) => {
     createInterface({ input: child.stdout }).once('line', (line) => resolve(JSON.parse(line)));
     child.once('exit', (code) => reject(new Error(`sandbox exited ${code}`)));
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   return {
     info,
-    admin: (path: string, body: unknown) => fetch(`${info.baseUrl}${path}`, { method: 'POST', body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, json: (await r.json()) as any })),
+    admin: (path: string, body: unknown) => fetch(`${info.base_url}${path}`, { method: 'POST', body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, json: (await r.json()) as any })),
     stop: () => {
       child.kill('SIGINT');
       return exited;
@@ -105,7 +105,7 @@ describe('payloads valid against the published schemas, through the built binary
       for (const emit of [{ event: 'create' }, { event: 'star', action: 'deleted' }, { event: 'milestone', action: 'opened' }, { event: 'issues', action: 'closed' }]) {
         expect((await sandbox.admin('/_sandbox/emit', emit)).json.delivered, JSON.stringify(emit)).toHaveLength(1);
       }
-      const dispatched = await fetch(`${sandbox.info.baseUrl}/repos/${sandbox.info.org}/widgets/dispatches`, {
+      const dispatched = await fetch(`${sandbox.info.base_url}/repos/${sandbox.info.org}/widgets/dispatches`, {
         method: 'POST',
         headers: { authorization: `Bearer ${sandbox.info.token}` },
         body: JSON.stringify({ event_type: 'deploy', client_payload: { ref: 'main' } }),

@@ -21,7 +21,7 @@ async function sandboxProcess(args: string[]) {
 describe('svc-migrate sandbox, as the service', () => {
   it('start answers pending; an unknown repository and an unknown organization each get a message that fits', async () => {
     const info = await sandboxProcess(['--export-seconds', '0', '--export-seconds-per-repo', '0']);
-    const env = { SVC_BASE_URL: info.baseUrl, SVC_TOKEN: info.token, SVC_ORG: info.org };
+    const env = { SVC_BASE_URL: info.base_url, SVC_TOKEN: info.token, SVC_ORG: info.org };
     const started = await runCli(['start', 'Hello-World', '--json'], { env });
     expect(started.code, started.stderr).toBe(0);
     expect(JSON.parse(started.stdout).state).toBe('pending');
@@ -34,7 +34,7 @@ describe('svc-migrate sandbox, as the service', () => {
     expect(unknownOrg.code).toBe(4);
     expect(unknownOrg.stderr).toMatch(/not found: organization no-such-org, or a repository named in the request/);
 
-    const head = await fetch(`${info.baseUrl}/orgs/octo-org/migrations/${JSON.parse(started.stdout).id}/archive`, {
+    const head = await fetch(`${info.base_url}/orgs/octo-org/migrations/${JSON.parse(started.stdout).id}/archive`, {
       method: 'HEAD',
       redirect: 'manual',
       headers: { authorization: `Bearer ${info.token}` },
@@ -44,7 +44,7 @@ describe('svc-migrate sandbox, as the service', () => {
 
   it('rate limits: retry-after within the window; deliveries honour availability and send the example of the action', async () => {
     const info = await sandboxProcess(['--rate-limit', '2']);
-    const get = () => fetch(`${info.baseUrl}/orgs/octo-org/migrations`, { headers: { authorization: `Bearer ${info.token}` } });
+    const get = () => fetch(`${info.base_url}/orgs/octo-org/migrations`, { headers: { authorization: `Bearer ${info.token}` } });
     await get();
     await get();
     const limited = await get();
@@ -64,7 +64,7 @@ describe('svc-migrate sandbox, as the service', () => {
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     stops.push(() => new Promise((resolve) => receiver.close(resolve)));
     const admin = (path: string, body: unknown) =>
-      fetch(`${info.baseUrl}${path}`, { method: 'POST', body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, json: (await r.json()) as any }));
+      fetch(`${info.base_url}${path}`, { method: 'POST', body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, json: (await r.json()) as any }));
     const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/`;
     expect((await admin('/_sandbox/hooks', { url, events: ['*'] })).status).toBe(201);
     expect((await admin('/_sandbox/emit', { event: 'installation', action: 'created' })).json.delivered).toEqual([]);

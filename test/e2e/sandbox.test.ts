@@ -9,7 +9,7 @@ describe('svc-migrate sandbox', () => {
   it('prints its base URL and tokens, serves the CLI, and stops cleanly on Ctrl-C', async () => {
     const sandbox = await sandboxCommand(['--export-seconds', '1']);
     const { info } = sandbox;
-    expect(info.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(info.base_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(info.org).toBe('octo-org');
     expect(info.tokens.map((t) => t.kind).sort()).toEqual([
       'app-user',
@@ -21,13 +21,13 @@ describe('svc-migrate sandbox', () => {
     ]);
 
     const listed = await runCli(['list', '--json'], {
-      env: { SVC_BASE_URL: info.baseUrl, SVC_TOKEN: info.token, SVC_ORG: info.org },
+      env: { SVC_BASE_URL: info.base_url, SVC_TOKEN: info.token, SVC_ORG: info.org },
     });
     expect(listed.code).toBe(0);
     expect(Array.isArray(JSON.parse(listed.stdout))).toBe(true);
 
     const revoked = await runCli(['list'], {
-      env: { SVC_BASE_URL: info.baseUrl, SVC_TOKEN: 'svc_sandbox_revoked', SVC_ORG: info.org },
+      env: { SVC_BASE_URL: info.base_url, SVC_TOKEN: 'svc_sandbox_revoked', SVC_ORG: info.org },
     });
     expect(revoked.code).toBe(3);
     expect(revoked.stderr).toMatch(/Bad Credentials/);
@@ -54,7 +54,7 @@ describe('svc-migrate sandbox', () => {
     const { info } = sandbox;
     expect(info).toMatchObject({ org: 'analytical', token: 'ada_token' });
     const listed = await runCli(['list', '--json'], {
-      env: { SVC_BASE_URL: info.baseUrl, SVC_TOKEN: 'ada_token', SVC_ORG: 'analytical' },
+      env: { SVC_BASE_URL: info.base_url, SVC_TOKEN: 'ada_token', SVC_ORG: 'analytical' },
     });
     expect(JSON.parse(listed.stdout)).toEqual([]);
     await sandbox.stop();

@@ -47,14 +47,14 @@ describe('svc-migrate sandbox --tls (the built binary)', () => {
   it('--json: its start line names the CA file; the API and the storage are HTTPS with a certificate for 127.0.0.1, ::1 and localhost from that CA', async () => {
     const { lines } = await sandboxProcess(['--tls', '--json', '--export-seconds', '0'], 1);
     const info = JSON.parse(lines[0]!);
-    expect(info.baseUrl).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
-    expect(info.storageOrigin).toMatch(/^https:\/\/localhost:\d+$/);
-    const ca = new X509Certificate(readFileSync(info.caFile));
+    expect(info.base_url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    expect(info.storage_origin).toMatch(/^https:\/\/localhost:\d+$/);
+    const ca = new X509Certificate(readFileSync(info.ca_file));
     expect(ca.ca).toBe(true);
 
     // Trusted by SVC_CA_FILE alone, then by NODE_EXTRA_CA_CERTS, which Node reads as it starts.
-    const env = { SVC_BASE_URL: info.baseUrl, SVC_TOKEN: info.token, SVC_ORG: info.org };
-    for (const trust of [{ SVC_CA_FILE: info.caFile }, { NODE_EXTRA_CA_CERTS: info.caFile }]) {
+    const env = { SVC_BASE_URL: info.base_url, SVC_TOKEN: info.token, SVC_ORG: info.org };
+    for (const trust of [{ SVC_CA_FILE: info.ca_file }, { NODE_EXTRA_CA_CERTS: info.ca_file }]) {
       const listed = await spawnCli(['list', '--json'], { env: { ...env, ...trust } });
       expect(listed.code, listed.stderr).toBe(0);
       expect(JSON.parse(listed.stdout)[0].url).toMatch(/^https:\/\/127\.0\.0\.1:/);
@@ -62,7 +62,7 @@ describe('svc-migrate sandbox --tls (the built binary)', () => {
     // A whole export over HTTPS, the archive from storage on localhost.
     const dir = mkdtempSync(join(tmpdir(), 'svc-tls-'));
     const exported = await spawnCli(['export', 'widgets', '--output', join(dir, 'a.tar.gz'), '--yes', '--interval', '1', '--json'], {
-      env: { ...env, SVC_CA_FILE: info.caFile },
+      env: { ...env, SVC_CA_FILE: info.ca_file },
     });
     expect(exported.code, exported.stderr).toBe(0);
     expect(JSON.parse(exported.stdout).archive.verified).toBe(true);
@@ -70,7 +70,7 @@ describe('svc-migrate sandbox --tls (the built binary)', () => {
     // Without it, the sandbox is as untrusted as any unknown authority.
     const refused = await spawnCli(['list'], { env });
     expect(refused.code).toBe(8);
-    const host = new URL(info.baseUrl).host;
+    const host = new URL(info.base_url).host;
     expect(refused.stderr).toBe(
       `error: cannot trust the certificate of ${host}: it was issued by an authority this machine does not trust (UNABLE_TO_VERIFY_LEAF_SIGNATURE)\n` +
         'hint: if your organization has its own certificate authority, pass its certificate (PEM) with --ca-file FILE or SVC_CA_FILE, or store it with `svc-migrate config set caFile FILE`; no switch turns the certificate check off\n',
@@ -89,7 +89,7 @@ describe('svc-migrate sandbox --tls (the built binary)', () => {
   it('without --tls, stays plain HTTP and names no CA', async () => {
     const { lines } = await sandboxProcess(['--json'], 1);
     const info = JSON.parse(lines[0]!);
-    expect(info.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(info.base_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(info).not.toHaveProperty('caFile');
   });
 });

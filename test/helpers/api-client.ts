@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import { ApiClient, type ClientOptions } from '../../src/api/client.js';
 import type { Clock } from '../../src/support/clock.js';
 import { CliError } from '../../src/errors.js';
@@ -62,4 +63,13 @@ export async function failure(promise: Promise<unknown>): Promise<CliError> {
     throw error;
   }
   throw new Error('expected a CliError');
+}
+
+/** A port nothing listens on: taken from the system, then given back. */
+export async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
 }

@@ -172,10 +172,11 @@ export async function parseCli(args: string[], options: ParseOptions = {}): Prom
 }
 
 /** Spawns the built binary the way a user's shell would (no TTY): only for what needs a process. */
-export function spawnCli(args: string[], options: CliOptions & { nodeArgs?: string[] } = {}): Promise<CliResult> {
+export function spawnCli(args: string[], options: CliOptions & { nodeArgs?: string[]; cwd?: string } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...(options.nodeArgs ?? []), BIN, ...args], {
       env: { ...process.env, ...options.env },
+      ...(options.cwd ? { cwd: options.cwd } : {}),
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -9,7 +9,7 @@ export function stopSandboxCommands(): void {
 }
 
 interface SandboxInfo {
-  baseUrl: string;
+  base_url: string;
   org: string;
   token: string;
   tokens: { kind: string }[];

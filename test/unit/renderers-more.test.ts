@@ -114,7 +114,7 @@ describe('org export', () => {
     ],
   };
 
-  it('draws the batches boxed with the footer, or as plain rows, and names where to look', () => {
+  it('draws the batches as a table with the footer, or as plain rows, and names where to look', () => {
     expect(orgExportTable(result, plain, { plain: false, width: 100 })).toMatchSnapshot();
     expect(orgExportTable(result, plain, { plain: true })).toMatchSnapshot();
     expect(orgExportTable(result, plain, { plain: true })).not.toContain(ESC);

@@ -8,6 +8,7 @@ import {
   downloadMessage,
   migrationSummary,
   migrationsTable,
+  renderTable,
   repositoriesTable,
   startedMessage,
   unlockMessage,
@@ -24,6 +25,17 @@ const example = <T>(name: string, status: string): T =>
 describe('renderers, colour off', () => {
   const migrations = example<Migration[]>('list-for-org', '200');
   const migration = example<Migration>('get-status-for-org', '200');
+
+  it('never cuts a header: it wraps at its spaces, and a column too narrow for a word of it is left out', () => {
+    const head = ['NAME', 'PULL REQUESTS', 'ISSUE COMMENTS', 'MILESTONES'];
+    const rows = [['octo-org/widgets', '2', '14', '1']];
+    const fits = (width: number) => renderTable(head, rows, plain, { plain: false, width }, [{ rank: 9 }, {}, {}, {}]);
+    expect(fits(80)).toBe(['NAME              PULL REQUESTS  ISSUE COMMENTS  MILESTONES', 'octo-org/widgets  2              14              1'].join('\n'));
+    expect(fits(50)).toBe(['NAME              PULL       ISSUE      MILESTONES', '                  REQUESTS   COMMENTS', 'octo-org/widgets  2          14         1'].join('\n'));
+    // Too narrow for MILESTONES: left out rather than cut to `MILE…`.
+    expect(fits(40)).toBe(['NAME              PULL        ISSUE', '                  REQUESTS    COMMENTS', 'octo-org/widgets  2           14'].join('\n'));
+    for (const width of [80, 50, 40, 30, 20]) expect(fits(width)).not.toContain('…');
+  });
 
   it('draws the list of migrations, and says when there is none', () => {
     expect(migrationsTable(migrations, plain)).toMatchSnapshot();
@@ -51,8 +63,8 @@ describe('renderers, colour off', () => {
     expect(
       sandboxBanner(
         {
-          baseUrl: 'http://127.0.0.1:4010',
-          storageOrigin: 'http://localhost:4011',
+          base_url: 'http://127.0.0.1:4010',
+          storage_origin: 'http://localhost:4011',
           org: 'octo-org',
           token: 'svc_owner',
           tokens: [{ token: 'svc_owner', kind: 'classic', user: 'octocat', revoked: false, label: 'owner' }],

@@ -131,15 +131,21 @@ export async function collectRepositories(
     context.out.info(`no repositories given; exporting the sandbox's ${demo.join(', ')}`);
     return { repositories: demo, asked: false };
   }
-  // None given: ask on a terminal (the prompter refuses with a usage error everywhere else).
-  const answer = await context.prompt.input('Repositories to export (comma or space separated)', REPOSITORIES_ASKED.what, REPOSITORIES_ASKED.flag);
-  const answered = answer
-    .split(/[\s,]+/)
-    .filter(Boolean)
-    .map((name, index) => ({ name, source: `answer ${index + 1}` }));
-  const chosen = normalizeRepositories(answered, org);
-  if (chosen.length === 0) throw new UsageError('no repositories given');
-  return { repositories: chosen, asked: true };
+  // None given: ask on a terminal (the prompter refuses with a usage error everywhere else), and
+  // again while an answer names none or a name that cannot be one.
+  const chosen = (answer: string) => {
+    const names = normalizeRepositories(
+      answer
+        .split(/[\s,]+/)
+        .filter(Boolean)
+        .map((name, index) => ({ name, source: `name ${index + 1}` })),
+      org,
+    );
+    if (names.length === 0) throw new UsageError('no repositories given');
+    return names;
+  };
+  const answer = await context.prompt.input('Repositories to export (comma or space separated)', REPOSITORIES_ASKED.what, REPOSITORIES_ASKED.flag, chosen);
+  return { repositories: chosen(answer), asked: true };
 }
 
 export function startBody(repositories: string[], flags: StartFlags): StartMigrationBody {

@@ -88,8 +88,8 @@ async function collectSecrets(context: Context, options: ListenOptions): Promise
   for (const value of options.secrets) {
     if (value !== true) secrets.push(value);
     else {
-      const typed = await context.prompt.secret('Webhook secret', SECRET_ASKED.flag, SECRET_ASKED.what);
-      secrets.push(checkedSecret(typed, 'the secret entered', EMPTY_SECRET_HINT));
+      const check = (answer: string) => checkedSecret(answer, 'the secret entered', EMPTY_SECRET_HINT);
+      secrets.push(check(await context.prompt.secret('Webhook secret', SECRET_ASKED.flag, SECRET_ASKED.what, check)));
     }
   }
   if (options.envSecret !== undefined && !secrets.includes(options.envSecret)) secrets.push(options.envSecret);
