@@ -52,7 +52,8 @@ describe.skipIf(!realGit)('the git check of an archive of several repositories',
     const migration = await startMigration(api, org, { repositories: names });
     sandbox.clock.advance(1000);
     const path = join(mkdtempSync(join(tmpdir(), 'svc-git-parallel-')), 'archive.tar.gz');
-    await downloadArchive(api, { org, id: migration.id, target: { path, force: false }, checksum: true, verify: false, clock: clock.program });
+    const target = { path, force: false };
+    await downloadArchive(api, { org, id: migration.id, target, checksum: true, verify: false, clock: clock.program });
 
     const front = gitInFront();
     vi.stubEnv('PATH', `${front.dir}:${process.env.PATH ?? ''}`);
