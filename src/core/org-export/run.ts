@@ -11,7 +11,9 @@ import {
   type BatchState,
   ensureDirectory,
   type Journal,
+  type BatchTold,
   type OrgExportEvent,
+  resumedEvents,
   writeJournal,
 } from './journal.js';
 import { checkOutputDirectory } from './journal-read.js';
@@ -136,6 +138,8 @@ async function exportBatches(
     archives: state.batches.filter((b) => b.archive !== undefined && ['downloaded', 'unlocked', 'done'].includes(b.state)).length,
   });
   if (plan.resumed && (plan.added > 0 || plan.dropped > 0)) emit({ type: 'notice', message: replanned(plan, dir) });
+  // Batches under way are shown before any request: a resumed run's board is not empty while they download.
+  for (const event of resumedEvents(state.batches)) emit(event);
 
   // Ends every request, wait, download and check of this run when one batch fails for a local reason.
   const stopper = new AbortController();
@@ -171,10 +175,10 @@ async function exportBatches(
   const changed = new Set<number>();
   const expected = expectedContents(api, org);
 
-  const step = async (batch: BatchRecord, next: BatchState, message: string, migrationId?: number) => {
+  const step = async (batch: BatchRecord, next: BatchState, message: string, migrationId?: number, told: BatchTold = {}) => {
     batch.state = next;
     await save();
-    emit({ type: 'batch', batch: batch.index, state: next, migrationId, repositories: batch.repositories.length, message });
+    emit({ type: 'batch', batch: batch.index, state: next, migrationId, repositories: batch.repositories.length, message, ...told });
   };
   const starting: StartContext = {
     client: api,
@@ -190,7 +194,7 @@ async function exportBatches(
 
   /** Whether the archive on disk is still the one verified; a missing one sends the batch back to fetch it. */
   const confirmed = async (batch: BatchRecord, id: number): Promise<boolean> => {
-    const outcome = await confirmArchive(batch, id, { dir, verifiedHere: verifiedHere.has(batch.index), expected, signal });
+    const outcome = await confirmArchive(batch, id, { dir, verifiedHere: verifiedHere.has(batch.index), expected, signal, emit });
     if (outcome === 'ok') {
       verifiedHere.add(batch.index);
       return true;
@@ -231,6 +235,7 @@ async function exportBatches(
             'downloaded',
             `${batch.archive?.path} (${batch.archive?.bytes} bytes${batch.archive?.verified ? ', verified' : ''})`,
             id,
+            { archive: batch.archive?.path },
           );
           break;
         case 'downloaded':
@@ -241,6 +246,7 @@ async function exportBatches(
           }
           // Through every migration of the batch: one that failed and was started again locked them too
           // (docs/service.md#repository-locks: the service never unlocks by itself).
+          if (options.unlock) emit({ type: 'step', batch: batch.index, migrationId: id, step: 'unlocking' });
           for (const through of options.unlock ? batch.migrationIds : []) {
             const outcomes = await unlockRepositories(api, org, through, batch.repositories);
             const failed = outcomes.filter((o) => !o.ok);
@@ -251,7 +257,9 @@ async function exportBatches(
               throw new CliError(`could not unlock ${failed.map((o) => o.repository).join(', ')} (${why})`, failure.exitCode, { hint: failure.hint });
             }
           }
-          await step(batch, 'unlocked', releaseMessage(options.unlock, Boolean(options.body.lock_repositories), batch.repositories.length, id), id);
+          await step(batch, 'unlocked', releaseMessage(options.unlock, Boolean(options.body.lock_repositories), batch.repositories.length, id), id, {
+            repositoriesUnlocked: options.unlock,
+          });
           break;
         case 'unlocked':
           if (options.deleteArchive) {
@@ -262,6 +270,7 @@ async function exportBatches(
                 `the git objects of ${batch.archive?.path ?? `migration ${id}'s archive`} were not checked (git is not on PATH), so the service's copy of migration ${id} was kept`,
               );
             }
+            emit({ type: 'step', batch: batch.index, migrationId: id, step: 'deleting' });
             try {
               await deleteArchive(api, org, id);
             } catch (error) {
