@@ -184,7 +184,7 @@ export interface GitVerdict {
  * git's verdict on one repository's copies: its config (git-config.ts), then every object, then its
  * refs as git reads them. Returns 'out of time' when the budget ran out before git was done with it.
  */
-export async function checkCopiedRepository(
+async function checkCopiedRepository(
   repo: GitDataScan & { extractedTo: string },
   home: GitHome,
   signal: AbortSignal | undefined,

@@ -58,7 +58,7 @@ export interface SkippedRepository {
 }
 
 /** `verified` ends a `verifying` whose archive passed (one that fails ends in an `error` event). */
-export type BatchStep = 'downloading' | 'verifying' | 'verified' | 'unlocking' | 'deleting';
+type BatchStep = 'downloading' | 'verifying' | 'verified' | 'unlocking' | 'deleting';
 
 /** What an org export tells as it goes (the live board, plain lines and --json events draw it). */
 export type OrgExportEvent =
