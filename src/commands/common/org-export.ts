@@ -147,7 +147,7 @@ export async function exportOrganization(
       state: shownState(batch.state),
       migration_ids: batch.migrationIds,
       ...(batch.archive ? { archive: snakeKeys(batch.archive) } : {}),
-      ...(batch.error ? { error: batch.error } : {}),
+      ...(batch.error ? { error: snakeKeys(batch.error) } : {}),
     })),
     poll_requests: result.pollRequests,
     ...lockedSummary(context, result.batches, Boolean(body.lock_repositories), flags.unlock),
