@@ -40,7 +40,9 @@ export class PlainLines implements OrgExportReporter {
 
   onEvent(event: OrgExportEvent): void {
     let line = describe(event);
-    if (event.type === 'migration' && this.serviceStates.get(event.batch) !== event.state) {
+    // Its end (exported, failed) is the batch's next line.
+    const waiting = event.type === 'migration' && event.state !== 'exported' && event.state !== 'failed';
+    if (waiting && this.serviceStates.get(event.batch) !== event.state) {
       this.serviceStates.set(event.batch, event.state);
       line = `batch ${event.batch} (migration ${event.migrationId}): ${inertText(event.state)} on the service`;
     }
@@ -141,7 +143,8 @@ export class LiveBoard implements OrgExportReporter {
       }
       case 'migration': {
         const entry = this.entry(event.batch, now, event.migrationId);
-        entry.step = 'waiting';
+        // Exported, the wait is over; any other state (pending, exporting, failed) is waited on.
+        entry.step = event.state === 'exported' ? 'exported' : 'waiting';
         entry.service = event.state;
         break;
       }

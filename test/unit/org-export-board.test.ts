@@ -117,7 +117,7 @@ describe('the live board', () => {
 });
 
 describe('off a terminal', () => {
-  it('one line per step change: resumed batches, the service\'s states once each, verifying and its end, no progress', () => {
+  it('one line per step change: resumed batches, the service\'s states while waiting once each (its end is the batch\'s line), verifying and its end, no progress', () => {
     const { reporter, stderr } = reporterOn(undefined);
     resumedRun(reporter);
     moveOn(reporter);
@@ -137,7 +137,6 @@ describe('off a terminal', () => {
       'batch 5 (migration 105): verifying',
       'batch 6 (migration 106): unlocking',
       'batch 5 (migration 105): verified',
-      'batch 3 (migration 103): exported on the service',
     ]);
   });
 });
