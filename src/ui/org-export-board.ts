@@ -86,7 +86,9 @@ interface Running {
   service?: string | undefined;
   received: number;
   total: number | undefined;
+  /** When the first bytes of this download came, and how many there were then (a resumed one starts at its `.part`'s size). */
   since: number;
+  from?: number | undefined;
   check?: { stage: 'reading' | 'git'; done: number; total: number } | undefined;
 }
 
@@ -153,12 +155,14 @@ export class LiveBoard implements OrgExportReporter {
         entry.step = event.step;
         entry.check = undefined;
         if (event.step === 'verified') this.checked.set(event.batch, this.repositoriesOf.get(event.batch) ?? this.checked.get(event.batch) ?? 0);
-        if (event.step === 'downloading') Object.assign(entry, { received: 0, total: undefined, since: now });
+        if (event.step === 'downloading') Object.assign(entry, { received: 0, total: undefined, since: now, from: undefined });
         break;
       }
       case 'download': {
         const entry = this.entry(event.batch, now, event.migrationId);
-        if (entry.step !== 'downloading') Object.assign(entry, { step: 'downloading', since: now });
+        if (entry.step !== 'downloading') Object.assign(entry, { step: 'downloading', from: undefined });
+        // The speed is of bytes that came in this run, from the first that did.
+        if (entry.from === undefined) Object.assign(entry, { since: now, from: event.received });
         entry.received = event.received;
         entry.total = event.total;
         break;
@@ -242,6 +246,8 @@ export class LiveBoard implements OrgExportReporter {
   }
 
   private draw(): void {
+    // Before the plan there is nothing to count: a warning (a lock taken over) is printed alone.
+    if (this.totals.batches === 0 && this.running.size === 0) return;
     // Short of the terminal's width (liveWidth): a line the echoed ^C wraps is left behind.
     const width = liveWidth(this.stream) ?? 80;
     const now = Date.now();
@@ -286,7 +292,7 @@ function stepOf(entry: Running, now: number): Forms {
   if (entry.step === 'downloading') {
     // A speed needs a second of bytes behind it: the first chunk over a few milliseconds is no rate.
     const seconds = (now - entry.since) / 1000;
-    const rate = seconds >= 1 ? entry.received / seconds : undefined;
+    const rate = seconds >= 1 ? (entry.received - (entry.from ?? 0)) / seconds : undefined;
     const eta = entry.total && rate ? formatDuration(((entry.total - entry.received) / rate) * 1000) : undefined;
     const of = entry.total ? `/${formatBytes(entry.total)}` : '';
     const speed = rate === undefined ? '' : ` ${formatBytes(rate)}/s`;

@@ -52,8 +52,10 @@ function moveOn(reporter: { onEvent(event: OrgExportEvent): void }) {
   reporter.onEvent({ type: 'step', batch: 5, migrationId: 105, step: 'verifying' });
   reporter.onEvent({ type: 'verify', batch: 5, migrationId: 105, stage: 'git', done: 20, total: 50 });
   reporter.onEvent({ type: 'step', batch: 6, migrationId: 106, step: 'unlocking' });
+  // A resumed download: its first 4 MiB were in the .part, and count in no speed.
+  reporter.onEvent({ type: 'download', batch: 4, migrationId: 104, received: 4 << 20, total: 12 << 20 });
   vi.advanceTimersByTime(2000);
-  reporter.onEvent({ type: 'download', batch: 4, migrationId: 104, received: 2 << 20, total: 8 << 20 });
+  reporter.onEvent({ type: 'download', batch: 4, migrationId: 104, received: 6 << 20, total: 12 << 20 });
   vi.advanceTimersByTime(200);
 }
 
@@ -78,7 +80,7 @@ describe('the live board', () => {
     moveOn(reporter);
     expect(board(stderr.writes)).toEqual([
       '  batch 3 migration 103: waiting (exporting)',
-      '  batch 4 migration 104: downloading 2.0 MiB/8.0 MiB 1.0 MiB/s ETA 6s',
+      '  batch 4 migration 104: downloading 6.0 MiB/12.0 MiB 1.0 MiB/s ETA 6s',
       '  batch 5 migration 105: verifying: git checked 20/50 repositories',
       '  batch 6 migration 106: unlocking',
       '100/402 repositories · 20 checked · 2/9 archives · 0 errors · 4 running',
@@ -104,7 +106,7 @@ describe('the live board', () => {
     const lines = board(stderr.writes);
     expect(lines).toEqual([
       'b3 m103: wait (exporting)',
-      'b4 m104: dl 25% 930.9 KiB/s 7s',
+      'b4 m104: dl 50% 930.9 KiB/s 7s',
       'b5 m105: verify 20/50 repos',
       'b6 m106: unlocking',
       // Under a second of it: no speed yet.
