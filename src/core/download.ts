@@ -8,7 +8,7 @@ import { ARCHIVE_RETENTION_MS, type Migration } from '../api/types.js';
 import type { Clock } from '../support/clock.js';
 import { shellWord } from '../support/shell-word.js';
 import { expectedContent } from './archive/expected.js';
-import { ArchiveVerificationError, verifyArchive } from './archive/verify.js';
+import { ArchiveVerificationError, verifyArchive, type VerifyOptions } from './archive/verify.js';
 import { replaceFile } from './exclusive-files.js';
 import { FileSink, type Sink, StreamSink, writeError } from './download-sinks.js';
 import { announcedTooLarge, freeSpaceFor, NoRoomError, roomWithoutLength, unannouncedTooLarge } from './free-space.js';
@@ -34,7 +34,7 @@ export interface DownloadOptions {
    * Check the archive before it takes its final name (archive verify); a failure keeps the bytes in
    * the `.part` file and throws ArchiveVerificationError (exit 9). Ignored for a stream (`-o -`).
    */
-  verify?: boolean | { onProgress?: (read: number, total: number) => void; signal?: AbortSignal | undefined };
+  verify?: boolean | Pick<VerifyOptions, 'onProgress' | 'onGitProgress' | 'signal'>;
   /** Largest archive accepted from storage that announces no length (default DEFAULT_MAX_SIZE; less if the disk has less room). */
   maxSize?: number;
   /** Mid-stream failures survived before giving up. */
@@ -326,8 +326,7 @@ export async function downloadArchive(client: ApiClient, options: DownloadOption
       // is not intact, however well formed.
       const expected = await expectedContent(client, org, migration);
       const report = await verifyArchive(sink.partPath, {
-        ...(settings.onProgress ? { onProgress: settings.onProgress } : {}),
-        signal: settings.signal,
+        ...settings,
         expected,
       });
       if (!report.ok) {

@@ -1,42 +1,27 @@
 import type { Writable } from 'node:stream';
 import type { ChalkInstance } from 'chalk';
-import type { BatchRecord, OrgExportEvent } from '../core/org-export/journal.js';
+import type { BatchRecord, BatchState, OrgExportEvent } from '../core/org-export/journal.js';
 import type { OrgExportResult } from '../core/org-export/run.js';
-import { liveWidth } from './decorations.js';
-import { counted, formatBytes, formatDuration } from './format.js';
+import { counted, formatBytes } from './format.js';
+import { LiveBoard, type OrgExportReporter, PlainLines } from './org-export-board.js';
 import type { Output } from './output.js';
 import { KEY, renderTable, type TableLayout } from './tables.js';
 import { inertText } from '../support/outside-text.js';
 
 /** Below this width live lines would wrap and break the redraw; plain lines are used instead. */
 const MIN_LIVE_COLUMNS = 40;
-const REDRAW_MS = 100;
-
-interface Running {
-  batch: number;
-  migrationId?: number | undefined;
-  state: string;
-  received: number;
-  total: number | undefined;
-  since: number;
-}
-
-export interface OrgExportReporter {
-  onEvent(event: OrgExportEvent): void;
-  stop(): void;
-}
 
 /**
- * Progress of an organization export: with --json one line per event on stdout; on a wide enough
- * terminal one live line per running migration and an overall line, redrawn in place; otherwise
- * plain lines, one per step.
+ * Progress of an organization export: with --json one line per event on stdout (jsonEvent); on a
+ * wide enough terminal one live line per batch under way and an overall line, redrawn in place;
+ * otherwise plain lines, one per step.
  */
 export function createOrgExportReporter(out: Output, stderr: Writable & { columns?: number }): OrgExportReporter {
   if (out.json) {
     return {
       onEvent: (event) => {
-        // Byte counts would flood a pipe; the batch events say when each download ends.
-        if (event.type !== 'download') out.line(event, () => '');
+        // Byte and object counts would flood a pipe; the step events say when each download and check begins and ends.
+        if (event.type !== 'download' && event.type !== 'verify') out.line(jsonEvent(event), () => '');
       },
       stop: () => {},
     };
@@ -45,210 +30,28 @@ export function createOrgExportReporter(out: Output, stderr: Writable & { column
   return live ? new LiveBoard(out, stderr) : new PlainLines(out);
 }
 
-class PlainLines implements OrgExportReporter {
-  private readonly out: Output;
-  constructor(out: Output) {
-    this.out = out;
-  }
-
-  onEvent(event: OrgExportEvent): void {
-    const line = describe(event);
-    if (!line) return;
-    if (event.type === 'error' || event.type === 'notice') this.out.warn(line);
-    else this.out.info(line);
-  }
-
-  stop(): void {}
+/**
+ * An event as --json prints it: keys in snake_case, as the service's own fields and the summary's.
+ * The journal's `unlocked` state is the step after the archive is on disk, which unlocks only with
+ * --unlock: it is printed `released`, with `repositories_unlocked` saying whether it did.
+ */
+function jsonEvent(event: OrgExportEvent): Record<string, unknown> {
+  const shown = snakeKeys(event);
+  if (event.type === 'batch') shown.state = shownState(event.state);
+  return shown;
 }
 
-function describe(event: OrgExportEvent): string | undefined {
-  switch (event.type) {
-    case 'plan': {
-      const done = event.resumed && (event.done > 0 || event.archives > 0) ? `, ${event.done} already done, ${counted(event.archives, 'archive')} saved` : '';
-      return `${event.resumed ? 'resuming' : 'planned'} ${counted(event.repositories, 'repository', 'repositories')} in ${counted(event.batches, 'batch', 'batches')}${done} (journal: ${inertText(event.journal)})`;
-    }
-    case 'batch':
-      return `batch ${event.batch}: ${inertText(event.message)}`;
-    case 'migration':
-      return undefined;
-    case 'download':
-      return undefined;
-    case 'error': {
-      const hint = event.hint ? `\n  hint: ${inertText(event.hint)}` : '';
-      return `batch ${event.batch}${event.migrationId ? ` (migration ${event.migrationId})` : ''}: ${inertText(event.message)}${hint}`;
-    }
-    case 'notice':
-      return inertText(event.message);
-  }
+/**
+ * A journal state as it is shown (the events, the table, the summary, the dry run): `unlocked`, the
+ * step after the archive is on disk, unlocks only with --unlock, so it is shown `released`.
+ */
+export function shownState(state: BatchState): Exclude<BatchState, 'unlocked'> | 'released' {
+  return state === 'unlocked' ? 'released' : state;
 }
 
-/** One line per running migration plus an overall line, redrawn in place at most ten times a second. */
-class LiveBoard implements OrgExportReporter {
-  private readonly out: Output;
-  private readonly stream: Writable & { columns?: number };
-  private readonly running = new Map<number, Running>();
-  private drawn = 0;
-  private lastDraw = 0;
-  private timer: NodeJS.Timeout | undefined;
-  private totals = { batches: 0, repositories: 0, done: 0, archives: 0, errors: 0, bytes: 0 };
-  /** Batches seen in this run, and those whose archive this run saved (each counted once). */
-  private readonly seen = new Set<number>();
-  private readonly archived = new Set<number>();
-
-  constructor(out: Output, stream: Writable & { columns?: number }) {
-    this.out = out;
-    this.stream = stream;
-  }
-
-  onEvent(event: OrgExportEvent): void {
-    const now = Date.now();
-    switch (event.type) {
-      case 'plan': {
-        // Counters start where the journal stands: what earlier runs finished is done.
-        const { batches, repositories, done, archives } = event;
-        Object.assign(this.totals, { batches, repositories, done, archives });
-        this.print(describe(event) ?? '');
-        return;
-      }
-      case 'batch': {
-        const entry = this.entry(event.batch, now);
-        entry.state = event.state;
-        if (event.migrationId) entry.migrationId = event.migrationId;
-        this.countArchive(event.batch, event.state);
-        // The service refused all of it: no archive is to come.
-        if (event.state === 'skipped') {
-          this.totals.batches--;
-          this.running.delete(event.batch);
-        }
-        // Its migration failed: its repositories go on as two new batches.
-        if (event.state === 'narrowed') {
-          this.totals.batches++;
-          this.running.delete(event.batch);
-        }
-        if (event.state === 'done') {
-          this.totals.done += event.repositories;
-          this.running.delete(event.batch);
-          this.print(`✓ batch ${event.batch}: ${inertText(event.message)}`);
-        }
-        break;
-      }
-      case 'migration': {
-        this.seen.add(event.batch);
-        const entry = this.entry(event.batch, now);
-        entry.state = event.state;
-        entry.migrationId = event.migrationId;
-        break;
-      }
-      case 'download': {
-        const entry = this.entry(event.batch, now);
-        if (entry.state !== 'downloading') {
-          entry.state = 'downloading';
-          entry.since = now;
-        }
-        entry.received = event.received;
-        entry.total = event.total;
-        break;
-      }
-      case 'error':
-        this.totals.errors++;
-        this.running.delete(event.batch);
-        this.print(this.out.theme.red(`✗ ${describe(event) ?? ''}`));
-        return;
-      case 'notice':
-        this.print(this.out.theme.yellow(`warning: ${describe(event) ?? ''}`));
-        return;
-    }
-    this.schedule(now);
-  }
-
-  /**
-   * An archive is counted when a batch reaches `downloaded`; one counted from the journal that is
-   * fetched again (the batch's first step in this run goes back to `exported`) is taken off first.
-   */
-  private countArchive(batch: number, state: string): void {
-    const first = !this.seen.has(batch);
-    this.seen.add(batch);
-    if (state === 'downloaded' && !this.archived.has(batch)) {
-      this.archived.add(batch);
-      this.totals.archives++;
-    } else if (state === 'exported') {
-      if (this.archived.delete(batch)) this.totals.archives--;
-      else if (first) this.totals.archives = Math.max(0, this.totals.archives - 1);
-    }
-  }
-
-  stop(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    this.erase();
-  }
-
-  private entry(batch: number, now: number): Running {
-    let entry = this.running.get(batch);
-    if (!entry) {
-      entry = { batch, state: 'pending', received: 0, total: undefined, since: now };
-      this.running.set(batch, entry);
-    }
-    return entry;
-  }
-
-  private schedule(now: number): void {
-    if (this.timer) return;
-    const wait = Math.max(0, this.lastDraw + REDRAW_MS - now);
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.draw();
-    }, wait);
-    this.timer.unref();
-  }
-
-  /** A finished line goes above the board, which is then drawn again below it. */
-  private print(line: string): void {
-    this.erase();
-    this.stream.write(`${line}\n`);
-    this.draw();
-  }
-
-  private erase(): void {
-    if (this.drawn === 0) return;
-    this.stream.write(`\u001b[${this.drawn}F\u001b[0J`);
-    this.drawn = 0;
-  }
-
-  private draw(): void {
-    // Short of the terminal's width (liveWidth): a line the echoed ^C wraps is left behind.
-    const width = liveWidth(this.stream) ?? 80;
-    const now = Date.now();
-    const lines = [...this.running.values()].map((entry) => fit(this.line(entry, now), width));
-    const t = this.totals;
-    lines.push(
-      fit(
-        `${t.done}/${counted(t.repositories, 'repository', 'repositories')} · ${t.archives}/${counted(t.batches, 'archive')} · ${counted(t.errors, 'error')} · ${this.running.size} running`,
-        width,
-      ),
-    );
-    // Move up over the old board and overwrite it in one write: no blank frame, no flicker.
-    const up = this.drawn > 0 ? `\u001b[${this.drawn}F` : '';
-    this.stream.write(`${up}${lines.map((l) => `${l}\u001b[K`).join('\n')}\n\u001b[0J`);
-    this.drawn = lines.length;
-    this.lastDraw = now;
-  }
-
-  private line(entry: Running, now: number): string {
-    const id = entry.migrationId ? `migration ${entry.migrationId}` : 'migration ?';
-    let detail = entry.state;
-    if (entry.state === 'downloading') {
-      const seconds = Math.max(0.001, (now - entry.since) / 1000);
-      const rate = entry.received / seconds;
-      const eta = entry.total && rate > 0 ? ` ETA ${formatDuration(((entry.total - entry.received) / rate) * 1000)}` : '';
-      detail = `downloading ${formatBytes(entry.received)}${entry.total ? `/${formatBytes(entry.total)}` : ''} ${formatBytes(rate)}/s${eta}`;
-    }
-    return `  batch ${entry.batch} ${id}: ${detail}`;
-  }
-}
-
-function fit(line: string, width: number): string {
-  return line.length > width ? `${line.slice(0, width - 1)}…` : line;
+/** An object's own keys in snake_case (`gitObjectsChecked` → `git_objects_checked`), for --json. */
+export function snakeKeys(record: object): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(record).map(([key, value]) => [key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), value]));
 }
 
 /**
@@ -260,7 +63,7 @@ export function orgExportTable(result: OrgExportResult, theme: ChalkInstance, la
     String(batch.index),
     String(batch.repositories.length),
     batch.migrationIds.join(', ') || '-',
-    batch.error ? theme.red(batch.state) : batch.state === 'done' ? theme.green('done') : batch.state === 'skipped' ? theme.yellow('skipped') : batch.state,
+    batch.error ? theme.red(shownState(batch.state)) : batch.state === 'done' ? theme.green('done') : batch.state === 'skipped' ? theme.yellow('skipped') : shownState(batch.state),
     batch.archive ? formatBytes(batch.archive.bytes) : '-',
     batch.archive ? (batch.archive.verified ? 'verified' : theme.yellow('NOT verified')) : '-',
     problemOf(batch),
@@ -322,11 +125,12 @@ export interface DryRun {
   batches: {
     batch: number;
     repositories: string[];
-    state: BatchRecord['state'];
+    state: ReturnType<typeof shownState>;
     migration_ids: number[];
     /** Kept from the journal, or planned by this run. */
     planned: 'journal' | 'new';
-    archive?: BatchRecord['archive'];
+    /** The journal's record of it, keys in snake_case. */
+    archive?: Record<string, unknown>;
   }[];
   dropped_batches: number;
   to_start: number;

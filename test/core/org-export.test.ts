@@ -99,8 +99,9 @@ const journalIn = (dir: string) => JSON.parse(readFileSync(join(dir, JOURNAL_FIL
 const states = (dir: string) => journalIn(dir).batches.map((b) => b.state);
 const notices = (events: OrgExportEvent[]) => events.flatMap((e) => (e.type === 'notice' ? [e.message] : []));
 const errors = (events: OrgExportEvent[]) => events.filter((e): e is Extract<OrgExportEvent, { type: 'error' }> => e.type === 'error');
+/** The steps a batch took in this run (not where a resumed run found it). */
 const steps = (events: OrgExportEvent[], batch: number) =>
-  events.flatMap((e) => (e.type === 'batch' && e.batch === batch ? [[e.state, e.message]] : []));
+  events.flatMap((e) => (e.type === 'batch' && e.batch === batch && !e.resumed ? [[e.state, e.message]] : []));
 
 const starts = (sandbox: Sandbox, from = 0) =>
   sandbox.requests.slice(from).filter((r) => r.origin === 'api' && r.method === 'POST' && r.url === '/orgs/octo-org/migrations');

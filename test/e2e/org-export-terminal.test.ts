@@ -50,8 +50,8 @@ describe.skipIf(!hasScript)('export --output-dir on a terminal', () => {
     expect(result.code, result.screen).toBe(0);
     // The board moves the cursor up over itself instead of scrolling new lines.
     expect(result.screen).toMatch(/\u001b\[\d+F/);
-    expect(result.screen).toMatch(/batch \d migration \d+: (pending|exporting|exported|downloading)/);
-    expect(result.screen).toMatch(/\d+\/6 repositories · \d\/3 archives · 0 errors · \d running/);
+    expect(result.screen).toMatch(/batch \d migration \d+: (starting|waiting|exported|downloading|verifying)/);
+    expect(result.screen).toMatch(/\d+\/6 repositories( · \d+ checked)? · \d\/3 archives · 0 errors · \d running/);
     expect(result.screen).toMatch(/6\/6 repositories in verified archives/);
   }, 60_000);
 
@@ -77,7 +77,7 @@ describe.skipIf(!hasScript)('export --output-dir on a terminal', () => {
     expect(result.screen).toMatch(new RegExp(`resuming 6 repositories in 3 batches, ${done} already done, ${archives} archive${archives === 1 ? '' : 's'} saved`));
     // The first overall line drawn already counts what the journal holds.
     expect(/(\d+)\/6 repositories · (\d)\/3 archives/.exec(result.screen)?.slice(1)).toEqual([String(done), String(archives)]);
-    expect(result.screen).toMatch(/6\/6 repositories · 3\/3 archives/);
+    expect(result.screen).toMatch(/6\/6 repositories( · \d+ checked)? · 3\/3 archives/);
   }, 60_000);
 
   it('counts the batches a resumed run waits for as running, with the state the service reports', async () => {
@@ -101,12 +101,18 @@ describe.skipIf(!hasScript)('export --output-dir on a terminal', () => {
     sandbox.clock.advance(15 * 60_000);
 
     // The run that goes on waits for them: the board shows each, not "0 running". Ctrl-C once it has.
-    const exporting = /batch \d migration \d+: exporting/;
+    const exporting = /batch \d migration \d+: waiting \(exporting\)/;
     const running = /0\/6 repositories · 0\/3 archives · 0 errors · 3 running/;
     const result = await onTerminal(100, args, env, (screen) => exporting.test(screen) && running.test(screen));
     expect(result.code, result.screen).toBe(130);
     expect(result.screen).toMatch(exporting);
     expect(result.screen).toMatch(running);
+
+    // At 40 columns, the short form: each batch with its migration from the first frame, never "?".
+    const ids = journal.batches.map((b) => b.migrationIds[0]);
+    const narrow = await onTerminal(40, args, env, (screen) => ids.every((id) => new RegExp(`b\\d m${id}: wait`).test(screen)));
+    expect(narrow.code, narrow.screen).toBe(130);
+    expect(narrow.screen).not.toMatch(/m\?/);
   }, 60_000);
 
   it('falls back to plain lines on a terminal too narrow for the board', async () => {

@@ -421,6 +421,18 @@ describe('export --output-dir with repositories the service refuses, a list that
     const lines = first.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string });
     expect(lines[0]?.type).toBe('plan');
     expect(lines.map((line) => line.type)).toEqual(expect.arrayContaining(['plan', 'batch', 'migration', 'notice', 'summary']));
+    // One convention for every key, as the service's fields: snake_case, nested ones too.
+    const keys = (value: unknown): string[] =>
+      typeof value === 'object' && value !== null ? Object.entries(value).flatMap(([key, inner]) => [...(Array.isArray(value) ? [] : [key]), ...keys(inner)]) : [];
+    expect(keys(lines).filter((key) => !/^[a-z0-9_]+$/.test(key))).toEqual([]);
+    const batches = lines.filter((line): line is { type: 'batch'; state: string; batch: number } & Record<string, unknown> => line.type === 'batch');
+    // --unlock: the step after the download unlocked; the saved archive is a field of its own.
+    expect(batches.filter((b) => b.state === 'released').every((b) => b.repositories_unlocked === true && typeof b.migration_id === 'number')).toBe(true);
+    expect(batches.filter((b) => b.state === 'released')).toHaveLength(3);
+    expect(batches.filter((b) => b.state === 'downloaded').map((b) => b.archive)).toEqual(
+      expect.arrayContaining([expect.stringMatching(new RegExp(`^${out}/migration-\\d+\\.tar\\.gz$`))]),
+    );
+    expect(batches.some((b) => b.state === 'unlocked')).toBe(false);
 
     // The same command asks about the refused ones again (they may exist now) and starts nothing else.
     const again = await runCli(args, { env, timeoutMs: 60_000 });

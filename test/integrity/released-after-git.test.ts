@@ -91,6 +91,12 @@ describe('released only after git checked every object', () => {
     for (const batch of [1, 2, 3]) {
       const states = events.flatMap((e) => (e.type === 'batch' && e.batch === batch ? [e.state] : []));
       expect(states, `batch ${batch}`).toEqual(['started', 'exported', 'downloaded', 'unlocked', 'done']);
+      // The check told as it went: git's count of the batch's repositories, up to all of them.
+      const counts = events.flatMap((e) => (e.type === 'verify' && e.batch === batch && e.stage === 'git' ? [`${e.done}/${e.total}`] : []));
+      const size = batch === 3 ? 1 : 2;
+      expect(counts, `batch ${batch}`).toEqual(Array.from({ length: size + 1 }, (_, i) => `${i}/${size}`));
+      const steps = events.flatMap((e) => (e.type === 'step' && e.batch === batch ? [e.step] : []));
+      expect(steps, `batch ${batch}`).toEqual(['downloading', 'verifying', 'verified', 'unlocking', 'deleting']);
     }
     const journal = JSON.parse(readFileSync(join(dir, JOURNAL_FILE), 'utf8')) as Journal;
     const summary = journal.batches.map((b) => [

@@ -10,7 +10,7 @@ import { unlockedRecord } from '../../core/journal-locks.js';
 import { CliError, ExitCode, InterruptedError, UsageError } from '../../errors.js';
 import { shellWord } from '../../support/shell-word.js';
 import { counted } from '../../ui/format.js';
-import { createOrgExportReporter, type DryRun, dryRunFooter, dryRunTable, orgExportFooter, orgExportTable } from '../../ui/org-export.js';
+import { createOrgExportReporter, type DryRun, dryRunFooter, dryRunTable, orgExportFooter, orgExportTable, shownState, snakeKeys } from '../../ui/org-export.js';
 import { checkConfirmable, confirmDeletion } from './confirm.js';
 import type { DownloadFlags } from './download.js';
 import { commandLine } from './command-line.js';
@@ -150,10 +150,10 @@ export async function exportOrganization(
     batches: result.batches.map((batch) => ({
       batch: batch.index,
       repositories: batch.repositories.length,
-      state: batch.state,
+      state: shownState(batch.state),
       migration_ids: batch.migrationIds,
-      ...(batch.archive ? { archive: batch.archive } : {}),
-      ...(batch.error ? { error: batch.error } : {}),
+      ...(batch.archive ? { archive: snakeKeys(batch.archive) } : {}),
+      ...(batch.error ? { error: snakeKeys(batch.error) } : {}),
     })),
     poll_requests: result.pollRequests,
     ...(await lockedSummary(context, dir, result.batches, Boolean(body.lock_repositories), flags.unlock)),
@@ -230,10 +230,10 @@ function dryRunSummary(plan: Plan, wanted: string[]): DryRun {
     batches: plan.journal.batches.map((batch) => ({
       batch: batch.index,
       repositories: batch.repositories,
-      state: batch.state,
+      state: shownState(batch.state),
       migration_ids: batch.migrationIds,
       planned: batch.index > plan.kept ? 'new' : 'journal',
-      ...(batch.archive ? { archive: batch.archive } : {}),
+      ...(batch.archive ? { archive: snakeKeys(batch.archive) } : {}),
     })),
     dropped_batches: plan.dropped,
     to_start: plan.journal.batches.filter((b) => b.state === 'pending' || b.state === 'failed').length,

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { accessSync, constants, existsSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { ArchiveProblem } from './problem.js';
 import { InterruptedError } from '../../errors.js';
@@ -183,7 +184,7 @@ export interface GitVerdict {
  * git's verdict on one repository's copies: its config (git-config.ts), then every object, then its
  * refs as git reads them. Returns 'out of time' when the budget ran out before git was done with it.
  */
-export async function checkCopiedRepository(
+async function checkCopiedRepository(
   repo: GitDataScan & { extractedTo: string },
   home: GitHome,
   signal: AbortSignal | undefined,
@@ -213,4 +214,58 @@ export async function checkCopiedRepository(
   const shown = result.lines.slice(0, 5).map((line) => line.replaceAll(repo.extractedTo, repo.path));
   const more = result.lines.length > 5 ? ` (+${result.lines.length - 5} more)` : '';
   return { problems: [problem(repo.path, `git fsck found corrupt or missing objects: ${shown.join('; ') || 'no details'}${more}`)] };
+}
+
+/**
+ * git's processes at once for one archive: as many as the cores, at most 4. Each repository is its
+ * own `git fsck`, mostly one core each, and an archive of hundreds waits on them one by one
+ * otherwise. At most 4, as git's own memory is not bounded by the check (a packed object is held
+ * whole): four at once can take four times what one does.
+ */
+const GIT_PROCESSES = Math.max(1, Math.min(4, availableParallelism()));
+
+/**
+ * Every repository's verdict, in their order, checked GIT_PROCESSES at a time: 'not given to git'
+ * for one with a refused, clashing or foreign member or without HEAD (a problem already names it,
+ * git never runs on what could not be copied as it is), 'out of time' for one the budget left
+ * unchecked. Once the time is out no git starts again; each copy is removed as soon as git is done
+ * with it; a failure (Ctrl-C) stops the others and is thrown once every git has ended, so nothing
+ * runs on in the temporary directory its caller removes.
+ */
+export async function checkCopiedRepositories(
+  repositories: GitDataScan[],
+  home: GitHome | undefined,
+  budget: GitTimeBudget,
+  options: { signal?: AbortSignal | undefined; onGitProgress?: ((progress: { checked: number; total: number }) => void) | undefined },
+): Promise<(GitVerdict | 'out of time' | 'not given to git')[]> {
+  const verdicts: (GitVerdict | 'out of time' | 'not given to git')[] = [];
+  const total = repositories.length;
+  let next = 0;
+  let checked = 0;
+  let outOfTime = false;
+  let failed = false;
+  options.onGitProgress?.({ checked: 0, total });
+  const worker = async () => {
+    while (next < total && !failed) {
+      const i = next++;
+      const repo = repositories[i] as GitDataScan;
+      const { extractedTo } = repo;
+      if (!extractedTo || !repo.hasHead || repo.damaged || !home || !existsSync(extractedTo)) {
+        verdicts[i] = 'not given to git';
+      } else {
+        options.signal?.throwIfAborted();
+        verdicts[i] = outOfTime ? 'out of time' : await checkCopiedRepository({ ...repo, extractedTo }, home, options.signal, budget);
+        if (verdicts[i] === 'out of time') outOfTime = true;
+        await rm(extractedTo, { recursive: true, force: true });
+      }
+      options.onGitProgress?.({ checked: ++checked, total });
+    }
+  };
+  const ends = await Promise.allSettled(Array.from({ length: Math.min(GIT_PROCESSES, total) }, () => worker().catch((error: unknown) => {
+    failed = true;
+    throw error;
+  })));
+  const failure = ends.find((end) => end.status === 'rejected');
+  if (failure) throw options.signal?.aborted ? new InterruptedError('archive check interrupted') : failure.reason;
+  return verdicts;
 }

@@ -1,10 +1,10 @@
-import { constants, existsSync } from 'node:fs';
+import { constants } from 'node:fs';
 import { type FileHandle, mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { VerificationError } from '../../errors.js';
 import { type ArchiveProblem, problemText } from './problem.js';
-import { checkCopiedRepository, GitTimeBudget, gitTimeBudgetMs, gitVersion, makeGitHome } from './git-check.js';
+import { checkCopiedRepositories, GitTimeBudget, gitTimeBudgetMs, gitVersion, makeGitHome } from './git-check.js';
 import { pushedTo, type RepositoryHistory } from './repository-history.js';
 import { ExtractionBudget } from './scan-parts.js';
 
@@ -57,6 +57,8 @@ export interface VerifyOptions {
   /** Compare with this sha256 instead of `<archive>.sha256`. */
   sha256?: string;
   onProgress?: (read: number, total: number) => void;
+  /** After the reading: repositories with git data whose check is over, of all of them (none when git does not run). */
+  onGitProgress?: (progress: { checked: number; total: number }) => void;
   /** Ctrl-C: the check stops, its temporary files go, and it throws InterruptedError. */
   signal?: AbortSignal | undefined;
 }
@@ -165,28 +167,24 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
     } else {
       gitCheck = 'passed';
       const budget = new GitTimeBudget(options.gitTimeMs ?? gitTimeBudgetMs(scan.bytes, withGit.length));
+      const found = await checkCopiedRepositories(withGit, home, budget, options);
       let unchecked = 0;
-      for (const repo of withGit) {
-        // A repository with a refused, clashing or foreign member, or without HEAD, is already named
-        // by a problem; git is not run on what could not be copied as it is.
-        if (!repo.extractedTo || !repo.hasHead || repo.damaged || !home || !existsSync(repo.extractedTo)) {
+      for (const [i, repo] of withGit.entries()) {
+        const verdict = found[i];
+        if (verdict === 'not given to git') {
           verdicts.set(repo.repository, 'failed');
           gitCheck = 'failed';
           continue;
         }
-        // Once the time is out, git is not started again: what is left stays unchecked, and is counted.
-        const found = unchecked > 0 ? 'out of time' : await checkCopiedRepository({ ...repo, extractedTo: repo.extractedTo }, home, options.signal, budget);
-        // Gone as soon as it is checked: the temporary directory never holds more than it must.
-        await rm(repo.extractedTo, { recursive: true, force: true });
-        if (found === 'out of time') {
+        if (verdict === 'out of time' || verdict === undefined) {
           unchecked++;
           continue;
         }
-        verdicts.set(repo.repository, found.problems.length === 0 ? 'passed' : 'failed');
-        if (found.noRef) noRefToGit.add(repo.repository);
-        if (found.problems.length > 0) {
+        verdicts.set(repo.repository, verdict.problems.length === 0 ? 'passed' : 'failed');
+        if (verdict.noRef) noRefToGit.add(repo.repository);
+        if (verdict.problems.length > 0) {
           gitCheck = 'failed';
-          for (const one of found.problems) problems.add(one);
+          for (const one of verdict.problems) problems.add(one);
         }
       }
       if (unchecked > 0) {

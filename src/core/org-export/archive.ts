@@ -7,7 +7,7 @@ import type { ApiClient } from '../../api/client.js';
 import type { Clock } from '../../support/clock.js';
 import { InterruptedError, VerificationError } from '../../errors.js';
 import { expectedContentOf } from '../archive/expected.js';
-import { ArchiveVerificationError, type ExpectedContent, type VerifyReport, verifyArchive } from '../archive/verify.js';
+import { ArchiveVerificationError, type ExpectedContent, type VerifyOptions, type VerifyReport, verifyArchive } from '../archive/verify.js';
 import { type DownloadProgress, downloadArchive } from '../download.js';
 import { replaceFile } from '../exclusive-files.js';
 import { archivePathOf, type BatchRecord, type OrgExportEvent } from './journal.js';
@@ -49,11 +49,15 @@ export function expectedContents(client: ApiClient, org: string): (id: number) =
 export async function fetchBatchArchive(client: ApiClient, settings: BatchArchiveSettings, batch: BatchRecord, id: number): Promise<void> {
   const { org, dir, clock, emit } = settings;
   const path = archivePathOf(dir, id);
+  const check = checkTold(emit, batch, id);
+  const checking = async (file: string) =>
+    verifyArchive(file, { ...check.progress, signal: settings.signal, expected: await settings.expected(id) });
   // A run stopped after the last byte arrived: the whole archive is in the .part, fetching it
   // again would redo a finished download. It is checked, then renamed into place.
   let adopted: VerifyReport | undefined;
   if (await completePart(path, id)) {
-    const report = await verifyArchive(`${path}.part`, { signal: settings.signal, expected: await settings.expected(id) });
+    check.start();
+    const report = await checking(`${path}.part`);
     if (report.ok) {
       adopted = report;
       const part = await open(`${path}.part`, 'r');
@@ -68,7 +72,9 @@ export async function fetchBatchArchive(client: ApiClient, settings: BatchArchiv
   }
   if (await exists(path)) {
     // Renamed into place just above, or by a run that stopped before writing down that it had.
-    const report = adopted ?? (await verifyArchive(path, { signal: settings.signal, expected: await settings.expected(id) }));
+    check.start();
+    const report = adopted ?? (await checking(path));
+    if (report.ok) check.passed();
     if (report.ok || !settings.verify) {
       const sha256 = await sha256File(path, settings.signal);
       await replaceFile(`${path}.sha256`, `${sha256}  ${basename(path)}\n`);
@@ -77,17 +83,21 @@ export async function fetchBatchArchive(client: ApiClient, settings: BatchArchiv
       return;
     }
   }
+  check.again();
+  emit({ type: 'step', batch: batch.index, migrationId: id, step: 'downloading' });
   const result = await downloadArchive(client, {
     org,
     id,
     target: { path, force: true },
     checksum: settings.checksum,
-    verify: settings.verify ? { signal: settings.signal } : false,
+    // The download verifies before the archive takes its name: its first progress is the check's start.
+    verify: settings.verify ? { ...check.progress, signal: settings.signal } : false,
     clock,
     onProgress: (progress: DownloadProgress) =>
       emit({ type: 'download', batch: batch.index, migrationId: id, received: progress.received, total: progress.total }),
     onNotice: (message) => emit({ type: 'notice', message: `batch ${batch.index}: ${message}` }),
   });
+  if (result.verified) check.passed();
   // --no-checksum hashed nothing as it came; what is released rests on a digest to check again.
   const sha256 = result.sha256 ?? (settings.release && result.verified ? await sha256File(result.path, settings.signal) : undefined);
   batch.archive = {
@@ -109,10 +119,19 @@ export async function fetchBatchArchive(client: ApiClient, settings: BatchArchiv
 export async function confirmArchive(
   batch: BatchRecord,
   id: number,
-  settings: { dir: string; verifiedHere: boolean; expected: (id: number) => Promise<ExpectedContent>; signal?: AbortSignal | undefined },
+  settings: {
+    dir: string;
+    verifiedHere: boolean;
+    expected: (id: number) => Promise<ExpectedContent>;
+    signal?: AbortSignal | undefined;
+    emit: (event: OrgExportEvent) => void;
+  },
 ): Promise<'ok' | 'missing'> {
   const path = archivePathOf(settings.dir, id);
   if (!(await exists(path))) return 'missing';
+  // Told as a check unless it only hashes again an archive this run verified.
+  const check = checkTold(settings.emit, batch, id);
+  if (!settings.verifiedHere) check.start();
   const recorded = batch.archive?.sha256;
   const kept = `nothing was unlocked or deleted for migration ${id}`;
   const hint = `the service still has its copy: remove ${path} and ${path}.sha256, then run the same command again to download it anew`;
@@ -131,6 +150,7 @@ export async function confirmArchive(
     if (settings.verifiedHere && batch.archive?.verified) return 'ok';
   }
   const report = await verifyArchive(path, {
+    ...check.progress,
     signal: settings.signal,
     expected: await settings.expected(id),
     ...(recorded ? { sha256: recorded } : {}),
@@ -144,7 +164,43 @@ export async function confirmArchive(
     gitObjectsChecked: report.git_check === 'passed' || report.git_check === 'no git data',
     ...(batch.archive?.verifiedAt ? { verifiedAt: batch.archive.verifiedAt } : {}),
   };
+  check.passed();
   return 'ok';
+}
+
+/**
+ * A check of a batch's archive as events: `verifying` once, its progress (bytes read, then
+ * repositories git checked), `verified` when it passed. A check that fails ends in the batch's error.
+ */
+function checkTold(emit: (event: OrgExportEvent) => void, batch: BatchRecord, migrationId: number) {
+  let started = false;
+  const start = () => {
+    if (started) return;
+    started = true;
+    emit({ type: 'step', batch: batch.index, migrationId, step: 'verifying' });
+  };
+  const progress: Pick<VerifyOptions, 'onProgress' | 'onGitProgress'> = {
+    onProgress: (read, total) => {
+      start();
+      emit({ type: 'verify', batch: batch.index, migrationId, stage: 'reading', done: read, total });
+    },
+    onGitProgress: ({ checked, total }) => {
+      start();
+      emit({ type: 'verify', batch: batch.index, migrationId, stage: 'git', done: checked, total });
+    },
+  };
+  return {
+    start,
+    progress,
+    passed: () => {
+      if (started) emit({ type: 'step', batch: batch.index, migrationId, step: 'verified' });
+      started = false;
+    },
+    /** A check that did not pass is followed by a download, checked anew. */
+    again: () => {
+      started = false;
+    },
+  };
 }
 
 /**

@@ -77,6 +77,9 @@ export function heldBy(batch: BatchRecord): string[] {
   return [...batch.repositories, ...atFault];
 }
 
+/** `verified` ends a `verifying` whose archive passed (one that fails ends in an `error` event). */
+type BatchStep = 'downloading' | 'verifying' | 'verified' | 'unlocking' | 'deleting';
+
 /** What an org export tells as it goes (the live board, plain lines and --json events draw it). */
 export type OrgExportEvent =
   | {
@@ -96,11 +99,36 @@ export type OrgExportEvent =
     migrationId?: number | undefined;
     repositories: number;
     message: string;
+    /** Where an earlier run left the batch: told once per batch under way, before any request of this run. */
+    resumed?: true;
+    /** `downloaded`: the archive saved. */
+    archive?: string | undefined;
+    /** `unlocked` (the step after the archive is on disk): whether the repositories were unlocked, not only left as they were. */
+    repositoriesUnlocked?: boolean;
   }
   | { type: 'migration'; batch: number; migrationId: number; state: string }
+  /** What a batch is doing between two journal states (no record of it is written). */
+  | { type: 'step'; batch: number; migrationId: number; step: BatchStep }
+  /** How far the check of a batch's archive is: bytes read, then repositories whose git objects were checked. */
+  | { type: 'verify'; batch: number; migrationId: number; stage: 'reading' | 'git'; done: number; total: number }
   | { type: 'download'; batch: number; migrationId: number; received: number; total: number | undefined }
   | { type: 'error'; batch: number; migrationId?: number | undefined; message: string; exitCode: number; hint?: string | undefined }
   | { type: 'notice'; message: string };
+
+/** What a `batch` event tells beside its state: where the archive was saved, what its release did. */
+export type BatchTold = Pick<Extract<OrgExportEvent, { type: 'batch' }>, 'archive' | 'repositoriesUnlocked'>;
+
+/** One `batch` event per batch an earlier run left under way, with its state and its migration. */
+export function resumedEvents(batches: BatchRecord[]): OrgExportEvent[] {
+  return batches
+    .filter((b) => b.state !== 'pending' && b.state !== 'done' && b.state !== 'skipped')
+    .map((b) => {
+      // A batch left starting has no migration known yet (an earlier one of it failed).
+      const id = b.state === 'starting' ? undefined : b.migrationIds.at(-1);
+      const message = id === undefined ? `resuming: ${b.state}` : `resuming migration ${id}: ${b.state}`;
+      return { type: 'batch', batch: b.index, state: b.state, migrationId: id, repositories: b.repositories.length, message, resumed: true };
+    });
+}
 
 export interface Journal {
   version: 1;

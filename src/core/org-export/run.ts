@@ -9,9 +9,11 @@ import {
   archivePathOf,
   type BatchRecord,
   type BatchState,
+  type BatchTold,
   ensureDirectory,
   type Journal,
   type OrgExportEvent,
+  resumedEvents,
   writeJournal,
 } from './journal.js';
 import { checkOutputDirectory } from './journal-read.js';
@@ -141,6 +143,8 @@ async function exportBatches(
   });
   if (plan.resumed && (plan.added > 0 || plan.dropped > 0)) emit({ type: 'notice', message: replanned(plan, dir) });
   const lock = Boolean(options.body.lock_repositories);
+  // Batches under way are shown before any request: a resumed run's board is not empty while they download.
+  for (const event of resumedEvents(state.batches)) emit(event);
 
   // Ends every request, wait, download and check of this run when one batch fails for a local reason.
   const stopper = new AbortController();
@@ -176,10 +180,10 @@ async function exportBatches(
   const changed = new Set<number>();
   const expected = expectedContents(api, org);
 
-  const step = async (batch: BatchRecord, next: BatchState, message: string, migrationId?: number) => {
+  const step = async (batch: BatchRecord, next: BatchState, message: string, migrationId?: number, told: BatchTold = {}) => {
     batch.state = next;
     await save();
-    emit({ type: 'batch', batch: batch.index, state: next, migrationId, repositories: batch.repositories.length, message });
+    emit({ type: 'batch', batch: batch.index, state: next, migrationId, repositories: batch.repositories.length, message, ...told });
   };
   const starting: StartContext = {
     client: api,
@@ -211,7 +215,7 @@ async function exportBatches(
 
   /** Whether the archive on disk is still the one verified; a missing one sends the batch back to fetch it. */
   const confirmed = async (batch: BatchRecord, id: number): Promise<boolean> => {
-    const outcome = await confirmArchive(batch, id, { dir, verifiedHere: verifiedHere.has(batch.index), expected, signal });
+    const outcome = await confirmArchive(batch, id, { dir, verifiedHere: verifiedHere.has(batch.index), expected, signal, emit });
     if (outcome === 'ok') {
       verified(batch);
       return true;
@@ -246,6 +250,7 @@ async function exportBatches(
             'downloaded',
             `${batch.archive?.path} (${batch.archive?.bytes} bytes${batch.archive?.verified ? ', verified' : ''})`,
             id,
+            { archive: batch.archive?.path },
           );
           break;
         case 'downloaded':
@@ -255,8 +260,11 @@ async function exportBatches(
             throw new VerificationError(`the archive of migration ${id} was not verified, so nothing was unlocked or deleted`);
           }
           // Through every migration of the batch: one that failed and was started again locked them too.
-          if (options.unlock) await unlockThrough(api, org, batch.migrationIds, batch.repositories);
-          await step(batch, 'unlocked', releaseMessage(options.unlock, lock, batch.repositories.length, id), id);
+          if (options.unlock) {
+            emit({ type: 'step', batch: batch.index, migrationId: id, step: 'unlocking' });
+            await unlockThrough(api, org, batch.migrationIds, batch.repositories);
+          }
+          await step(batch, 'unlocked', releaseMessage(options.unlock, lock, batch.repositories.length, id), id, { repositoriesUnlocked: options.unlock });
           break;
         case 'unlocked':
           if (options.deleteArchive) {
@@ -267,6 +275,7 @@ async function exportBatches(
                 `the git objects of ${batch.archive?.path ?? `migration ${id}'s archive`} were not checked (git is not on PATH), so the service's copy of migration ${id} was kept`,
               );
             }
+            emit({ type: 'step', batch: batch.index, migrationId: id, step: 'deleting' });
             try {
               await deleteArchive(api, org, id);
             } catch (error) {

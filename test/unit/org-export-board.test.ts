@@ -1,0 +1,171 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { OrgExportEvent } from '../../src/core/org-export/journal.js';
+import { createOrgExportReporter } from '../../src/ui/org-export.js';
+import { Output } from '../../src/ui/output.js';
+
+// The org export's progress as a human and a script see it, fed the events runOrgExport tells: the
+// live board at 100 and 40 columns (its last frame, as the terminal shows it), the plain lines off a
+// terminal, and the --json lines. Timers are vi's, so the board's redraw and its speeds are exact.
+
+/** A stream that keeps what is written; a terminal of `columns` when given. */
+function stream(columns?: number) {
+  const writes: string[] = [];
+  return {
+    writes,
+    isTTY: columns !== undefined,
+    columns,
+    write: (text: string) => (writes.push(text), true),
+  };
+}
+
+function reporterOn(columns: number | undefined, json = false) {
+  const stdout = stream();
+  const stderr = stream(columns);
+  const out = new Output({ json, quiet: false, color: false, stdout, stderr });
+  return { reporter: createOrgExportReporter(out, stderr as never), stdout, stderr };
+}
+
+/** The board's lines as last drawn: the last write that draws it, without its cursor moves. */
+function board(writes: string[]): string[] {
+  const frame = writes.findLast((text) => text.endsWith('\n\u001b[0J')) ?? '';
+  return frame.replace(/^\u001b\[\d+F/, '').replace(/\n\u001b\[0J$/, '').split('\u001b[K\n').map((line) => line.replace(/\u001b\[K$/, ''));
+}
+
+const plan: OrgExportEvent = { type: 'plan', batches: 9, repositories: 402, resumed: true, journal: '/x/journal.json', done: 100, archives: 2 };
+const resumed = (batch: number, state: 'started' | 'exported' | 'downloaded', migrationId: number): OrgExportEvent => ({
+  type: 'batch', batch, state, migrationId, repositories: 50, message: `resuming migration ${migrationId}: ${state}`, resumed: true,
+});
+
+/** A resumed run: batch 3 waits on the service, 4 downloads, 5 is checked by git, 6 is being unlocked. */
+function resumedRun(reporter: { onEvent(event: OrgExportEvent): void }) {
+  reporter.onEvent(plan);
+  reporter.onEvent(resumed(3, 'started', 103));
+  reporter.onEvent(resumed(4, 'exported', 104));
+  reporter.onEvent(resumed(5, 'exported', 105));
+  reporter.onEvent(resumed(6, 'downloaded', 106));
+  vi.advanceTimersByTime(200);
+}
+
+function moveOn(reporter: { onEvent(event: OrgExportEvent): void }) {
+  reporter.onEvent({ type: 'migration', batch: 3, migrationId: 103, state: 'exporting' });
+  reporter.onEvent({ type: 'step', batch: 4, migrationId: 104, step: 'downloading' });
+  reporter.onEvent({ type: 'step', batch: 5, migrationId: 105, step: 'verifying' });
+  reporter.onEvent({ type: 'verify', batch: 5, migrationId: 105, stage: 'git', done: 20, total: 50 });
+  reporter.onEvent({ type: 'step', batch: 6, migrationId: 106, step: 'unlocking' });
+  // A resumed download: its first 4 MiB were in the .part, and count in no speed.
+  reporter.onEvent({ type: 'download', batch: 4, migrationId: 104, received: 4 << 20, total: 12 << 20 });
+  vi.advanceTimersByTime(2000);
+  reporter.onEvent({ type: 'download', batch: 4, migrationId: 104, received: 6 << 20, total: 12 << 20 });
+  vi.advanceTimersByTime(200);
+}
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: Date.parse('2026-06-01T00:00:00Z') });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('the live board', () => {
+  it('at 100 columns shows a resumed run\'s batches at once, each with its migration and step; the totals move as git checks', () => {
+    const { reporter, stderr } = reporterOn(100);
+    resumedRun(reporter);
+    expect(board(stderr.writes)).toEqual([
+      '  batch 3 migration 103: waiting',
+      '  batch 4 migration 104: exported',
+      '  batch 5 migration 105: exported',
+      '  batch 6 migration 106: saved',
+      '100/402 repositories · 2/9 archives · 0 errors · 4 running',
+    ]);
+    moveOn(reporter);
+    expect(board(stderr.writes)).toEqual([
+      '  batch 3 migration 103: waiting (exporting)',
+      '  batch 4 migration 104: downloading 6.0 MiB/12.0 MiB 1.0 MiB/s ETA 6s',
+      '  batch 5 migration 105: verifying: git checked 20/50 repositories',
+      '  batch 6 migration 106: unlocking',
+      '100/402 repositories · 20 checked · 2/9 archives · 0 errors · 4 running',
+    ]);
+    reporter.onEvent({ type: 'step', batch: 5, migrationId: 105, step: 'verified' });
+    reporter.onEvent({ type: 'batch', batch: 5, state: 'downloaded', migrationId: 105, repositories: 50, message: 'saved' });
+    vi.advanceTimersByTime(200);
+    expect(board(stderr.writes).slice(2)).toEqual([
+      '  batch 5 migration 105: saved',
+      '  batch 6 migration 106: unlocking',
+      '100/402 repositories · 50 checked · 3/9 archives · 0 errors · 4 running',
+    ]);
+    reporter.stop();
+  });
+
+  it('at 40 columns keeps each batch\'s migration and step in a short form, within the width', () => {
+    const { reporter, stderr } = reporterOn(40);
+    resumedRun(reporter);
+    moveOn(reporter);
+    // A batch first heard of through its download (no resumed event) knows its migration too.
+    reporter.onEvent({ type: 'download', batch: 7, migrationId: 107, received: 1 << 20, total: 4 << 20 });
+    vi.advanceTimersByTime(200);
+    const lines = board(stderr.writes);
+    expect(lines).toEqual([
+      'b3 m103: wait (exporting)',
+      'b4 m104: dl 50% 930.9 KiB/s 7s',
+      'b5 m105: verify 20/50 repos',
+      'b6 m106: unlocking',
+      // Under a second of it: no speed yet.
+      'b7 m107: dl 25%',
+      '100/402 · 20 checked · 2/9 arch',
+    ]);
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(37);
+    reporter.stop();
+  });
+});
+
+describe('off a terminal', () => {
+  it('one line per step change: resumed batches, the service\'s states while waiting once each (its end is the batch\'s line), verifying and its end, no progress', () => {
+    const { reporter, stderr } = reporterOn(undefined);
+    resumedRun(reporter);
+    moveOn(reporter);
+    reporter.onEvent({ type: 'migration', batch: 3, migrationId: 103, state: 'exporting' });
+    reporter.onEvent({ type: 'verify', batch: 5, migrationId: 105, stage: 'git', done: 30, total: 50 });
+    reporter.onEvent({ type: 'step', batch: 5, migrationId: 105, step: 'verified' });
+    reporter.onEvent({ type: 'migration', batch: 3, migrationId: 103, state: 'exported' });
+    reporter.stop();
+    expect(stderr.writes.join('').split('\n').filter(Boolean)).toEqual([
+      'resuming 402 repositories in 9 batches, 100 already done, 2 archives saved (journal: /x/journal.json)',
+      'batch 3: resuming migration 103: started',
+      'batch 4: resuming migration 104: exported',
+      'batch 5: resuming migration 105: exported',
+      'batch 6: resuming migration 106: downloaded',
+      'batch 3 (migration 103): exporting on the service',
+      'batch 4 (migration 104): downloading',
+      'batch 5 (migration 105): verifying',
+      'batch 6 (migration 106): unlocking',
+      'batch 5 (migration 105): verified',
+    ]);
+  });
+});
+
+describe('--json', () => {
+  it('prints each event with snake_case keys; the release says whether it unlocked; the archive is a field; no progress lines', () => {
+    const { reporter, stdout } = reporterOn(undefined, true);
+    const events: OrgExportEvent[] = [
+      { type: 'batch', batch: 1, state: 'started', migrationId: 7, repositories: 2, message: 'started migration 7' },
+      { type: 'migration', batch: 1, migrationId: 7, state: 'exported' },
+      { type: 'step', batch: 1, migrationId: 7, step: 'verifying' },
+      { type: 'download', batch: 1, migrationId: 7, received: 10, total: 20 },
+      { type: 'verify', batch: 1, migrationId: 7, stage: 'reading', done: 10, total: 20 },
+      { type: 'batch', batch: 1, state: 'downloaded', migrationId: 7, repositories: 2, message: 'saved', archive: '/x/migration-7.tar.gz' },
+      { type: 'batch', batch: 1, state: 'unlocked', migrationId: 7, repositories: 2, message: 'kept locked', repositoriesUnlocked: false },
+      { type: 'error', batch: 2, migrationId: 8, message: 'failed', exitCode: 6, hint: 'run it again' },
+    ];
+    for (const event of events) reporter.onEvent(event);
+    const lines = stdout.writes.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines).toEqual([
+      { type: 'batch', batch: 1, state: 'started', migration_id: 7, repositories: 2, message: 'started migration 7' },
+      { type: 'migration', batch: 1, migration_id: 7, state: 'exported' },
+      { type: 'step', batch: 1, migration_id: 7, step: 'verifying' },
+      { type: 'batch', batch: 1, state: 'downloaded', migration_id: 7, repositories: 2, message: 'saved', archive: '/x/migration-7.tar.gz' },
+      { type: 'batch', batch: 1, state: 'released', migration_id: 7, repositories: 2, message: 'kept locked', repositories_unlocked: false },
+      { type: 'error', batch: 2, migration_id: 8, message: 'failed', exit_code: 6, hint: 'run it again' },
+    ]);
+    for (const line of lines) for (const key of Object.keys(line)) expect(key).toMatch(/^[a-z_]+$/);
+  });
+});
