@@ -113,6 +113,8 @@ describe('released only after git checked every object', () => {
     expect(readdirSync(dir).sort()).toEqual([
       ...journal.batches.flatMap((b) => [`migration-${b.migrationIds[0]}.tar.gz`, `migration-${b.migrationIds[0]}.tar.gz.sha256`]),
       JOURNAL_FILE,
+      'manifest.json',
+      'manifest.tsv',
     ].sort());
   });
 });
