@@ -149,11 +149,14 @@ export function unlockFailure(outcomes: UnlockOutcome[], id: number): CliError |
   });
 }
 
-/** What an export's unlock step did: unlocked, kept locked as asked, or nothing, when nothing was locked. */
-export function releaseMessage(unlock: boolean, locked: boolean, count: number, id: number): string {
+/**
+ * What an org export's unlock step did: unlocked, kept locked as asked, or nothing, when nothing was
+ * locked. The command that gives them back is said once, at the end, for every batch at once.
+ */
+export function releaseMessage(unlock: boolean, locked: boolean, count: number): string {
   if (!unlock && !locked) return 'nothing to unlock: the export did not lock them';
   const repositories = counted(count, 'repository', 'repositories');
-  return unlock ? `unlocked ${repositories}` : `kept ${repositories} locked as asked (\`svc-migrate unlock ${id} --all\` unlocks ${count === 1 ? 'it' : 'them'})`;
+  return unlock ? `unlocked ${repositories}` : `kept ${repositories} locked as asked`;
 }
 
 /** What `unlock` did with one migration of several: each repository tried, or why none was. */

@@ -264,7 +264,7 @@ async function exportBatches(
             emit({ type: 'step', batch: batch.index, migrationId: id, step: 'unlocking' });
             await unlockThrough(api, org, batch.migrationIds, batch.repositories);
           }
-          await step(batch, 'unlocked', releaseMessage(options.unlock, lock, batch.repositories.length, id), id, { repositoriesUnlocked: options.unlock });
+          await step(batch, 'unlocked', releaseMessage(options.unlock, lock, batch.repositories.length), id, { repositoriesUnlocked: options.unlock });
           break;
         case 'unlocked':
           if (options.deleteArchive) {
