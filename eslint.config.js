@@ -5,7 +5,7 @@ import stylistic from '@stylistic/eslint-plugin';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
-const decoration = ['chalk', 'ora', '@inquirer/prompts', '@inquirer/core'].map((name) => ({
+const decoration = ['chalk', 'ora', 'cli-table3', 'string-width', '@inquirer/prompts', '@inquirer/core'].map((name) => ({
   name,
   message: 'terminal decoration lives in src/ui/ only',
 }));

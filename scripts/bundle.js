@@ -3,7 +3,7 @@
 // and linked on its own: some 80 modules before the first request. `list --json` takes 158 ms
 // bundled and 202 ms unbundled on Node 20 (132 and 166 ms on Node 22, 182 and 239 ms on Node 24;
 // docs/benchmarks.md, "Tuning that stays"); test/e2e/cli.test.ts fails if commands stop loading from
-// the bundle. What is loaded only where used (undici, ora, inquirer, conf) stays
+// the bundle. What is loaded only where used (undici, ora, inquirer, conf, cli-table3) stays
 // in node_modules, where `npm update` reaches its fixes; the sandbox and the API client stay in files
 // of their own (dist/cli-sandbox.js, dist/cli-chunk-*.js) loaded on first use. dist/cli-version.js
 // answers a lone --version (bin/svc-migrate.js); dist/cli-hash-worker.js is the hashing thread

@@ -37,6 +37,23 @@ describe('renderers, colour off', () => {
     for (const width of [80, 50, 40, 30, 20]) expect(fits(width)).not.toContain('…');
   });
 
+  it('measures a cell in terminal columns: a CJK character takes two, a combining accent none', () => {
+    const rows = [['acme/日本', 'private'], ['acme/cafe\u0301', 'public'], ['acme/web', 'public']];
+    expect(renderTable(['NAME', 'VISIBILITY'], rows, plain, { plain: false, width: 80 })).toBe(
+      ['NAME       VISIBILITY', 'acme/日本  private', 'acme/cafe\u0301  public', 'acme/web   public'].join('\n'),
+    );
+    // Cut to the terminal's 8 columns: three characters of two, then the `…`; never half of one.
+    expect(renderTable(['NAME'], [['日本語のリポジトリ']], plain, { plain: false, width: 8 })).toBe('NAME\n日本語…');
+  });
+
+  it('draws a long table as one: one header, every row on its line, the columns aligned throughout', () => {
+    const rows = Array.from({ length: 250 }, (_, n) => [`acme/repo-${n}`, n % 2 ? 'private' : 'public']);
+    const lines = renderTable(['NAME', 'VISIBILITY'], rows, plain, { plain: false, width: 80 }).split('\n');
+    expect(lines).toHaveLength(251);
+    expect(lines[0]).toBe('NAME           VISIBILITY');
+    expect(lines.slice(1).map((line) => line.lastIndexOf(' ') + 1)).toEqual(rows.map(() => 15));
+  });
+
   it('draws the list of migrations, and says when there is none', () => {
     expect(migrationsTable(migrations, plain)).toMatchSnapshot();
     expect(migrationsTable(migrations, plain, true)).toMatchSnapshot();
