@@ -183,13 +183,8 @@ export interface Migration {
   updated_at: string;
 }
 
-/** Every field of a migration (docs/service.md#migration): what `--json <fields>` may select. */
-export const MIGRATION_FIELDS = [
-  'id',
-  'node_id',
-  'owner',
-  'guid',
-  'state',
+/** The flags a migration is started with (docs/service.md#start-migration), each true or false. */
+export const START_FLAGS = [
   'lock_repositories',
   'exclude_metadata',
   'exclude_git_data',
@@ -197,6 +192,16 @@ export const MIGRATION_FIELDS = [
   'exclude_releases',
   'exclude_owner_projects',
   'org_metadata_only',
+] as const;
+
+/** Every field of a migration (docs/service.md#migration): what `--json <fields>` may select. */
+export const MIGRATION_FIELDS = [
+  'id',
+  'node_id',
+  'owner',
+  'guid',
+  'state',
+  ...START_FLAGS,
   'repositories',
   'url',
   'created_at',

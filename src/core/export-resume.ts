@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { ApiClient } from '../api/client.js';
 import { listMigrations, startMigration } from '../api/migrations.js';
-import type { Migration, StartMigrationBody } from '../api/types.js';
+import { type Migration, START_FLAGS, type StartMigrationBody } from '../api/types.js';
 import { CliError, InterruptedError, UnavailableError } from '../errors.js';
 import { exportsExactly, findStarted } from './started-lookup.js';
 
@@ -17,17 +17,6 @@ import { exportsExactly, findStarted } from './started-lookup.js';
 //
 // `--new` starts a fresh one regardless. Whatever is not continued is named in a warning before the
 // start, with the commands that save its archive and give back its repositories.
-
-/** The start flags a migration was started with must be the ones asked for now to count as this export. */
-const START_FLAGS = [
-  'lock_repositories',
-  'exclude_metadata',
-  'exclude_git_data',
-  'exclude_attachments',
-  'exclude_releases',
-  'exclude_owner_projects',
-  'org_metadata_only',
-] as const;
 
 /** The largest `.part.json` read: it holds an id, a guid, a validator and a size. */
 const MAX_SIDE_FILE_BYTES = 64 * 1024;

@@ -1,16 +1,6 @@
-import type { Repository } from '../api/types.js';
+import { type Repository, START_FLAGS } from '../api/types.js';
 import type { SeedOrganization } from './seed.js';
 import type { MigrationStore } from './state.js';
-
-export const BOOLEAN_FIELDS = [
-  'lock_repositories',
-  'exclude_metadata',
-  'exclude_git_data',
-  'exclude_attachments',
-  'exclude_releases',
-  'exclude_owner_projects',
-  'org_metadata_only',
-] as const;
 
 /** The body of a start request checked field by field; every problem is reported, not the first. */
 export function validateStart(body: Record<string, unknown>, org: SeedOrganization, store: MigrationStore) {
@@ -44,7 +34,7 @@ export function validateStart(body: Record<string, unknown>, org: SeedOrganizati
       error('org_metadata_only', 'invalid', 'repositories must be empty when org_metadata_only is true');
     }
   }
-  for (const field of BOOLEAN_FIELDS) {
+  for (const field of START_FLAGS) {
     if (body[field] !== undefined && typeof body[field] !== 'boolean')
       error(field, 'invalid', `${field} must be a boolean`);
   }

@@ -1,5 +1,6 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, statSync, watch } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { untilChildWrites } from '../helpers/fs-events.js';
+import { existsSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -14,30 +15,6 @@ const tempDir = () => mkdtempSync(join(tmpdir(), 'svc-export-resume-'));
 const starts = (sandbox: Sandbox) => sandbox.requests.filter((r) => r.origin === 'api' && r.method === 'POST' && /\/migrations$/.test(r.url));
 const lockedNames = (sandbox: Sandbox) => sandbox.store.list(sandbox.store.organization('octo-org')!).flatMap((m) => [...m.locked]).sort();
 
-/** Resolves once `check` holds, looking again at each change in `dir`; fails if the child ends first. */
-function until(check: () => boolean, dir: string, child: ChildProcess, what: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const watcher = watch(dir);
-    const onExit = (code: number | null) => settle(new Error(`the export ended (${code}) before ${what}`));
-    function settle(error?: Error) {
-      watcher.close();
-      child.off('exit', onExit);
-      if (error) reject(error);
-      else resolve();
-    }
-    const look = () => {
-      try {
-        if (check()) settle();
-      } catch (error) {
-        settle(error as Error);
-      }
-    };
-    watcher.on('change', look).on('error', settle);
-    child.once('exit', onExit);
-    look();
-  });
-}
-
 describe('a single export killed mid-download', () => {
   it('the same command continues the same migration from its .part; --new starts afresh', async () => {
     const { sandbox, env } = await testSandbox({ archivePadBytes: 2_000_000, faults: { throttleBytesPerSecond: 400_000 } });
@@ -46,7 +23,7 @@ describe('a single export killed mid-download', () => {
     const args = ['export', 'widgets', 'docs.site', '--lock', '--unlock', '-o', output, '--interval', '0.1'];
     const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: 'ignore' });
     const part = `${output}.part`;
-    await until(() => existsSync(`${part}.json`) && existsSync(part) && statSync(part).size > 100_000, dir, child, 'a download');
+    await untilChildWrites(() => existsSync(`${part}.json`) && existsSync(part) && statSync(part).size > 100_000, dir, child, 'a download');
     const closed = new Promise((resolve) => child.once('close', resolve));
     child.kill('SIGKILL');
     await closed;

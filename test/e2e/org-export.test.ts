@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { untilChildWrites } from '../helpers/fs-events.js';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, watch, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
@@ -21,33 +22,6 @@ function readJournal(dir: string): Journal | undefined {
   } catch {
     return undefined;
   }
-}
-
-/**
- * Resolves once `check` holds, looking again at each change in `dir` (the journal replaced, a `.part`
- * written); fails if the child ends first.
- */
-function until(check: () => boolean, dir: string, child: ChildProcess, what: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const watcher = watch(dir);
-    const onExit = (code: number | null) => settle(new Error(`the export ended (${code}) before ${what}`));
-    function settle(error?: Error) {
-      watcher.close();
-      child.off('exit', onExit);
-      if (error) reject(error);
-      else resolve();
-    }
-    const look = () => {
-      try {
-        if (check()) settle();
-      } catch (error) {
-        settle(error as Error);
-      }
-    };
-    watcher.on('change', look).on('error', settle);
-    child.once('exit', onExit);
-    look();
-  });
 }
 
 /** Resolves once the child has written `pattern` on stderr; fails if it ends first. */
@@ -124,14 +98,14 @@ describe('export --output-dir (a whole organization)', () => {
 
     // 1. Killed as soon as a start is about to be sent (the answer may be lost).
     let child = spawnExport(args, env);
-    await until(() => readJournal(out)?.batches.some((b) => b.state === 'starting') ?? false, out, child, 'a start');
+    await untilChildWrites(() => readJournal(out)?.batches.some((b) => b.state === 'starting') ?? false, out, child, 'a start');
     await kill(child);
     await nothingReleasedEarly(sandbox, out);
     snapshot();
 
     // 2. Killed while migrations are being waited for.
     child = spawnExport(args, env);
-    await until(
+    await untilChildWrites(
       () => (readJournal(out)?.batches.filter((b) => b.state === 'started').length ?? 0) >= 2,
       out,
       child,
@@ -143,7 +117,7 @@ describe('export --output-dir (a whole organization)', () => {
 
     // 3. Killed in the middle of a download (bytes in a .part file).
     child = spawnExport(args, env);
-    await until(
+    await untilChildWrites(
       () => readdirSync(out).some((f) => f.endsWith('.part') && statSync(join(out, f)).size > 100_000),
       out,
       child,

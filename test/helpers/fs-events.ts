@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { watch } from 'node:fs';
 
 /**
@@ -18,6 +19,33 @@ export function untilInDirectory(dir: string, ready: () => boolean, signal?: Abo
       reject(error);
     });
     signal?.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
+    look();
+  });
+}
+
+/**
+ * Resolves once `check()` holds, looked at again at each change in `dir`; rejects if `child` ends
+ * first (naming its exit code and `what` was awaited) or `check` throws.
+ */
+export function untilChildWrites(check: () => boolean, dir: string, child: ChildProcess, what: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const watcher = watch(dir);
+    const onExit = (code: number | null) => settle(new Error(`the export ended (${code}) before ${what}`));
+    function settle(error?: Error) {
+      watcher.close();
+      child.off('exit', onExit);
+      if (error) reject(error);
+      else resolve();
+    }
+    const look = () => {
+      try {
+        if (check()) settle();
+      } catch (error) {
+        settle(error as Error);
+      }
+    };
+    watcher.on('change', look).on('error', settle);
+    child.once('exit', onExit);
     look();
   });
 }

@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { START_FLAGS } from '../../api/types.js';
 import { buildArchive } from '../archive.js';
 import { excludes, HttpFailure, notFound, paginate, readJson } from '../http.js';
 import { listedRepository, type SeedOrganization } from '../seed.js';
-import { BOOLEAN_FIELDS, validateStart } from '../start.js';
+import { validateStart } from '../start.js';
 import { defaultBody, type StoredMigration } from '../state.js';
 import type { ApiParts } from './parts.js';
 
@@ -95,7 +96,7 @@ async function startMigration(parts: ApiParts, { request, response, url, org, ve
     });
   }
   const flags = defaultBody(repositories.map((repo) => repo.full_name));
-  for (const field of BOOLEAN_FIELDS) if (body[field] === true) flags[field] = true;
+  for (const field of START_FLAGS) if (body[field] === true) flags[field] = true;
   const migration = store.start(org, flags, flags.org_metadata_only ? [] : repositories);
   prepareArchive(parts, migration);
   if (faults.takeLostStartAnswer()) {
