@@ -21,7 +21,7 @@ describe('a single export killed mid-download', () => {
     const dir = tempDir();
     const output = join(dir, 'acme.tar.gz');
     const args = ['export', 'widgets', 'docs.site', '--lock', '--unlock', '-o', output, '--interval', '0.1'];
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: 'ignore' });
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
     const part = `${output}.part`;
     await untilChildWrites(() => existsSync(`${part}.json`) && existsSync(part) && statSync(part).size > 100_000, dir, child, 'a download');
     const closed = new Promise((resolve) => child.once('close', resolve));

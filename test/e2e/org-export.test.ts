@@ -42,7 +42,7 @@ function untilSaid(child: ChildProcess, pattern: RegExp): Promise<string> {
 }
 
 function spawnExport(args: string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: 'ignore' });
+  return spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
 }
 
 async function kill(child: ChildProcess): Promise<void> {

@@ -25,12 +25,15 @@ export function untilInDirectory(dir: string, ready: () => boolean, signal?: Abo
 
 /**
  * Resolves once `check()` holds, looked at again at each change in `dir`; rejects if `child` ends
- * first (naming its exit code and `what` was awaited) or `check` throws.
+ * first (naming its exit code, `what` was awaited and what it wrote on stderr, when piped) or
+ * `check` throws.
  */
 export function untilChildWrites(check: () => boolean, dir: string, child: ChildProcess, what: string): Promise<void> {
+  let said = '';
+  child.stderr?.setEncoding('utf8').on('data', (text: string) => (said += text));
   return new Promise((resolve, reject) => {
     const watcher = watch(dir);
-    const onExit = (code: number | null) => settle(new Error(`the export ended (${code}) before ${what}`));
+    const onExit = (code: number | null) => settle(new Error(`the export ended (${code}) before ${what}${said ? `; it said:\n${said}` : ''}`));
     function settle(error?: Error) {
       watcher.close();
       child.off('exit', onExit);
