@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { memberProblem } from '../../src/core/archive/member-names.js';
 import { type TarMember, TarMemberReader } from '../../src/core/archive/tar-members.js';
 import { TarWriter } from '../../src/sandbox/tar.js';
+import { EXTRACTORS } from '../helpers/extractor-differential.js';
 import { gnuLongName, headerBlock, member, paxHeader, tarOf } from '../helpers/tar-bytes.js';
 
 // The archive check reads tar with npm's `tar`; importers extract with GNU tar. Over a corpus made
@@ -146,6 +147,24 @@ describe('the check reads tar as GNU tar does', () => {
     const tar = tarOf(member({ name: 'n.json', magic: 'ustar\0xx', at345: 'hidden' }, 'x'));
     expect(gnu(tar).members.map((m) => m.name)).toEqual(['hidden/n.json']);
     expect(await ours(tar)).toEqual({ failed: 'a header with an unknown format marker: tar readers could extract something other than what is checked' });
+  });
+
+  it('refuses a header whose device numbers are not numbers, even an old-style one: bsdtar refuses the archive, GNU tar extracts it', async () => {
+    // The extractor differential's seed 207376207: a v7 header (no such fields) with byte 329 set to 1.
+    const name = 'xepositories/acme/r.git/Refs/heads/main';
+    const v7 = '\0'.repeat(8);
+    const bsdtar = EXTRACTORS.find((extractor) => extractor.name === 'bsdtar');
+    for (const at of [329, 337]) {
+      const tar = tarOf(member({ name, magic: v7, patch: [[at, Buffer.from([1])]] }));
+      expect(gnu(tar)).toEqual({ code: 0, members: [{ name, type: 'file', size: 0, linkName: '' }] });
+      if (bsdtar) expect(spawnSync(bsdtar.program, ['-tf', '-'], { input: tar }).stderr.toString()).toContain('Unrecognized archive format');
+      const field = at === 329 ? 'device major field (bytes 329–336)' : 'device minor field (bytes 337–344)';
+      expect(await ours(tar)).toEqual({ failed: `a header whose ${field} is not a plain number, which bsdtar refuses in an archive's first header, device or not: tar readers could extract something other than what is checked` });
+    }
+    // Left empty, or an octal number ended by NULs, as writers put it: read.
+    for (const devices of ['\0'.repeat(16), '0000000\0'.repeat(2)]) {
+      expect(await ours(tarOf(member({ name, magic: v7, patch: [[329, devices]] })))).toEqual([{ name, type: 'file', size: 0, linkName: '' }]);
+    }
   });
 
   it('whatever it reads of a damaged archive without a problem, GNU tar reads alike', async () => {

@@ -47,14 +47,19 @@ export function checkHeaderBlock(block: Buffer): CheckedHeader | { disagreement:
     // names in them that npm's tar skips.
     return { disagreement: `a member of type ${JSON.stringify(flag)}, which only some tar readers understand` };
   }
-  // GNU tar reads the checksum from its 8 bytes; npm's tar from 12, running into the type flag;
-  // bsdtar refuses a header with anything but spaces and NULs after the digits.
-  // and link name. Only digits ended within the 8 bytes, equal to the sum, read alike.
+  // GNU tar reads the checksum from its 8 bytes; npm's tar from 12, running into the type flag and
+  // link name; bsdtar refuses a header with anything but spaces and NULs after the digits. Only
+  // digits ended within the 8 bytes, equal to the sum, read alike.
   const checksum = /^ *([0-7]{1,7})[ \0]+$/.exec(block.toString('latin1', 148, 156));
   if (!checksum?.[1] || parseInt(checksum[1], 8) !== unsignedSum(block)) return { disagreement: 'a header whose checksum is not written plainly, or is wrong' };
   for (const [field, start, length, base256Max] of NUMERIC_FIELDS) {
     if (readNumber(block, start, length, base256Max) === undefined) {
       return { disagreement: `a header whose ${field} field is not a plain number` };
+    }
+  }
+  for (const [field, start] of DEVICE_FIELDS) {
+    if (readNumber(block, start, 8, 0) === undefined) {
+      return { disagreement: `a header whose ${field} field (bytes ${start}–${start + 7}) is not a plain number, which bsdtar refuses in an archive's first header, device or not` };
     }
   }
   const size = readNumber(block, 124, 12, Number.MAX_SAFE_INTEGER) as number;
@@ -99,6 +104,21 @@ const NUMERIC_FIELDS: [string, number, number, number][] = [
   ['gid', 116, 8, 0xffffffff],
   ['size', 124, 12, Number.MAX_SAFE_INTEGER],
   ['mtime', 136, 12, Number.MAX_SAFE_INTEGER],
+];
+
+/**
+ * Where ustar keeps a device's numbers: GNU tar reads them for devices only, and an old-style (v7)
+ * header has no such fields. libarchive, since 3.3.0, takes an archive for tar only if both are
+ * numbers of its kind in the first header whatever its format (`archive_read_format_tar_bid` and
+ * `validate_number_field` in archive_read_support_format_tar.c: a first byte of NUL, 0x80 or 0xff,
+ * or spaces, octal digits, then spaces and NULs): bsdtar says "Unrecognized archive format" where
+ * GNU tar extracts every member (seen with bsdtar 3.6.2). Held here in every header, not the first
+ * only, and read as the other numbers are: stricter than libarchive, which also takes all spaces,
+ * base-256, or a NUL followed by anything.
+ */
+const DEVICE_FIELDS: [string, number][] = [
+  ['device major', 329],
+  ['device minor', 337],
 ];
 
 /** The header's bytes summed as unsigned, the checksum field counted as spaces. */
