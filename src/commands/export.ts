@@ -1,12 +1,13 @@
 import type { Command } from 'commander';
 import type { Context, Invocation, Runner } from '../context.js';
 import { type ExportReport, ExportStoppedError, runExport } from '../core/export.js';
-import { CliError, UsageError } from '../errors.js';
+import { CliError, UsageError, ValidationError } from '../errors.js';
 import { inertText } from '../support/outside-text.js';
 import { commandLine, restateHint } from './common/command-line.js';
 import { downloadMessage } from '../ui/tables.js';
 import { checkOrgExportFlags, type ExportOptions, exportOrganization, type OrgExportFlags } from './common/org-export.js';
 import { checkNotEmpty, examples, parsePositiveInt } from './common/options.js';
+import { startAsking } from './common/start.js';
 import { createWaitReporter } from '../ui/wait.js';
 import { checkConfirmable, confirmDeletion } from './common/confirm.js';
 import { addDownloadOptions, archiveSummary, checkDownloadTarget, downloadCommand, downloadSettings, warnIfUnverified } from './common/download.js';
@@ -93,28 +94,44 @@ async function exportRepositories(
   }
   const client = await context.api();
   const { out } = context;
-  const reporter = await createWaitReporter(out, []);
+  /** Whether this attempt's migration began: a failure before it started nothing. */
+  let begun = false;
+  const attempt = async (repositories: string[]) => {
+    begun = false;
+    const reporter = await createWaitReporter(out, []);
+    try {
+      return await runExport(client, {
+        org: context.org(),
+        body: { ...body, repositories },
+        download: settings,
+        unlock: Boolean(options.unlock),
+        deleteArchive: Boolean(options.deleteArchive),
+        fresh: Boolean(options.new),
+        ...wait,
+        clock: context.clock,
+        signal: context.signal,
+        onStep: (step, detail) => {
+          begun = true;
+          if (step === 'wait') reporter.stop();
+          // A step names what the service said: the migration's state, the repositories it unlocked.
+          out.success(inertText(detail));
+        },
+        onWaitEvent: (event) => reporter.onEvent(event),
+        // As the wait's own notices: a failed check quotes the service, drawn inert.
+        onNotice: (message) => reporter.onNotice(restateHint(message, context.settings)),
+      });
+    } finally {
+      reporter.stop();
+    }
+  };
+  // The export says the start's 422 as its own failure, the service's error as its cause.
+  const refusal = (error: unknown) => {
+    const said = error instanceof CliError && error.cause instanceof ValidationError ? error.cause : error;
+    return !begun && said instanceof ValidationError ? said : undefined;
+  };
   let report: ExportReport;
   try {
-    report = await runExport(client, {
-      org: context.org(),
-      body,
-      download: settings,
-      unlock: Boolean(options.unlock),
-      deleteArchive: Boolean(options.deleteArchive),
-      fresh: Boolean(options.new),
-      ...wait,
-      clock: context.clock,
-      signal: context.signal,
-      onStep: (step, detail) => {
-        if (step === 'wait') reporter.stop();
-        // A step names what the service said: the migration's state, the repositories it unlocked.
-        out.success(inertText(detail));
-      },
-      onWaitEvent: (event) => reporter.onEvent(event),
-      // As the wait's own notices: a failed check quotes the service, drawn inert.
-      onNotice: (message) => reporter.onNotice(restateHint(message, context.settings)),
-    });
+    report = await startAsking(context, body.repositories, asked, attempt, refusal);
   } catch (error) {
     if (!(error instanceof ExportStoppedError)) throw error;
     // Stopped with repositories locked: the owner must hear which, and how to give them back.
@@ -124,7 +141,6 @@ async function exportRepositories(
       ...(error.status === undefined ? {} : { status: error.status }),
     });
   } finally {
-    reporter.stop();
     bar.done();
   }
   const id = report.migration.id;

@@ -18,6 +18,7 @@ import {
 import { failIfAnyFailed, waitThenFetch } from './common/wait.js';
 import { commandLine, sandboxStopped } from './common/command-line.js';
 import { examples } from './common/options.js';
+import { startAsking } from './common/start.js';
 
 interface StartFlagsGiven extends StartFlags, WaitFlags {
   wait?: boolean;
@@ -42,7 +43,8 @@ async function start(context: Context, options: StartOptions): Promise<Migration
   const body = await refineInteractively(context, startBody(repositories, options.flags), asked);
   const client = await context.api();
   const { out } = context;
-  const migration = await startMigration(client, context.org(), body);
+  const send = (names: string[]) => startMigration(client, context.org(), { ...body, repositories: names });
+  const migration = await startAsking(context, body.repositories, asked, send);
   // On a terminal stdout says what happened; with -q or in a pipe it carries just the id
   // (`id=$(svc-migrate start …)`), and the words go to stderr.
   const forHuman = !out.layout.plain && !out.quiet;

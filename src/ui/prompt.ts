@@ -61,12 +61,14 @@ export class Prompter {
 
   /**
    * A line of text. `check` throws a UsageError for an answer it refuses: its message is shown under
-   * the prompt, which asks again (one mistyped name must not end the command).
+   * the prompt, which asks again (one mistyped name must not end the command). `typed` is already on
+   * the line, to be edited or taken with Enter.
    */
-  async input(message: string, what: string, flag: string, check?: (answer: string) => void): Promise<string> {
+  async input(message: string, what: string, flag: string, check?: (answer: string) => void, typed?: string): Promise<string> {
     this.require(what, flag);
     const { input } = await import('@inquirer/prompts');
-    return this.ask((context) => input({ message, required: true, ...validated(check) }, context));
+    const prefilled = typed ? { default: typed, prefill: 'editable' as const } : {};
+    return this.ask((context) => input({ message, required: true, ...prefilled, ...validated(check) }, context));
   }
 
   /** Hidden input (secrets, tokens); `what` names it in the error when there is no terminal; `check` as for input. */

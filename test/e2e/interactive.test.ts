@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BIN } from '../helpers/run-cli.js';
+import { BIN, runCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
 import { unless } from '../helpers/skip.js';
 
@@ -68,6 +68,65 @@ describe.skipIf(!hasScript)(`interactive start on a terminal${unless(hasScript, 
     expect(migration?.repositories.map((r) => r.name)).toEqual(['widgets']);
   });
 
+  it('start asks again, the accepted names typed already, when the service refuses names typed at the prompt', async () => {
+    const { sandbox, env } = await testSandbox({ exportSeconds: 60 });
+    const result = await onTerminal(['start'], env, [
+      [/Repositories to export/, 'widgets nope/x bad..name\r'],
+      [/Options/, '\r'],
+      [/Start this export\?/, 'y\r'],
+      // The line holds the name the service took: Enter starts it.
+      [/nothing was started[\s\S]*Repositories to export[^\n]*widgets/, '\r'],
+    ]);
+    expect(result.code, result.screen).toBe(0);
+    expect(result.screen).toMatch(/the service refused 2 of the 3 repositories, so nothing was started \(nope\/x: nope\/x is not a repository of octo-org; octo-org\/bad\.\.name: octo-org\/bad\.\.name is not a repository of octo-org\)/);
+    expect(result.screen).toMatch(/started migration \d+/);
+    expect(sandbox.requests.filter((r) => r.method === 'POST')).toHaveLength(2);
+    const exports = sandbox.store.list(sandbox.store.organization('octo-org')!).filter((m) => m.kind === 'export');
+    expect(exports.map((m) => m.repositories.map((r) => r.name))).toEqual([['widgets']]);
+  });
+
+  it('export asks again when the service refuses every name typed, then exports the ones typed next', async () => {
+    const { sandbox, env } = await testSandbox({ exportSeconds: 1 });
+    const output = join(mkdtempSync(join(tmpdir(), 'svc-tty-')), 'r.tar.gz');
+    const result = await onTerminal(['export', '-o', output, '--interval', '0.2'], env, [
+      [/Repositories to export/, 'nope\r'],
+      [/Options/, ' \r'],
+      [/Unlock the repositories/, '\r'],
+      [/Delete the archive from the service/, '\r'],
+      [/Start this export\?/, '\r'],
+      [/nothing was started[\s\S]*Repositories to export/, 'docs.site\r'],
+    ]);
+    expect(result.code, result.screen).toBe(0);
+    expect(result.screen).toMatch(/the service refused the repository, so nothing was started \(octo-org\/nope: octo-org\/nope is not a repository of octo-org\)/);
+    expect(result.screen).toMatch(/export of migration \d+ complete/);
+    const exports = sandbox.store.list(sandbox.store.organization('octo-org')!).filter((m) => m.kind === 'export');
+    expect(exports.map((m) => m.repositories.map((r) => r.name))).toEqual([['docs.site']]);
+    expect(exports[0]?.body.lock_repositories).toBe(true);
+    expect(exports[0]?.locked.size).toBe(0);
+  });
+
+  it('Ctrl-C at the prompt asked again ends the command (exit 130), nothing started', async () => {
+    const { sandbox, env } = await testSandbox({ exportSeconds: 60 });
+    const result = await onTerminal(['start'], env, [
+      [/Repositories to export/, 'nope\r'],
+      [/Options/, '\r'],
+      [/Start this export\?/, 'y\r'],
+      [/nothing was started[\s\S]*Repositories to export/, '\x03'],
+    ]);
+    expect(result.code, result.screen).toBe(130);
+    expect(sandbox.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
+    expect(sandbox.store.list(sandbox.store.organization('octo-org')!).filter((m) => m.kind === 'export')).toHaveLength(0);
+  });
+
+  it('names given as arguments are not asked again on a terminal: a refusal is exit 5', async () => {
+    const { sandbox, env } = await testSandbox({ exportSeconds: 60 });
+    const result = await onTerminal(['start', 'widgets', 'nope/x'], env, []);
+    expect(result.code, result.screen).toBe(5);
+    expect(result.screen).toMatch(/rejected the request: 1 repository is not in octo-org: nope\/x/);
+    expect(result.screen).not.toMatch(/Repositories to export/);
+    expect(sandbox.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
+  });
+
   it('auth login asks again for a token after Enter alone, then checks and stores the one typed', async () => {
     const { sandbox, env } = await testSandbox();
     const configDir = mkdtempSync(join(tmpdir(), 'svc-tty-config-'));
@@ -115,5 +174,19 @@ describe.skipIf(!hasScript)(`interactive start on a terminal${unless(hasScript, 
     expect(result.code).toBe(2);
     expect(result.screen).toMatch(/cancelled/);
     expect(sandbox.requests.filter((r) => r.method === 'DELETE')).toHaveLength(0);
+  });
+});
+
+describe('a refusal without a terminal', () => {
+  it.each([
+    ['start', ['start', 'widgets', 'nope/x']],
+    ['export', ['export', 'widgets', 'nope/x', '-o', '-']],
+  ])('%s ends with exit 5 and the service\'s reason, nothing started', async (_name, args) => {
+    const { sandbox, env } = await testSandbox();
+    const result = await runCli(args, { env });
+    expect(result.code, result.stderr).toBe(5);
+    expect(result.stderr).toMatch(/error: the service rejected the request: 1 repository is not in octo-org: nope\/x\n/);
+    expect(sandbox.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
+    expect(sandbox.store.list(sandbox.store.organization('octo-org')!).filter((m) => m.kind === 'export')).toHaveLength(0);
   });
 });

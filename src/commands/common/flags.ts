@@ -131,8 +131,16 @@ export async function collectRepositories(
     context.out.info(`no repositories given; exporting the sandbox's ${demo.join(', ')}`);
     return { repositories: demo, asked: false };
   }
-  // None given: ask on a terminal (the prompter refuses with a usage error everywhere else), and
-  // again while an answer names none or a name that cannot be one.
+  // None given: ask on a terminal (the prompter refuses with a usage error everywhere else).
+  return { repositories: await askRepositories(context), asked: true };
+}
+
+/**
+ * Repositories typed at the prompt, asked again while an answer names none or a name that cannot be
+ * one; `typed` (full names) is on the line already, the organization's own by their name alone.
+ */
+export async function askRepositories(context: Context, typed: string[] = []): Promise<string[]> {
+  const org = context.org();
   const chosen = (answer: string) => {
     const names = normalizeRepositories(
       answer
@@ -144,8 +152,10 @@ export async function collectRepositories(
     if (names.length === 0) throw new UsageError('no repositories given');
     return names;
   };
-  const answer = await context.prompt.input('Repositories to export (comma or space separated)', REPOSITORIES_ASKED.what, REPOSITORIES_ASKED.flag, chosen);
-  return { repositories: chosen(answer), asked: true };
+  const ours = `${org.toLowerCase()}/`;
+  const line = typed.map((name) => (name.toLowerCase().startsWith(ours) ? name.slice(ours.length) : name)).join(' ');
+  const answer = await context.prompt.input('Repositories to export (comma or space separated)', REPOSITORIES_ASKED.what, REPOSITORIES_ASKED.flag, chosen, line);
+  return chosen(answer);
 }
 
 export function startBody(repositories: string[], flags: StartFlags): StartMigrationBody {
