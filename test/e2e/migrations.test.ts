@@ -76,7 +76,9 @@ describe('start', () => {
 
 describe('status --wait', () => {
   it('polls until exported, printing one line per state change without a TTY', async () => {
-    const { env } = await testSandbox();
+    // A ten-minute export that only the wait's own pauses move: on a busy machine a short one ended
+    // in real time before the wait began, and no change was left to print.
+    const { env } = await testSandbox({ exportSeconds: 600 });
     const { id } = await startedMigration(env, ['widgets']);
     const result = await runCli(['status', String(id), '--wait', '--json', ...FAST], { env });
     expect(result.code, result.stderr).toBe(0);
@@ -125,7 +127,8 @@ describe('status --wait', () => {
     const c = await startedMigration(env, ['my_lib-2']);
     const pending = await runCli(['status', '--all-pending', '--wait', '--json', ...FAST], { env });
     expect((JSON.parse(pending.stdout) as Migration[]).map((m) => m.id)).toEqual([c.id]);
-  });
+    // Five processes one after another: a ceiling for a machine busy six times over, not a timing.
+  }, 90_000);
 
   it('exits 130 on Ctrl-C and says how to resume', async () => {
     const { env } = await testSandbox({ exportSeconds: 60 });
