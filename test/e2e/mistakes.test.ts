@@ -97,7 +97,8 @@ describe.skipIf(!hasScript)(`on a terminal${unless(hasScript, 'util-linux `scrip
     });
     expect(result.killed, result.screen.slice(0, 2000)).toBeUndefined();
     expect(result.code, result.screen).toBe(0);
-    expect(result.screen).toMatch(/migration \d+: exporting → exported/);
+    // A plain line per state (on a machine busy enough, the export may end before the first look).
+    expect(result.screen).toMatch(/migration \d+: (\w+ → )?exported/);
     expect(result.screen).not.toContain('\x1b[1A');
     expect(existsSync(output)).toBe(true);
     expectNoBug(result);
