@@ -17,6 +17,8 @@ export interface OrgExportReporter {
   stop(): void;
 }
 
+const WAITING_TO_START = 'waiting for the service to take new starts';
+
 /** What a journal state means for a batch still on the board. */
 const STEP_OF_STATE: Record<BatchState, string> = {
   pending: 'starting',
@@ -66,7 +68,10 @@ function describe(event: OrgExportEvent): string | undefined {
     case 'batch':
       return `batch ${event.batch}: ${inertText(event.message)}`;
     case 'step':
-      return `batch ${event.batch} (migration ${event.migrationId}): ${event.step}`;
+      // Waiting to start, a batch has no migration yet.
+      return event.migrationId === undefined
+        ? `batch ${event.batch}: ${STEP_TEXT[event.step] ?? event.step}`
+        : `batch ${event.batch} (migration ${event.migrationId}): ${STEP_TEXT[event.step] ?? event.step}`;
     case 'migration':
     case 'download':
     case 'verify':
@@ -79,6 +84,9 @@ function describe(event: OrgExportEvent): string | undefined {
       return inertText(event.message);
   }
 }
+
+/** A step in words, where its name is not already the words. */
+const STEP_TEXT: Partial<Record<string, string>> = { 'waiting-to-start': WAITING_TO_START };
 
 interface Running {
   batch: number;
@@ -309,12 +317,16 @@ function cut(line: string, width: number): string {
 }
 
 function batchLine(entry: Running, now: number): Forms {
-  const id = entry.migrationId ?? '?';
   const { long, short } = stepOf(entry, now);
-  return { long: `  batch ${entry.batch} migration ${id}: ${long}`, short: `b${entry.batch} m${id}: ${short}` };
+  // Starting, a batch has no migration yet.
+  const id = entry.migrationId;
+  return id === undefined
+    ? { long: `  batch ${entry.batch}: ${long}`, short: `b${entry.batch}: ${short}` }
+    : { long: `  batch ${entry.batch} migration ${id}: ${long}`, short: `b${entry.batch} m${id}: ${short}` };
 }
 
 function stepOf(entry: Running, now: number): Forms {
+  if (entry.step === 'waiting-to-start') return { long: WAITING_TO_START, short: 'waiting to start' };
   if (entry.step === 'waiting') {
     const service = entry.service ? inertText(entry.service) : undefined;
     return { long: service ? `waiting (${service})` : 'waiting', short: service ? `wait (${service})` : 'wait' };

@@ -221,6 +221,59 @@ describe('the live board as the terminal shows it', () => {
   });
 });
 
+describe('batches before their migration', () => {
+  const starting = (reporter: { onEvent(event: OrgExportEvent): void }) => {
+    reporter.onEvent({ type: 'plan', batches: 8, repositories: 200, resumed: false, journal: '/x/journal.json', done: 0, archives: 0 });
+    reporter.onEvent({ type: 'batch', batch: 1, state: 'starting', repositories: 25, message: 'starting' });
+    reporter.onEvent({ type: 'batch', batch: 2, state: 'starting', repositories: 25, message: 'starting' });
+    vi.advanceTimersByTime(200);
+  };
+  // The service's start limit: whichever batch meets a round of waits first says it for all.
+  const refused = (reporter: { onEvent(event: OrgExportEvent): void }) => {
+    reporter.onEvent({ type: 'step', batch: 1, step: 'waiting-to-start' });
+    reporter.onEvent({ type: 'notice', message: 'the service refuses new starts for now; batches wait 5 s before asking again (wait 1 of at most 20)' });
+    reporter.onEvent({ type: 'step', batch: 2, step: 'waiting-to-start' });
+    vi.advanceTimersByTime(200);
+  };
+
+  it('on the board: each starting, then waiting for the service to take new starts, counted as running, without a migration "?"', () => {
+    const { reporter, stderr } = reporterOn(100);
+    starting(reporter);
+    expect(board(stderr.writes)).toEqual(['  batch 1: starting', '  batch 2: starting', '0/200 repositories · 0/8 archives · 0 errors · 2 running']);
+    refused(reporter);
+    expect(board(stderr.writes)).toEqual([
+      '  batch 1: waiting for the service to take new starts',
+      '  batch 2: waiting for the service to take new starts',
+      '0/200 repositories · 0/8 archives · 0 errors · 2 running',
+    ]);
+    reporter.onEvent({ type: 'batch', batch: 1, state: 'started', migrationId: 1036, repositories: 25, message: 'started migration 1036' });
+    vi.advanceTimersByTime(200);
+    expect(board(stderr.writes).slice(0, 2)).toEqual(['  batch 1 migration 1036: waiting', '  batch 2: waiting for the service to take new starts']);
+    reporter.stop();
+  });
+
+  it('at 40 columns, in the short form', () => {
+    const { reporter, stderr } = reporterOn(40);
+    starting(reporter);
+    refused(reporter);
+    expect(board(stderr.writes)).toEqual(['b1: waiting to start', 'b2: waiting to start', '0/200 · 0/8 arch']);
+    reporter.stop();
+  });
+
+  it('off a terminal: a line each, once', () => {
+    const { reporter, stderr } = reporterOn(undefined);
+    starting(reporter);
+    refused(reporter);
+    expect(stderr.writes.join('').split('\n').filter(Boolean).slice(1)).toEqual([
+      'batch 1: starting',
+      'batch 2: starting',
+      'batch 1: waiting for the service to take new starts',
+      'warning: the service refuses new starts for now; batches wait 5 s before asking again (wait 1 of at most 20)',
+      'batch 2: waiting for the service to take new starts',
+    ]);
+  });
+});
+
 describe('off a terminal', () => {
   it('one line per step change: resumed batches, the service\'s states while waiting once each (its end is the batch\'s line), verifying and its end, no progress', () => {
     const { reporter, stderr } = reporterOn(undefined);

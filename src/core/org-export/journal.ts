@@ -77,8 +77,11 @@ export function heldBy(batch: BatchRecord): string[] {
   return [...batch.repositories, ...atFault];
 }
 
-/** `verified` ends a `verifying` whose archive passed (one that fails ends in an `error` event). */
-type BatchStep = 'downloading' | 'verifying' | 'verified' | 'unlocking' | 'deleting';
+/**
+ * `verified` ends a `verifying` whose archive passed (one that fails ends in an `error` event);
+ * `waiting-to-start`: the service refuses new starts for now, and the batch waits to ask again.
+ */
+type BatchStep = 'waiting-to-start' | 'downloading' | 'verifying' | 'verified' | 'unlocking' | 'deleting';
 
 /** What an org export tells as it goes (the live board, plain lines and --json events draw it). */
 export type OrgExportEvent =
@@ -107,8 +110,8 @@ export type OrgExportEvent =
     repositoriesUnlocked?: boolean;
   }
   | { type: 'migration'; batch: number; migrationId: number; state: string }
-  /** What a batch is doing between two journal states (no record of it is written). */
-  | { type: 'step'; batch: number; migrationId: number; step: BatchStep }
+  /** What a batch is doing between two journal states (no record of it is written); no migration while it waits to start. */
+  | { type: 'step'; batch: number; migrationId?: number | undefined; step: BatchStep }
   /** How far the check of a batch's archive is: bytes read, then repositories whose git objects were checked. */
   | { type: 'verify'; batch: number; migrationId: number; stage: 'reading' | 'git'; done: number; total: number }
   | { type: 'download'; batch: number; migrationId: number; received: number; total: number | undefined }

@@ -234,6 +234,9 @@ async function exportBatches(
       switch (batch.state) {
         case 'pending':
         case 'starting':
+          // Shown from the moment it takes its place among the migrations under way, before its
+          // start is asked (or refused for now, or waited on); a resumed `starting` one was told already.
+          if (batch.state === 'pending') emit({ type: 'batch', batch: batch.index, state: 'starting', repositories: batch.repositories.length, message: 'starting' });
           await startBatch(starting, batch);
           break;
         case 'started': {
