@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import stringWidth from 'string-width';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { OrgExportEvent } from '../../src/core/org-export/journal.js';
+import { type BatchRecord, type OrgExportEvent, resumedEvents } from '../../src/core/org-export/journal.js';
 import { createOrgExportReporter } from '../../src/ui/org-export.js';
 import { Output } from '../../src/ui/output.js';
 
@@ -296,6 +296,16 @@ describe('off a terminal', () => {
       'batch 6 (migration 106): unlocking',
       'batch 5 (migration 105): verified',
     ]);
+  });
+});
+
+describe('a rerun', () => {
+  it('says "resuming" only of batches an earlier run left under way: not of one it narrowed, skipped or finished', () => {
+    const batch = (index: number, state: BatchRecord['state'], migrationIds: number[]): BatchRecord => ({ index, repositories: ['a'], state, migrationIds, attempts: 1 });
+    const { reporter, stderr } = reporterOn(undefined);
+    const journal = [batch(1, 'narrowed', [1004]), batch(2, 'skipped', [1005]), batch(3, 'done', [1006]), batch(4, 'started', [1007]), batch(5, 'pending', []), batch(6, 'starting', [])];
+    for (const event of resumedEvents(journal)) reporter.onEvent(event);
+    expect(stderr.writes.join('').split('\n').filter(Boolean)).toEqual(['batch 4: resuming migration 1007: started', 'batch 6: resuming: starting']);
   });
 });
 

@@ -121,10 +121,13 @@ export type OrgExportEvent =
 /** What a `batch` event tells beside its state: where the archive was saved, what its release did. */
 export type BatchTold = Pick<Extract<OrgExportEvent, { type: 'batch' }>, 'archive' | 'repositoriesUnlocked'>;
 
-/** One `batch` event per batch an earlier run left under way, with its state and its migration. */
+/**
+ * One `batch` event per batch an earlier run left under way, with its state and its migration; one
+ * that run finished with (done, skipped, narrowed into two others) resumes nothing.
+ */
 export function resumedEvents(batches: BatchRecord[]): OrgExportEvent[] {
   return batches
-    .filter((b) => b.state !== 'pending' && b.state !== 'done' && b.state !== 'skipped')
+    .filter((b) => !['pending', 'done', 'skipped', 'narrowed'].includes(b.state))
     .map((b) => {
       // A batch left starting has no migration known yet (an earlier one of it failed).
       const id = b.state === 'starting' ? undefined : b.migrationIds.at(-1);
