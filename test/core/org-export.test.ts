@@ -464,6 +464,8 @@ describe('how a run ends', () => {
     expect(again.result.skipped.map((s) => s.name)).toEqual(['octo-org/will-fail']);
     expect(starts(sandbox, from)).toEqual([]);
     expect(lockedNow(sandbox)).toEqual([]);
+    // The board's count of archives is of batches that make one: not the narrowed ones, nor the skipped.
+    expect(again.events[0]).toMatchObject({ type: 'plan', batches: 3, archives: 3 });
   });
 
   it('with --lock alone, leaves the failed migrations\' repositories locked, and a rerun starts (and locks) nothing more', async () => {

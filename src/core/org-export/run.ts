@@ -134,7 +134,8 @@ async function exportBatches(
   await save();
   emit({
     type: 'plan',
-    batches: state.batches.length,
+    // Those that make an archive: a batch narrowed into two others, or skipped whole, makes none.
+    batches: state.batches.filter((b) => b.state !== 'narrowed' && b.state !== 'skipped').length,
     repositories: tally(state.batches, options.repositories).total,
     resumed: plan.resumed,
     journal: journalPath,
