@@ -3,6 +3,7 @@ import type { BatchState, OrgExportEvent } from '../core/org-export/journal.js';
 import { liveWidth } from './decorations.js';
 import { counted, formatBytes, formatDuration } from './format.js';
 import type { Output } from './output.js';
+import { cut as cutToWidth, visible as widthOf } from './tables.js';
 import { inertText } from '../support/outside-text.js';
 
 // What an org export shows a human while it runs: a live board on a terminal, plain lines elsewhere.
@@ -15,6 +16,8 @@ export interface OrgExportReporter {
   onEvent(event: OrgExportEvent): void;
   stop(): void;
 }
+
+const WAITING_TO_START = 'waiting for the service to take new starts';
 
 /** What a journal state means for a batch still on the board. */
 const STEP_OF_STATE: Record<BatchState, string> = {
@@ -65,7 +68,10 @@ function describe(event: OrgExportEvent): string | undefined {
     case 'batch':
       return `batch ${event.batch}: ${inertText(event.message)}`;
     case 'step':
-      return `batch ${event.batch} (migration ${event.migrationId}): ${event.step}`;
+      // Waiting to start, a batch has no migration yet.
+      return event.migrationId === undefined
+        ? `batch ${event.batch}: ${STEP_TEXT[event.step] ?? event.step}`
+        : `batch ${event.batch} (migration ${event.migrationId}): ${STEP_TEXT[event.step] ?? event.step}`;
     case 'migration':
     case 'download':
     case 'verify':
@@ -78,6 +84,9 @@ function describe(event: OrgExportEvent): string | undefined {
       return inertText(event.message);
   }
 }
+
+/** A step in words, where its name is not already the words. */
+const STEP_TEXT: Partial<Record<string, string>> = { 'waiting-to-start': WAITING_TO_START };
 
 interface Running {
   batch: number;
@@ -98,7 +107,8 @@ export class LiveBoard implements OrgExportReporter {
   private readonly out: Output;
   private readonly stream: Writable & { columns?: number };
   private readonly running = new Map<number, Running>();
-  private drawn = 0;
+  /** The board's lines as last drawn, each measured again when it is erased: a resize may have wrapped it. */
+  private drawn: string[] = [];
   private lastDraw = 0;
   private timer: NodeJS.Timeout | undefined;
   private readonly totals: Totals = { batches: 0, repositories: 0, done: 0, archives: 0, errors: 0 };
@@ -110,9 +120,17 @@ export class LiveBoard implements OrgExportReporter {
   /** Each batch's repositories, as its last `batch` event said. */
   private readonly repositoriesOf = new Map<number, number>();
 
+  /** Gives stderr back to messages printed past the board (a request retried, a rate limit waited on). */
+  private readonly detach: () => void;
+  private readonly onResize = () => this.draw();
+
   constructor(out: Output, stream: Writable & { columns?: number }) {
     this.out = out;
     this.stream = stream;
+    // Any other line on stderr goes above the board, not under it: one written under it would
+    // leave the board's top lines behind at the next redraw, and be drawn over itself.
+    this.detach = out.attachLive({ clear: () => this.erase(), redraw: () => this.draw() });
+    stream.on?.('resize', this.onResize);
   }
 
   onEvent(event: OrgExportEvent): void {
@@ -215,6 +233,8 @@ export class LiveBoard implements OrgExportReporter {
   stop(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    this.stream.off?.('resize', this.onResize);
+    this.detach();
     this.erase();
   }
 
@@ -246,9 +266,19 @@ export class LiveBoard implements OrgExportReporter {
   }
 
   private erase(): void {
-    if (this.drawn === 0) return;
-    this.stream.write(`\u001b[${this.drawn}F\u001b[0J`);
-    this.drawn = 0;
+    const rows = this.rowsDrawn();
+    if (rows > 0) this.stream.write(`\u001b[${rows}F\u001b[0J`);
+    this.drawn = [];
+  }
+
+  /**
+   * The rows the board takes now: each line drawn fits the width it was drawn at, but a terminal
+   * narrowed since wraps it (tmux and most terminals reflow what they show), and moving up one row
+   * a line would leave the rest of it, and the lines above, behind.
+   */
+  private rowsDrawn(): number {
+    const columns = this.stream.columns && this.stream.columns > 0 ? this.stream.columns : undefined;
+    return this.drawn.reduce((rows, line) => rows + (columns ? Math.max(1, Math.ceil(widthOf(line) / columns)) : 1), 0);
   }
 
   private draw(): void {
@@ -259,13 +289,14 @@ export class LiveBoard implements OrgExportReporter {
     const now = Date.now();
     // One form for every batch line: the long one when all fit, else the short one.
     const forms = [...this.running.values()].map((entry) => batchLine(entry, now));
-    const long = forms.every((form) => form.long.length <= width);
+    const long = forms.every((form) => widthOf(form.long) <= width);
     const lines = forms.map((form) => cut(long ? form.long : form.short, width));
     lines.push(fitted(totalsLine(this.totals, [...this.checked.values()].reduce((a, b) => a + b, 0), this.running.size), width));
     // Move up over the old board and overwrite it in one write: no blank frame, no flicker.
-    const up = this.drawn > 0 ? `\u001b[${this.drawn}F` : '';
+    const rows = this.rowsDrawn();
+    const up = rows > 0 ? `\u001b[${rows}F` : '';
     this.stream.write(`${up}${lines.map((l) => `${l}\u001b[K`).join('\n')}\n\u001b[0J`);
-    this.drawn = lines.length;
+    this.drawn = lines;
     this.lastDraw = now;
   }
 }
@@ -277,20 +308,25 @@ interface Forms {
 }
 
 function fitted(forms: Forms, width: number): string {
-  return cut(forms.long.length <= width ? forms.long : forms.short, width);
+  return cut(widthOf(forms.long) <= width ? forms.long : forms.short, width);
 }
 
+/** Measured as the terminal shows it: a wide character (a CJK state from the service) takes two columns. */
 function cut(line: string, width: number): string {
-  return line.length > width ? `${line.slice(0, width - 1)}…` : line;
+  return widthOf(line) > width ? cutToWidth(line, width) : line;
 }
 
 function batchLine(entry: Running, now: number): Forms {
-  const id = entry.migrationId ?? '?';
   const { long, short } = stepOf(entry, now);
-  return { long: `  batch ${entry.batch} migration ${id}: ${long}`, short: `b${entry.batch} m${id}: ${short}` };
+  // Starting, a batch has no migration yet.
+  const id = entry.migrationId;
+  return id === undefined
+    ? { long: `  batch ${entry.batch}: ${long}`, short: `b${entry.batch}: ${short}` }
+    : { long: `  batch ${entry.batch} migration ${id}: ${long}`, short: `b${entry.batch} m${id}: ${short}` };
 }
 
 function stepOf(entry: Running, now: number): Forms {
+  if (entry.step === 'waiting-to-start') return { long: WAITING_TO_START, short: 'waiting to start' };
   if (entry.step === 'waiting') {
     const service = entry.service ? inertText(entry.service) : undefined;
     return { long: service ? `waiting (${service})` : 'waiting', short: service ? `wait (${service})` : 'wait' };

@@ -61,7 +61,9 @@ export function snakeKeys(record: object): Record<string, unknown> {
 export function orgExportTable(result: OrgExportResult, theme: ChalkInstance, layout: TableLayout): string {
   const rows = result.batches.map((batch: BatchRecord) => [
     String(batch.index),
-    String(batch.repositories.length),
+    // What the batch held as planned: those the service refused or found at fault are no longer
+    // among its repositories (a skipped batch has none), and PROBLEM names them.
+    String(batch.repositories.length + (batch.skipped?.length ?? 0)),
     batch.migrationIds.join(', ') || '-',
     batch.error ? theme.red(shownState(batch.state)) : batch.state === 'done' ? theme.green('done') : batch.state === 'skipped' ? theme.yellow('skipped') : shownState(batch.state),
     batch.archive ? formatBytes(batch.archive.bytes) : '-',
@@ -69,7 +71,7 @@ export function orgExportTable(result: OrgExportResult, theme: ChalkInstance, la
     problemOf(batch),
   ]);
   // On a narrow terminal the batch and its state stay whole; the rest is cut to fit.
-  const table = renderTable(['batch', 'repos', 'migration', 'state', 'size', 'archive', 'problem'], rows, theme, layout, [
+  const table = renderTable(['BATCH', 'REPOS', 'MIGRATION', 'STATE', 'SIZE', 'ARCHIVE', 'PROBLEM'], rows, theme, layout, [
     { rank: KEY },
     { rank: 0 },
     { rank: 1 },
@@ -146,7 +148,7 @@ export function dryRunTable(plan: DryRun, theme: ChalkInstance, layout: TableLay
     b.state === 'done' ? theme.green('done') : b.state,
     b.planned,
   ]);
-  const table = renderTable(['batch', 'repos', 'repositories', 'migration', 'state', 'planned'], rows, theme, layout, [
+  const table = renderTable(['BATCH', 'REPOS', 'REPOSITORIES', 'MIGRATION', 'STATE', 'PLANNED'], rows, theme, layout, [
     { rank: KEY },
     { rank: 0 },
     { rank: 1 },

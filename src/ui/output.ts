@@ -30,6 +30,15 @@ const JOINED_AT_MOST = 1024 * 1024;
 /** Bytes waiting in stdout or stderr beyond which the output is behind (`behind`). */
 const UNREAD_AT_MOST = 16 * 1024 * 1024;
 
+/**
+ * What is drawn in place at the foot of stderr (a progress bar, the org export's board): cleared
+ * before any message, so the message never lands inside it, and drawn again after it, if it can.
+ */
+export interface LiveArea {
+  clear(): void;
+  redraw?(): void;
+}
+
 /** JSON text built elsewhere, printed as it is: one line of valid JSON (a payload spliced in as sent). */
 export class JsonText {
   readonly text: string;
@@ -72,8 +81,8 @@ export class Output {
   private readonly stderr: Stream;
   /** stdout itself, while `together` stands in for it. */
   private readonly results: Stream;
-  /** Progress bars drawn on stderr: a message clears the bar's line first, so it never runs on after the bar. */
-  private readonly bars = new Set<ProgressBar>();
+  /** Progress bars and boards drawn on stderr: a message clears them first, so it never runs on after them or into them. */
+  private readonly live = new Set<LiveArea>();
 
   constructor(options: OutputOptions) {
     this.json = options.json;
@@ -168,10 +177,17 @@ export class Output {
     return unread(this.stderr) || (only === undefined && unread(this.results));
   }
 
-  /** A line of stderr, on a line of its own: a progress bar drawn there is cleared first. */
+  /** A line of stderr, on a line of its own: what is drawn in place there is cleared first, and drawn again below it. */
   private say(text: string): void {
-    for (const bar of this.bars) bar.clear();
+    for (const area of this.live) area.clear();
     this.stderr.write(text);
+    for (const area of this.live) area.redraw?.();
+  }
+
+  /** Keeps messages out of `area` (drawn in place on stderr) until the function returned is called. */
+  attachLive(area: LiveArea): () => void {
+    this.live.add(area);
+    return () => this.live.delete(area);
   }
 
   info(message: string): void {
@@ -199,8 +215,7 @@ export class Output {
   /** A download progress line on a terminal; silent otherwise. */
   progress(): ProgressBar {
     const bar = new ProgressBar(this.decorated, this.stderr as Writable);
-    this.bars.add(bar);
-    bar.onDone = () => this.bars.delete(bar);
+    bar.onDone = this.attachLive(bar);
     return bar;
   }
 
@@ -218,7 +233,7 @@ export class Output {
     const message = this.json ? raw : inertText(raw);
     // An error with nothing to say (Ctrl-C at a prompt) ends quietly for a human.
     if (known && !message && !this.json) return;
-    for (const bar of this.bars) bar.clear();
+    for (const area of this.live) area.clear();
     if (this.json) {
       const code = known ? error.exitCode : ExitCode.Unexpected;
       const status = known ? (error.status ?? null) : null;

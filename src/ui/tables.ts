@@ -61,14 +61,14 @@ export function renderTable(
  * string-width): a CJK character takes 2, a combining mark none. The fitting and the drawing must
  * agree, or cli-table3 would cut or pad a cell the fitting had sized otherwise.
  */
-function visible(text: string): number {
+export function visible(text: string): number {
   stringWidth ??= require('string-width') as typeof StringWidth;
   return stringWidth(stripVTControlCharacters(text));
 }
 let stringWidth: typeof StringWidth | undefined;
 
 /** The text cut to `room` columns, its last one a `…`; colour is dropped with what it coloured. */
-function cut(text: string, room: number): string {
+export function cut(text: string, room: number): string {
   let kept = '';
   for (const character of stripVTControlCharacters(text)) {
     if (visible(kept + character) > room - 1) break;

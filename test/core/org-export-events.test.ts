@@ -115,7 +115,7 @@ describe('what an org export tells as it goes', () => {
     const result = await run(box, names(2), {}, events);
     expect(result.exitCode).toBe(ExitCode.Ok);
     expect(squeezed(told(events, 1))).toEqual([
-      'started', 'exported', 'downloading', 'verifying', 'verify reading', 'verified', 'downloaded', 'unlocking', 'unlocked', 'done',
+      'starting', 'started', 'exported', 'downloading', 'verifying', 'verify reading', 'verified', 'downloaded', 'unlocking', 'unlocked', 'done',
     ]);
     const id = result.batches[0]?.migrationIds[0];
     const reading = events.filter((e): e is Extract<OrgExportEvent, { type: 'verify' }> => e.type === 'verify');

@@ -205,6 +205,11 @@ describe('a service that refuses new starts for now ("spammed")', () => {
     const { result, events } = await exportAll(box, names(4), { intervalMs: 1_000 });
     expect(result.exitCode).toBe(ExitCode.Ok);
     expect(notices(events)).toContain('the service refuses new starts for now; batches wait 5 s before asking again (wait 1 of at most 20)');
+    // Each batch is told starting before its start is asked; each one refused, waiting, once (the board's line while it waits).
+    const toldOf = (batch: number) => events.flatMap((e) => (e.type === 'batch' && e.batch === batch ? [e.state] : e.type === 'step' && e.batch === batch ? [e.step] : []));
+    expect(toldOf(1).slice(0, 2)).toEqual(['starting', 'started']);
+    expect(toldOf(3).slice(0, 3)).toEqual(['starting', 'waiting-to-start', 'started']);
+    expect(toldOf(4).slice(0, 3)).toEqual(['starting', 'waiting-to-start', 'started']);
     const accepted = box.sandbox.requests.filter((r) => r.method === 'POST' && r.status === 201).map((r) => r.at);
     expect(accepted).toHaveLength(4);
     expect((accepted[2] as number) - (accepted[0] as number)).toBeGreaterThanOrEqual(MINUTE);

@@ -390,7 +390,7 @@ describe('repositories the service refuses', () => {
       ['done', 2, 1], ['done', 1, 2], ['skipped', 0, 3], ['done', 1, 0],
     ]);
     expect(notices(events)).toContain('batch 1: the service refused 1 repository (octo-org/gone-1: octo-org/gone-1 is not a repository of octo-org); starting the batch without it');
-    expect(steps(events, 3)).toEqual([['skipped', expect.stringMatching(/^the service refused all 3 repositories of the batch, so nothing was started \(octo-org\/gone-4: /)]]);
+    expect(steps(events, 3)).toEqual([['starting', 'starting'], ['skipped', expect.stringMatching(/^the service refused all 3 repositories of the batch, so nothing was started \(octo-org\/gone-4: /)]]);
     expect(created(sandbox)).toBe(3);
     expect(lockedNow(sandbox)).toEqual([]);
 
@@ -447,6 +447,7 @@ describe('how a run ends', () => {
     ]);
     expect(created(sandbox)).toBe(8);
     expect(steps(events, 1)).toEqual([
+      ['starting', 'starting'],
       ['started', expect.any(String)],
       ['narrowed', expect.stringMatching(/^migration \d+ failed on the service; its 8 repositories go on as batches 2 and 3, to find the one at fault$/)],
     ]);
@@ -463,6 +464,8 @@ describe('how a run ends', () => {
     expect(again.result.skipped.map((s) => s.name)).toEqual(['octo-org/will-fail']);
     expect(starts(sandbox, from)).toEqual([]);
     expect(lockedNow(sandbox)).toEqual([]);
+    // The board's count of archives is of batches that make one: not the narrowed ones, nor the skipped.
+    expect(again.events[0]).toMatchObject({ type: 'plan', batches: 3, archives: 3 });
   });
 
   it('with --lock alone, leaves the failed migrations\' repositories locked, and a rerun starts (and locks) nothing more', async () => {
@@ -529,7 +532,7 @@ describe('how a run ends', () => {
     expect(result.exitCode).toBe(ExitCode.Ok);
     expect(sandbox.faults.snapshot().cutAnswerNext).toBe(0);
     expect(starts(sandbox)).toHaveLength(1);
-    expect(steps(events, 1)[0]).toEqual(['started', expect.stringMatching(/^started migration \d+$/)]);
+    expect(steps(events, 1).slice(0, 2)).toEqual([['starting', 'starting'], ['started', expect.stringMatching(/^started migration \d+$/)]]);
     const polls = sandbox.requests.filter((r) => r.method === 'GET' && r.url.startsWith('/orgs/octo-org/migrations?'));
     expect(polls.length).toBeGreaterThan(1);
   });

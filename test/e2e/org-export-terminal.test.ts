@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { Journal } from '../../src/core/org-export/journal.js';
 import { BIN, runCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
+import type { SandboxOptions } from '../../src/sandbox/server.js';
 
 // util-linux `script` gives the CLI a real pseudo-terminal; `stty cols` sets its width.
 const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
@@ -34,8 +35,8 @@ function onTerminal(columns: number, args: string[], env: Record<string, string>
   });
 }
 
-async function setup(exportSeconds = 0.5) {
-  const { sandbox, env } = await testSandbox({ repositories: 6, exportSeconds, archivePadBytes: 512 * 1024 });
+async function setup(exportSeconds = 0.5, more: SandboxOptions = {}) {
+  const { sandbox, env } = await testSandbox({ repositories: 6, exportSeconds, archivePadBytes: 512 * 1024, ...more });
   const dir = mkdtempSync(join(tmpdir(), 'svc-org-tty-'));
   writeFileSync(join(dir, 'repos.txt'), 'repo-0001\nrepo-0002\nrepo-0003\nrepo-0004\nrepo-0005\nrepo-0006\n');
   const args = ['export', '--repos-file', join(dir, 'repos.txt'), '--output-dir', join(dir, 'out'), '--batch-size', '2',
@@ -113,6 +114,18 @@ describe.skipIf(!hasScript)('export --output-dir on a terminal', () => {
     const narrow = await onTerminal(40, args, env, (screen) => ids.every((id) => new RegExp(`b\\d m${id}: wait`).test(screen)));
     expect(narrow.code, narrow.screen).toBe(130);
     expect(narrow.screen).not.toMatch(/m\?/);
+  }, 60_000);
+
+  it('shows a batch whose start the service refuses for now as waiting for it, at 100 and 40 columns', async () => {
+    // Two starts a minute: the third batch waits.
+    const { env, args } = await setup(3600, { spamLimit: { starts: 2, windowSeconds: 60 } });
+    const waiting = / {2}batch 3: waiting for the service to take new starts\u001b\[K/;
+    const result = await onTerminal(100, args, env, (screen) => waiting.test(screen));
+    expect(result.code, result.screen).toBe(130);
+    expect(result.screen).toMatch(/warning: the service refuses new starts for now/);
+    expect(result.screen).toMatch(/3 running/);
+    const narrow = await onTerminal(40, args, env, (screen) => /b\d: waiting to start/.test(screen));
+    expect(narrow.code, narrow.screen).toBe(130);
   }, 60_000);
 
   it('falls back to plain lines on a terminal too narrow for the board', async () => {

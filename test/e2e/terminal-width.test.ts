@@ -42,7 +42,7 @@ describe('tables on a 40-column terminal: one line per row, cut with …', () =>
     const result = await runCli(args, { env, terminal: { columns: 40 } });
     expect(result.code, result.stderr).toBe(0);
     const lines = expectFitted(result.stdout, 40, /^[123] {2,}/, 3);
-    expect(lines[0]).toMatch(/^batch +.*state/);
+    expect(lines[0]).toMatch(/^BATCH +.*STATE/);
     // The key and the state are never cut.
     for (const row of lines.filter((line) => /^[123] /.test(line))) expect(row).toMatch(/ done /);
     expect(result.stdout).toMatch(/12\/12 repositories in verified archives/);

@@ -90,7 +90,7 @@ describe('released only after git checked every object', () => {
     expect(result).toMatchObject({ exitCode: 0, repositories: 5, verifiedRepositories: 5, archivedRepositories: 5, skipped: [] });
     for (const batch of [1, 2, 3]) {
       const states = events.flatMap((e) => (e.type === 'batch' && e.batch === batch ? [e.state] : []));
-      expect(states, `batch ${batch}`).toEqual(['started', 'exported', 'downloaded', 'unlocked', 'done']);
+      expect(states, `batch ${batch}`).toEqual(['starting', 'started', 'exported', 'downloaded', 'unlocked', 'done']);
       // The check told as it went: git's count of the batch's repositories, up to all of them.
       const counts = events.flatMap((e) => (e.type === 'verify' && e.batch === batch && e.stage === 'git' ? [`${e.done}/${e.total}`] : []));
       const size = batch === 3 ? 1 : 2;

@@ -1,5 +1,7 @@
+import { EventEmitter } from 'node:events';
+import stringWidth from 'string-width';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { OrgExportEvent } from '../../src/core/org-export/journal.js';
+import { type BatchRecord, type OrgExportEvent, resumedEvents } from '../../src/core/org-export/journal.js';
 import { createOrgExportReporter } from '../../src/ui/org-export.js';
 import { Output } from '../../src/ui/output.js';
 
@@ -7,22 +9,58 @@ import { Output } from '../../src/ui/output.js';
 // live board at 100 and 40 columns (its last frame, as the terminal shows it), the plain lines off a
 // terminal, and the --json lines. Timers are vi's, so the board's redraw and its speeds are exact.
 
-/** A stream that keeps what is written; a terminal of `columns` when given. */
+/** A stream that keeps what is written; a terminal of `columns` when given (it tells a resize as a TTY does). */
 function stream(columns?: number) {
   const writes: string[] = [];
-  return {
+  return Object.assign(new EventEmitter(), {
     writes,
     isTTY: columns !== undefined,
     columns,
     write: (text: string) => (writes.push(text), true),
-  };
+  });
+}
+
+/**
+ * What a terminal `columns` wide shows after `writes`, as xterm and tmux do: text wraps at the
+ * width (a wide character takes two columns), `ESC[nF` goes up n rows to the first column, `ESC[0J`
+ * clears from the cursor to the end, `ESC[K` to the end of its row. Rows never scroll away.
+ */
+function screen(writes: string[], columns: number): string[] {
+  const rows: string[][] = [[]];
+  let row = 0;
+  let col = 0;
+  const at = (r: number) => (rows[r] ??= []);
+  for (const token of writes.join('').match(/\u001b\[\d*[A-Za-z]|\n|[^\u001b\n]/gu) ?? []) {
+    const sequence = /^\u001b\[(\d*)([A-Za-z])$/.exec(token);
+    if (sequence) {
+      const [, n, code] = sequence;
+      if (code === 'F') [row, col] = [Math.max(0, row - Number(n || 1)), 0];
+      if (code === 'J') {
+        rows.splice(row + 1);
+        at(row).splice(col);
+      }
+      if (code === 'K') at(row).splice(col);
+    } else if (token === '\n') {
+      [row, col] = [row + 1, 0];
+      at(row);
+    } else {
+      const width = stringWidth(token);
+      if (col + width > columns) [row, col] = [row + 1, 0];
+      at(row)[col] = token;
+      if (width === 2) at(row)[col + 1] = '';
+      col += width;
+    }
+  }
+  const lines = rows.map((cells) => Array.from(cells, (cell) => cell ?? ' ').join('').trimEnd());
+  while (lines.at(-1) === '') lines.pop();
+  return lines;
 }
 
 function reporterOn(columns: number | undefined, json = false) {
   const stdout = stream();
   const stderr = stream(columns);
   const out = new Output({ json, quiet: false, color: false, stdout, stderr });
-  return { reporter: createOrgExportReporter(out, stderr as never), stdout, stderr };
+  return { reporter: createOrgExportReporter(out, stderr as never), stdout, stderr, out };
 }
 
 /** The board's lines as last drawn: the last write that draws it, without its cursor moves. */
@@ -118,6 +156,124 @@ describe('the live board', () => {
   });
 });
 
+describe('the live board as the terminal shows it', () => {
+  /** Three batches under git's check, at `columns`. */
+  function checking(columns: number) {
+    const on = reporterOn(columns);
+    on.reporter.onEvent({ type: 'plan', batches: 8, repositories: 200, resumed: false, journal: '/x/journal.json', done: 0, archives: 0 });
+    for (const batch of [1, 2, 3]) {
+      on.reporter.onEvent({ type: 'batch', batch, state: 'started', migrationId: 1035 + batch, repositories: 25, message: `started migration ${1035 + batch}` });
+      on.reporter.onEvent({ type: 'verify', batch, migrationId: 1035 + batch, stage: 'git', done: 0, total: 25 });
+    }
+    vi.advanceTimersByTime(200);
+    return on;
+  }
+  const spammed = 'the service refuses new starts for now; batches wait 5 s before asking again (wait 1 of at most 20)';
+  const retrying = 'retrying POST https://api.example.com/orgs/octo-org/migrations in 1.0 s (connection refused; attempt 2)…';
+
+  for (const columns of [100, 40]) {
+    it(`at ${columns} columns leaves no line of the board behind when a warning wraps, the board's own or any other message on stderr`, () => {
+      const { reporter, stderr, out } = checking(columns);
+      reporter.onEvent({ type: 'notice', message: spammed });
+      // Written past the board (the client's retry, a rate limit waited on): above it, whole.
+      out.info(retrying);
+      reporter.onEvent({ type: 'verify', batch: 1, migrationId: 1036, stage: 'git', done: 10, total: 25 });
+      vi.advanceTimersByTime(200);
+      reporter.onEvent({ type: 'batch', batch: 1, state: 'done', migrationId: 1036, repositories: 25, message: 'done' });
+      reporter.onEvent({ type: 'batch', batch: 2, state: 'done', migrationId: 1037, repositories: 25, message: 'done' });
+      vi.advanceTimersByTime(200);
+      const shown = screen(stderr.writes, columns).join('\n');
+      expect(shown).not.toMatch(/(batch|b)1 m(igration )?1036|(batch|b)2 m(igration )?1037/);
+      // Whole, wrapped where the terminal wraps it.
+      const flat = (text: string) => text.replace(/\s+/g, '');
+      expect(flat(shown)).toContain(flat(`warning: ${spammed}`));
+      expect(flat(shown)).toContain(flat(retrying));
+      expect(shown).toMatch(/✓ batch 1: done\n✓ batch 2: done\n( {2}batch 3 migration |b3 m)1038: /);
+      reporter.stop();
+      expect(screen(stderr.writes, columns).join('\n')).not.toMatch(/1038/);
+    });
+  }
+
+  it('measures a line as the terminal does: a state of wide characters is cut to the width, not wrapped', () => {
+    const { reporter, stderr } = checking(40);
+    reporter.onEvent({ type: 'migration', batch: 3, migrationId: 1038, state: '导出中'.repeat(8) });
+    vi.advanceTimersByTime(200);
+    for (const line of board(stderr.writes)) expect(stringWidth(line)).toBeLessThanOrEqual(37);
+    reporter.onEvent({ type: 'batch', batch: 3, state: 'done', migrationId: 1038, repositories: 25, message: 'done' });
+    vi.advanceTimersByTime(200);
+    expect(screen(stderr.writes, 40).join('\n')).not.toMatch(/导出中/);
+    reporter.stop();
+  });
+
+  it('redraws at once when the terminal is resized, first going up every row the old lines wrap to at the new width', () => {
+    const { reporter, stderr } = checking(100);
+    const before = board(stderr.writes);
+    stderr.columns = 40;
+    stderr.emit('resize');
+    // Lines of 66 columns take 2 rows each at 40 (the terminal rewraps them), the totals one.
+    const rows = before.reduce((n, line) => n + Math.max(1, Math.ceil(stringWidth(line) / 40)), 0);
+    expect(rows).toBeGreaterThan(before.length);
+    expect(stderr.writes.at(-1)).toMatch(new RegExp(`^\\u001b\\[${rows}F`));
+    expect(board(stderr.writes)).toEqual(['b1 m1036: verify 0/25 repos', 'b2 m1037: verify 0/25 repos', 'b3 m1038: verify 0/25 repos', '0/200 · 0/8 arch']);
+    reporter.stop();
+    stderr.emit('resize');
+    expect(stderr.writes.at(-1)).not.toMatch(/verify/);
+  });
+});
+
+describe('batches before their migration', () => {
+  const starting = (reporter: { onEvent(event: OrgExportEvent): void }) => {
+    reporter.onEvent({ type: 'plan', batches: 8, repositories: 200, resumed: false, journal: '/x/journal.json', done: 0, archives: 0 });
+    reporter.onEvent({ type: 'batch', batch: 1, state: 'starting', repositories: 25, message: 'starting' });
+    reporter.onEvent({ type: 'batch', batch: 2, state: 'starting', repositories: 25, message: 'starting' });
+    vi.advanceTimersByTime(200);
+  };
+  // The service's start limit: whichever batch meets a round of waits first says it for all.
+  const refused = (reporter: { onEvent(event: OrgExportEvent): void }) => {
+    reporter.onEvent({ type: 'step', batch: 1, step: 'waiting-to-start' });
+    reporter.onEvent({ type: 'notice', message: 'the service refuses new starts for now; batches wait 5 s before asking again (wait 1 of at most 20)' });
+    reporter.onEvent({ type: 'step', batch: 2, step: 'waiting-to-start' });
+    vi.advanceTimersByTime(200);
+  };
+
+  it('on the board: each starting, then waiting for the service to take new starts, counted as running, without a migration "?"', () => {
+    const { reporter, stderr } = reporterOn(100);
+    starting(reporter);
+    expect(board(stderr.writes)).toEqual(['  batch 1: starting', '  batch 2: starting', '0/200 repositories · 0/8 archives · 0 errors · 2 running']);
+    refused(reporter);
+    expect(board(stderr.writes)).toEqual([
+      '  batch 1: waiting for the service to take new starts',
+      '  batch 2: waiting for the service to take new starts',
+      '0/200 repositories · 0/8 archives · 0 errors · 2 running',
+    ]);
+    reporter.onEvent({ type: 'batch', batch: 1, state: 'started', migrationId: 1036, repositories: 25, message: 'started migration 1036' });
+    vi.advanceTimersByTime(200);
+    expect(board(stderr.writes).slice(0, 2)).toEqual(['  batch 1 migration 1036: waiting', '  batch 2: waiting for the service to take new starts']);
+    reporter.stop();
+  });
+
+  it('at 40 columns, in the short form', () => {
+    const { reporter, stderr } = reporterOn(40);
+    starting(reporter);
+    refused(reporter);
+    expect(board(stderr.writes)).toEqual(['b1: waiting to start', 'b2: waiting to start', '0/200 · 0/8 arch']);
+    reporter.stop();
+  });
+
+  it('off a terminal: a line each, once', () => {
+    const { reporter, stderr } = reporterOn(undefined);
+    starting(reporter);
+    refused(reporter);
+    expect(stderr.writes.join('').split('\n').filter(Boolean).slice(1)).toEqual([
+      'batch 1: starting',
+      'batch 2: starting',
+      'batch 1: waiting for the service to take new starts',
+      'warning: the service refuses new starts for now; batches wait 5 s before asking again (wait 1 of at most 20)',
+      'batch 2: waiting for the service to take new starts',
+    ]);
+  });
+});
+
 describe('off a terminal', () => {
   it('one line per step change: resumed batches, the service\'s states while waiting once each (its end is the batch\'s line), verifying and its end, no progress', () => {
     const { reporter, stderr } = reporterOn(undefined);
@@ -140,6 +296,16 @@ describe('off a terminal', () => {
       'batch 6 (migration 106): unlocking',
       'batch 5 (migration 105): verified',
     ]);
+  });
+});
+
+describe('a rerun', () => {
+  it('says "resuming" only of batches an earlier run left under way: not of one it narrowed, skipped or finished', () => {
+    const batch = (index: number, state: BatchRecord['state'], migrationIds: number[]): BatchRecord => ({ index, repositories: ['a'], state, migrationIds, attempts: 1 });
+    const { reporter, stderr } = reporterOn(undefined);
+    const journal = [batch(1, 'narrowed', [1004]), batch(2, 'skipped', [1005]), batch(3, 'done', [1006]), batch(4, 'started', [1007]), batch(5, 'pending', []), batch(6, 'starting', [])];
+    for (const event of resumedEvents(journal)) reporter.onEvent(event);
+    expect(stderr.writes.join('').split('\n').filter(Boolean)).toEqual(['batch 4: resuming migration 1007: started', 'batch 6: resuming: starting']);
   });
 });
 

@@ -154,7 +154,12 @@ describe('org export', () => {
       'skipped 1 repository the service refused or could not export:',
       `  octo-org/will-fail (batch 3): ${reason}`,
     ]);
-    expect(orgExportTable(narrowed, plain, { plain: true }).split('\n').map((row) => row.split('\t').at(-1))).toEqual(['', '', 'skipped 1 at fault: octo-org/will-fail']);
+    const rows = orgExportTable(narrowed, plain, { plain: true }).split('\n').map((row) => row.split('\t'));
+    expect(rows.map((row) => row.at(-1))).toEqual(['', '', 'skipped 1 at fault: octo-org/will-fail']);
+    // The skipped batch held its one repository: not "0".
+    expect(rows.map((row) => row[1])).toEqual(['2', '1', '1']);
+    // Its headers as every other table's.
+    expect(orgExportTable(narrowed, plain, { plain: false, width: 100 }).split('\n')[0]).toMatch(/^BATCH {2}REPOS {2}MIGRATION {2}STATE/);
   });
 });
 

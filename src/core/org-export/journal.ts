@@ -77,8 +77,11 @@ export function heldBy(batch: BatchRecord): string[] {
   return [...batch.repositories, ...atFault];
 }
 
-/** `verified` ends a `verifying` whose archive passed (one that fails ends in an `error` event). */
-type BatchStep = 'downloading' | 'verifying' | 'verified' | 'unlocking' | 'deleting';
+/**
+ * `verified` ends a `verifying` whose archive passed (one that fails ends in an `error` event);
+ * `waiting-to-start`: the service refuses new starts for now, and the batch waits to ask again.
+ */
+type BatchStep = 'waiting-to-start' | 'downloading' | 'verifying' | 'verified' | 'unlocking' | 'deleting';
 
 /** What an org export tells as it goes (the live board, plain lines and --json events draw it). */
 export type OrgExportEvent =
@@ -107,8 +110,8 @@ export type OrgExportEvent =
     repositoriesUnlocked?: boolean;
   }
   | { type: 'migration'; batch: number; migrationId: number; state: string }
-  /** What a batch is doing between two journal states (no record of it is written). */
-  | { type: 'step'; batch: number; migrationId: number; step: BatchStep }
+  /** What a batch is doing between two journal states (no record of it is written); no migration while it waits to start. */
+  | { type: 'step'; batch: number; migrationId?: number | undefined; step: BatchStep }
   /** How far the check of a batch's archive is: bytes read, then repositories whose git objects were checked. */
   | { type: 'verify'; batch: number; migrationId: number; stage: 'reading' | 'git'; done: number; total: number }
   | { type: 'download'; batch: number; migrationId: number; received: number; total: number | undefined }
@@ -118,10 +121,13 @@ export type OrgExportEvent =
 /** What a `batch` event tells beside its state: where the archive was saved, what its release did. */
 export type BatchTold = Pick<Extract<OrgExportEvent, { type: 'batch' }>, 'archive' | 'repositoriesUnlocked'>;
 
-/** One `batch` event per batch an earlier run left under way, with its state and its migration. */
+/**
+ * One `batch` event per batch an earlier run left under way, with its state and its migration; one
+ * that run finished with (done, skipped, narrowed into two others) resumes nothing.
+ */
 export function resumedEvents(batches: BatchRecord[]): OrgExportEvent[] {
   return batches
-    .filter((b) => b.state !== 'pending' && b.state !== 'done' && b.state !== 'skipped')
+    .filter((b) => !['pending', 'done', 'skipped', 'narrowed'].includes(b.state))
     .map((b) => {
       // A batch left starting has no migration known yet (an earlier one of it failed).
       const id = b.state === 'starting' ? undefined : b.migrationIds.at(-1);

@@ -134,7 +134,8 @@ async function exportBatches(
   await save();
   emit({
     type: 'plan',
-    batches: state.batches.length,
+    // Those that make an archive: a batch narrowed into two others, or skipped whole, makes none.
+    batches: state.batches.filter((b) => b.state !== 'narrowed' && b.state !== 'skipped').length,
     repositories: tally(state.batches, options.repositories).total,
     resumed: plan.resumed,
     journal: journalPath,
@@ -234,6 +235,9 @@ async function exportBatches(
       switch (batch.state) {
         case 'pending':
         case 'starting':
+          // Shown from the moment it takes its place among the migrations under way, before its
+          // start is asked (or refused for now, or waited on); a resumed `starting` one was told already.
+          if (batch.state === 'pending') emit({ type: 'batch', batch: batch.index, state: 'starting', repositories: batch.repositories.length, message: 'starting' });
           await startBatch(starting, batch);
           break;
         case 'started': {

@@ -77,6 +77,7 @@ export async function startBatch(context: StartContext, batch: BatchRecord): Pro
       if (error instanceof ValidationError && /spam|too many/i.test(error.message) && spamWaits < MAX_SPAM_WAITS) {
         // docs/service.md#start-migration: a refused start started nothing; wait and ask again.
         const waitMs = Math.min(60_000, 5_000 * 2 ** Math.min(spamWaits, 4));
+        if (spamWaits === 0) context.emit({ type: 'step', batch: batch.index, step: 'waiting-to-start' });
         if (spamWaits >= context.spamWaitsTold.rounds) {
           context.spamWaitsTold.rounds = spamWaits + 1;
           context.emit({
