@@ -1,10 +1,10 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { ApiClient } from '../api/client.js';
-import { listMigrations, startMigration } from '../api/migrations.js';
-import { type Migration, START_FLAGS, type StartMigrationBody } from '../api/types.js';
+import { startMigration } from '../api/migrations.js';
+import type { Migration, StartMigrationBody } from '../api/types.js';
 import { CliError, InterruptedError, UnavailableError } from '../errors.js';
-import { exportsExactly, findStarted } from './started-lookup.js';
+import { exportsBefore, findStarted, sameFlags } from './started-lookup.js';
 
 // What a single `export` finds before it starts anything: a migration of exactly its repositories
 // that an earlier run (killed, stopped, cut) left under way. It continues that one instead of
@@ -22,25 +22,23 @@ import { exportsExactly, findStarted } from './started-lookup.js';
 const MAX_SIDE_FILE_BYTES = 64 * 1024;
 
 /**
- * Migrations of exactly these repositories still pending, exporting or exported, among the latest
- * (newest first): what an earlier run of the same export may have left.
+ * Migrations of exactly these repositories the service lists before this export starts (any state;
+ * started-lookup.ts): none is what a start of this export makes, and the unfinished are what an
+ * earlier run of the same export may have left. Undefined when the list cannot be had.
  */
-async function unfinishedExportsOf(client: ApiClient, org: string, body: StartMigrationBody): Promise<Migration[]> {
-  const wanted = fullNames(body, org);
-  let latest: Migration[];
+async function exportsListed(
+  client: ApiClient,
+  org: string,
+  body: StartMigrationBody,
+  startingAt: number,
+): Promise<Migration[] | undefined> {
   try {
-    latest = (await listMigrations(client, org, { perPage: 100 })).data;
+    return await exportsBefore(client, org, fullNames(body, org), startingAt);
   } catch (error) {
     // Only advice: what the start itself meets (a wrong organization, a network down) is said there.
     if (error instanceof InterruptedError || !(error instanceof CliError)) throw error;
-    return [];
+    return undefined;
   }
-  return latest.filter((earlier) => earlier.state !== 'failed' && exportsExactly(earlier, wanted));
-}
-
-/** Whether `migration` was started with the flags of `body`: the same export, not another of the same list. */
-function sameFlags(migration: Migration, body: StartMigrationBody): boolean {
-  return START_FLAGS.every((flag) => Boolean(migration[flag]) === Boolean(body[flag]));
 }
 
 /**
@@ -119,7 +117,9 @@ export async function startOrContinue(
   },
 ): Promise<Begun> {
   const { body } = options;
-  const earlier = await unfinishedExportsOf(client, org, body);
+  const startingAt = options.now();
+  const listed = await exportsListed(client, org, body, startingAt);
+  const earlier = (listed ?? []).filter((migration) => migration.state !== 'failed');
   const continued = options.fresh ? undefined : await continuableExport(earlier, body, options.partPath);
   // Said before anything starts: the owner may rather save or unlock those.
   for (const other of earlier) {
@@ -130,7 +130,6 @@ export async function startOrContinue(
     const why = part ? `its download is half done in ${part}` : 'it exports exactly these repositories';
     return { migration, continued: true, step: `continuing migration ${migration.id} (${migration.state}), started by an earlier run: ${why}; --new starts another instead` };
   }
-  const startingAt = options.now();
   try {
     const migration = await startMigration(client, org, body);
     return { migration, continued: false, step: `started migration ${migration.id} (${migration.state})` };
@@ -139,7 +138,9 @@ export async function startOrContinue(
     // The answer was lost, not necessarily the start.
     let found: Migration | undefined;
     try {
-      found = await findStarted(client, org, { repositories: fullNames(body, org), startingAt }, new Set(earlier.map((m) => m.id)));
+      // Without the list from before the start, what the list shows now cannot be told apart from it.
+      const start = { repositories: fullNames(body, org), flags: body, startingAt, existed: listed?.map((m) => m.id) };
+      if (listed) found = await findStarted(client, org, start, new Set());
     } catch (lookup) {
       // The list cannot be had either: what is said is the same, the start may have happened.
       if (!(lookup instanceof CliError) || lookup instanceof InterruptedError) throw lookup;

@@ -114,7 +114,7 @@ function checkJournal(value: unknown, dir: string): Journal {
 function checkBatch(value: unknown, index: number, dir: string): BatchRecord {
   const where = `batch ${index}`;
   const batch = record(value, where);
-  onlyKeys(batch, ['index', 'repositories', 'state', 'migrationIds', 'startingAt', 'attempts', 'archive', 'skipped', 'error', 'released'], where);
+  onlyKeys(batch, ['index', 'repositories', 'state', 'migrationIds', 'startingAt', 'existed', 'attempts', 'archive', 'skipped', 'error', 'released'], where);
   if (batch.index !== index) throw new JournalProblem(`${where} is numbered ${show(batch.index)}`);
   if (!STATES.includes(batch.state as BatchState)) {
     throw new JournalProblem(`${where}: state ${show(batch.state)} is not one of ${STATES.join(', ')}`);
@@ -141,6 +141,10 @@ function checkBatch(value: unknown, index: number, dir: string): BatchRecord {
   const ids = batch.migrationIds as number[];
   if (WITH_MIGRATION.has(state) && ids.length === 0) throw new JournalProblem(`${where} is ${state} but names no migration`);
   if (batch.startingAt !== undefined && !Number.isFinite(batch.startingAt)) throw new JournalProblem(`${where}: startingAt is not a time`);
+  if (batch.existed !== undefined) {
+    if (!Array.isArray(batch.existed)) throw new JournalProblem(`${where}: existed is not a list`);
+    batch.existed.forEach((id, i) => wholeNumber(id, `${where}: existed[${i}]`, 1));
+  }
   wholeNumber(batch.attempts, `${where}: attempts`, 0);
   if (batch.released !== undefined && typeof batch.released !== 'boolean') throw new JournalProblem(`${where}: released is not true or false`);
   if (batch.error !== undefined) {

@@ -42,6 +42,8 @@ export interface BatchRecord {
   migrationIds: number[];
   /** When the latest start request was about to be sent (ms since the epoch, the service's clock when known). */
   startingAt?: number;
+  /** Migrations of its repositories the service listed just before that start: not the one it made (started-lookup.ts). */
+  existed?: number[];
   attempts: number;
   archive?: {
     path: string;
