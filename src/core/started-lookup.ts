@@ -1,6 +1,6 @@
 import type { ApiClient } from '../api/client.js';
 import { listAllMigrations } from '../api/migrations.js';
-import { type Migration, START_FLAGS, type StartMigrationBody } from '../api/types.js';
+import { type Migration, START_FLAGS, type StartFlag, type StartMigrationBody } from '../api/types.js';
 
 // A start whose answer was lost may have started the export all the same (docs/service.md#start-migration:
 // the start is not idempotent): before anything is started again, or said to be locked, the list
@@ -19,13 +19,14 @@ import { type Migration, START_FLAGS, type StartMigrationBody } from '../api/typ
 const START_LOOKUP_SKEW_MS = 10 * 60_000;
 
 /** The flags a migration is started with, as a body gives them. */
-export type StartFlags = Partial<Pick<StartMigrationBody, (typeof START_FLAGS)[number]>>;
+export type StartFlags = Partial<Pick<StartMigrationBody, StartFlag>>;
 
 /** What is known of a start before it is sent: enough to tell the migration it made from any other. */
 export interface StartRecord {
   /** Full names (`org/name`). */
   repositories: string[];
-  flags: StartFlags;
+  /** Unknown (a start recorded by an earlier version): any flags. */
+  flags?: StartFlags | undefined;
   /** When the start was about to be sent (ms since the epoch). */
   startingAt?: number | undefined;
   /**
@@ -79,7 +80,7 @@ export async function findStarted(
       // Newest first: past the start, nothing later can be it.
       if (Date.parse(migration.created_at) < since) return undefined;
       if (claimed.has(migration.id) || existed.has(migration.id)) continue;
-      if (exportsExactly(migration, start.repositories) && sameFlags(migration, start.flags)) return migration;
+      if (exportsExactly(migration, start.repositories) && (!start.flags || sameFlags(migration, start.flags))) return migration;
     }
   }
   return undefined;

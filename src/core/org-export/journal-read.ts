@@ -1,6 +1,7 @@
 import { constants, type Stats, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { basename, join } from 'node:path';
+import { START_FLAGS, type StartFlag } from '../../api/types.js';
 import { UsageError } from '../../errors.js';
 import { archivePathOf, type BatchRecord, type BatchState, type Journal, JOURNAL_FILE, journalError } from './journal.js';
 
@@ -114,7 +115,7 @@ function checkJournal(value: unknown, dir: string): Journal {
 function checkBatch(value: unknown, index: number, dir: string): BatchRecord {
   const where = `batch ${index}`;
   const batch = record(value, where);
-  onlyKeys(batch, ['index', 'repositories', 'state', 'migrationIds', 'startingAt', 'existed', 'attempts', 'archive', 'skipped', 'error', 'released'], where);
+  onlyKeys(batch, ['index', 'repositories', 'state', 'migrationIds', 'startingAt', 'existed', 'startFlags', 'attempts', 'archive', 'skipped', 'error', 'released'], where);
   if (batch.index !== index) throw new JournalProblem(`${where} is numbered ${show(batch.index)}`);
   if (!STATES.includes(batch.state as BatchState)) {
     throw new JournalProblem(`${where}: state ${show(batch.state)} is not one of ${STATES.join(', ')}`);
@@ -144,6 +145,12 @@ function checkBatch(value: unknown, index: number, dir: string): BatchRecord {
   if (batch.existed !== undefined) {
     if (!Array.isArray(batch.existed)) throw new JournalProblem(`${where}: existed is not a list`);
     batch.existed.forEach((id, i) => wholeNumber(id, `${where}: existed[${i}]`, 1));
+  }
+  if (batch.startFlags !== undefined) {
+    if (!Array.isArray(batch.startFlags)) throw new JournalProblem(`${where}: startFlags is not a list`);
+    batch.startFlags.forEach((flag, i) => {
+      if (!START_FLAGS.includes(flag as StartFlag)) throw new JournalProblem(`${where}: startFlags[${i}] is ${show(flag)}, not one of ${START_FLAGS.join(', ')}`);
+    });
   }
   wholeNumber(batch.attempts, `${where}: attempts`, 0);
   if (batch.released !== undefined && typeof batch.released !== 'boolean') throw new JournalProblem(`${where}: released is not true or false`);

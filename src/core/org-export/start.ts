@@ -1,6 +1,6 @@
 import type { ApiClient } from '../../api/client.js';
 import { startMigration } from '../../api/migrations.js';
-import type { Migration, StartMigrationBody } from '../../api/types.js';
+import { type Migration, START_FLAGS, type StartMigrationBody } from '../../api/types.js';
 import type { Clock } from '../../support/clock.js';
 import { CliError, InterruptedError, UnavailableError, ValidationError } from '../../errors.js';
 import { exportsBefore, findStarted, type StartRecord } from '../started-lookup.js';
@@ -63,6 +63,7 @@ export async function startBatch(context: StartContext, batch: BatchRecord): Pro
     batch.state = 'starting';
     batch.startingAt = startingAt;
     batch.existed = existed.map((migration) => migration.id);
+    batch.startFlags = START_FLAGS.filter((flag) => context.body[flag] === true);
     await context.save();
     let migration: Migration;
     try {
