@@ -85,10 +85,22 @@ async function partOf(part: string): Promise<string | undefined> {
   }
 }
 
+/** What an earlier export not continued leaves: the command that saves its archive, and the one that gives its locks back. */
+function whatItLeaves(earlier: Migration): string {
+  const unlock = earlier.lock_repositories ? `; \`svc-migrate unlock ${earlier.id} --all\` gives back the repositories it locked` : '';
+  return `\`svc-migrate download ${earlier.id} --wait --output migration-${earlier.id}.tar.gz\` saves that one's archive${unlock}`;
+}
+
 /** The warning about an earlier export of the same repositories that this one does not continue. */
 function earlierExportNotice(earlier: Migration): string {
-  const unlock = earlier.lock_repositories ? `; \`svc-migrate unlock ${earlier.id} --all\` gives back the repositories it locked` : '';
-  return `migration ${earlier.id} (${earlier.state}${earlier.lock_repositories ? ', lock requested' : ''}) exports the same repositories, perhaps from a run that was stopped; this export starts another. \`svc-migrate download ${earlier.id} --wait --output migration-${earlier.id}.tar.gz\` saves that one's archive${unlock}`;
+  const lock = earlier.lock_repositories ? ', lock requested' : '';
+  return `migration ${earlier.id} (${earlier.state}${lock}) exports the same repositories, perhaps from a run that was stopped; this export starts another. ${whatItLeaves(earlier)}`;
+}
+
+/** The warning, with --new, about the half-done download of an earlier export of the same repositories. */
+function halfDoneNotice(earlier: Migration, part: string): string {
+  const lock = earlier.lock_repositories ? ', which locked its repositories' : '';
+  return `${part} holds the half-done download of migration ${earlier.id} (${earlier.state}${lock}), an earlier run of this export; --new starts another instead of continuing it. ${whatItLeaves(earlier)}`;
 }
 
 export interface Begun {
@@ -123,7 +135,14 @@ export async function startOrContinue(
   const continued = options.fresh ? undefined : await continuableExport(earlier, body, options.partPath);
   // Said before anything starts: the owner may rather save or unlock those.
   for (const other of earlier) {
-    if (other !== continued?.migration && (other.state === 'pending' || other.state === 'exporting')) options.onNotice?.(earlierExportNotice(other));
+    if (other === continued?.migration) continue;
+    if (other.state === 'pending' || other.state === 'exporting') {
+      options.onNotice?.(earlierExportNotice(other));
+    } else if (options.fresh) {
+      // `--new` over a half-done download: that migration would otherwise be heard of only after the start.
+      const part = options.partPath(other.id);
+      if (part !== undefined && (await partOf(part)) === other.guid) options.onNotice?.(halfDoneNotice(other, part));
+    }
   }
   if (continued) {
     const { migration, part } = continued;
