@@ -143,7 +143,7 @@ async function unlockMany(context: Context, command: Exclude<UnlockCommand, { ki
   const { dir } = command;
   const locks = await journalMigrations(dir);
   // Not while an export runs there: it writes the journal and may be about to unlock or start.
-  const lock = await lockDirectory(dir, { now: context.clock.now(), onNotice: (message) => context.out.warn(message) });
+  const lock = await lockDirectory(dir, { now: context.clock.now(), onNotice: (message) => context.out.warn(message), command: 'unlock' });
   try {
     const recorded = await unlockedRecord(dir);
     // A batch left `starting` may have a migration the journal never heard of: looked up as the export does.

@@ -44,8 +44,8 @@ export interface JournalLocks {
  * No journal is a usage error.
  */
 export async function journalMigrations(dir: string): Promise<JournalLocks> {
-  checkOutputDirectory(dir);
-  const journal = await readJournal(dir);
+  checkOutputDirectory(dir, process.getuid?.(), 'unlock');
+  const journal = await readJournal(dir, process.getuid?.(), 'unlock');
   if (!journal) {
     throw new UsageError(`${dir} holds no export journal (${JOURNAL_FILE})`, {
       hint: 'name the --output-dir an `export --output-dir` wrote into, or give migration ids: `svc-migrate unlock <id>... --all`',

@@ -114,6 +114,9 @@ describe('unlock --output-dir', () => {
     const bad = await runCli(['unlock', '--output-dir', forged], { env });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^error: .*svc-migrate-journal\.json is not a journal this program wrote: /m);
+    // Hints this command can follow: unlock has no --restart.
+    expect(bad.stderr).toContain('hint: put back the journal as the export wrote it; or unlock by migration id: `svc-migrate list` shows the ids, `svc-migrate unlock <id>... --all` unlocks them');
+    expect(bad.stderr).not.toContain('--restart');
 
     const deep = tempDir();
     writeFileSync(join(deep, 'svc-migrate-journal.json'), `${'['.repeat(200_000)}${']'.repeat(200_000)}`, { mode: 0o600 });
@@ -134,6 +137,7 @@ describe('unlock --output-dir', () => {
       const shared = await runCli(['unlock', '--output-dir', open], { env });
       expect(shared.code).toBe(2);
       expect(shared.stderr).toMatch(/is writable by other users/);
+      expect(shared.stderr).toMatch(/^hint: make .* yours and private \(.*\), then run the command again$/m);
     }
 
     const dir = tempDir();
@@ -156,6 +160,8 @@ describe('unlock --output-dir', () => {
     const busy = await runCli(['unlock', '--output-dir', dir], { env });
     expect(busy.code).toBe(2);
     expect(busy.stderr).toContain(`error: ${dir} is in use by another export (pid ${process.ppid} on ${hostname()}`);
+    expect(busy.stderr).toContain(`hint: wait for it to finish or stop it (kill ${process.ppid}), then run the command again: the export may be starting or unlocking batches`);
+    expect(busy.stderr).not.toContain('another --output-dir');
     expect(lockedNames(sandbox)).toHaveLength(3);
     expect(readFileSync(lock, 'utf8')).toContain(String(process.ppid));
 
