@@ -4,7 +4,7 @@ import type { ApiClient } from '../api/client.js';
 import { startMigration } from '../api/migrations.js';
 import type { Migration, StartMigrationBody } from '../api/types.js';
 import { CliError, InterruptedError, UnavailableError } from '../errors.js';
-import { exportsBefore, findStarted, sameFlags } from './started-lookup.js';
+import { existedAt, exportsExactly, findStarted, migrationsBefore, sameFlags } from './started-lookup.js';
 
 // What a single `export` finds before it starts anything: a migration of exactly its repositories
 // that an earlier run (killed, stopped, cut) left under way. It continues that one instead of
@@ -22,18 +22,13 @@ import { exportsBefore, findStarted, sameFlags } from './started-lookup.js';
 const MAX_SIDE_FILE_BYTES = 64 * 1024;
 
 /**
- * Migrations of exactly these repositories the service lists before this export starts (any state;
- * started-lookup.ts): none is what a start of this export makes, and the unfinished are what an
+ * The migrations the service lists before this export starts (started-lookup.ts): none is what a
+ * start of this export makes, and those of exactly these repositories not failed are what an
  * earlier run of the same export may have left. Undefined when the list cannot be had.
  */
-async function exportsListed(
-  client: ApiClient,
-  org: string,
-  body: StartMigrationBody,
-  startingAt: number,
-): Promise<Migration[] | undefined> {
+async function migrationsListed(client: ApiClient, org: string, startingAt: number): Promise<Migration[] | undefined> {
   try {
-    return await exportsBefore(client, org, fullNames(body, org), startingAt);
+    return await migrationsBefore(client, org, startingAt, true);
   } catch (error) {
     // Only advice: what the start itself meets (a wrong organization, a network down) is said there.
     if (error instanceof InterruptedError || !(error instanceof CliError)) throw error;
@@ -130,8 +125,9 @@ export async function startOrContinue(
 ): Promise<Begun> {
   const { body } = options;
   const startingAt = options.now();
-  const listed = await exportsListed(client, org, body, startingAt);
-  const earlier = (listed ?? []).filter((migration) => migration.state !== 'failed');
+  const listed = await migrationsListed(client, org, startingAt);
+  const wanted = fullNames(body, org);
+  const earlier = (listed ?? []).filter((migration) => migration.state !== 'failed' && exportsExactly(migration, wanted));
   const continued = options.fresh ? undefined : await continuableExport(earlier, body, options.partPath);
   // Said before anything starts: the owner may rather save or unlock those.
   for (const other of earlier) {
@@ -158,7 +154,7 @@ export async function startOrContinue(
     let found: Migration | undefined;
     try {
       // Without the list from before the start, what the list shows now cannot be told apart from it.
-      const start = { repositories: fullNames(body, org), flags: body, startingAt, existed: listed?.map((m) => m.id) };
+      const start = { repositories: wanted, flags: body, startingAt, existed: listed && existedAt(listed, startingAt) };
       if (listed) found = await findStarted(client, org, start, new Set());
     } catch (lookup) {
       // The list cannot be had either: what is said is the same, the start may have happened.

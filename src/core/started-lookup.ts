@@ -10,8 +10,8 @@ import { type Migration, START_FLAGS, type StartFlag, type StartMigrationBody } 
 // repositories, the same start flags, created since the start (less a skew), and not one the
 // service listed just before the start (`existed`). The service promises nothing about the order
 // of its ids, only that its list is newest first (docs/service.md#list-migrations): so the list is
-// read before each start, as far back as the lookup will look, and the migrations of the same
-// repositories it holds are recorded with the start. What stays open is a migration of the same
+// read before each start (without repositories, for speed), as far back as the lookup will look,
+// and the ids it holds are recorded with the start. What stays open is a migration of the same
 // repositories and flags that another export starts between that list and this start
 // (the residual race: docs/reliability.md, "A lost start answer").
 
@@ -40,7 +40,7 @@ export interface StartRecord {
 const keyOf = (names: string[]) => names.map((name) => name.toLowerCase()).sort().join('\n');
 
 /** Whether the migration exports exactly `repositories` (full names), whatever their case or order. */
-function exportsExactly(migration: Migration, repositories: string[]): boolean {
+export function exportsExactly(migration: Migration, repositories: string[]): boolean {
   return keyOf((migration.repositories ?? []).map((repo) => repo.full_name)) === keyOf(repositories);
 }
 
@@ -50,17 +50,23 @@ export function sameFlags(migration: Migration, flags: StartFlags): boolean {
 }
 
 /**
- * The migrations of exactly `repositories` (any flags, any state) the service lists now, newest
- * first: the whole first page, and on as far back as a lookup of a start sent at `startingAt` looks.
+ * The migrations the service lists now, newest first: the whole first page, and on as far back as
+ * a lookup of a start sent at `startingAt` looks. `withRepositories` to tell which exports what.
  */
-export async function exportsBefore(client: ApiClient, org: string, repositories: string[], startingAt: number): Promise<Migration[]> {
+export async function migrationsBefore(client: ApiClient, org: string, startingAt: number, withRepositories = false): Promise<Migration[]> {
   const since = startingAt - START_LOOKUP_SKEW_MS;
   const found: Migration[] = [];
-  for await (const page of listAllMigrations(client, org, { perPage: 100 })) {
-    found.push(...page.filter((migration) => exportsExactly(migration, repositories)));
+  for await (const page of listAllMigrations(client, org, { perPage: 100, excludeRepositories: !withRepositories })) {
+    found.push(...page);
     if (page.some((migration) => Date.parse(migration.created_at) < since)) break;
   }
   return found;
+}
+
+/** The ids of `listed` a lookup of a start sent at `startingAt` could come upon: what `existed` records. */
+export function existedAt(listed: Migration[], startingAt: number): number[] {
+  const since = startingAt - START_LOOKUP_SKEW_MS;
+  return listed.filter((migration) => Date.parse(migration.created_at) >= since).map((migration) => migration.id);
 }
 
 /**

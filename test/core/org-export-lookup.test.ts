@@ -7,7 +7,7 @@ import { type Journal, JOURNAL_FILE, type OrgExportEvent, writeJournal } from '.
 import { readJournal } from '../../src/core/org-export/journal-read.js';
 import { OrgExportStoppedError } from '../../src/core/org-export/outcome.js';
 import { type OrgExportOptions, runOrgExport } from '../../src/core/org-export/run.js';
-import { exportsBefore, findStarted } from '../../src/core/started-lookup.js';
+import { existedAt, findStarted, migrationsBefore } from '../../src/core/started-lookup.js';
 import { ExitCode } from '../../src/errors.js';
 import type { Sandbox, SandboxOptions } from '../../src/sandbox/server.js';
 import { failure } from '../helpers/api-client.js';
@@ -54,7 +54,7 @@ describe('the lookup of a start whose answer was lost', () => {
     const before = await startMigration(api, 'octo-org', { repositories: names(2), ...flags });
     clock.advance(60_000);
     const startingAt = clock.now();
-    const existed = (await exportsBefore(api, 'octo-org', names(2), startingAt)).map((m) => m.id);
+    const existed = existedAt(await migrationsBefore(api, 'octo-org', startingAt), startingAt);
     expect(existed).toEqual([before.id]);
     // Since, one of the same repositories without git data: not this start's either.
     await startMigration(api, 'octo-org', { repositories: names(2), exclude_git_data: true, ...flags });

@@ -3,7 +3,7 @@ import { startMigration } from '../../api/migrations.js';
 import { type Migration, START_FLAGS, type StartMigrationBody } from '../../api/types.js';
 import type { Clock } from '../../support/clock.js';
 import { CliError, InterruptedError, UnavailableError, ValidationError } from '../../errors.js';
-import { exportsBefore, findStarted, type StartRecord } from '../started-lookup.js';
+import { existedAt, findStarted, migrationsBefore, type StartRecord } from '../started-lookup.js';
 import type { BatchRecord, BatchState, OrgExportEvent, SkippedRepository } from './journal.js';
 
 /** Waits for the service to take starts again ("spammed") before the batch is reported as refused. */
@@ -59,10 +59,10 @@ export async function startBatch(context: StartContext, batch: BatchRecord): Pro
   for (let spamWaits = 0; ; spamWaits++) {
     // What exists before the start is never taken for what it made (started-lookup.ts).
     const startingAt = clock.now();
-    const existed = await exportsBefore(client, org, batch.repositories, startingAt);
+    const listed = await migrationsBefore(client, org, startingAt);
     batch.state = 'starting';
     batch.startingAt = startingAt;
-    batch.existed = existed.map((migration) => migration.id);
+    batch.existed = existedAt(listed, startingAt);
     batch.startFlags = START_FLAGS.filter((flag) => context.body[flag] === true);
     await context.save();
     let migration: Migration;
