@@ -194,6 +194,9 @@ export const START_FLAGS = [
   'org_metadata_only',
 ] as const;
 
+/** One of START_FLAGS. */
+export type StartFlag = (typeof START_FLAGS)[number];
+
 /** Every field of a migration (docs/service.md#migration): what `--json <fields>` may select. */
 export const MIGRATION_FIELDS = [
   'id',

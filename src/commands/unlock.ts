@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Context, Runner } from '../context.js';
-import { journalMigrations, recordUnlocked, unlockedRecord } from '../core/journal-locks.js';
+import { journalMigrations, lookUpStarts, recordUnlocked, unlockedRecord } from '../core/journal-locks.js';
 import { lockDirectory } from '../core/org-export/lock.js';
 import {
   checkUnlockRequest,
@@ -33,11 +33,17 @@ type UnlockCommand =
   | { kind: 'many'; ids: number[] }
   | { kind: 'output-dir'; dir: string };
 
-/** One migration's line in the report of several: what was done, then each repository. */
+/**
+ * One migration's line in the report of several: what was done, then each repository. A batch the
+ * export left `starting` whose migration the list does not show has no migration id
+ * (`start_not_found`, or `failed` when the list could not be had).
+ */
 interface MigrationReport {
-  migration_id: number;
+  migration_id?: number;
   batch?: number;
-  state: 'unlocked' | 'not_locked' | 'failed' | 'unlocked_by_export' | 'unlocked_before';
+  state: 'unlocked' | 'not_locked' | 'not_found' | 'failed' | 'unlocked_by_export' | 'unlocked_before' | 'start_not_found';
+  /** Found in the list for a batch left `starting`: its start's answer was lost. */
+  lost_start?: true;
   repositories: { repository: string; ok: boolean; error?: string }[];
   error?: string;
 }
@@ -75,11 +81,12 @@ async function unlockOne(context: Context, request: UnlockRequest): Promise<Unlo
   return outcomes;
 }
 
-function reportOf(result: MigrationUnlock, batch?: number): MigrationReport {
+function reportOf(result: MigrationUnlock, batch?: number, lostStart = false): MigrationReport {
   return {
     migration_id: result.migrationId,
     ...(batch === undefined ? {} : { batch }),
-    state: result.outcome === 'not-locked' ? 'not_locked' : result.outcome,
+    ...(lostStart ? { lost_start: true as const } : {}),
+    state: result.outcome === 'not-locked' ? 'not_locked' : result.outcome === 'not-found' ? 'not_found' : result.outcome,
     repositories: result.repositories.map(({ repository, ok, error }) => ({ repository, ok, ...(error === undefined ? {} : { error }) })),
     ...(result.error ? { error: result.error.message } : {}),
   };
@@ -88,22 +95,34 @@ function reportOf(result: MigrationUnlock, batch?: number): MigrationReport {
 const STATE_WORDS: Record<MigrationReport['state'], string> = {
   unlocked: '',
   not_locked: 'nothing to unlock: it did not lock its repositories',
+  not_found: 'not found',
   failed: 'not unlocked',
   unlocked_by_export: 'unlocked by the export already',
   unlocked_before: 'unlocked by an earlier `unlock --output-dir` already',
+  start_not_found:
+    'its start was sent but its answer never came, and no migration of its repositories started since is in the list: '
+    + 'the start may not have reached the service, and then nothing of it is locked',
 };
 
 function renderMigrations(context: Context, reports: MigrationReport[]): string {
   const lines = reports.map((report) => {
-    const head = `migration ${report.migration_id}${report.batch === undefined ? '' : ` (batch ${report.batch})`}`;
+    const batch = report.batch === undefined ? '' : `batch ${report.batch}`;
+    const head = report.migration_id === undefined
+      ? batch
+      : `migration ${report.migration_id}${batch ? ` (${batch}${report.lost_start ? ', found in the list: its start\'s answer was lost' : ''})` : ''}`;
     if (report.state === 'unlocked') {
       const body = unlockMessage(report.repositories, context.out.theme).split('\n').map((line) => `  ${line}`);
       return [`${head}:`, ...body].join('\n');
     }
-    return `${head}: ${STATE_WORDS[report.state]}${report.error ? ` (${report.error})` : ''}`;
+    const words = report.migration_id === undefined && report.state === 'failed' ? 'its start could not be looked up' : STATE_WORDS[report.state];
+    return `${head}: ${words}${report.error ? ` (${report.error})` : ''}`;
   });
   const unlocked = reports.reduce((n, report) => n + (report.state === 'unlocked' ? report.repositories.filter((o) => o.ok).length : 0), 0);
-  return [...lines, `unlocked ${counted(unlocked, 'repository', 'repositories')} of ${counted(reports.length, 'migration')}`].join('\n');
+  // Only migrations there are: one not found, or a start not found, is no migration of the count.
+  const migrations = reports.filter((report) => report.migration_id !== undefined && report.state !== 'not_found');
+  const notFound = reports.filter((report) => report.state === 'not_found').map((report) => report.migration_id);
+  const total = `unlocked ${counted(unlocked, 'repository', 'repositories')} of ${counted(migrations.length, 'migration')}`;
+  return [...lines, notFound.length > 0 ? `${total}; not found: ${notFound.join(', ')}` : total].join('\n');
 }
 
 /** Each migration whole; with `--output-dir`, every one its journal names, recorded once given back. */
@@ -114,30 +133,50 @@ async function unlockMany(context: Context, command: Exclude<UnlockCommand, { ki
     const results = await unlockMigrations(client, org, command.ids);
     const reports = results.map((result) => reportOf(result));
     context.out.result({ migrations: reports }, (data) => renderMigrations(context, data.migrations));
-    const stuck = results.filter((result) => !givenBack(result)).map((result) => result.migrationId);
-    const failure = migrationsUnlockFailure(results, `\`${commandLine(context.settings, `unlock ${stuck.join(' ')} --all`)}\``);
+    const failure = migrationsUnlockFailure(results, {
+      retry: (ids) => `\`${commandLine(context.settings, `unlock ${ids.join(' ')} --all`)}\``,
+      list: `\`${commandLine(context.settings, 'list')}\``,
+    });
     if (failure) throw failure;
     return reports;
   }
   const { dir } = command;
-  const migrations = await journalMigrations(dir);
+  const locks = await journalMigrations(dir);
   // Not while an export runs there: it writes the journal and may be about to unlock or start.
-  const lock = await lockDirectory(dir, { now: context.clock.now(), onNotice: (message) => context.out.warn(message) });
+  const lock = await lockDirectory(dir, { now: context.clock.now(), onNotice: (message) => context.out.warn(message), command: 'unlock' });
   try {
     const recorded = await unlockedRecord(dir);
+    // A batch left `starting` may have a migration the journal never heard of: looked up as the export does.
+    const lookups = await lookUpStarts(client, org, locks);
+    const lost = new Set(lookups.flatMap((found) => (found.migrationId === undefined ? [] : [found.migrationId])));
+    const migrations = [
+      ...locks.migrations,
+      ...lookups.flatMap(({ migrationId, batch }) => (migrationId === undefined ? [] : [{ migrationId, batch, unlockedByExport: false }])),
+    ];
     const reports = new Map<number, MigrationReport>();
     const todo = migrations.filter((m) => {
       const state = m.unlockedByExport ? 'unlocked_by_export' : recorded.has(m.migrationId) ? 'unlocked_before' : undefined;
-      if (state) reports.set(m.migrationId, { migration_id: m.migrationId, batch: m.batch, state, repositories: [] });
+      const lostStart = lost.has(m.migrationId) ? { lost_start: true as const } : {};
+      if (state) reports.set(m.migrationId, { migration_id: m.migrationId, batch: m.batch, ...lostStart, state, repositories: [] });
       return state === undefined;
     });
     const results = await unlockMigrations(client, org, todo.map((m) => m.migrationId));
     const batchOf = new Map(migrations.map((m) => [m.migrationId, m.batch]));
-    for (const result of results) reports.set(result.migrationId, reportOf(result, batchOf.get(result.migrationId)));
+    for (const result of results) {
+      reports.set(result.migrationId, reportOf(result, batchOf.get(result.migrationId), lost.has(result.migrationId)));
+    }
     await recordUnlocked(dir, results.filter(givenBack).map((result) => result.migrationId));
-    const all = migrations.map((m) => reports.get(m.migrationId) as MigrationReport);
+    const unfound: MigrationReport[] = lookups.flatMap((found) => {
+      if (found.migrationId !== undefined) return [];
+      const state = found.error ? 'failed' : 'start_not_found';
+      return [{ batch: found.batch, state, repositories: [], ...(found.error ? { error: found.error.message } : {}) }];
+    });
+    const all = [...migrations.map((m) => reports.get(m.migrationId) as MigrationReport), ...unfound]
+      .sort((a, b) => (a.batch ?? 0) - (b.batch ?? 0));
     context.out.result({ output_dir: dir, migrations: all }, (data) => renderMigrations(context, data.migrations));
-    const failure = migrationsUnlockFailure(results, `\`${commandLine(context.settings, `unlock --output-dir ${shellWord(dir)}`)}\``);
+    const again = `\`${commandLine(context.settings, `unlock --output-dir ${shellWord(dir)}`)}\``;
+    const unlooked = lookups.flatMap((found) => (found.error ? [{ batch: found.batch, ...found.error }] : []));
+    const failure = migrationsUnlockFailure(results, { retry: () => again, list: `\`${commandLine(context.settings, 'list')}\`` }, unlooked);
     if (failure) throw failure;
     return all;
   } finally {

@@ -4,6 +4,7 @@ import { open, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CliError, UsageError } from '../errors.js';
 import { fileError } from '../support/system-errors.js';
+import { checkLeftover } from './exclusive-files.js';
 import { freeSpaceFor, NoRoomError, sized } from './free-space.js';
 
 // Where an archive will be written, judged before anything is asked of the service: an export that
@@ -37,6 +38,17 @@ export async function checkDestination(destination: Destination): Promise<void> 
   // it will have), as a failure to write it later would name it.
   const shown = `${file ?? join(dir, 'migration-<id>.tar.gz')}.part`;
   if (file !== undefined && !force && (await stat(file).catch(() => undefined))) throw existingFileError(file);
+  if (file !== undefined) {
+    // What a download left there is written to, or renamed over: one that would be refused then is
+    // refused now, before a start locks anything.
+    try {
+      await checkLeftover(`${file}.part`);
+      await checkLeftover(`${file}.part.json`, { shared: true });
+    } catch (error) {
+      if (error instanceof CliError) throw error;
+      throw fileError(error as NodeJS.ErrnoException, { action: 'read', path: shown, after: NOTHING_STARTED });
+    }
+  }
   const stats = await stat(dir).catch((error: NodeJS.ErrnoException) => {
     throw fileError(error, { action: 'write', path: shown, after: NOTHING_STARTED });
   });

@@ -17,14 +17,35 @@ function plantedLink(path: string): UsageError {
   });
 }
 
+function notOwnFile(path: string): UsageError {
+  return new UsageError(`${path} is not a regular file of its own (a device, a FIFO or a hard link): refusing to write to it`, {
+    hint: `remove it (rm ${path}) and run the command again`,
+  });
+}
+
 /** Checks an opened file is a plain file of its own (no device, no hard link to something else). */
 async function ownFile(handle: FileHandle, path: string): Promise<FileHandle> {
   const stats = await handle.stat();
   if (stats.isFile() && stats.nlink === 1) return handle;
   await handle.close();
-  throw new UsageError(`${path} is not a regular file of its own (a device, a FIFO or a hard link): refusing to write to it`, {
-    hint: `remove it (rm ${path}) and run the command again`,
-  });
+  throw notOwnFile(path);
+}
+
+/**
+ * The download's refusals of what it finds at `path` (a `.part` it appends to, `shared` a side file
+ * it renames over), made before anything is asked of the service: absent, or a plain file, of its
+ * own unless `shared`; never a link. System errors are the caller's to name.
+ */
+export async function checkLeftover(path: string, { shared = false } = {}): Promise<void> {
+  let stats;
+  try {
+    stats = await lstat(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  if (stats.isSymbolicLink()) throw plantedLink(path);
+  if (!stats.isFile() || (!shared && stats.nlink !== 1)) throw notOwnFile(path);
 }
 
 /**

@@ -1,10 +1,10 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { ApiClient } from '../api/client.js';
-import { listMigrations, startMigration } from '../api/migrations.js';
-import { type Migration, START_FLAGS, type StartMigrationBody } from '../api/types.js';
+import { startMigration } from '../api/migrations.js';
+import type { Migration, StartMigrationBody } from '../api/types.js';
 import { CliError, InterruptedError, UnavailableError } from '../errors.js';
-import { exportsExactly, findStarted } from './started-lookup.js';
+import { existedAt, exportsExactly, findStarted, migrationsBefore, sameFlags } from './started-lookup.js';
 
 // What a single `export` finds before it starts anything: a migration of exactly its repositories
 // that an earlier run (killed, stopped, cut) left under way. It continues that one instead of
@@ -22,25 +22,18 @@ import { exportsExactly, findStarted } from './started-lookup.js';
 const MAX_SIDE_FILE_BYTES = 64 * 1024;
 
 /**
- * Migrations of exactly these repositories still pending, exporting or exported, among the latest
- * (newest first): what an earlier run of the same export may have left.
+ * The migrations the service lists before this export starts (started-lookup.ts): none is what a
+ * start of this export makes, and those of exactly these repositories not failed are what an
+ * earlier run of the same export may have left. Undefined when the list cannot be had.
  */
-async function unfinishedExportsOf(client: ApiClient, org: string, body: StartMigrationBody): Promise<Migration[]> {
-  const wanted = fullNames(body, org);
-  let latest: Migration[];
+async function migrationsListed(client: ApiClient, org: string, startingAt: number): Promise<Migration[] | undefined> {
   try {
-    latest = (await listMigrations(client, org, { perPage: 100 })).data;
+    return await migrationsBefore(client, org, startingAt, true);
   } catch (error) {
     // Only advice: what the start itself meets (a wrong organization, a network down) is said there.
     if (error instanceof InterruptedError || !(error instanceof CliError)) throw error;
-    return [];
+    return undefined;
   }
-  return latest.filter((earlier) => earlier.state !== 'failed' && exportsExactly(earlier, wanted));
-}
-
-/** Whether `migration` was started with the flags of `body`: the same export, not another of the same list. */
-function sameFlags(migration: Migration, body: StartMigrationBody): boolean {
-  return START_FLAGS.every((flag) => Boolean(migration[flag]) === Boolean(body[flag]));
 }
 
 /**
@@ -87,10 +80,22 @@ async function partOf(part: string): Promise<string | undefined> {
   }
 }
 
+/** What an earlier export not continued leaves: the command that saves its archive, and the one that gives its locks back. */
+function whatItLeaves(earlier: Migration): string {
+  const unlock = earlier.lock_repositories ? `; \`svc-migrate unlock ${earlier.id} --all\` gives back the repositories it locked` : '';
+  return `\`svc-migrate download ${earlier.id} --wait --output migration-${earlier.id}.tar.gz\` saves that one's archive${unlock}`;
+}
+
 /** The warning about an earlier export of the same repositories that this one does not continue. */
 function earlierExportNotice(earlier: Migration): string {
-  const unlock = earlier.lock_repositories ? `; \`svc-migrate unlock ${earlier.id} --all\` gives back the repositories it locked` : '';
-  return `migration ${earlier.id} (${earlier.state}${earlier.lock_repositories ? ', lock requested' : ''}) exports the same repositories, perhaps from a run that was stopped; this export starts another. \`svc-migrate download ${earlier.id} --wait --output migration-${earlier.id}.tar.gz\` saves that one's archive${unlock}`;
+  const lock = earlier.lock_repositories ? ', lock requested' : '';
+  return `migration ${earlier.id} (${earlier.state}${lock}) exports the same repositories, perhaps from a run that was stopped; this export starts another. ${whatItLeaves(earlier)}`;
+}
+
+/** The warning, with --new, about the half-done download of an earlier export of the same repositories. */
+function halfDoneNotice(earlier: Migration, part: string): string {
+  const lock = earlier.lock_repositories ? ', which locked its repositories' : '';
+  return `${part} holds the half-done download of migration ${earlier.id} (${earlier.state}${lock}), an earlier run of this export; --new starts another instead of continuing it. ${whatItLeaves(earlier)}`;
 }
 
 export interface Begun {
@@ -119,18 +124,27 @@ export async function startOrContinue(
   },
 ): Promise<Begun> {
   const { body } = options;
-  const earlier = await unfinishedExportsOf(client, org, body);
+  const startingAt = options.now();
+  const listed = await migrationsListed(client, org, startingAt);
+  const wanted = fullNames(body, org);
+  const earlier = (listed ?? []).filter((migration) => migration.state !== 'failed' && exportsExactly(migration, wanted));
   const continued = options.fresh ? undefined : await continuableExport(earlier, body, options.partPath);
   // Said before anything starts: the owner may rather save or unlock those.
   for (const other of earlier) {
-    if (other !== continued?.migration && (other.state === 'pending' || other.state === 'exporting')) options.onNotice?.(earlierExportNotice(other));
+    if (other === continued?.migration) continue;
+    if (other.state === 'pending' || other.state === 'exporting') {
+      options.onNotice?.(earlierExportNotice(other));
+    } else if (options.fresh) {
+      // `--new` over a half-done download: that migration would otherwise be heard of only after the start.
+      const part = options.partPath(other.id);
+      if (part !== undefined && (await partOf(part)) === other.guid) options.onNotice?.(halfDoneNotice(other, part));
+    }
   }
   if (continued) {
     const { migration, part } = continued;
     const why = part ? `its download is half done in ${part}` : 'it exports exactly these repositories';
     return { migration, continued: true, step: `continuing migration ${migration.id} (${migration.state}), started by an earlier run: ${why}; --new starts another instead` };
   }
-  const startingAt = options.now();
   try {
     const migration = await startMigration(client, org, body);
     return { migration, continued: false, step: `started migration ${migration.id} (${migration.state})` };
@@ -139,7 +153,9 @@ export async function startOrContinue(
     // The answer was lost, not necessarily the start.
     let found: Migration | undefined;
     try {
-      found = await findStarted(client, org, { repositories: fullNames(body, org), startingAt }, new Set(earlier.map((m) => m.id)));
+      // Without the list from before the start, what the list shows now cannot be told apart from it.
+      const start = { repositories: wanted, flags: body, startingAt, existed: listed && existedAt(listed, startingAt) };
+      if (listed) found = await findStarted(client, org, start, new Set());
     } catch (lookup) {
       // The list cannot be had either: what is said is the same, the start may have happened.
       if (!(lookup instanceof CliError) || lookup instanceof InterruptedError) throw lookup;

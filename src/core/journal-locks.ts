@@ -1,11 +1,13 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { UsageError } from '../errors.js';
+import type { ApiClient } from '../api/client.js';
+import { CliError, type ExitCode, InterruptedError, UsageError } from '../errors.js';
 import { fileError, isSystemError } from '../support/system-errors.js';
 import { replaceFile } from './exclusive-files.js';
 import { JOURNAL_FILE } from './org-export/journal.js';
 import { checkOutputDirectory, readJournal } from './org-export/journal-read.js';
+import { findStarted, type StartRecord } from './started-lookup.js';
 
 // What `unlock --output-dir DIR` gives back: every migration the export's journal names. The journal
 // stays the export's own (it refuses any key it does not write), so what `unlock` did is recorded
@@ -17,20 +19,33 @@ const UNLOCKED_FILE = 'svc-migrate-unlocked.json';
 /** Some ten bytes an id: a record this large was not written by this program. */
 const MAX_RECORD_BYTES = 4 * 1024 * 1024;
 
-export interface JournalMigration {
+interface JournalMigration {
   migrationId: number;
   batch: number;
   /** The export itself unlocked it (`--unlock`, and the batch went past its unlock step). */
   unlockedByExport: boolean;
 }
 
+/** A batch the export left `starting`: its start was sent and its answer never heard. */
+interface StartingBatch {
+  batch: number;
+  start: StartRecord;
+}
+
+export interface JournalLocks {
+  migrations: JournalMigration[];
+  /** Batches whose start may have made a migration the journal does not name: to be looked up. */
+  starting: StartingBatch[];
+}
+
 /**
- * Every migration of the export in `dir`, batch by batch, from its journal read as hostile input
- * (bounded, private, shaped as this program writes it: journal-read.ts). No journal is a usage error.
+ * Every migration of the export in `dir`, batch by batch, and every batch left `starting`, from its
+ * journal read as hostile input (bounded, private, shaped as this program writes it: journal-read.ts).
+ * No journal is a usage error.
  */
-export async function journalMigrations(dir: string): Promise<JournalMigration[]> {
-  checkOutputDirectory(dir);
-  const journal = await readJournal(dir);
+export async function journalMigrations(dir: string): Promise<JournalLocks> {
+  checkOutputDirectory(dir, process.getuid?.(), 'unlock');
+  const journal = await readJournal(dir, process.getuid?.(), 'unlock');
   if (!journal) {
     throw new UsageError(`${dir} holds no export journal (${JOURNAL_FILE})`, {
       hint: 'name the --output-dir an `export --output-dir` wrote into, or give migration ids: `svc-migrate unlock <id>... --all`',
@@ -39,7 +54,7 @@ export async function journalMigrations(dir: string): Promise<JournalMigration[]
   // The journal's own words, written by export --output-dir; at worst a wrong one makes this
   // command unlock what was unlocked already, which the service answers 204.
   const exportUnlocked = journal.command.split(' ').includes('--unlock');
-  return journal.batches.flatMap((batch) =>
+  const migrations = journal.batches.flatMap((batch) =>
     batch.migrationIds.map((migrationId) => ({
       migrationId,
       batch: batch.index,
@@ -47,6 +62,46 @@ export async function journalMigrations(dir: string): Promise<JournalMigration[]
       unlockedByExport: batch.released === true || (exportUnlocked && (batch.state === 'unlocked' || batch.state === 'done')),
     })),
   );
+  const starting = journal.batches
+    // A start recorded without --lock locked nothing, whatever it made.
+    .filter((batch) => batch.state === 'starting' && (batch.startFlags === undefined || batch.startFlags.includes('lock_repositories')))
+    .map((batch) => ({
+      batch: batch.index,
+      start: {
+        repositories: batch.repositories,
+        flags: batch.startFlags && Object.fromEntries(batch.startFlags.map((flag) => [flag, true])),
+        startingAt: batch.startingAt,
+        existed: batch.existed,
+      },
+    }));
+  return { migrations, starting };
+}
+
+/** What the lookup of a batch left `starting` found: its migration, nothing, or why it could not be asked. */
+export interface StartLookup {
+  batch: number;
+  migrationId?: number;
+  error?: { message: string; exitCode: ExitCode };
+}
+
+/**
+ * The migration each batch left `starting` made, looked up as the export looks it up
+ * (started-lookup.ts), never one the journal names or another batch took.
+ */
+export async function lookUpStarts(client: ApiClient, org: string, locks: JournalLocks): Promise<StartLookup[]> {
+  const claimed = new Set(locks.migrations.map((m) => m.migrationId));
+  const found: StartLookup[] = [];
+  for (const { batch, start } of locks.starting) {
+    try {
+      const migration = await findStarted(client, org, start, claimed);
+      if (migration) claimed.add(migration.id);
+      found.push({ batch, ...(migration ? { migrationId: migration.id } : {}) });
+    } catch (error) {
+      if (!(error instanceof CliError) || error instanceof InterruptedError) throw error;
+      found.push({ batch, error: { message: error.message, exitCode: error.exitCode } });
+    }
+  }
+  return found;
 }
 
 /** The migrations an earlier `unlock --output-dir` gave back whole, read as strictly as the journal. */

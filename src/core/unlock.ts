@@ -162,10 +162,13 @@ export function releaseMessage(unlock: boolean, locked: boolean, count: number):
 /** What `unlock` did with one migration of several: each repository tried, or why none was. */
 export interface MigrationUnlock {
   migrationId: number;
-  /** `not-locked`: the migration locked nothing; `failed`: its repositories could not be asked for. */
-  outcome: 'unlocked' | 'not-locked' | 'failed';
+  /**
+   * `not-locked`: the migration locked nothing; `not-found`: the service has no such migration (404);
+   * `failed`: its repositories could not be asked for.
+   */
+  outcome: 'unlocked' | 'not-locked' | 'not-found' | 'failed';
   repositories: UnlockOutcome[];
-  error?: { message: string; exitCode: ExitCode };
+  error?: { message: string; exitCode: ExitCode; hint?: string | undefined };
 }
 
 /** Every repository of each migration, past failures; a migration started without --lock is left alone. */
@@ -185,7 +188,8 @@ export async function unlockMigrations(
         : { migrationId, outcome: 'not-locked', repositories: [] };
     } catch (error) {
       if (!(error instanceof CliError) || error instanceof InterruptedError) throw error;
-      result = { migrationId, outcome: 'failed', repositories: [], error: { message: error.message, exitCode: error.exitCode } };
+      const outcome = error instanceof NotFoundError ? 'not-found' : 'failed';
+      result = { migrationId, outcome, repositories: [], error: { message: error.message, exitCode: error.exitCode, hint: error.hint } };
     }
     onMigration?.(result);
     results.push(result);
@@ -198,23 +202,50 @@ export function givenBack(result: MigrationUnlock): boolean {
   return result.outcome === 'not-locked' || (result.outcome === 'unlocked' && result.repositories.every((o) => o.ok));
 }
 
+/** A batch left `starting` whose start could not be looked up (unlock --output-dir). */
+export interface LookupFailure {
+  batch: number;
+  message: string;
+  exitCode: ExitCode;
+}
+
 /**
- * The error that ends an unlock of several migrations when any stayed locked: partial (exit 10)
- * when something else was unlocked, else the first failure's code.
+ * The error that ends an unlock of several migrations when any stayed locked, was not found, or
+ * (a batch left `starting`) could not be looked up: partial (exit 10) when something else was
+ * unlocked, else the first failure's code. `commands.retry` tries again what can be tried again,
+ * given the ids left; `commands.list` lists the ids there are.
  */
-export function migrationsUnlockFailure(results: MigrationUnlock[], retry: string): CliError | undefined {
+export function migrationsUnlockFailure(
+  results: MigrationUnlock[],
+  commands: { retry(ids: number[]): string; list: string },
+  lookups: LookupFailure[] = [],
+): CliError | undefined {
   const stuck = results.filter((result) => !givenBack(result));
-  if (stuck.length === 0) return undefined;
-  const failures = stuck.map((result) => {
-    const failed = result.repositories.filter((o) => !o.ok);
-    const why = result.error ?? { message: failed.map((o) => `${o.repository}: ${o.error}`).join(', '), exitCode: failed[0]?.exitCode ?? ExitCode.Unavailable };
-    return { id: result.migrationId, ...why };
-  });
-  const shown = failures.slice(0, 3).map((f) => `migration ${f.id} (${f.message})`).join('; ');
+  if (stuck.length === 0 && lookups.length === 0) return undefined;
+  const failures = [
+    ...stuck.map((result) => {
+      const failed = result.repositories.filter((o) => !o.ok);
+      const why = result.error ?? { message: failed.map((o) => `${o.repository}: ${o.error}`).join(', '), exitCode: failed[0]?.exitCode ?? ExitCode.Unavailable };
+      return { what: `migration ${result.migrationId}`, ...why };
+    }),
+    ...lookups.map((lookup) => ({ what: `batch ${lookup.batch}'s start, not looked up`, message: lookup.message, exitCode: lookup.exitCode })),
+  ];
+  const notFound = stuck.filter((result) => result.outcome === 'not-found').map((result) => result.migrationId);
+  const again = stuck.filter((result) => result.outcome !== 'not-found').map((result) => result.migrationId);
+  const shown = failures.slice(0, 3).map((f) => `${f.what} (${f.message})`).join('; ');
   const more = failures.length > 3 ? `; … and ${failures.length - 3} more` : '';
   const anyUnlocked = results.some((result) => result.repositories.some((o) => o.ok));
   const code = anyUnlocked ? ExitCode.Partial : (failures[0]?.exitCode ?? ExitCode.Unavailable);
-  return new CliError(`${counted(stuck.length, 'migration')} of ${results.length} kept repositories locked: ${shown}${more}`, code, {
-    hint: `${retry} tries again; unlocking a repository already unlocked is harmless`,
-  });
+  const kept = stuck.length - notFound.length;
+  const said = [
+    ...(kept > 0 ? [`${counted(kept, 'migration')} of ${results.length} kept repositories locked`] : []),
+    ...(notFound.length > 0 ? [`${counted(notFound.length, 'migration')} of ${results.length} ${notFound.length === 1 ? 'was' : 'were'} not found`] : []),
+    ...(lookups.length > 0 ? [`${counted(lookups.length, 'batch', 'batches')} left starting could not be looked up`] : []),
+  ];
+  const hints = [
+    ...(again.length > 0 || lookups.length > 0 ? [`${commands.retry(again)} tries again; unlocking a repository already unlocked is harmless`] : []),
+    // A wrong id (or organization): trying again cannot help, the list of ids can.
+    ...(notFound.length > 0 ? [`${commands.list} shows the ids of the organization's migrations (${notFound.join(', ')} ${notFound.length === 1 ? 'is' : 'are'} not among them)`] : []),
+  ];
+  return new CliError(`${said.join('; ')}: ${shown}${more}`, code, { hint: hints.join('; ') });
 }

@@ -79,6 +79,25 @@ describe('a single export continues what an earlier run left', () => {
     expect(lockedNames(box.sandbox)).toEqual([]);
   });
 
+  it('--new over the .part of an earlier --lock export: warned of before the start, with the command that unlocks it', async () => {
+    const box = await coreSandbox({ exportSeconds: 0, archivePadBytes: 300_000 });
+    const path = join(tempDir(), 'acme.tar.gz');
+    box.sandbox.faults.set({ cutAfterBytes: 4096, cutTimes: 100 });
+    const first: string[] = [];
+    await expect(runExport(box.api, exportOptions(box, () => path, first))).rejects.toMatchObject({ exitCode: ExitCode.Unavailable });
+    const id = Number(/started migration (\d+)/.exec(first.join('\n'))?.[1]);
+    box.sandbox.faults.clear();
+    const fresh: string[] = [];
+    const report = await runExport(box.api, exportOptions(box, () => path, fresh, { fresh: true }));
+    expect(report.migration.id).not.toBe(id);
+    expect(fresh[0]).toBe(
+      `notice: ${path}.part holds the half-done download of migration ${id} (exported, which locked its repositories), an earlier run of this export; `
+      + `--new starts another instead of continuing it. \`svc-migrate download ${id} --wait --output migration-${id}.tar.gz\` saves that one's archive; `
+      + `\`svc-migrate unlock ${id} --all\` gives back the repositories it locked`,
+    );
+    expect(fresh[1]).toBe(`start: started migration ${report.migration.id} (pending)`);
+  });
+
   it('with the default name, the .part of migration-<id>.tar.gz names the migration continued', async () => {
     const box = await coreSandbox({ exportSeconds: 0, archivePadBytes: 300_000 });
     const dir = tempDir();

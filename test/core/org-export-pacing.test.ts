@@ -66,7 +66,11 @@ function holdUntilStarted(box: Box, count: number): (event: OrgExportEvent) => v
   };
 }
 
-const lists = (sandbox: Sandbox) => sandbox.requests.filter((r) => r.method === 'GET' && /^\/orgs\/octo-org\/migrations\?/.test(r.url));
+/**
+ * The poll's lists, each page asked for by its number: a start's own look at the list just before
+ * it (its first page unnumbered) is not a poll.
+ */
+const lists = (sandbox: Sandbox) => sandbox.requests.filter((r) => r.method === 'GET' && /^\/orgs\/octo-org\/migrations\?.*\bpage=\d/.test(r.url));
 const byId = (sandbox: Sandbox) => sandbox.requests.filter((r) => r.method === 'GET' && /^\/orgs\/octo-org\/migrations\/\d+(\?|$)/.test(r.url));
 const gaps = (times: number[]) => times.slice(1).map((t, i) => t - (times[i] as number));
 const states = (dir: string) => (JSON.parse(readFileSync(join(dir, JOURNAL_FILE), 'utf8')) as Journal).batches.map((b) => b.state);

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { untilChildWrites } from '../helpers/fs-events.js';
-import { existsSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, linkSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -81,6 +81,44 @@ describe('a single export whose start answer is lost', () => {
     expect(lockedNames(sandbox)).toEqual(['docs.site', 'widgets']);
     const unlock = await runCli(['unlock', '--repo', 'widgets', '--all'], { env });
     expect(unlock.code, unlock.stderr).toBe(0);
+    expect(lockedNames(sandbox)).toEqual([]);
+  });
+});
+
+describe('a leftover .part that the download would refuse', () => {
+  it('is refused before the start, so nothing is locked, with a hint that works; a hard-linked one too', async () => {
+    const { sandbox, env } = await testSandbox();
+    const dir = tempDir();
+    const victim = join(dir, 'victim');
+    writeFileSync(victim, 'keep me');
+    const output = join(dir, 's8.tgz');
+    symlinkSync(victim, `${output}.part`);
+    const args = ['export', 'widgets', '--lock', '--unlock', '-o', output, '--interval', '0.1'];
+    const refused = await runCli(args, { env });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`error: ${output}.part is a symbolic link: refusing to write through it`);
+    expect(refused.stderr).toContain(`hint: remove it (rm ${output}.part) if you put it there, then run the command again`);
+    expect(starts(sandbox)).toHaveLength(0);
+    expect(lockedNames(sandbox)).toEqual([]);
+
+    // The side file, a link: refused alike. Then a hard link to another file as the .part.
+    const other = join(dir, 'other.tgz');
+    symlinkSync(victim, `${other}.part.json`);
+    const side = await runCli(['export', 'widgets', '--lock', '-o', other], { env });
+    expect(side.code).toBe(2);
+    expect(side.stderr).toContain(`error: ${other}.part.json is a symbolic link: refusing to write through it`);
+    const linked = join(dir, 'linked.tgz');
+    linkSync(victim, `${linked}.part`);
+    const hard = await runCli(['export', 'widgets', '--lock', '-o', linked], { env });
+    expect(hard.code).toBe(2);
+    expect(hard.stderr).toContain(`error: ${linked}.part is not a regular file of its own`);
+    expect(starts(sandbox)).toHaveLength(0);
+    expect(readFileSync(victim, 'utf8')).toBe('keep me');
+
+    // The hint followed: the export runs.
+    rmSync(`${output}.part`);
+    const again = await runCli(args, { env });
+    expect(again.code, again.stderr).toBe(0);
     expect(lockedNames(sandbox)).toEqual([]);
   });
 });

@@ -114,6 +114,9 @@ describe('unlock --output-dir', () => {
     const bad = await runCli(['unlock', '--output-dir', forged], { env });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^error: .*svc-migrate-journal\.json is not a journal this program wrote: /m);
+    // Hints this command can follow: unlock has no --restart.
+    expect(bad.stderr).toContain('hint: put back the journal as the export wrote it; or unlock by migration id: `svc-migrate list` shows the ids, `svc-migrate unlock <id>... --all` unlocks them');
+    expect(bad.stderr).not.toContain('--restart');
 
     const deep = tempDir();
     writeFileSync(join(deep, 'svc-migrate-journal.json'), `${'['.repeat(200_000)}${']'.repeat(200_000)}`, { mode: 0o600 });
@@ -134,6 +137,7 @@ describe('unlock --output-dir', () => {
       const shared = await runCli(['unlock', '--output-dir', open], { env });
       expect(shared.code).toBe(2);
       expect(shared.stderr).toMatch(/is writable by other users/);
+      expect(shared.stderr).toMatch(/^hint: make .* yours and private \(.*\), then run the command again$/m);
     }
 
     const dir = tempDir();
@@ -156,6 +160,8 @@ describe('unlock --output-dir', () => {
     const busy = await runCli(['unlock', '--output-dir', dir], { env });
     expect(busy.code).toBe(2);
     expect(busy.stderr).toContain(`error: ${dir} is in use by another export (pid ${process.ppid} on ${hostname()}`);
+    expect(busy.stderr).toContain(`hint: wait for it to finish or stop it (kill ${process.ppid}), then run the command again: the export may be starting or unlocking batches`);
+    expect(busy.stderr).not.toContain('another --output-dir');
     expect(lockedNames(sandbox)).toHaveLength(3);
     expect(readFileSync(lock, 'utf8')).toContain(String(process.ppid));
 
@@ -165,6 +171,57 @@ describe('unlock --output-dir', () => {
     expect(taken.code, taken.stderr).toBe(0);
     expect(taken.stderr).toMatch(/warning: taking over .*svc-migrate\.lock: pid 4194305/);
     expect(lockedNames(sandbox)).toEqual([]);
+  });
+});
+
+describe('unlock --output-dir and batches left "starting"', () => {
+  /** The journal of `dir` with the batches of `starts` turned into starts sent whose answers never came. */
+  function leaveStarting(sandbox: Sandbox, dir: string, starts: Record<number, { existed: number[] }>) {
+    const path = join(dir, 'svc-migrate-journal.json');
+    const journal = JSON.parse(readFileSync(path, 'utf8')) as { batches: { index: number; repositories: string[]; migrationIds: number[] }[] };
+    const ids = journal.batches.map((batch) => batch.migrationIds[0] as number);
+    journal.batches = journal.batches.map((batch) => {
+      const start = starts[batch.index];
+      if (!start) return batch;
+      const { index, repositories } = batch;
+      return { index, repositories, state: 'starting', migrationIds: [], attempts: 1, startingAt: sandbox.clock.now(), existed: start.existed, startFlags: ['lock_repositories'] } as never;
+    });
+    writeFileSync(path, JSON.stringify(journal), { mode: 0o600 });
+    return ids;
+  }
+
+  it('the export\'s closing error says the repositories of a batch left starting may be locked, and unlock --output-dir looks each up: found, unlocked; not found, said', async () => {
+    const { sandbox, env } = await testSandbox();
+    const dir = tempDir();
+    await lockedExport(env, dir);
+    // Batch 3's start reached the service (its migration is in the list); batch 2's did not (the
+    // migration of its repositories in the list was there before it: another export's).
+    const ids = leaveStarting(sandbox, dir, { 2: { existed: [] }, 3: { existed: [] } });
+    leaveStarting(sandbox, dir, { 2: { existed: [ids[1] as number] } });
+
+    // The export cannot look either up (the list refused): it ends saying what may be locked.
+    sandbox.faults.set({ failNext: 2, failStatus: 404, failPath: '/orgs/octo-org/migrations' });
+    const stopped = await runCli(['export', 'widgets', 'docs.site', 'my_lib-2', '--lock', '--batch-size', '1', '--output-dir', dir, ...FAST], { env });
+    expect(stopped.code).toBe(4);
+    expect(stopped.stderr).toContain(`; 2 repositories of batches whose start was sent but never answered are locked if that start reached the service; \`svc-migrate unlock --output-dir ${dir}\` looks each up and unlocks what it finds`);
+
+    sandbox.faults.set({});
+    const unlocked = await runCli(['unlock', '--output-dir', dir, '--json'], { env });
+    expect(unlocked.code, unlocked.stderr).toBe(0);
+    type Report = { migration_id?: number; batch: number; state: string; lost_start?: boolean };
+    const report = (JSON.parse(unlocked.stdout) as { migrations: Report[] }).migrations;
+    expect(report.map((m) => [m.batch, m.state, m.migration_id, m.lost_start])).toEqual([
+      [1, 'unlocked', ids[0], undefined],
+      [2, 'start_not_found', undefined, undefined],
+      [3, 'unlocked', ids[2], true],
+    ]);
+    // The migration of batch 2's repositories was not its start's: left as it was.
+    expect(lockedNames(sandbox)).toEqual(['docs.site']);
+
+    const human = await runCli(['unlock', '--output-dir', dir], { env });
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stdout).toMatch(/^batch 2: its start was sent but its answer never came, and no migration of its repositories started since is in the list: the start may not have reached the service/m);
+    expect(human.stdout).toContain(`migration ${ids[2]} (batch 3, found in the list: its start's answer was lost): unlocked by an earlier \`unlock --output-dir\` already`);
   });
 });
 
@@ -187,10 +244,15 @@ describe('unlock of several migrations', () => {
     });
     expect(lockedNames(sandbox)).toEqual([]);
 
+    // An id the service does not know is named as not found, not as one that kept repositories locked.
     const human = await runCli(['unlock', String(b), '99999', '--all'], { env });
     expect(human.code).toBe(10);
     expect(human.stdout).toContain(`migration ${b}:\n  ✓ unlocked my_lib-2`);
-    expect(human.stdout).toMatch(/^migration 99999: not unlocked \(.*not found.*\)$/m);
-    expect(human.stderr).toContain('hint: `svc-migrate unlock 99999 --all` tries again');
+    expect(human.stdout).toMatch(/^migration 99999: not found \(migration 99999 was not found in organization octo-org\)$/m);
+    expect(human.stdout.trim().split('\n').at(-1)).toBe('unlocked 1 repository of 1 migration; not found: 99999');
+    expect(human.stderr).toMatch(/^error: 1 migration of 2 was not found: migration 99999 \(/m);
+    expect(human.stderr).not.toContain('kept repositories locked');
+    expect(human.stderr).toContain('hint: `svc-migrate list` shows the ids of the organization\'s migrations (99999 is not among them)');
+    expect(human.stderr).not.toContain('tries again');
   });
 });

@@ -245,23 +245,41 @@ function allIn(count: number): string {
   return count === 1 ? 'the 1 repository is in a verified archive' : `all ${count} repositories are in verified archives`;
 }
 
-/** The error that ends a run, naming what it leaves locked and the command that unlocks it. */
-function withLocked(context: Context, error: CliError, locked: { locked: number; unlock_command: string | null }): CliError {
-  if (locked.locked === 0) return error;
-  const message = `${error.message}; ${lockedLine(context, locked.locked, locked.unlock_command)}`;
+/** The error that ends a run, naming what it leaves locked, or may have, and the command that unlocks it. */
+function withLocked(context: Context, error: CliError, locked: LockedSummary): CliError {
+  if (locked.locked === 0 && locked.may_be_locked === 0) return error;
+  const said = [
+    ...(locked.locked > 0 ? [lockedLine(context, locked.locked, locked.unlock_command)] : []),
+    ...(locked.may_be_locked > 0 ? [mayBeLockedLine(context, locked.may_be_locked, locked.unlock_command)] : []),
+  ];
+  const message = `${error.message}; ${said.join('; ')}`;
   const details = { hint: error.hint, cause: error, ...(error.status === undefined ? {} : { status: error.status }) };
   // Still an interruption, so that SIGTERM and SIGHUP keep their exit codes (main.ts).
   if (error instanceof InterruptedError) return new InterruptedError(message, details, error.exitCode);
   return new CliError(message, error.exitCode, details);
 }
 
+interface LockedSummary {
+  locked: number;
+  /** Repositories of batches left `starting` (a start sent, its answer lost): locked if it reached the service. */
+  may_be_locked: number;
+  unlock_command: string | null;
+}
+
 /**
  * Repositories of batches this export locked and did not unlock, and the one command that gives
- * them all back (`unlock --output-dir`, which reads the journal). Migrations that command already
- * gave back are not counted; a record of it that cannot be read counts nothing as given back. A
- * narrowed batch's failed migrations were unlocked when they failed (`released`), with --unlock.
+ * them all back (`unlock --output-dir`, which reads the journal and looks up a batch left
+ * `starting`). Migrations that command already gave back are not counted; a record of it that
+ * cannot be read counts nothing as given back. A narrowed batch's failed migrations were unlocked
+ * when they failed (`released`), with --unlock.
  */
-async function lockedSummary(context: Context, dir: string, batches: BatchRecord[], lock: boolean, unlock: boolean) {
+async function lockedSummary(
+  context: Context,
+  dir: string,
+  batches: BatchRecord[],
+  lock: boolean,
+  unlock: boolean,
+): Promise<LockedSummary> {
   const givenBack = await unlockedRecord(dir).catch((): Set<number> => new Set());
   const locked = lock
     ? batches.filter(
@@ -272,11 +290,24 @@ async function lockedSummary(context: Context, dir: string, batches: BatchRecord
       )
     : [];
   // Each repository once, however many migrations hold it (a narrowed batch's and its halves').
-  const count = new Set(locked.flatMap((batch) => heldBy(batch).map((name) => name.toLowerCase()))).size;
+  const lockedNames = new Set(locked.flatMap((batch) => heldBy(batch).map((name) => name.toLowerCase())));
+  const count = lockedNames.size;
+  const starting = lock ? batches.filter((batch) => batch.state === 'starting') : [];
+  const startingNames = starting.flatMap((batch) => batch.repositories.map((name) => name.toLowerCase()));
+  const mayBe = new Set(startingNames.filter((name) => !lockedNames.has(name))).size;
   return {
     locked: count,
-    unlock_command: count === 0 || context.settings.sandbox ? null : commandLine(context.settings, `unlock --output-dir ${shellWord(dir)}`),
+    may_be_locked: mayBe,
+    unlock_command: count + mayBe === 0 || context.settings.sandbox ? null : commandLine(context.settings, `unlock --output-dir ${shellWord(dir)}`),
   };
+}
+
+/** The line for batches left `starting`: their start may have locked their repositories unseen. */
+function mayBeLockedLine(context: Context, count: number, command: string | null): string {
+  const what = `${counted(count, 'repository', 'repositories')} of batches whose start was sent but never answered`;
+  const may = `${count === 1 ? 'is' : 'are'} locked if that start reached the service`;
+  if (context.settings.sandbox || command === null) return `${what} ${may}, in the in-process sandbox that stopped with this command`;
+  return `${what} ${may}; \`${command}\` looks each up and unlocks what it finds`;
 }
 
 /** The line that ends a run leaving repositories locked. */

@@ -1,10 +1,17 @@
 import { constants, type Stats, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { basename, join } from 'node:path';
+import { START_FLAGS, type StartFlag } from '../../api/types.js';
 import { UsageError } from '../../errors.js';
 import { archivePathOf, type BatchRecord, type BatchState, type Journal, JOURNAL_FILE, journalError } from './journal.js';
 
-const PUT_BACK = 'put back the journal as the export wrote it, or move it away and run again with --restart to plan the export anew (archives already saved stay)';
+/** Which command reads the journal: its hints say what that command can do. */
+type Reader = 'export' | 'unlock';
+
+const PUT_BACK: Record<Reader, string> = {
+  export: 'put back the journal as the export wrote it, or move it away and run again with --restart to plan the export anew (archives already saved stay)',
+  unlock: 'put back the journal as the export wrote it; or unlock by migration id: `svc-migrate list` shows the ids, `svc-migrate unlock <id>... --all` unlocks them',
+};
 
 // The journal is read back as this program writes it, or not at all: a record it cannot have
 // written (a wrong type, an unknown state, an id that is not a whole number, an archive anywhere but
@@ -25,7 +32,11 @@ const MAX_JOURNAL_BYTES = 64 * 1024 * 1024;
  * The journal of `dir`, checked: a private file of ours (as the config file is: another user who
  * can write it could steer what we delete), holding only what this program writes (checkJournal).
  */
-export async function readJournal(dir: string, uid: number | undefined = process.getuid?.()): Promise<Journal | undefined> {
+export async function readJournal(
+  dir: string,
+  uid: number | undefined = process.getuid?.(),
+  reader: Reader = 'export',
+): Promise<Journal | undefined> {
   const path = join(dir, JOURNAL_FILE);
   let text: string;
   try {
@@ -37,7 +48,7 @@ export async function readJournal(dir: string, uid: number | undefined = process
         : stats.size > MAX_JOURNAL_BYTES
           ? `is larger than a journal can be (${stats.size} bytes)`
           : privacyProblem(stats, uid, 0o077);
-      if (problem) throw untrusted(dir, `the journal ${path} ${problem}`);
+      if (problem) throw untrusted(dir, `the journal ${path} ${problem}`, reader);
       text = await handle.readFile('utf8');
     } finally {
       await handle.close();
@@ -45,7 +56,7 @@ export async function readJournal(dir: string, uid: number | undefined = process
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return undefined;
-    if (code === 'ELOOP') throw untrusted(dir, `the journal ${path} is a symbolic link`);
+    if (code === 'ELOOP') throw untrusted(dir, `the journal ${path} is a symbolic link`, reader);
     throw journalError('read', path, error);
   }
   try {
@@ -53,7 +64,7 @@ export async function readJournal(dir: string, uid: number | undefined = process
   } catch (error) {
     if (!(error instanceof JournalProblem || error instanceof SyntaxError)) throw error;
     const reason = error instanceof JournalProblem ? error.message : `it is not JSON (${error.message})`;
-    throw new UsageError(`${path} is not a journal this program wrote: ${reason}`, { hint: PUT_BACK });
+    throw new UsageError(`${path} is not a journal this program wrote: ${reason}`, { hint: PUT_BACK[reader] });
   }
 }
 
@@ -61,7 +72,7 @@ export async function readJournal(dir: string, uid: number | undefined = process
  * Refuses an output directory another user owns or can write (exit 2), as the config's is refused:
  * whoever can replace the journal or the archives in it decides what is unlocked and deleted.
  */
-export function checkOutputDirectory(dir: string, uid: number | undefined = process.getuid?.()): void {
+export function checkOutputDirectory(dir: string, uid: number | undefined = process.getuid?.(), reader: Reader = 'export'): void {
   if (uid === undefined) return; // Windows: ownership is a matter of ACLs, not modes.
   let stats: Stats;
   try {
@@ -70,7 +81,7 @@ export function checkOutputDirectory(dir: string, uid: number | undefined = proc
     throw journalError('read', dir, error);
   }
   const problem = privacyProblem(stats, uid, 0o022);
-  if (problem) throw untrusted(dir, `the output directory ${dir} ${problem}`);
+  if (problem) throw untrusted(dir, `the output directory ${dir} ${problem}`, reader);
 }
 
 /** What makes a file or directory of `stats` not ours alone: another owner, or `forbidden` mode bits. */
@@ -83,10 +94,11 @@ function privacyProblem(stats: Stats, uid: number | undefined, forbidden: number
   return undefined;
 }
 
-function untrusted(dir: string, problem: string): UsageError {
+function untrusted(dir: string, problem: string, reader: Reader): UsageError {
   const journal = join(dir, JOURNAL_FILE);
+  const then = reader === 'export' ? ', or choose another --output-dir' : ', then run the command again';
   return new UsageError(`refusing to use ${dir}: ${problem}`, {
-    hint: `make ${dir} and the journal in it yours and private (chown, then chmod 700 ${dir} and chmod 600 ${journal}), or choose another --output-dir`,
+    hint: `make ${dir} and the journal in it yours and private (chown, then chmod 700 ${dir} and chmod 600 ${journal})${then}`,
   });
 }
 
@@ -114,7 +126,7 @@ function checkJournal(value: unknown, dir: string): Journal {
 function checkBatch(value: unknown, index: number, dir: string): BatchRecord {
   const where = `batch ${index}`;
   const batch = record(value, where);
-  onlyKeys(batch, ['index', 'repositories', 'state', 'migrationIds', 'startingAt', 'attempts', 'archive', 'skipped', 'error', 'released'], where);
+  onlyKeys(batch, ['index', 'repositories', 'state', 'migrationIds', 'startingAt', 'existed', 'startFlags', 'attempts', 'archive', 'skipped', 'error', 'released'], where);
   if (batch.index !== index) throw new JournalProblem(`${where} is numbered ${show(batch.index)}`);
   if (!STATES.includes(batch.state as BatchState)) {
     throw new JournalProblem(`${where}: state ${show(batch.state)} is not one of ${STATES.join(', ')}`);
@@ -141,6 +153,16 @@ function checkBatch(value: unknown, index: number, dir: string): BatchRecord {
   const ids = batch.migrationIds as number[];
   if (WITH_MIGRATION.has(state) && ids.length === 0) throw new JournalProblem(`${where} is ${state} but names no migration`);
   if (batch.startingAt !== undefined && !Number.isFinite(batch.startingAt)) throw new JournalProblem(`${where}: startingAt is not a time`);
+  if (batch.existed !== undefined) {
+    if (!Array.isArray(batch.existed)) throw new JournalProblem(`${where}: existed is not a list`);
+    batch.existed.forEach((id, i) => wholeNumber(id, `${where}: existed[${i}]`, 1));
+  }
+  if (batch.startFlags !== undefined) {
+    if (!Array.isArray(batch.startFlags)) throw new JournalProblem(`${where}: startFlags is not a list`);
+    batch.startFlags.forEach((flag, i) => {
+      if (!START_FLAGS.includes(flag as StartFlag)) throw new JournalProblem(`${where}: startFlags[${i}] is ${show(flag)}, not one of ${START_FLAGS.join(', ')}`);
+    });
+  }
   wholeNumber(batch.attempts, `${where}: attempts`, 0);
   if (batch.released !== undefined && typeof batch.released !== 'boolean') throw new JournalProblem(`${where}: released is not true or false`);
   if (batch.error !== undefined) {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
+import type { StartFlag } from '../../api/types.js';
 import type { CliError } from '../../errors.js';
 import { makeDirectory } from '../../support/make-directory.js';
 import { fileError, isSystemError } from '../../support/system-errors.js';
@@ -42,6 +43,10 @@ export interface BatchRecord {
   migrationIds: number[];
   /** When the latest start request was about to be sent (ms since the epoch, the service's clock when known). */
   startingAt?: number;
+  /** Migrations of its repositories the service listed just before that start: not the one it made (started-lookup.ts). */
+  existed?: number[];
+  /** The start flags that start was sent with, those set true: what a lookup of it matches. */
+  startFlags?: StartFlag[];
   attempts: number;
   archive?: {
     path: string;

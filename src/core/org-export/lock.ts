@@ -39,9 +39,13 @@ const MAX_ATTEMPTS = 3;
 /**
  * Takes `<dir>/svc-migrate.lock`, created with O_EXCL. A lock whose process is gone from this host
  * is taken over, with `onNotice` told; a live one, or one from another host (whose process cannot
- * be checked from here), is a usage error naming it.
+ * be checked from here), is a usage error naming it, with a hint for the command taking it
+ * (`unlock --output-dir` has no other directory to go to: it waits).
  */
-export async function lockDirectory(dir: string, options: { now: number; onNotice?: (message: string) => void }): Promise<DirectoryLock> {
+export async function lockDirectory(
+  dir: string,
+  options: { now: number; onNotice?: (message: string) => void; command?: 'export' | 'unlock' },
+): Promise<DirectoryLock> {
   const path = join(dir, LOCK_FILE);
   const processStart = await processStartOf(process.pid);
   const holder: LockHolder = {
@@ -56,7 +60,7 @@ export async function lockDirectory(dir: string, options: { now: number; onNotic
     const found = await readLock(path);
     if (!found) continue; // Released between our create and our read: try again.
     const stale = await staleReason(found.holder, path);
-    if (!stale) throw heldError(dir, path, found.holder);
+    if (!stale) throw heldError(dir, path, found.holder, options.command ?? 'export');
     if (await moveAsideIfSame(path, found.ino)) options.onNotice?.(`taking over ${path}: ${stale}`);
   }
   throw new UsageError(`cannot take the lock ${path}: it keeps changing`, {
@@ -201,7 +205,8 @@ async function moveAsideIfSame(path: string, ino: number): Promise<boolean> {
   }
 }
 
-function heldError(dir: string, path: string, holder: LockHolder | undefined): CliError {
+function heldError(dir: string, path: string, holder: LockHolder | undefined, command: 'export' | 'unlock'): CliError {
+  const elsewhere = command === 'export' ? ', or use another --output-dir' : '';
   if (!holder) {
     return new UsageError(`${dir} is locked by another run: ${path} exists but does not say which`, {
       hint: `if no export runs in ${dir}, remove ${path} and run again`,
@@ -210,11 +215,13 @@ function heldError(dir: string, path: string, holder: LockHolder | undefined): C
   const who = `pid ${holder.pid} on ${holder.host}, since ${holder.startedAt}`;
   if (holder.host !== hostname()) {
     return new UsageError(`${dir} is in use by another export (${who}); that host is not this one, so whether it still runs cannot be checked from here`, {
-      hint: `if no export runs there any more, remove ${path} and run again; otherwise wait for it, or use another --output-dir`,
+      hint: `if no export runs there any more, remove ${path} and run again; otherwise wait for it${elsewhere}`,
     });
   }
   return new UsageError(`${dir} is in use by another export (${who})`, {
-    hint: `wait for it to finish or stop it (kill ${holder.pid}), or use another --output-dir: two runs in one directory would write over each other's journal and archives`,
+    hint: command === 'export'
+      ? `wait for it to finish or stop it (kill ${holder.pid}), or use another --output-dir: two runs in one directory would write over each other's journal and archives`
+      : `wait for it to finish or stop it (kill ${holder.pid}), then run the command again: the export may be starting or unlocking batches`,
   });
 }
 

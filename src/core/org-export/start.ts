@@ -1,9 +1,9 @@
 import type { ApiClient } from '../../api/client.js';
 import { startMigration } from '../../api/migrations.js';
-import type { Migration, StartMigrationBody } from '../../api/types.js';
+import { type Migration, START_FLAGS, type StartMigrationBody } from '../../api/types.js';
 import type { Clock } from '../../support/clock.js';
-import { UnavailableError, ValidationError } from '../../errors.js';
-import { findStarted } from '../started-lookup.js';
+import { CliError, InterruptedError, UnavailableError, ValidationError } from '../../errors.js';
+import { existedAt, findStarted, migrationsBefore, type StartRecord } from '../started-lookup.js';
 import type { BatchRecord, BatchState, OrgExportEvent, SkippedRepository } from './journal.js';
 
 /** Waits for the service to take starts again ("spammed") before the batch is reported as refused. */
@@ -34,8 +34,19 @@ export interface StartContext {
  */
 export async function startBatch(context: StartContext, batch: BatchRecord): Promise<void> {
   const { client, org, clock, claimed } = context;
+  const record = (): StartRecord => ({
+    repositories: batch.repositories,
+    flags: context.body,
+    startingAt: batch.startingAt,
+    existed: batch.existed,
+  });
+  /** A refusal started nothing: the journal must not send the next run looking for it. */
+  const nothingStarted = async () => {
+    batch.state = 'pending';
+    await context.save();
+  };
   if (batch.state === 'starting') {
-    const found = await findStarted(client, org, batch, claimed);
+    const found = await findStarted(client, org, record(), claimed);
     if (found) {
       batch.migrationIds.push(found.id);
       claimed.add(found.id);
@@ -46,8 +57,13 @@ export async function startBatch(context: StartContext, batch: BatchRecord): Pro
     batch.attempts++;
   }
   for (let spamWaits = 0; ; spamWaits++) {
+    // What exists before the start is never taken for what it made (started-lookup.ts).
+    const startingAt = clock.now();
+    const listed = await migrationsBefore(client, org, startingAt);
     batch.state = 'starting';
-    batch.startingAt = clock.now();
+    batch.startingAt = startingAt;
+    batch.existed = existedAt(listed, startingAt);
+    batch.startFlags = START_FLAGS.filter((flag) => context.body[flag] === true);
     await context.save();
     let migration: Migration;
     try {
@@ -57,6 +73,7 @@ export async function startBatch(context: StartContext, batch: BatchRecord): Pro
       const refused = error instanceof ValidationError ? refusedRepositories(error, batch.repositories) : undefined;
       if (refused) {
         // docs/service.md#start-migration: a 422 started nothing; the batch goes on without what it names.
+        await nothingStarted();
         const names = new Set(refused.map((r) => r.name));
         batch.repositories = batch.repositories.filter((name) => !names.has(name));
         batch.skipped = [...(batch.skipped ?? []), ...refused];
@@ -85,17 +102,19 @@ export async function startBatch(context: StartContext, batch: BatchRecord): Pro
             message: `the service refuses new starts for now; batches wait ${waitMs / 1000} s before asking again (wait ${spamWaits + 1} of at most ${MAX_SPAM_WAITS})`,
           });
         }
+        // Not left `starting` while it waits: a Ctrl-C now would send the next run looking for it.
+        await nothingStarted();
         await clock.sleep(waitMs, context.signal);
         continue;
       }
       if (error instanceof UnavailableError) {
         // The answer was lost, not necessarily the start: look before starting again.
-        const found = await findStarted(client, org, batch, claimed);
+        const found = await findStarted(client, org, record(), claimed);
         if (found) migration = found;
         else throw error;
       } else {
-        // A clear refusal started nothing.
-        batch.state = 'pending';
+        // A clear refusal started nothing; a start cut short (Ctrl-C) may have, and stays `starting`.
+        if (error instanceof CliError && !(error instanceof InterruptedError)) await nothingStarted();
         throw error;
       }
     }
