@@ -50,15 +50,21 @@ function exportOptions(
   };
 }
 
+/** An export of widgets and docs.site with --lock whose download storage cut short: its .part is kept. */
+async function exportCutShort() {
+  const box = await coreSandbox({ exportSeconds: 0, archivePadBytes: 300_000 });
+  const path = join(tempDir(), 'acme.tar.gz');
+  // Storage cuts every answer after 4 KiB: the download gives up with its .part kept.
+  box.sandbox.faults.set({ cutAfterBytes: 4096, cutTimes: 100 });
+  const first: string[] = [];
+  await expect(runExport(box.api, exportOptions(box, () => path, first))).rejects.toMatchObject({ exitCode: ExitCode.Unavailable });
+  const id = Number(/started migration (\d+)/.exec(first.join('\n'))?.[1]);
+  return { box, path, id };
+}
+
 describe('a single export continues what an earlier run left', () => {
   it('a download cut short: the same export continues the same migration from its .part, with no second start', async () => {
-    const box = await coreSandbox({ exportSeconds: 0, archivePadBytes: 300_000 });
-    const path = join(tempDir(), 'acme.tar.gz');
-    // Storage cuts every answer after 4 KiB: the download gives up with its .part kept.
-    box.sandbox.faults.set({ cutAfterBytes: 4096, cutTimes: 100 });
-    const first: string[] = [];
-    await expect(runExport(box.api, exportOptions(box, () => path, first))).rejects.toMatchObject({ exitCode: ExitCode.Unavailable });
-    const id = Number(/started migration (\d+)/.exec(first.join('\n'))?.[1]);
+    const { box, path, id } = await exportCutShort();
     const kept = statSync(`${path}.part`).size;
     expect(kept).toBeGreaterThan(0);
     expect(lockedNames(box.sandbox)).toEqual(['docs.site', 'widgets']);
@@ -80,12 +86,7 @@ describe('a single export continues what an earlier run left', () => {
   });
 
   it('--new over the .part of an earlier --lock export: warned of before the start, with the command that unlocks it', async () => {
-    const box = await coreSandbox({ exportSeconds: 0, archivePadBytes: 300_000 });
-    const path = join(tempDir(), 'acme.tar.gz');
-    box.sandbox.faults.set({ cutAfterBytes: 4096, cutTimes: 100 });
-    const first: string[] = [];
-    await expect(runExport(box.api, exportOptions(box, () => path, first))).rejects.toMatchObject({ exitCode: ExitCode.Unavailable });
-    const id = Number(/started migration (\d+)/.exec(first.join('\n'))?.[1]);
+    const { box, path, id } = await exportCutShort();
     box.sandbox.faults.clear();
     const fresh: string[] = [];
     const report = await runExport(box.api, exportOptions(box, () => path, fresh, { fresh: true }));

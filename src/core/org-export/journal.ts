@@ -66,7 +66,7 @@ export interface BatchRecord {
   error?: { message: string; exitCode: number; hint?: string };
 }
 
-export interface SkippedRepository {
+interface SkippedRepository {
   name: string;
   reason: string;
   /**

@@ -4,7 +4,8 @@ import { type Migration, START_FLAGS, type StartMigrationBody } from '../../api/
 import type { Clock } from '../../support/clock.js';
 import { CliError, InterruptedError, UnavailableError, ValidationError } from '../../errors.js';
 import { existedAt, findStarted, migrationsBefore, type StartRecord } from '../started-lookup.js';
-import type { BatchRecord, BatchState, OrgExportEvent, SkippedRepository } from './journal.js';
+import { refusedRepositories } from '../refused-repositories.js';
+import type { BatchRecord, BatchState, OrgExportEvent } from './journal.js';
 
 /** Waits for the service to take starts again ("spammed") before the batch is reported as refused. */
 const MAX_SPAM_WAITS = 20;
@@ -123,21 +124,4 @@ export async function startBatch(context: StartContext, batch: BatchRecord): Pro
     await context.step(batch, 'started', `started migration ${migration.id}`, migration.id);
     return;
   }
-}
-
-/**
- * The repositories of `batch` a 422 names, with the service's reason, when it names nothing else:
- * each entry an item of `repositories` in the batch (its `value`, when given, that item). Any other
- * refusal (another field, "spammed", a message alone) is undefined: it is the batch's failure.
- */
-function refusedRepositories(error: ValidationError, repositories: string[]): SkippedRepository[] | undefined {
-  if (error.items.length === 0) return undefined;
-  const refused = new Map<string, string>();
-  for (const item of error.items) {
-    const name = repositories[item.index];
-    if (item.field !== 'repositories' || name === undefined) return undefined;
-    if (typeof item.value === 'string' && item.value.toLowerCase() !== name.toLowerCase()) return undefined;
-    refused.set(name, item.reason);
-  }
-  return [...refused].map(([name, reason]) => ({ name, reason }));
 }
