@@ -43,7 +43,7 @@ export async function checkDestination(destination: Destination): Promise<void> 
     // refused now, before a start locks anything.
     try {
       await checkLeftover(`${file}.part`);
-      await checkLeftover(`${file}.part.json`, { shared: true });
+      await checkLeftover(`${file}.part.json`, { renamesOver: true });
     } catch (error) {
       if (error instanceof CliError) throw error;
       throw fileError(error as NodeJS.ErrnoException, { action: 'read', path: shown, after: NOTHING_STARTED });

@@ -18,7 +18,7 @@ function plantedLink(path: string): UsageError {
 }
 
 function notOwnFile(path: string): UsageError {
-  return new UsageError(`${path} is not a regular file of its own (a device, a FIFO or a hard link): refusing to write to it`, {
+  return new UsageError(`${path} is not a regular file of its own (a directory, a device, a FIFO or a hard link): refusing to write to it`, {
     hint: `remove it (rm ${path}) and run the command again`,
   });
 }
@@ -32,11 +32,12 @@ async function ownFile(handle: FileHandle, path: string): Promise<FileHandle> {
 }
 
 /**
- * The download's refusals of what it finds at `path` (a `.part` it appends to, `shared` a side file
- * it renames over), made before anything is asked of the service: absent, or a plain file, of its
- * own unless `shared`; never a link. System errors are the caller's to name.
+ * The download's refusals of what it finds at `path`, made before anything is asked of the service.
+ * A `.part` it appends to: absent, or a plain file of its own, never a link. A side file it
+ * `renamesOver` (a link or a file there is replaced, never written through): anything but a
+ * directory. System errors are the caller's to name.
  */
-export async function checkLeftover(path: string, { shared = false } = {}): Promise<void> {
+export async function checkLeftover(path: string, { renamesOver = false } = {}): Promise<void> {
   let stats;
   try {
     stats = await lstat(path);
@@ -44,8 +45,12 @@ export async function checkLeftover(path: string, { shared = false } = {}): Prom
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
     throw error;
   }
+  if (renamesOver) {
+    if (stats.isDirectory()) throw notOwnFile(path);
+    return;
+  }
   if (stats.isSymbolicLink()) throw plantedLink(path);
-  if (!stats.isFile() || (!shared && stats.nlink !== 1)) throw notOwnFile(path);
+  if (!stats.isFile() || stats.nlink !== 1) throw notOwnFile(path);
 }
 
 /**
