@@ -147,7 +147,7 @@ async function unlockMany(context: Context, command: Exclude<UnlockCommand, { ki
   try {
     const recorded = await unlockedRecord(dir);
     // A batch left `starting` may have a migration the journal never heard of: looked up as the export does.
-    const lookups = await lookUpStarts(client, org, locks);
+    const lookups = await lookUpStarts(client, org, locks, context.clock.now());
     const lost = new Set(lookups.flatMap((found) => (found.migrationId === undefined ? [] : [found.migrationId])));
     const migrations = [
       ...locks.migrations,

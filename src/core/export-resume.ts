@@ -152,38 +152,43 @@ export async function startOrContinue(
     if (!(error instanceof UnavailableError)) throw error;
     // The answer was lost, not necessarily the start.
     let found: Migration | undefined;
+    let lookedUp = false;
     try {
       // Without the list from before the start, what the list shows now cannot be told apart from it.
       const start = { repositories: wanted, flags: body, startingAt, existed: listed && existedAt(listed, startingAt) };
-      if (listed) found = await findStarted(client, org, start, new Set());
+      if (listed) {
+        found = await findStarted(client, org, start, new Set(), options.now());
+        lookedUp = true;
+      }
     } catch (lookup) {
       // The list cannot be had either: what is said is the same, the start may have happened.
       if (!(lookup instanceof CliError) || lookup instanceof InterruptedError) throw lookup;
     }
     if (found) return { migration: found, continued: false, step: `the answer to the start was lost; found migration ${found.id} (${found.state}), which it started` };
-    throw lostStart(error, body);
+    throw lostStart(error, body, lookedUp, startingAt);
   }
 }
 
-/** A start that may have happened unseen: what may be locked, and how to find and give it back. */
-function lostStart(error: UnavailableError, body: StartMigrationBody): CliError {
+/**
+ * A start that may have happened unseen: what may be locked, and how to find and give it back. The
+ * hint names no command that picks a migration by itself (`unlock --repo` takes the latest of any
+ * export): the owner tells this one by its repositories and time in the list, then unlocks it by id.
+ */
+function lostStart(error: UnavailableError, body: StartMigrationBody, lookedUp: boolean, startingAt: number): CliError {
   const names = body.repositories.map((name) => name.slice(name.indexOf('/') + 1));
   const shown = names.length > 10 ? `${names.slice(0, 10).join(', ')} and ${names.length - 10} more` : names.join(', ');
   const locked = body.lock_repositories
     ? `; if it did, ${names.length === 1 ? 'its repository' : `its ${names.length} repositories`} (${shown}) ${names.length === 1 ? 'is' : 'are'} locked`
     : '';
-  const first = names[0] ?? '';
-  return new CliError(
-    `${error.message}; the export may have started all the same, though no migration of these repositories is in the list yet${locked}`,
-    error.exitCode,
-    {
-      hint: body.lock_repositories && first
-        ? `\`svc-migrate list\` shows it once it appears; \`svc-migrate unlock --repo ${first} --all\` unlocks every repository of the latest migration that locked ${first}`
-        : '`svc-migrate list` shows it once it appears; run the same export again to continue it rather than start another',
-      cause: error,
-      ...(error.status === undefined ? {} : { status: error.status }),
-    },
-  );
+  const looked = lookedUp ? 'no migration of these repositories made since the start is in the list yet' : 'the list of migrations could not be read to look for it';
+  const which = `\`svc-migrate list\` shows it once it appears: exactly these repositories, created about ${new Date(startingAt).toISOString()}`;
+  return new CliError(`${error.message}: ${looked}${locked}`, error.exitCode, {
+    hint: body.lock_repositories
+      ? `${which}; \`svc-migrate unlock <its id> --all\` gives them back`
+      : `${which}; run the same export again to continue it rather than start another`,
+    cause: error,
+    ...(error.status === undefined ? {} : { status: error.status }),
+  });
 }
 
 function fullNames(body: StartMigrationBody, org: string): string[] {

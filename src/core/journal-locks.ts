@@ -88,12 +88,12 @@ export interface StartLookup {
  * The migration each batch left `starting` made, looked up as the export looks it up
  * (started-lookup.ts), never one the journal names or another batch took.
  */
-export async function lookUpStarts(client: ApiClient, org: string, locks: JournalLocks): Promise<StartLookup[]> {
+export async function lookUpStarts(client: ApiClient, org: string, locks: JournalLocks, now: number): Promise<StartLookup[]> {
   const claimed = new Set(locks.migrations.map((m) => m.migrationId));
   const found: StartLookup[] = [];
   for (const { batch, start } of locks.starting) {
     try {
-      const migration = await findStarted(client, org, start, claimed);
+      const migration = await findStarted(client, org, start, claimed, now);
       if (migration) claimed.add(migration.id);
       found.push({ batch, ...(migration ? { migrationId: migration.id } : {}) });
     } catch (error) {

@@ -71,21 +71,29 @@ export function existedAt(listed: Migration[], startingAt: number): number[] {
 
 /**
  * A migration the start of `start` made without its answer: exactly the same repositories and
- * flags, created since, not one that existed before it, and not one of `claimed` (taken already).
+ * flags, created around the start (within the skew either side: the service creates it as the start
+ * arrives, seconds after it was sent, on a clock that may differ from ours), not one that existed
+ * before it, and not one of `claimed` (taken already). One made later than that is another's,
+ * however alike: a start that never reached the service must not adopt the next export of the
+ * same repositories, made an hour or a day before this run looks.
  */
 export async function findStarted(
   client: ApiClient,
   org: string,
   start: StartRecord,
   claimed: Set<number>,
+  now: number,
 ): Promise<Migration | undefined> {
   const since = (start.startingAt ?? 0) - START_LOOKUP_SKEW_MS;
+  // A start recorded without its time (an earlier version) is bounded by the lookup's own time.
+  const until = (start.startingAt ?? now) + START_LOOKUP_SKEW_MS;
   const existed = new Set(start.existed);
   for await (const page of listAllMigrations(client, org, { perPage: 100 })) {
     for (const migration of page) {
+      const created = Date.parse(migration.created_at);
       // Newest first: past the start, nothing later can be it.
-      if (Date.parse(migration.created_at) < since) return undefined;
-      if (claimed.has(migration.id) || existed.has(migration.id)) continue;
+      if (created < since) return undefined;
+      if (created > until || claimed.has(migration.id) || existed.has(migration.id)) continue;
       if (exportsExactly(migration, start.repositories) && (!start.flags || sameFlags(migration, start.flags))) return migration;
     }
   }

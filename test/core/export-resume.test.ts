@@ -177,8 +177,8 @@ describe('a lost start answer', () => {
     const failure = runExport(box.api, exportOptions(box, () => join(tempDir(), 'a.tar.gz'), []));
     await expect(failure).rejects.toMatchObject({
       exitCode: ExitCode.Unavailable,
-      message: expect.stringMatching(/; the export may have started all the same, though no migration of these repositories is in the list yet; if it did, its 2 repositories \(widgets, docs\.site\) are locked$/),
-      hint: '`svc-migrate list` shows it once it appears; `svc-migrate unlock --repo widgets --all` unlocks every repository of the latest migration that locked widgets',
+      message: expect.stringMatching(/: no migration of these repositories made since the start is in the list yet; if it did, its 2 repositories \(widgets, docs\.site\) are locked$/),
+      hint: `\`svc-migrate list\` shows it once it appears: exactly these repositories, created about ${new Date(box.clock.now()).toISOString()}; \`svc-migrate unlock <its id> --all\` gives them back`,
     });
     expect(box.sandbox.store.list(box.sandbox.store.organization('octo-org')!).filter((m) => m.locked.size > 0)).toEqual([]);
   });

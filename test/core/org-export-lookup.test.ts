@@ -59,10 +59,22 @@ describe('the lookup of a start whose answer was lost', () => {
     // Since, one of the same repositories without git data: not this start's either.
     await startMigration(api, 'octo-org', { repositories: names(2), exclude_git_data: true, ...flags });
     const record = { repositories: names(2), flags, startingAt, existed };
-    expect(await findStarted(api, 'octo-org', record, new Set())).toBeUndefined();
+    expect(await findStarted(api, 'octo-org', record, new Set(), clock.now())).toBeUndefined();
     // What the start made is found.
     const made = await startMigration(api, 'octo-org', { repositories: names(2), ...flags });
-    expect((await findStarted(api, 'octo-org', record, new Set()))?.id).toBe(made.id);
+    expect((await findStarted(api, 'octo-org', record, new Set(), clock.now()))?.id).toBe(made.id);
+  });
+
+  it('never takes one made long after the start: a start that never reached the service adopts no later export', async () => {
+    const { api, clock } = await setUp({ repositories: 2 });
+    const flags = { lock_repositories: true };
+    const startingAt = clock.now();
+    const existed = existedAt(await migrationsBefore(api, 'octo-org', startingAt), startingAt);
+    // The start was lost on its way; an hour later a colleague exports the same repositories alike.
+    clock.advance(60 * 60_000);
+    await startMigration(api, 'octo-org', { repositories: names(2), ...flags });
+    const record = { repositories: names(2), flags, startingAt, existed };
+    expect(await findStarted(api, 'octo-org', record, new Set(), clock.now())).toBeUndefined();
   });
 
   it('a batch left "starting" takes neither a migration of other flags nor one listed before its start: it starts its own', async () => {

@@ -47,7 +47,7 @@ export async function startBatch(context: StartContext, batch: BatchRecord): Pro
     await context.save();
   };
   if (batch.state === 'starting') {
-    const found = await findStarted(client, org, record(), claimed);
+    const found = await findStarted(client, org, record(), claimed, clock.now());
     if (found) {
       batch.migrationIds.push(found.id);
       claimed.add(found.id);
@@ -110,7 +110,7 @@ export async function startBatch(context: StartContext, batch: BatchRecord): Pro
       }
       if (error instanceof UnavailableError) {
         // The answer was lost, not necessarily the start: look before starting again.
-        const found = await findStarted(client, org, record(), claimed);
+        const found = await findStarted(client, org, record(), claimed, clock.now());
         if (found) migration = found;
         else throw error;
       } else {
