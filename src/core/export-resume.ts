@@ -142,8 +142,12 @@ export async function startOrContinue(
   }
   if (continued) {
     const { migration, part } = continued;
-    const why = part ? `its download is half done in ${part}` : 'it exports exactly these repositories';
-    return { migration, continued: true, step: `continuing migration ${migration.id} (${migration.state}), started by an earlier run: ${why}; --new starts another instead` };
+    // A .part names the migration it holds; without one, an export of the same repositories and
+    // flags may be this one's earlier run or another's, and the line says no more than is known.
+    const why = part
+      ? `started by an earlier run: its download is half done in ${part}`
+      : 'started earlier with exactly these repositories and flags (by an earlier run, or another export of them)';
+    return { migration, continued: true, step: `continuing migration ${migration.id} (${migration.state}), ${why}; --new starts another instead` };
   }
   try {
     const migration = await startMigration(client, org, body);

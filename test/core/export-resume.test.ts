@@ -136,7 +136,7 @@ describe('a single export continues what an earlier run left', () => {
     const said: string[] = [];
     const report = await runExport(box.api, exportOptions(box, () => join(tempDir(), 'a.tar.gz'), said));
     expect(report.migration.id).toBe(earlier.id);
-    expect(said[0]).toMatch(new RegExp(`^start: continuing migration ${earlier.id} \\((pending|exporting)\\), started by an earlier run: it exports exactly these repositories`));
+    expect(said[0]).toMatch(new RegExp(`^start: continuing migration ${earlier.id} \\((pending|exporting)\\), started earlier with exactly these repositories and flags`));
 
     const pending = await startMigration(box.api, box.org, { repositories: REPOS, lock_repositories: true });
     const fresh: string[] = [];

@@ -209,7 +209,7 @@ describe('a failure after the lock names what is still locked', () => {
       env: noOrg,
     });
     expect(again.code).toBe(7);
-    expect(again.stderr).toMatch(new RegExp(`✓ continuing migration ${earlier} \\((pending|exporting)\\), started by an earlier run: it exports exactly these repositories; --new starts another instead`));
+    expect(again.stderr).toMatch(new RegExp(`✓ continuing migration ${earlier} \\((pending|exporting)\\), started earlier with exactly these repositories and flags \\(by an earlier run, or another export of them\\); --new starts another instead`));
     expect(starts()).toBe(before);
     // Started without --lock, it is another export: not continued.
     const other = await runCli(['export', 'widgets', '--timeout', '2s', '-o', join(tempDir(), 'b.tgz'), ...FAST], { env });
