@@ -93,9 +93,10 @@ function earlierExportNotice(earlier: Migration): string {
 }
 
 /** The warning, with --new, about the half-done download of an earlier export of the same repositories. */
-function halfDoneNotice(earlier: Migration, part: string): string {
+function halfDoneNotice(earlier: Migration, part: string, fresh: boolean): string {
   const lock = earlier.lock_repositories ? ', which locked its repositories' : '';
-  return `${part} holds the half-done download of migration ${earlier.id} (${earlier.state}${lock}), an earlier run of this export; --new starts another instead of continuing it. ${whatItLeaves(earlier)}`;
+  const why = fresh ? '--new starts another instead of continuing it' : 'it was started with other flags, so another is started and the .part started over';
+  return `${part} holds the half-done download of migration ${earlier.id} (${earlier.state}${lock}), an earlier export of these repositories; ${why}. ${whatItLeaves(earlier)}`;
 }
 
 export interface Begun {
@@ -134,10 +135,11 @@ export async function startOrContinue(
     if (other === continued?.migration) continue;
     if (other.state === 'pending' || other.state === 'exporting') {
       options.onNotice?.(earlierExportNotice(other));
-    } else if (options.fresh) {
-      // `--new` over a half-done download: that migration would otherwise be heard of only after the start.
+    } else {
+      // A half-done download not continued (`--new`, or other flags): that migration would
+      // otherwise be heard of only after the start, when the download starts its .part over.
       const part = options.partPath(other.id);
-      if (part !== undefined && (await partOf(part)) === other.guid) options.onNotice?.(halfDoneNotice(other, part));
+      if (part !== undefined && (await partOf(part)) === other.guid) options.onNotice?.(halfDoneNotice(other, part, options.fresh));
     }
   }
   if (continued) {

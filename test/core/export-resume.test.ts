@@ -92,11 +92,21 @@ describe('a single export continues what an earlier run left', () => {
     const report = await runExport(box.api, exportOptions(box, () => path, fresh, { fresh: true }));
     expect(report.migration.id).not.toBe(id);
     expect(fresh[0]).toBe(
-      `notice: ${path}.part holds the half-done download of migration ${id} (exported, which locked its repositories), an earlier run of this export; `
+      `notice: ${path}.part holds the half-done download of migration ${id} (exported, which locked its repositories), an earlier export of these repositories; `
       + `--new starts another instead of continuing it. \`svc-migrate download ${id} --wait --output migration-${id}.tar.gz\` saves that one's archive; `
       + `\`svc-migrate unlock ${id} --all\` gives back the repositories it locked`,
     );
     expect(fresh[1]).toBe(`start: started migration ${report.migration.id} (pending)`);
+  });
+
+  it('other flags over the .part of an earlier --lock export: warned of before the start, with the command that unlocks it', async () => {
+    const { box, path, id } = await exportCutShort();
+    box.sandbox.faults.clear();
+    const said: string[] = [];
+    const report = await runExport(box.api, exportOptions(box, () => path, said, { body: { repositories: REPOS } }));
+    expect(report.migration.id).not.toBe(id);
+    expect(said[0]).toMatch(new RegExp(`^notice: .*holds the half-done download of migration ${id} .*; it was started with other flags, so another is started and the .part started over\\. .*\`svc-migrate unlock ${id} --all\``));
+    expect(said[1]).toBe(`start: started migration ${report.migration.id} (pending)`);
   });
 
   it('with the default name, the .part of migration-<id>.tar.gz names the migration continued', async () => {
