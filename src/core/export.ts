@@ -122,7 +122,7 @@ export async function runExport(client: ApiClient, options: ExportOptions): Prom
     failed = waited.failed.length > 0;
     migration = waited.migrations[0] ?? migration;
   } catch (error) {
-    return fail(error, `keep waiting with \`svc-migrate status ${id} --wait\`, then \`${downloadCommand(id, options.download)}\``);
+    return fail(error, `run the same export again: it continues migration ${id} (or keep waiting with \`svc-migrate status ${id} --wait\`, then \`${downloadCommand(id, options.download)}\`)`);
   }
   if (failed) {
     // Nothing will ever be downloaded: with --unlock, give the repositories back now.

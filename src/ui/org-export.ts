@@ -70,11 +70,12 @@ export function orgExportTable(result: OrgExportResult, theme: ChalkInstance, la
     batch.archive ? (batch.archive.verified ? 'verified' : theme.yellow('NOT verified')) : '-',
     problemOf(batch),
   ]);
-  // On a narrow terminal the batch and its state stay whole; the rest is cut to fit.
+  // On a narrow terminal the batch, its migration (which archive holds it) and its state stay
+  // whole; the rest is cut to fit.
   const table = renderTable(['BATCH', 'REPOS', 'MIGRATION', 'STATE', 'SIZE', 'ARCHIVE', 'PROBLEM'], rows, theme, layout, [
     { rank: KEY },
     { rank: 0 },
-    { rank: 1 },
+    { rank: KEY - 1 },
     { rank: KEY - 1 },
     { rank: 1 },
     { rank: 2 },

@@ -174,7 +174,7 @@ describe('a failure after the lock names what is still locked', () => {
     const locked = await runCli(['export', 'widgets', '--lock', '--timeout', '2s', '-o', join(tempDir(), 'a.tgz'), ...FAST], { env });
     expect(locked.code).toBe(7);
     expect(locked.stderr).toMatch(/1 repository is still locked \(widgets\)/);
-    expect(locked.stderr).toMatch(/hint: keep waiting with `svc-migrate status \d+ --wait`/);
+    expect(locked.stderr).toMatch(/hint: run the same export again: it continues migration \d+ \(or keep waiting with `svc-migrate status \d+ --wait`/);
     const open = await runCli(['export', 'docs.site', '--timeout', '2s', '-o', join(tempDir(), 'a.tgz'), ...FAST], { env });
     expect(open.code).toBe(7);
     expect(open.stderr).not.toMatch(/locked/);

@@ -118,6 +118,10 @@ describe('org export', () => {
     expect(orgExportTable(result, plain, { plain: false, width: 100 })).toMatchSnapshot();
     expect(orgExportTable(result, plain, { plain: true })).toMatchSnapshot();
     expect(orgExportTable(result, plain, { plain: true })).not.toContain(ESC);
+    // At 40 columns the table still says which archive holds each batch.
+    const narrow = orgExportTable(result, plain, { plain: false, width: 40 }).split('\n');
+    expect(narrow[0]).toMatch(/^BATCH {2}MIGRATION {2}STATE/);
+    expect(narrow.slice(0, result.batches.length + 1).every((line) => line.length <= 40)).toBe(true);
     expect(orgExportFooter(result)).toBe('3/5 repositories in verified archives; look at batch 2 in backup/svc-migrate-journal.json, then run the same command again');
     expect(orgExportFooter({ ...result, verifiedRepositories: 5, batches: result.batches.slice(0, 1) })).toBe('5/5 repositories in verified archives');
   });
