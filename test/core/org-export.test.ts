@@ -161,10 +161,13 @@ describe('a run takes up what the journal holds', () => {
 
   it('finds a migration whose start answer was lost with the list, and sends no start twice', async () => {
     const box = await setUp({ repositories: 6, faults: { loseStartAnswerNext: 2 } });
-    const { result } = await exportAll(box, box.dir, names(6));
+    const { result, events } = await exportAll(box, box.dir, names(6));
     expect(result.exitCode).toBe(ExitCode.Ok);
     expect(starts(box.sandbox)).toHaveLength(3);
     expect(new Set(result.batches.flatMap((b) => b.migrationIds)).size).toBe(3);
+    // What found them says so: the answer was lost, the migration found.
+    const found = events.filter((e) => e.type === 'batch' && e.state === 'started' && e.message.startsWith('the answer to the start was lost; found migration '));
+    expect(found).toHaveLength(2);
   });
 
   it('looks a batch left "starting" up first: adopts the migration started since, never an older one of the same repositories', async () => {

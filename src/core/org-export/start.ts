@@ -67,6 +67,7 @@ export async function startBatch(context: StartContext, batch: BatchRecord): Pro
     batch.startFlags = START_FLAGS.filter((flag) => context.body[flag] === true);
     await context.save();
     let migration: Migration;
+    let lostAnswer = false;
     try {
       migration = await startMigration(client, org, { ...context.body, repositories: batch.repositories });
     } catch (error) {
@@ -111,8 +112,9 @@ export async function startBatch(context: StartContext, batch: BatchRecord): Pro
       if (error instanceof UnavailableError) {
         // The answer was lost, not necessarily the start: look before starting again.
         const found = await findStarted(client, org, record(), claimed, clock.now());
-        if (found) migration = found;
-        else throw error;
+        if (!found) throw error;
+        migration = found;
+        lostAnswer = true;
       } else {
         // A clear refusal started nothing; a start cut short (Ctrl-C) may have, and stays `starting`.
         if (error instanceof CliError && !(error instanceof InterruptedError)) await nothingStarted();
@@ -121,7 +123,8 @@ export async function startBatch(context: StartContext, batch: BatchRecord): Pro
     }
     batch.migrationIds.push(migration.id);
     claimed.add(migration.id);
-    await context.step(batch, 'started', `started migration ${migration.id}`, migration.id);
+    const said = lostAnswer ? `the answer to the start was lost; found migration ${migration.id}, which it started` : `started migration ${migration.id}`;
+    await context.step(batch, 'started', said, migration.id);
     return;
   }
 }
