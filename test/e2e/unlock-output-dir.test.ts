@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -147,6 +147,12 @@ describe('unlock --output-dir', () => {
     const record = await runCli(['unlock', '--output-dir', dir], { env });
     expect(record.code).toBe(2);
     expect(record.stderr).toContain(`error: ${join(dir, 'svc-migrate-unlocked.json')} is not a record this program wrote: a migration id in it is not a whole number`);
+    // A directory there is said to be one, not "a file of its size".
+    rmSync(join(dir, 'svc-migrate-unlocked.json'));
+    mkdirSync(join(dir, 'svc-migrate-unlocked.json'));
+    const folder = await runCli(['unlock', '--output-dir', dir], { env });
+    expect(folder.code).toBe(2);
+    expect(folder.stderr).toContain(`error: ${join(dir, 'svc-migrate-unlocked.json')} is not a record this program wrote: it is a directory\n`);
     expect(unlockRequests(sandbox)).toEqual([]);
     expect(lockedNames(sandbox)).toHaveLength(3);
   });
