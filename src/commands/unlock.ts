@@ -115,14 +115,30 @@ function renderMigrations(context: Context, reports: MigrationReport[]): string 
       return [`${head}:`, ...body].join('\n');
     }
     const words = report.migration_id === undefined && report.state === 'failed' ? 'its start could not be looked up' : STATE_WORDS[report.state];
+    // The service's 404 only says again that the migration was not found: said once, with the organization.
+    if (report.state === 'not_found') return `${head}: ${words} in organization ${context.org()}`;
     return `${head}: ${words}${report.error ? ` (${report.error})` : ''}`;
   });
-  const unlocked = reports.reduce((n, report) => n + (report.state === 'unlocked' ? report.repositories.filter((o) => o.ok).length : 0), 0);
+  return [...lines, summary(reports)].join('\n');
+}
+
+/**
+ * The closing line: repositories unlocked, of the migrations asked to unlock them; a migration that
+ * locked nothing, or was unlocked already, unlocked nothing and is said as such, not counted.
+ */
+function summary(reports: MigrationReport[]): string {
+  const unlocked = reports.reduce((n, report) => n + report.repositories.filter((o) => o.ok).length, 0);
   // Only migrations there are: one not found, or a start not found, is no migration of the count.
-  const migrations = reports.filter((report) => report.migration_id !== undefined && report.state !== 'not_found');
+  const tried = reports.filter((report) => report.migration_id !== undefined && (report.state === 'unlocked' || report.state === 'failed'));
+  const lockedNothing = reports.filter((report) => report.state === 'not_locked').length;
+  const already = reports.filter((report) => report.state === 'unlocked_by_export' || report.state === 'unlocked_before').length;
   const notFound = reports.filter((report) => report.state === 'not_found').map((report) => report.migration_id);
-  const total = `unlocked ${counted(unlocked, 'repository', 'repositories')} of ${counted(migrations.length, 'migration')}`;
-  return [...lines, notFound.length > 0 ? `${total}; not found: ${notFound.join(', ')}` : total].join('\n');
+  return [
+    tried.length > 0 ? `unlocked ${counted(unlocked, 'repository', 'repositories')} of ${counted(tried.length, 'migration')}` : 'nothing unlocked',
+    ...(lockedNothing > 0 ? [`${counted(lockedNothing, 'migration')} locked nothing`] : []),
+    ...(already > 0 ? [`${counted(already, 'migration')} unlocked already`] : []),
+    ...(notFound.length > 0 ? [`not found: ${notFound.join(', ')}`] : []),
+  ].join('; ');
 }
 
 /** Each migration whole; with `--output-dir`, every one its journal names, recorded once given back. */

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
+import { constants, type Stats } from 'node:fs';
 import { type FileHandle, lstat, open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { UsageError } from '../errors.js';
+import { shellWord } from '../support/shell-word.js';
 
 // Files the download writes next to the user's archive are never reached through a link someone
 // planted there (docs/reliability.md, "Credentials and files"): new files are created exclusively,
@@ -17,9 +18,13 @@ function plantedLink(path: string): UsageError {
   });
 }
 
-function notOwnFile(path: string): UsageError {
-  return new UsageError(`${path} is not a regular file of its own (a directory, a device, a FIFO or a hard link): refusing to write to it`, {
-    hint: `remove it (rm ${path}) and run the command again`,
+/** What is at `path` instead of a file of its own, as `stats` (of the path itself, not followed) tell. */
+function notOwnFile(path: string, stats: Stats): UsageError {
+  const kind = stats.isDirectory() ? 'a directory' : stats.isFile() ? 'a hard link to another file' : 'a device, a FIFO or a socket';
+  // `rm` alone refuses a directory.
+  const remove = stats.isDirectory() ? `rm -r ${shellWord(path)}` : `rm ${shellWord(path)}`;
+  return new UsageError(`${path} is not a regular file of its own (it is ${kind}): refusing to write to it`, {
+    hint: `remove it (${remove}) and run the command again`,
   });
 }
 
@@ -28,7 +33,7 @@ async function ownFile(handle: FileHandle, path: string): Promise<FileHandle> {
   const stats = await handle.stat();
   if (stats.isFile() && stats.nlink === 1) return handle;
   await handle.close();
-  throw notOwnFile(path);
+  throw notOwnFile(path, stats);
 }
 
 /**
@@ -46,11 +51,11 @@ export async function checkLeftover(path: string, { renamesOver = false } = {}):
     throw error;
   }
   if (renamesOver) {
-    if (stats.isDirectory()) throw notOwnFile(path);
+    if (stats.isDirectory()) throw notOwnFile(path, stats);
     return;
   }
   if (stats.isSymbolicLink()) throw plantedLink(path);
-  if (!stats.isFile() || stats.nlink !== 1) throw notOwnFile(path);
+  if (!stats.isFile() || stats.nlink !== 1) throw notOwnFile(path, stats);
 }
 
 /**

@@ -112,7 +112,8 @@ export async function unlockedRecord(dir: string): Promise<Set<number>> {
     const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     try {
       const stats = await handle.stat();
-      if (!stats.isFile() || stats.size > MAX_RECORD_BYTES) throw notOurs(path, 'it is not a file of its size');
+      if (!stats.isFile()) throw notOurs(path, stats.isDirectory() ? 'it is a directory' : 'it is not a regular file');
+      if (stats.size > MAX_RECORD_BYTES) throw notOurs(path, `it holds more than ${MAX_RECORD_BYTES} bytes, more than such a record can`);
       text = await handle.readFile('utf8');
     } finally {
       await handle.close();

@@ -226,13 +226,14 @@ export function migrationsUnlockFailure(
     ...stuck.map((result) => {
       const failed = result.repositories.filter((o) => !o.ok);
       const why = result.error ?? { message: failed.map((o) => `${o.repository}: ${o.error}`).join(', '), exitCode: failed[0]?.exitCode ?? ExitCode.Unavailable };
-      return { what: `migration ${result.migrationId}`, ...why };
+      // A 404 only says again that the migration was not found, which the error's head says already.
+      return { what: `migration ${result.migrationId}`, ...why, message: result.outcome === 'not-found' ? undefined : why.message };
     }),
     ...lookups.map((lookup) => ({ what: `batch ${lookup.batch}'s start, not looked up`, message: lookup.message, exitCode: lookup.exitCode })),
   ];
   const notFound = stuck.filter((result) => result.outcome === 'not-found').map((result) => result.migrationId);
   const again = stuck.filter((result) => result.outcome !== 'not-found').map((result) => result.migrationId);
-  const shown = failures.slice(0, 3).map((f) => `${f.what} (${f.message})`).join('; ');
+  const shown = failures.slice(0, 3).map((f) => (f.message === undefined ? f.what : `${f.what} (${f.message})`)).join('; ');
   const more = failures.length > 3 ? `; … and ${failures.length - 3} more` : '';
   const anyUnlocked = results.some((result) => result.repositories.some((o) => o.ok));
   const code = anyUnlocked ? ExitCode.Partial : (failures[0]?.exitCode ?? ExitCode.Unavailable);

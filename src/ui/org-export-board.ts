@@ -291,7 +291,7 @@ export class LiveBoard implements OrgExportReporter {
     const forms = [...this.running.values()].map((entry) => batchLine(entry, now));
     const long = forms.every((form) => widthOf(form.long) <= width);
     const lines = forms.map((form) => cut(long ? form.long : form.short, width));
-    lines.push(fitted(totalsLine(this.totals, [...this.checked.values()].reduce((a, b) => a + b, 0), this.running.size), width));
+    lines.push(totalsLine(this.totals, [...this.checked.values()].reduce((a, b) => a + b, 0), this.running.size, width));
     // Move up over the old board and overwrite it in one write: no blank frame, no flicker.
     const rows = this.rowsDrawn();
     const up = rows > 0 ? `\u001b[${rows}F` : '';
@@ -305,10 +305,6 @@ export class LiveBoard implements OrgExportReporter {
 interface Forms {
   long: string;
   short: string;
-}
-
-function fitted(forms: Forms, width: number): string {
-  return cut(widthOf(forms.long) <= width ? forms.long : forms.short, width);
 }
 
 /** Measured as the terminal shows it: a wide character (a CJK state from the service) takes two columns. */
@@ -360,12 +356,29 @@ interface Totals {
   errors: number;
 }
 
-function totalsLine(t: Totals, checked: number, running: number): Forms {
+/**
+ * The totals in words where they fit; narrower, in short words, dropping whole the parts that
+ * matter least (what git checked so far, then the batches running, each a line above) rather
+ * than cutting one: the errors stay while anything but the repositories can.
+ */
+function totalsLine(t: Totals, checked: number, running: number, width: number): string {
   const ofChecked = checked > 0 ? ` · ${checked} checked` : '';
-  return {
-    long: `${t.done}/${counted(t.repositories, 'repository', 'repositories')}${ofChecked} · ${t.archives}/${counted(t.batches, 'archive')} · ${counted(t.errors, 'error')} · ${running} running`,
-    short: `${t.done}/${t.repositories}${ofChecked} · ${t.archives}/${t.batches} arch${t.errors > 0 ? ` · ${t.errors} err` : ''}`,
-  };
+  const long = `${t.done}/${counted(t.repositories, 'repository', 'repositories')}${ofChecked} · ${t.archives}/${counted(t.batches, 'archive')} · ${counted(t.errors, 'error')} · ${running} running`;
+  if (widthOf(long) <= width) return long;
+  // In the order shown; `drop` is the order they go in, first the least useful.
+  const parts = [
+    { text: `${t.done}/${t.repositories}`, drop: Infinity },
+    ...(checked > 0 ? [{ text: `${checked} checked`, drop: 1 }] : []),
+    { text: `${t.archives}/${t.batches} arch`, drop: 3 },
+    ...(t.errors > 0 ? [{ text: `${t.errors} err`, drop: 4 }] : []),
+    { text: `${running} run`, drop: 2 },
+  ];
+  const line = () => parts.map((part) => part.text).join(' · ');
+  while (parts.length > 1 && widthOf(line()) > width) {
+    const least = parts.reduce((a, b) => (b.drop < a.drop ? b : a));
+    parts.splice(parts.indexOf(least), 1);
+  }
+  return cut(line(), width);
 }
 
 function percent(done: number, total: number): number {

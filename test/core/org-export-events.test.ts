@@ -137,6 +137,26 @@ describe('what an org export tells as it goes', () => {
     expect(squeezed(told(events, 1))).toEqual(['resumed downloaded', 'verifying', 'verify reading', 'verified', 'unlocking', 'unlocked', 'done']);
   });
 
+  it('a started batch tells the state the start answered at once, before any round of the poller, and each state once', async () => {
+    const box = await setUp({ repositories: 4 });
+    // Stopped at the first start: no round of the poller comes after it.
+    const stop = new AbortController();
+    const first: OrgExportEvent[] = [];
+    await failure(run(box, names(4), { signal: stop.signal, parallel: 1, onEvent: (e) => e.type === 'batch' && e.state === 'started' && stop.abort() }, first));
+    const id = first.flatMap((e) => (e.type === 'batch' && e.state === 'started' ? [e.migrationId] : []))[0];
+    expect(first).toContainEqual({ type: 'migration', batch: 1, migrationId: id, state: 'pending' });
+
+    const box2 = await setUp({ repositories: 4 });
+    const events: OrgExportEvent[] = [];
+    expect((await run(box2, names(4), {}, events)).exitCode).toBe(ExitCode.Ok);
+    for (const batch of [1, 2]) {
+      const states = events.flatMap((e) => (e.type === 'migration' && e.batch === batch ? [e.state] : []));
+      expect(states[0]).toBe('pending');
+      expect(states.at(-1)).toBe('exported');
+      expect(squeezed(states)).toEqual(states);
+    }
+  });
+
   it('kept locked: the release step says it unlocked nothing', async () => {
     const box = await setUp({ repositories: 2 });
     const events: OrgExportEvent[] = [];

@@ -99,12 +99,21 @@ describe('a leftover .part that the download would refuse', () => {
     mkdirSync(`${other}.part.json`);
     const side = await runCli(['export', 'widgets', '--lock', '-o', other], { env });
     expect(side.code).toBe(2);
-    expect(side.stderr).toContain(`error: ${other}.part.json is not a regular file of its own`);
+    expect(side.stderr).toContain(`error: ${other}.part.json is not a regular file of its own (it is a directory)`);
+    // `rm` alone would refuse a directory.
+    expect(side.stderr).toContain(`hint: remove it (rm -r ${other}.part.json) and run the command again`);
+    const folder = join(dir, 'folder.tgz');
+    mkdirSync(`${folder}.part`);
+    const partDir = await runCli(['export', 'widgets', '--lock', '-o', folder], { env });
+    expect(partDir.code).toBe(2);
+    expect(partDir.stderr).toContain(`error: ${folder}.part is not a regular file of its own (it is a directory)`);
+    expect(partDir.stderr).toContain(`hint: remove it (rm -r ${folder}.part) and run the command again`);
     const linked = join(dir, 'linked.tgz');
     linkSync(victim, `${linked}.part`);
     const hard = await runCli(['export', 'widgets', '--lock', '-o', linked], { env });
     expect(hard.code).toBe(2);
-    expect(hard.stderr).toContain(`error: ${linked}.part is not a regular file of its own`);
+    expect(hard.stderr).toContain(`error: ${linked}.part is not a regular file of its own (it is a hard link to another file)`);
+    expect(hard.stderr).toContain(`hint: remove it (rm ${linked}.part) and run the command again`);
     expect(starts(sandbox)).toHaveLength(0);
     expect(readFileSync(victim, 'utf8')).toBe('keep me');
 

@@ -342,6 +342,24 @@ describe('files', () => {
     expectUsage(await runCli(['start', '--repos-file', dir], { env }), new RegExp(`cannot read ${dir} \\(--repos-file\\): ${dir} is a directory`));
   });
 
+  it('start --repos-file naming a binary refuses it as not a text file, and quotes at most 80 characters of a bad line', async () => {
+    const { env } = await testSandbox();
+    const dir = mkdtempSync(join(tmpdir(), 'svc-repos-binary-'));
+    const withNul = join(dir, 'with-nul');
+    writeFileSync(withNul, Buffer.from('widgets\n\u0000\u0001ELF\n', 'utf8'));
+    const latin1 = join(dir, 'latin1.txt');
+    writeFileSync(latin1, Buffer.from('widgets\ncaf\xe9\n', 'latin1'));
+    for (const path of [withNul, latin1]) {
+      const result = await runCli(['start', '--repos-file', path], { env });
+      expectUsage(result, new RegExp(`^error: ${path} is not a text file$`, 'm'));
+    }
+    const long = join(dir, 'long.txt');
+    writeFileSync(long, `widgets\n${'x!'.repeat(5000)}\n`);
+    const result = await runCli(['start', '--repos-file', long], { env });
+    expectUsage(result, new RegExp(`^error: ${long}:2: "${'x!'.repeat(40)}…" is not a repository name$`, 'm'));
+    expect(result.stderr.length).toBeLessThan(1000);
+  });
+
   it('download -o <existing directory> saves migration-<id>.tar.gz inside it', async () => {
     const { env } = await testSandbox();
     const dir = mkdtempSync(join(tmpdir(), 'svc-dir-'));

@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -56,7 +56,8 @@ describe('unlock --output-dir', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(unlockRequests(sandbox).length).toBe(before);
     expect(again.stdout).toContain('(batch 1): unlocked by an earlier `unlock --output-dir` already');
-    expect(again.stdout.trim().split('\n').at(-1)).toBe('unlocked 0 repositories of 3 migrations');
+    // Migrations unlocked already unlocked nothing now: said as such, not counted as unlocked.
+    expect(again.stdout.trim().split('\n').at(-1)).toBe('nothing unlocked; 3 migrations unlocked already');
 
     // The same export again: every batch done, and nothing said to be locked.
     const rerun = await runCli(['export', 'widgets', 'docs.site', 'my_lib-2', '--lock', '--batch-size', '1', '--output-dir', dir, '--json', ...FAST], { env });
@@ -146,6 +147,12 @@ describe('unlock --output-dir', () => {
     const record = await runCli(['unlock', '--output-dir', dir], { env });
     expect(record.code).toBe(2);
     expect(record.stderr).toContain(`error: ${join(dir, 'svc-migrate-unlocked.json')} is not a record this program wrote: a migration id in it is not a whole number`);
+    // A directory there is said to be one, not "a file of its size".
+    rmSync(join(dir, 'svc-migrate-unlocked.json'));
+    mkdirSync(join(dir, 'svc-migrate-unlocked.json'));
+    const folder = await runCli(['unlock', '--output-dir', dir], { env });
+    expect(folder.code).toBe(2);
+    expect(folder.stderr).toContain(`error: ${join(dir, 'svc-migrate-unlocked.json')} is not a record this program wrote: it is a directory\n`);
     expect(unlockRequests(sandbox)).toEqual([]);
     expect(lockedNames(sandbox)).toHaveLength(3);
   });
@@ -244,13 +251,15 @@ describe('unlock of several migrations', () => {
     });
     expect(lockedNames(sandbox)).toEqual([]);
 
-    // An id the service does not know is named as not found, not as one that kept repositories locked.
-    const human = await runCli(['unlock', String(b), '99999', '--all'], { env });
+    // An id the service does not know is named as not found (once), not as one that kept repositories
+    // locked; a migration that locked nothing is said as such, not counted among those unlocked.
+    const d = await start('my_lib-2', '--lock');
+    const human = await runCli(['unlock', String(d), String(c), '99999', '--all'], { env });
     expect(human.code).toBe(10);
-    expect(human.stdout).toContain(`migration ${b}:\n  ✓ unlocked my_lib-2`);
-    expect(human.stdout).toMatch(/^migration 99999: not found \(migration 99999 was not found in organization octo-org\)$/m);
-    expect(human.stdout.trim().split('\n').at(-1)).toBe('unlocked 1 repository of 1 migration; not found: 99999');
-    expect(human.stderr).toMatch(/^error: 1 migration of 2 was not found: migration 99999 \(/m);
+    expect(human.stdout).toContain(`migration ${d}:\n  ✓ unlocked my_lib-2`);
+    expect(human.stdout).toMatch(/^migration 99999: not found in organization octo-org$/m);
+    expect(human.stdout.trim().split('\n').at(-1)).toBe('unlocked 1 repository of 1 migration; 1 migration locked nothing; not found: 99999');
+    expect(human.stderr).toMatch(/^error: 1 migration of 3 was not found: migration 99999$/m);
     expect(human.stderr).not.toContain('kept repositories locked');
     expect(human.stderr).toContain('hint: `svc-migrate list` shows the ids of the organization\'s migrations (99999 is not among them)');
     expect(human.stderr).not.toContain('tries again');

@@ -149,9 +149,28 @@ describe('the live board', () => {
       'b6 m106: unlocking',
       // Under a second of it: no speed yet.
       'b7 m107: dl 25%',
-      '100/402 · 20 checked · 2/9 arch',
+      // What git checked so far is the part dropped first, whole: the batches running stay.
+      '100/402 · 2/9 arch · 5 run',
     ]);
     for (const line of lines) expect(line.length).toBeLessThanOrEqual(37);
+    reporter.stop();
+  });
+
+  it('at 40 columns the totals keep the errors and the batches running, dropping parts whole, never cutting a word', () => {
+    const { reporter, stderr } = reporterOn(40);
+    reporter.onEvent({ type: 'plan', batches: 24, repositories: 120, resumed: true, journal: '/x/journal.json', done: 50, archives: 10 });
+    reporter.onEvent(resumed(3, 'started', 103));
+    reporter.onEvent(resumed(4, 'exported', 104));
+    reporter.onEvent({ type: 'verify', batch: 5, migrationId: 105, stage: 'git', done: 50, total: 50 });
+    reporter.onEvent({ type: 'error', batch: 9, migrationId: 109, message: 'failed', exitCode: 6 });
+    vi.advanceTimersByTime(200);
+    expect(board(stderr.writes).at(-1)).toBe('50/120 · 10/24 arch · 1 err · 3 run');
+    // Narrowed since, the batches running go next, then the archives; the errors last of all.
+    for (const [columns, totals] of [[33, '50/120 · 10/24 arch · 1 err'], [24, '50/120 · 1 err']] as const) {
+      stderr.columns = columns;
+      stderr.emit('resize');
+      expect(board(stderr.writes).at(-1)).toBe(totals);
+    }
     reporter.stop();
   });
 });
@@ -214,7 +233,7 @@ describe('the live board as the terminal shows it', () => {
     const rows = before.reduce((n, line) => n + Math.max(1, Math.ceil(stringWidth(line) / 40)), 0);
     expect(rows).toBeGreaterThan(before.length);
     expect(stderr.writes.at(-1)).toMatch(new RegExp(`^\\u001b\\[${rows}F`));
-    expect(board(stderr.writes)).toEqual(['b1 m1036: verify 0/25 repos', 'b2 m1037: verify 0/25 repos', 'b3 m1038: verify 0/25 repos', '0/200 · 0/8 arch']);
+    expect(board(stderr.writes)).toEqual(['b1 m1036: verify 0/25 repos', 'b2 m1037: verify 0/25 repos', 'b3 m1038: verify 0/25 repos', '0/200 · 0/8 arch · 3 run']);
     reporter.stop();
     stderr.emit('resize');
     expect(stderr.writes.at(-1)).not.toMatch(/verify/);
@@ -256,7 +275,7 @@ describe('batches before their migration', () => {
     const { reporter, stderr } = reporterOn(40);
     starting(reporter);
     refused(reporter);
-    expect(board(stderr.writes)).toEqual(['b1: waiting to start', 'b2: waiting to start', '0/200 · 0/8 arch']);
+    expect(board(stderr.writes)).toEqual(['b1: waiting to start', 'b2: waiting to start', '0/200 · 0/8 arch · 2 run']);
     reporter.stop();
   });
 

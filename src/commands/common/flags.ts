@@ -1,7 +1,7 @@
 import { type Command, Option } from 'commander';
 import type { StartMigrationBody } from '../../api/types.js';
 import type { Context, Invocation } from '../../context.js';
-import { normalizeRepositories, parseReposFile, type RepositoryEntry } from '../../core/repo-list.js';
+import { normalizeRepositories, parseReposFile, reposFileText, type RepositoryEntry } from '../../core/repo-list.js';
 import { UsageError } from '../../errors.js';
 import { parseDuration } from '../../settings/resolve.js';
 import { promptRefused } from '../../ui/prompt.js';
@@ -113,8 +113,8 @@ export async function collectRepositories(
       flags.reposFile === '-'
         ? await readStdin(context, INPUT_LIMITS.reposFile, 'a list of repositories')
         : await readInputFile(flags.reposFile, INPUT_LIMITS.reposFile, '--repos-file', context.signal);
-    const text = bytes.toString('utf8');
-    entries.push(...parseReposFile(text, flags.reposFile === '-' ? 'stdin' : flags.reposFile));
+    const fileName = flags.reposFile === '-' ? 'stdin' : flags.reposFile;
+    entries.push(...parseReposFile(reposFileText(bytes, fileName), fileName));
   }
   const org = context.org();
   const repositories = normalizeRepositories(entries, org);

@@ -47,11 +47,14 @@ export class MigrationPoller {
     this.options = options;
   }
 
-  /** Resolves with the migration once it is `exported` or `failed`. */
-  watch(id: number): Promise<Migration> {
+  /**
+   * Resolves with the migration once it is `exported` or `failed`. `state`: the one already told
+   * (the start's answer), not reported again until it changes.
+   */
+  watch(id: number, state?: string): Promise<Migration> {
     if (this.options.signal?.aborted) return Promise.reject(new InterruptedError('stopped waiting'));
     return new Promise<Migration>((resolve, reject) => {
-      this.watchers.set(id, { since: this.options.clock.now(), state: undefined, resolve, reject });
+      this.watchers.set(id, { since: this.options.clock.now(), state, resolve, reject });
       this.ensureLoop();
     });
   }

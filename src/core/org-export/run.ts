@@ -228,6 +228,8 @@ async function exportBatches(
 
   /** Takes the batch through its steps; with `untilExported`, only as far as an exported migration. */
   const runBatch = async (batch: BatchRecord, untilExported: boolean): Promise<void> => {
+    /** The state the start's answer told: the poller tells it again only once it changes. */
+    let told: string | undefined;
     for (;;) {
       if (signal.aborted) throw new InterruptedError('stopped');
       const id = batch.migrationIds.at(-1) as number;
@@ -238,10 +240,10 @@ async function exportBatches(
           // Shown from the moment it takes its place among the migrations under way, before its
           // start is asked (or refused for now, or waited on); a resumed `starting` one was told already.
           if (batch.state === 'pending') emit({ type: 'batch', batch: batch.index, state: 'starting', repositories: batch.repositories.length, message: 'starting' });
-          await startBatch(starting, batch);
+          told = await startBatch(starting, batch);
           break;
         case 'started': {
-          const migration = await poller.watch(id);
+          const migration = await poller.watch(id, told);
           if (migration.state === 'failed') await narrowFailed(narrowing, batch, migration.id);
           else await step(batch, 'exported', `migration ${migration.id} exported`, migration.id);
           break;

@@ -31,9 +31,10 @@ export interface StartContext {
 /**
  * Starts the batch's migration. A start the last run sent without hearing back is looked up with
  * the list first (the migration may exist), and so is one whose answer was lost now; a "spammed"
- * refusal started nothing and is asked again after a wait, at most MAX_SPAM_WAITS times.
+ * refusal started nothing and is asked again after a wait, at most MAX_SPAM_WAITS times. Gives
+ * the state the service told of the migration, none when nothing was started (all refused).
  */
-export async function startBatch(context: StartContext, batch: BatchRecord): Promise<void> {
+export async function startBatch(context: StartContext, batch: BatchRecord): Promise<string | undefined> {
   const { client, org, clock, claimed } = context;
   const record = (): StartRecord => ({
     repositories: batch.repositories,
@@ -48,12 +49,7 @@ export async function startBatch(context: StartContext, batch: BatchRecord): Pro
   };
   if (batch.state === 'starting') {
     const found = await findStarted(client, org, record(), claimed, clock.now());
-    if (found) {
-      batch.migrationIds.push(found.id);
-      claimed.add(found.id);
-      await context.step(batch, 'started', `found migration ${found.id}, started by an earlier run`, found.id);
-      return;
-    }
+    if (found) return started(context, batch, found, `found migration ${found.id}, started by an earlier run`);
   } else {
     batch.attempts++;
   }
@@ -84,7 +80,7 @@ export async function startBatch(context: StartContext, batch: BatchRecord): Pro
         const n = refused.length;
         if (batch.repositories.length === 0) {
           await context.step(batch, 'skipped', `the service refused ${n === 1 ? 'the only repository' : `all ${n} repositories`} of the batch, so nothing was started (${shown}${more})`);
-          return;
+          return undefined;
         }
         context.emit({
           type: 'notice',
@@ -121,10 +117,19 @@ export async function startBatch(context: StartContext, batch: BatchRecord): Pro
         throw error;
       }
     }
-    batch.migrationIds.push(migration.id);
-    claimed.add(migration.id);
     const said = lostAnswer ? `the answer to the start was lost; found migration ${migration.id}, which it started` : `started migration ${migration.id}`;
-    await context.step(batch, 'started', said, migration.id);
-    return;
+    return started(context, batch, migration, said);
   }
+}
+
+/**
+ * The batch's migration, started or found: its state on the service is told at once, not from the
+ * first round of the poller, which may be a while off when other batches set its pace.
+ */
+async function started(context: StartContext, batch: BatchRecord, migration: Migration, message: string): Promise<string> {
+  batch.migrationIds.push(migration.id);
+  context.claimed.add(migration.id);
+  await context.step(batch, 'started', message, migration.id);
+  context.emit({ type: 'migration', batch: batch.index, migrationId: migration.id, state: migration.state });
+  return migration.state;
 }
