@@ -3,11 +3,14 @@ import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ApiClient } from '../api/client.js';
 import { CliError, type ExitCode, InterruptedError, UsageError } from '../errors.js';
+import type { Clock } from '../support/clock.js';
 import { fileError, isSystemError } from '../support/system-errors.js';
 import { replaceFile } from './exclusive-files.js';
 import { JOURNAL_FILE } from './org-export/journal.js';
 import { checkOutputDirectory, readJournal } from './org-export/journal-read.js';
+import { lockDirectory } from './org-export/lock.js';
 import { findStarted, type StartRecord } from './started-lookup.js';
+import { givenBack, type MigrationReport, type MigrationsReport, migrationsUnlockFailure, reportOf, type UnlockCommands, unlockMigrations } from './unlock.js';
 
 // What `unlock --output-dir DIR` gives back: every migration the export's journal names. The journal
 // stays the export's own (it refuses any key it does not write), so what `unlock` did is recorded
@@ -32,7 +35,7 @@ interface StartingBatch {
   start: StartRecord;
 }
 
-export interface JournalLocks {
+interface JournalLocks {
   migrations: JournalMigration[];
   /** Batches whose start may have made a migration the journal does not name: to be looked up. */
   starting: StartingBatch[];
@@ -43,7 +46,7 @@ export interface JournalLocks {
  * journal read as hostile input (bounded, private, shaped as this program writes it: journal-read.ts).
  * No journal is a usage error.
  */
-export async function journalMigrations(dir: string): Promise<JournalLocks> {
+async function journalMigrations(dir: string): Promise<JournalLocks> {
   checkOutputDirectory(dir, process.getuid?.(), 'unlock');
   const journal = await readJournal(dir, process.getuid?.(), 'unlock');
   if (!journal) {
@@ -78,7 +81,7 @@ export async function journalMigrations(dir: string): Promise<JournalLocks> {
 }
 
 /** What the lookup of a batch left `starting` found: its migration, nothing, or why it could not be asked. */
-export interface StartLookup {
+interface StartLookup {
   batch: number;
   migrationId?: number;
   error?: { message: string; exitCode: ExitCode };
@@ -88,7 +91,7 @@ export interface StartLookup {
  * The migration each batch left `starting` made, looked up as the export looks it up
  * (started-lookup.ts), never one the journal names or another batch took.
  */
-export async function lookUpStarts(client: ApiClient, org: string, locks: JournalLocks, now: number): Promise<StartLookup[]> {
+async function lookUpStarts(client: ApiClient, org: string, locks: JournalLocks, now: number): Promise<StartLookup[]> {
   const claimed = new Set(locks.migrations.map((m) => m.migrationId));
   const found: StartLookup[] = [];
   for (const { batch, start } of locks.starting) {
@@ -141,7 +144,7 @@ export async function unlockedRecord(dir: string): Promise<Set<number>> {
 }
 
 /** Adds `ids` to the record, written whole or not at all. */
-export async function recordUnlocked(dir: string, ids: Iterable<number>): Promise<void> {
+async function recordUnlocked(dir: string, ids: Iterable<number>): Promise<void> {
   const all = await unlockedRecord(dir);
   for (const id of ids) all.add(id);
   const path = join(dir, UNLOCKED_FILE);
@@ -150,6 +153,55 @@ export async function recordUnlocked(dir: string, ids: Iterable<number>): Promis
   } catch (error) {
     if (!isSystemError(error)) throw error;
     throw fileError(error, { action: 'write', path, role: '--output-dir', after: 'the repositories are unlocked; only the record of it is missing' });
+  }
+}
+
+/**
+ * `unlock --output-dir DIR`: every migration the export's journal names, and any a batch left
+ * `starting` made, each whole; what was given back is recorded so that a second run does not ask again.
+ */
+export async function unlockExportDirectory(
+  client: ApiClient,
+  org: string,
+  dir: string,
+  options: { clock: Clock; onNotice: (message: string) => void; commands: UnlockCommands },
+): Promise<MigrationsReport> {
+  const locks = await journalMigrations(dir);
+  // Not while an export runs there: it writes the journal and may be about to unlock or start.
+  const lock = await lockDirectory(dir, { now: options.clock.now(), onNotice: options.onNotice, command: 'unlock' });
+  try {
+    const recorded = await unlockedRecord(dir);
+    // A batch left `starting` may have a migration the journal never heard of: looked up as the export does.
+    const lookups = await lookUpStarts(client, org, locks, options.clock.now());
+    const lost = new Set(lookups.flatMap((found) => (found.migrationId === undefined ? [] : [found.migrationId])));
+    const migrations = [
+      ...locks.migrations,
+      ...lookups.flatMap(({ migrationId, batch }) => (migrationId === undefined ? [] : [{ migrationId, batch, unlockedByExport: false }])),
+    ];
+    const reports = new Map<number, MigrationReport>();
+    const todo = migrations.filter((m) => {
+      const state = m.unlockedByExport ? 'unlocked_by_export' : recorded.has(m.migrationId) ? 'unlocked_before' : undefined;
+      const lostStart = lost.has(m.migrationId) ? { lost_start: true as const } : {};
+      if (state) reports.set(m.migrationId, { migration_id: m.migrationId, batch: m.batch, ...lostStart, state, repositories: [] });
+      return state === undefined;
+    });
+    const results = await unlockMigrations(client, org, todo.map((m) => m.migrationId));
+    const batchOf = new Map(migrations.map((m) => [m.migrationId, m.batch]));
+    for (const result of results) {
+      reports.set(result.migrationId, reportOf(result, batchOf.get(result.migrationId), lost.has(result.migrationId)));
+    }
+    await recordUnlocked(dir, results.filter(givenBack).map((result) => result.migrationId));
+    const unfound: MigrationReport[] = lookups.flatMap((found) => {
+      if (found.migrationId !== undefined) return [];
+      const state = found.error ? 'failed' : 'start_not_found';
+      return [{ batch: found.batch, state, repositories: [], ...(found.error ? { error: found.error.message } : {}) }];
+    });
+    const all = [...migrations.map((m) => reports.get(m.migrationId) as MigrationReport), ...unfound]
+      .sort((a, b) => (a.batch ?? 0) - (b.batch ?? 0));
+    const unlooked = lookups.flatMap((found) => (found.error ? [{ batch: found.batch, ...found.error }] : []));
+    return { migrations: all, failure: migrationsUnlockFailure(results, options.commands, unlooked) };
+  } finally {
+    await lock.release();
   }
 }
 

@@ -202,6 +202,55 @@ export function givenBack(result: MigrationUnlock): boolean {
   return result.outcome === 'not-locked' || (result.outcome === 'unlocked' && result.repositories.every((o) => o.ok));
 }
 
+/** The hint's commands, worded by the caller, which knows the command line: `retry` given the ids left. */
+export interface UnlockCommands {
+  retry(ids: number[]): string;
+  list: string;
+}
+
+/**
+ * One migration's line in the report of several: what was done, then each repository. A batch the
+ * export left `starting` whose migration the list does not show has no migration id
+ * (`start_not_found`, or `failed` when the list could not be had).
+ */
+export interface MigrationReport {
+  migration_id?: number;
+  batch?: number;
+  state: 'unlocked' | 'not_locked' | 'not_found' | 'failed' | 'unlocked_by_export' | 'unlocked_before' | 'start_not_found';
+  /** Found in the list for a batch left `starting`: its start's answer was lost. */
+  lost_start?: true;
+  repositories: { repository: string; ok: boolean; error?: string }[];
+  error?: string;
+}
+
+/** What an unlock of several migrations did, each reported, and the error that ends it when any stayed locked. */
+export interface MigrationsReport {
+  migrations: MigrationReport[];
+  failure: CliError | undefined;
+}
+
+export function reportOf(result: MigrationUnlock, batch?: number, lostStart = false): MigrationReport {
+  return {
+    migration_id: result.migrationId,
+    ...(batch === undefined ? {} : { batch }),
+    ...(lostStart ? { lost_start: true as const } : {}),
+    state: result.outcome === 'not-locked' ? 'not_locked' : result.outcome === 'not-found' ? 'not_found' : result.outcome,
+    repositories: result.repositories.map(({ repository, ok, error }) => ({ repository, ok, ...(error === undefined ? {} : { error }) })),
+    ...(result.error ? { error: result.error.message } : {}),
+  };
+}
+
+/** `unlock <ids...> --all`: each migration whole, past failures. */
+export async function unlockMigrationIds(
+  client: ApiClient,
+  org: string,
+  ids: number[],
+  commands: UnlockCommands,
+): Promise<MigrationsReport> {
+  const results = await unlockMigrations(client, org, ids);
+  return { migrations: results.map((result) => reportOf(result)), failure: migrationsUnlockFailure(results, commands) };
+}
+
 /** A batch left `starting` whose start could not be looked up (unlock --output-dir). */
 export interface LookupFailure {
   batch: number;
@@ -217,7 +266,7 @@ export interface LookupFailure {
  */
 export function migrationsUnlockFailure(
   results: MigrationUnlock[],
-  commands: { retry(ids: number[]): string; list: string },
+  commands: UnlockCommands,
   lookups: LookupFailure[] = [],
 ): CliError | undefined {
   const stuck = results.filter((result) => !givenBack(result));
