@@ -2,7 +2,7 @@ import { type EventEmitter, once } from 'node:events';
 import { writeSync } from 'node:fs';
 import { type FileHandle, rename, rm, stat } from 'node:fs/promises';
 import type { Migration } from '../api/types.js';
-import { openOwnFile, readOwnFile, replaceFile } from './exclusive-files.js';
+import { openOwnFile, readSideFile, replaceFile } from './exclusive-files.js';
 import { existingFileError } from './destination.js';
 import type { BackgroundHash } from './hasher.js';
 import { fileError } from '../support/system-errors.js';
@@ -80,7 +80,7 @@ export class FileSink implements Sink {
   }
 
   async resumeFrom(hash: BackgroundHash | undefined): Promise<number> {
-    const meta = await readMeta(this.metaPath);
+    const meta = await readPartMeta(this.metaPath);
     const part = await stat(this.partPath).catch(() => undefined);
     const usable =
       meta !== undefined &&
@@ -250,10 +250,16 @@ export function writeError(path: string, error: NodeJS.ErrnoException): CliError
   return fileError(error, { action: 'write', path, after: 'what was downloaded so far is kept for resuming' });
 }
 
-async function readMeta(path: string): Promise<PartMeta | undefined> {
-  const text = await readOwnFile(path);
+/**
+ * What a download's side file (`<file>.part.json`) says of its `.part`, read as anyone's text
+ * (readSideFile): the download, the single export's resume and the org export's adoption read it
+ * here alone. The fields are checked where they are used.
+ */
+export async function readPartMeta(path: string): Promise<PartMeta | undefined> {
+  const text = await readSideFile(path);
   try {
-    return text === undefined ? undefined : (JSON.parse(text) as PartMeta);
+    const value: unknown = text === undefined ? undefined : JSON.parse(text);
+    return typeof value === 'object' && value !== null ? (value as PartMeta) : undefined;
   } catch {
     return undefined;
   }

@@ -110,11 +110,18 @@ export async function replaceFile(path: string, data: string, { mode = 0o666, du
   }
 }
 
-/** Reads a small file we wrote, or undefined when it is missing, unreadable or a link. */
-export async function readOwnFile(path: string): Promise<string | undefined> {
+/**
+ * A small side file of ours (a `.part.json`) as text, or undefined when it is not there or not
+ * what we write: it is on disk for anyone to plant, so it is opened without following a link and
+ * without waiting on a FIFO (an open for reading blocks until a writer comes, and no signal ends
+ * it), and read only when it is a plain file of at most `maxBytes`.
+ */
+export async function readSideFile(path: string, maxBytes = 64 * 1024): Promise<string | undefined> {
   try {
-    const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     try {
+      const stats = await handle.stat();
+      if (!stats.isFile() || stats.size > maxBytes) return undefined;
       return await handle.readFile('utf8');
     } finally {
       await handle.close();

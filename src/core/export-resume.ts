@@ -1,9 +1,9 @@
-import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import type { ApiClient } from '../api/client.js';
 import { startMigration } from '../api/migrations.js';
 import type { Migration, StartMigrationBody } from '../api/types.js';
 import { CliError, InterruptedError, UnavailableError } from '../errors.js';
+import { readPartMeta } from './download-sinks.js';
 import { existedAt, exportsExactly, findStarted, migrationsBefore, sameFlags } from './started-lookup.js';
 
 // What a single `export` finds before it starts anything: a migration of exactly its repositories
@@ -17,9 +17,6 @@ import { existedAt, exportsExactly, findStarted, migrationsBefore, sameFlags } f
 //
 // `--new` starts a fresh one regardless. Whatever is not continued is named in a warning before the
 // start, with the commands that save its archive and give back its repositories.
-
-/** The largest `.part.json` read: it holds an id, a guid, a validator and a size. */
-const MAX_SIDE_FILE_BYTES = 64 * 1024;
 
 /**
  * The migrations the service lists before this export starts (started-lookup.ts): none is what a
@@ -56,28 +53,13 @@ async function continuableExport(
 
 /**
  * The guid of the migration whose bytes `<part>` holds, as its side file says, when both are there
- * and plain: the side file is anyone's text, read bounded and without following a link.
+ * and plain (the side file is anyone's text: readPartMeta).
  */
 async function partOf(part: string): Promise<string | undefined> {
-  try {
-    const data = await open(part, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-    try {
-      if (!(await data.stat()).isFile()) return undefined;
-    } finally {
-      await data.close();
-    }
-    const side = await open(`${part}.json`, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-    try {
-      const stats = await side.stat();
-      if (!stats.isFile() || stats.size > MAX_SIDE_FILE_BYTES) return undefined;
-      const meta = JSON.parse(await side.readFile('utf8')) as { guid?: unknown };
-      return typeof meta.guid === 'string' ? meta.guid : undefined;
-    } finally {
-      await side.close();
-    }
-  } catch {
-    return undefined;
-  }
+  const stats = await lstat(part).catch(() => undefined);
+  if (!stats?.isFile()) return undefined;
+  const meta = await readPartMeta(`${part}.json`);
+  return typeof meta?.guid === 'string' ? meta.guid : undefined;
 }
 
 /** What an earlier export not continued leaves: the command that saves its archive, and the one that gives its locks back. */

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import {
@@ -242,6 +243,15 @@ describe('files written beside the archive', () => {
     expect(result.stderr).not.toMatch(/bug/);
     expect(readFileSync(victim, 'utf8')).toBe('precious');
     expect(existsSync(out)).toBe(false);
+  });
+
+  it('a FIFO planted as the .part.json is passed over, not waited on (an open of one blocks until a writer comes, past any signal)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-files-'));
+    const out = join(dir, 'a.tar.gz');
+    execFileSync('mkfifo', [`${out}.part.json`]);
+    const result = await exportTo(out);
+    expect(result.code, result.stderr).toBe(0);
+    expect(lstatSync(out).isFile()).toBe(true);
   });
 
   it('replaces links planted at the final name, .part.json and .sha256 instead of writing through them', async () => {

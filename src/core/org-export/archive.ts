@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { access, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { access, open, rename, rm, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { ApiClient } from '../../api/client.js';
@@ -9,6 +9,7 @@ import { InterruptedError, VerificationError } from '../../errors.js';
 import { expectedContentOf } from '../archive/expected.js';
 import { ArchiveVerificationError, type ExpectedContent, type VerifyOptions, type VerifyReport, verifyArchive } from '../archive/verify.js';
 import { type DownloadProgress, downloadArchive } from '../download.js';
+import { readPartMeta } from '../download-sinks.js';
 import { replaceFile } from '../exclusive-files.js';
 import { archivePathOf, type BatchRecord, type OrgExportEvent } from './journal.js';
 
@@ -247,9 +248,9 @@ export async function recheckArchive(
 /** Whether `<path>.part` holds every byte its side file says storage announced for migration `id`. */
 async function completePart(path: string, id: number): Promise<boolean> {
   try {
-    const meta = JSON.parse(await readFile(`${path}.part.json`, 'utf8')) as { migrationId?: number; total?: number };
+    const meta = await readPartMeta(`${path}.part.json`);
     const part = await stat(`${path}.part`);
-    return meta.migrationId === id && typeof meta.total === 'number' && part.isFile() && part.size === meta.total;
+    return meta?.migrationId === id && typeof meta.total === 'number' && part.isFile() && part.size === meta.total;
   } catch {
     return false;
   }
