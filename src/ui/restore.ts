@@ -13,7 +13,7 @@ const SHOWN = 5;
 const refs = (count: number) => `${count} ref${count === 1 ? '' : 's'}`;
 
 /** One repository's end, for logs: `acme/widgets → URL: proved (3 refs, 3 pushed)`. */
-export function restoreLine(result: RepositoryRestore, theme: ChalkInstance): string {
+function restoreLine(result: RepositoryRestore, theme: ChalkInstance): string {
   const where = `${inertText(result.name)} → ${inertText(result.url || '(no URL)')}`;
   const lfs = result.lfs_pointers ? theme.yellow(`; ${result.lfs_pointers} Git LFS file${result.lfs_pointers === 1 ? '' : 's'} whose content the archive does not hold`) : '';
   switch (result.state) {
@@ -26,6 +26,11 @@ export function restoreLine(result: RepositoryRestore, theme: ChalkInstance): st
     default:
       return `${theme.red('✗')} ${where}: ${inertText(result.error ?? 'failed')}`;
   }
+}
+
+/** One repository's end and, when it failed, what went wrong, a line each. */
+export function restoreLines(result: RepositoryRestore, theme: ChalkInstance): string {
+  return [restoreLine(result, theme), ...(result.state === 'failed' ? failureDetails(result) : [])].join('\n');
 }
 
 /** What went wrong with one repository, a line each: refused refs, differing refs, the remote's words. */
@@ -54,7 +59,7 @@ export function restoreMessage(report: RestoreReport, theme: ChalkInstance, layo
   if (layout.plain) return table;
   const lines = [verifyMessage(report.verify, theme).split('\n')[0] ?? '', table];
   const failed = report.repositories.filter((result) => result.state === 'failed');
-  for (const result of failed) lines.push(restoreLine(result, theme), ...failureDetails(result));
+  for (const result of failed) lines.push(restoreLines(result, theme));
   const lfs = report.repositories.filter((result) => result.lfs_pointers);
   if (lfs.length > 0) {
     lines.push(theme.yellow(`${lfs.length} repositor${lfs.length === 1 ? 'y has' : 'ies have'} Git LFS files whose content the archive does not hold (their pointers were pushed): fetch them from the service with \`git lfs fetch --all\` before its copy is deleted`));
@@ -64,7 +69,7 @@ export function restoreMessage(report: RestoreReport, theme: ChalkInstance, layo
 }
 
 /** The last line: how many were proved, and what to do about the rest. */
-export function restoreSummary(report: RestoreReport, theme: ChalkInstance): string {
+function restoreSummary(report: RestoreReport, theme: ChalkInstance): string {
   const total = report.repositories.length;
   if (report.dry_run) return `dry run: nothing was pushed; ${total} repositor${total === 1 ? 'y' : 'ies'} planned`;
   if (report.failed === 0) return `${theme.green('✓')} ${report.proved} of ${total} repositories proved equal on the remote (git ls-remote)`;

@@ -5,7 +5,7 @@ import { restoreArchive, type RestoreReport } from '../../core/restore/run.js';
 import { isLoopbackUrl, parseTarget } from '../../core/restore/target.js';
 import { CliError, ExitCode, UsageError } from '../../errors.js';
 import { verifyMessage } from '../../ui/archive.js';
-import { restoreLine, restoreMessage } from '../../ui/restore.js';
+import { restoreLines, restoreMessage } from '../../ui/restore.js';
 import { examples, GIT_CHECK_TIME, gitCheckTime, parsePositiveInt } from '../common/options.js';
 
 interface RestoreFlags {
@@ -88,7 +88,7 @@ async function restore(context: Context, options: RestoreOptions): Promise<Resto
       onRepository: (result) => {
         running.delete(result.name);
         ended++;
-        out.info(restoreLine(result, out.theme));
+        out.info(restoreLines(result, out.theme));
         tell();
       },
     });

@@ -1,10 +1,10 @@
 import { lstatSync, readdirSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { UsageError, VerificationError } from '../../errors.js';
 import { makeDirectory } from '../../support/make-directory.js';
 import { fileError } from '../../support/system-errors.js';
-import { refsOf } from './kept-git.js';
+import { makeWorkDirectory } from './work-directory.js';
 import { ArchiveVerificationError, verifiedReading, type VerifyOptions, type VerifyReport } from './verify.js';
 
 // `archive extract`: the repositories and files of an archive, written from the reading that
@@ -42,13 +42,8 @@ export async function extractArchive(archive: string, directory: string, options
   } catch (error) {
     throw fileError(error as NodeJS.ErrnoException, { action: 'create the directory', path: parent });
   }
-  await removeAbandoned(parent, workPrefix(dir));
-  const work = await mkdtemp(join(parent, workPrefix(dir))).catch((error: NodeJS.ErrnoException) => {
-    throw fileError(error, { action: 'write in', path: parent, role: 'where the extraction is made before it is moved into place' });
-  });
+  const work = await makeWorkDirectory(parent, workPrefix(dir), 'where the extraction is made before it is moved into place');
   try {
-    // Whose it is: an extraction ended by kill -9 is removed by the next one beside it.
-    await writeFile(join(work, 'pid'), String(process.pid), { mode: 0o600 });
     const reading = join(work, 'reading');
     await mkdir(reading, { mode: 0o700 });
     const { report, kept } = await verifiedReading(archive, reading, options);
@@ -63,7 +58,7 @@ export async function extractArchive(archive: string, directory: string, options
     for (const repo of kept.repositories) {
       const [owner, name] = repo.name.split('/') as [string, string];
       const path = `${owner}/${name}.git`;
-      const refs = (await refsOf(repo.gitDir, kept.home, options.signal)).size;
+      const refs = repo.refs.size;
       try {
         await mkdir(join(out, owner), { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
           if (error.code !== 'EEXIST' || !lstatSync(join(out, owner)).isDirectory()) throw error;
@@ -134,24 +129,4 @@ async function moveInto(from: string, to: string, replaced: string): Promise<voi
 async function filesOf(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
   return entries.filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name).slice(dir.length + 1)).sort();
-}
-
-/** Removes extractions beside DIR whose process has ended (kill -9 ran no cleanup). */
-async function removeAbandoned(parent: string, prefix: string): Promise<void> {
-  const names = await readdir(parent).catch(() => []);
-  for (const name of names) {
-    if (!name.startsWith(prefix)) continue;
-    const pid = Number(await readFile(join(parent, name, 'pid'), 'utf8').catch(() => ''));
-    if (Number.isSafeInteger(pid) && pid > 0 && isRunning(pid)) continue;
-    await rm(join(parent, name), { recursive: true, force: true });
-  }
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

@@ -121,7 +121,13 @@ export function gitTimeBudgetMs(bytes: number, repositories: number): number {
   return 120_000 + Math.ceil(bytes / (1 << 20)) * 1_000 + repositories * 100;
 }
 
-function runGit(args: string[], home: GitHome, signal: AbortSignal | undefined, budget?: GitTimeBudget): Promise<GitRun> {
+function runGit(
+  args: string[],
+  home: GitHome,
+  signal: AbortSignal | undefined,
+  budget?: GitTimeBudget,
+  maxBuffer = 1 << 20,
+): Promise<GitRun> {
   const timeout = budget?.left();
   if (timeout === 0) return Promise.resolve({ ok: false, stdout: '', lines: [], outOfTime: true });
   return new Promise((resolve, reject) => {
@@ -130,7 +136,7 @@ function runGit(args: string[], home: GitHome, signal: AbortSignal | undefined, 
       [...SAFE_SETTINGS, ...args],
       // What git says past 1 MiB is never shown (a problem shows five lines), and held whole it is
       // memory: 9,000 broken refs of 1 KiB made 10 MB of fsck errors, held twice over.
-      { env: home.env, cwd: home.dir, maxBuffer: 1 << 20, timeout: timeout ?? 0, killSignal: 'SIGKILL', ...(signal ? { signal } : {}) },
+      { env: home.env, cwd: home.dir, maxBuffer, timeout: timeout ?? 0, killSignal: 'SIGKILL', ...(signal ? { signal } : {}) },
       (error, stdout, stderr) => {
         if (signal?.aborted) return reject(new InterruptedError('archive check interrupted'));
         // Killed for saying too much (that error has no `killed`), git has failed: only the timeout's kill is time.
@@ -178,6 +184,20 @@ export interface GitVerdict {
   problems: ArchiveProblem[];
   /** git reads no ref (`refs/heads/x.lock` or `refs/heads/.x` is none to git), so the repository holds no history. */
   noRef?: true;
+  /** A kept copy's refs as git reads them: name → object id. */
+  refs?: Map<string, string>;
+}
+
+/** What git may list of one kept repository's refs: 100,000 refs of 600 characters. */
+const MAX_REF_LISTING = 64 << 20;
+
+function refMap(listing: string): Map<string, string> {
+  const refs = new Map<string, string>();
+  for (const line of listing.split('\n')) {
+    const space = line.indexOf(' ');
+    if (space > 0) refs.set(line.slice(space + 1), line.slice(0, space));
+  }
+  return refs;
 }
 
 /**
@@ -189,6 +209,7 @@ async function checkCopiedRepository(
   home: GitHome,
   signal: AbortSignal | undefined,
   budget: GitTimeBudget,
+  keep: boolean,
 ): Promise<GitVerdict | 'out of time'> {
   const problem = (file: string, message: string): ArchiveProblem => ({ repository: repo.repository, file, message });
   let sha256Objects = false;
@@ -203,13 +224,16 @@ async function checkCopiedRepository(
   const result = await checkRepository({ dir: repo.extractedTo, sha256Objects }, home, signal, budget);
   if (result.outOfTime) return 'out of time';
   if (result.ok) {
-    // Objects that no ref reaches are history nobody can get back: fsck does not mind them.
-    const refs = await runGit(['--git-dir', repo.extractedTo, 'for-each-ref', '--count=1', '--format=%(refname)'], home, signal, budget);
-    if (refs.outOfTime) return 'out of time';
-    const noRef = refs.ok && refs.stdout.trim() === '';
+    // Objects that no ref reaches are history nobody can get back: fsck does not mind them. Kept
+    // copies are listed whole: what git reads there is what is pushed and proved (restore).
+    const list = keep ? ['--format=%(objectname) %(refname)'] : ['--count=1', '--format=%(refname)'];
+    const listed = await runGit(['--git-dir', repo.extractedTo, 'for-each-ref', ...list], home, signal, budget, keep ? MAX_REF_LISTING : undefined);
+    if (listed.outOfTime) return 'out of time';
+    const noRef = listed.ok && listed.stdout.trim() === '';
     const anyObjects = repo.looseObjects + repo.packs > 0;
     if (noRef && anyObjects) return { problems: [problem(repo.path, 'holds objects but no ref: no branch or tag reaches its history')] };
-    return { problems: [], ...(noRef ? { noRef } : {}) };
+    if (keep && !listed.ok) return { problems: [problem(repo.path, `git cannot list its refs: ${listed.lines.slice(0, 2).join('; ')}`)] };
+    return { problems: [], ...(noRef ? { noRef } : {}), ...(keep ? { refs: refMap(listed.stdout) } : {}) };
   }
   const shown = result.lines.slice(0, 5).map((line) => line.replaceAll(repo.extractedTo, repo.path));
   const more = result.lines.length > 5 ? ` (+${result.lines.length - 5} more)` : '';
@@ -259,7 +283,7 @@ export async function checkCopiedRepositories(
         verdicts[i] = 'not given to git';
       } else {
         options.signal?.throwIfAborted();
-        verdicts[i] = outOfTime ? 'out of time' : await checkCopiedRepository({ ...repo, extractedTo }, home, options.signal, budget);
+        verdicts[i] = outOfTime ? 'out of time' : await checkCopiedRepository({ ...repo, extractedTo }, home, options.signal, budget, options.keepCopies === true);
         if (verdicts[i] === 'out of time') outOfTime = true;
         if (!options.keepCopies) await rm(extractedTo, { recursive: true, force: true });
       }

@@ -3,13 +3,14 @@ import { InterruptedError } from '../../errors.js';
 import { type GitHome, SAFE_SETTINGS } from './git-check.js';
 
 // git on the repositories a verified reading kept (verify.ts's verifiedReading), as hardened as the
-// check's: the private home, no hook, no transport. What it reads is what the check passed.
+// check's: the private home, no hook, no transport. What it reads is what the check passed: its
+// Git LFS pointers, which the archive holds none of the content of.
 
 /** What git may print for a listing before it is stopped: far past a real repository's refs. */
 const MAX_OUTPUT = 64 << 20;
 
 /** A run of git that failed: its own words, for the caller to say which repository. */
-export class KeptGitError extends Error {}
+class KeptGitError extends Error {}
 
 /**
  * Runs git, hands each piece of its stdout to `onData` (or keeps it, to `maxBytes`), gives it
@@ -56,17 +57,6 @@ function run(
       resolve(Buffer.concat(kept).toString('utf8'));
     });
   });
-}
-
-/** Every ref of a kept repository as git reads it: name → object id. */
-export async function refsOf(gitDir: string, home: GitHome, signal?: AbortSignal): Promise<Map<string, string>> {
-  const out = await run(['--git-dir', gitDir, 'for-each-ref', '--format=%(objectname) %(refname)'], home, { signal });
-  const refs = new Map<string, string>();
-  for (const line of out.split('\n')) {
-    const space = line.indexOf(' ');
-    if (space > 0) refs.set(line.slice(space + 1), line.slice(0, space));
-  }
-  return refs;
 }
 
 /** The first line of every Git LFS pointer file (github.com/git-lfs/git-lfs/blob/main/docs/spec.md). */

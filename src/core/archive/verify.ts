@@ -66,7 +66,7 @@ export interface VerifyOptions {
 /** What a verified reading leaves in its directory (extract.ts): git's repositories of the copies, and the other members. */
 export interface KeptReading {
   /** Each repository whose git data git checked and passed: a bare repository of git's making. */
-  repositories: { name: string; gitDir: string; empty: boolean }[];
+  repositories: { name: string; gitDir: string; empty: boolean; refs: Map<string, string> }[];
   /** Every member outside `repositories/`, at its path. */
   filesDir: string;
   /** The private home git ran with: what else runs on the copies runs as hardened. */
@@ -197,6 +197,8 @@ async function readArchive(
 
   let gitCheck: GitCheck;
   const verdicts = new Map<string, RepositoryVerdict['git_check']>();
+  /** Each kept repository's refs, as git listed them once it passed. */
+  const refsOf = new Map<string, Map<string, string>>();
   /** Repositories whose refs, as the reading saw them, are none to git (a `.lock` file, a name starting with "."). */
   const noRefToGit = new Set<string>();
   if (withGit.length === 0) gitCheck = 'no git data';
@@ -224,6 +226,7 @@ async function readArchive(
         continue;
       }
       verdicts.set(repo.repository, verdict.problems.length === 0 ? 'passed' : 'failed');
+      if (verdict.refs) refsOf.set(repo.repository, verdict.refs);
       if (verdict.noRef) noRefToGit.add(repo.repository);
       if (verdict.problems.length > 0) {
         gitCheck = 'failed';
@@ -282,6 +285,7 @@ async function readArchive(
         name: repo.repository,
         gitDir: repo.extractedTo as string,
         empty: empty.has(repo.repository),
+        refs: refsOf.get(repo.repository) ?? new Map<string, string>(),
       })),
       filesDir,
       home,

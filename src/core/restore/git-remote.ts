@@ -16,8 +16,17 @@ const MAX_OUTPUT = 64 << 20;
 /** The remote's own lines kept for one repository (a hook's message), and their length. */
 const MAX_REMOTE_LINES = 40;
 const MAX_LINE = 500;
+/**
+ * How long a git may go without a word before it is stopped: a remote that accepts the connection
+ * and then says nothing would hold the restore for ever. A push reports its progress (--progress),
+ * so only a remote that stopped answering is silent this long.
+ */
+const SILENCE_MS = 5 * 60_000;
 /** Refspecs on one command line: a repository of 100,000 tags is pushed in pieces. */
 const REFSPECS_PER_PUSH = 1000;
+
+/** git's progress lines, its own and the remote's: they say nothing a report needs. */
+const PROGRESS = /^(remote: )?(Counting|Compressing|Writing|Enumerating|Total|Delta|Resolving|Unpacking)/;
 
 /** Variables that would point git at another repository than the one we name. */
 const LOCATING = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_COMMON_DIR', 'GIT_NAMESPACE', 'GIT_CEILING_DIRECTORIES', 'GIT_REPLACE_REF_BASE', 'GIT_CONFIG_PARAMETERS', 'GIT_CONFIG_COUNT'];
@@ -49,27 +58,43 @@ function userGit(args: string[], scheme: Scheme, signal: AbortSignal | undefined
       }
     };
     signal?.addEventListener('abort', stop, { once: true });
+    let silent = false;
+    let silence: NodeJS.Timeout | undefined;
+    const heard = () => {
+      clearTimeout(silence);
+      silence = setTimeout(() => {
+        silent = true;
+        stop();
+      }, SILENCE_MS);
+    };
+    heard();
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => {
+      heard();
       if (stdout.length < MAX_OUTPUT) stdout += chunk.toString('utf8');
       else stop();
     });
     child.stderr.on('data', (chunk: Buffer) => {
-      if (stderr.length < 1 << 20) stderr += chunk.toString('utf8');
+      heard();
+      // Progress comes with the rest: what is said last (a hook's refusal, git's verdict) is what is kept.
+      stderr += chunk.toString('utf8');
+      if (stderr.length > 1 << 20) stderr = stderr.slice(-(1 << 19));
     });
     child.on('error', reject);
     child.on('close', (code) => {
+      clearTimeout(silence);
       signal?.removeEventListener('abort', stop);
       if (signal?.aborted) return reject(new InterruptedError('restore interrupted'));
-      resolve({ code, stdout, stderr });
+      if (silent) stderr += `fatal: the remote said nothing for ${SILENCE_MS / 60_000} minutes; stopped\n`;
+      resolve({ code: silent ? null : code, stdout, stderr });
     });
   });
 }
 
 /** git's own word on a failure: its last `fatal:` or `error:` line, else its last line. */
 function gitProblem(stderr: string): string {
-  const lines = stderr.split('\n').map((line) => line.trim()).filter(Boolean);
+  const lines = stderr.split(/[\r\n]/).map((line) => line.trim()).filter((line) => line && !PROGRESS.test(line));
   const said = [...lines].reverse().find((line) => /^(fatal|error):/.test(line)) ?? lines.at(-1) ?? 'git failed without a word';
   return said.slice(0, MAX_LINE);
 }
@@ -101,8 +126,9 @@ export interface PushOutcome {
 export async function push(gitDir: string, url: string, refspecs: string[], scheme: Scheme, signal?: AbortSignal): Promise<PushOutcome> {
   const outcome: PushOutcome = { pushed: 0, refused: [], messages: [] };
   for (let at = 0; at < refspecs.length; at += REFSPECS_PER_PUSH) {
-    const end = await userGit(['--git-dir', gitDir, 'push', '--porcelain', '--', url, ...refspecs.slice(at, at + REFSPECS_PER_PUSH)], scheme, signal);
-    for (const line of end.stderr.split('\n')) {
+    const end = await userGit(['--git-dir', gitDir, 'push', '--porcelain', '--progress', '--', url, ...refspecs.slice(at, at + REFSPECS_PER_PUSH)], scheme, signal);
+    for (const line of end.stderr.split(/[\r\n]/)) {
+      if (PROGRESS.test(line)) continue;
       if (line.startsWith('remote: ') && outcome.messages.length < MAX_REMOTE_LINES) outcome.messages.push(line.slice(8).trimEnd().slice(0, MAX_LINE));
     }
     let reported = false;

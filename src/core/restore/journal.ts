@@ -6,7 +6,7 @@ import { readSideFile, replaceFile } from '../exclusive-files.js';
 // refused ref fixed on the host) goes on from there. It is believed for nothing: a repository it
 // says is proved is proved again with ls-remote before it is skipped (run.ts).
 
-type RepositoryState = 'pushing' | 'proved';
+type RepositoryState = 'proved';
 
 interface RestoreJournal {
   version: 1;
@@ -21,6 +21,8 @@ export class RestoreJournalFile {
   private readonly path: string;
   private readonly journal: RestoreJournal;
   private writing: Promise<void> = Promise.resolve();
+  /** The write that will take the records made since the one under way began. */
+  private next: Promise<void> | undefined;
 
   private constructor(path: string, journal: RestoreJournal) {
     this.path = path;
@@ -47,18 +49,23 @@ export class RestoreJournalFile {
     return Object.hasOwn(this.journal.targets, template) ? this.journal.targets[template]?.[repository]?.state : undefined;
   }
 
-  /** Records a repository's state; writes are one after another, each replacing the file whole. */
+  /**
+   * Records a repository's state. Writes follow one another, each replacing the file whole with
+   * every state recorded so far; records made while one is written share the next. Not flushed to
+   * the disk: a journal lost to a power cut costs a rerun only the pushes, each proved again.
+   */
   async record(template: string, repository: string, state: RepositoryState, at: number): Promise<void> {
     const target = Object.hasOwn(this.journal.targets, template)
       ? (this.journal.targets[template] as Record<string, { state: RepositoryState; at: string }>)
       : (this.journal.targets[template] = Object.create(null) as Record<string, { state: RepositoryState; at: string }>);
     target[repository] = { state, at: new Date(at).toISOString() };
-    const text = `${JSON.stringify(this.journal, null, 1)}\n`;
-    this.writing = this.writing.then(() =>
-      replaceFile(this.path, text, { mode: 0o600, durable: true }).catch((error: unknown) => {
+    this.next ??= this.writing.then(() => {
+      this.next = undefined;
+      return replaceFile(this.path, `${JSON.stringify(this.journal, null, 1)}\n`, { mode: 0o600 }).catch((error: unknown) => {
         throw fileError(error as NodeJS.ErrnoException, { action: 'write', path: this.path, role: 'the restore journal', after: 'or pass --journal with a path you can write' });
-      }),
-    );
+      });
+    });
+    this.writing = this.next;
     await this.writing;
   }
 }
@@ -73,7 +80,7 @@ function isJournal(value: unknown): value is RestoreJournal {
       repositories !== null &&
       Object.values(repositories).every((entry: unknown) => {
         const { state, at } = (entry ?? {}) as { state?: unknown; at?: unknown };
-        return (state === 'pushing' || state === 'proved') && typeof at === 'string';
+        return state === 'proved' && typeof at === 'string';
       }),
   );
 }

@@ -1,9 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InterruptedError, UsageError } from '../../errors.js';
 import type { Clock } from '../../support/clock.js';
-import { lfsPointers, refsOf } from '../archive/kept-git.js';
+import { lfsPointers } from '../archive/kept-git.js';
+import { makeWorkDirectory } from '../archive/work-directory.js';
 import { ArchiveVerificationError, type KeptReading, verifiedReading, type VerifyOptions, type VerifyReport } from '../archive/verify.js';
 import { lsRemote, makeFileTarget, push } from './git-remote.js';
 import { RestoreJournalFile } from './journal.js';
@@ -15,7 +16,7 @@ import { parseTarget, type Target, urlOf } from './target.js';
 /** The service's pull-request refs, which hosts commonly refuse or keep for their own. */
 const PULL_REFS = 'refs/pull/';
 /** Where `--include-pull-refs` puts them on the remote. */
-export const PULL_NAMESPACE = 'refs/svc-migrate/pull/';
+const PULL_NAMESPACE = 'refs/svc-migrate/pull/';
 
 export interface RestoreOptions extends Pick<VerifyOptions, 'gitTimeMs' | 'onProgress' | 'onGitProgress' | 'signal'> {
   template: string;
@@ -32,7 +33,7 @@ export interface RestoreOptions extends Pick<VerifyOptions, 'gitTimeMs' | 'onPro
   onRepository?: (result: RepositoryRestore) => void;
 }
 
-export interface RefDifference {
+interface RefDifference {
   ref: string;
   /** What the archive has there (absent: the remote has a ref the archive does not). */
   archive?: string;
@@ -82,7 +83,7 @@ const MAX_DIFFERENCES = 200;
 export async function restoreArchive(archive: string, options: RestoreOptions): Promise<RestoreReport> {
   const target = parseTarget(options.template);
   const journal = options.dryRun ? undefined : await RestoreJournalFile.open(options.journalPath);
-  const work = await mkdtemp(join(tmpdir(), 'svc-migrate-restore-'));
+  const work = await makeWorkDirectory(tmpdir(), 'svc-migrate-restore-', 'the temporary directory (TMPDIR moves it)');
   try {
     const { report, kept } = await verifiedReading(archive, work, options);
     if (!report.ok) throw new ArchiveVerificationError(report, { hint: 'nothing was pushed; keep the service\'s copy of the archive, and download it again or report the problems above' });
@@ -162,9 +163,11 @@ async function restoreOne(
   const address = urlOf(target, repo.name);
   if ('problem' in address) return { name: repo.name, url: '', state: 'failed', refs: 0, error: address.problem };
   const { url } = address;
-  const expected = expectedRefs(await refsOf(repo.gitDir, kept.home, signal), options.includePullRefs);
+  const expected = expectedRefs(repo.refs, options.includePullRefs);
   const result: RepositoryRestore = { name: repo.name, url, state: 'failed', refs: expected.size };
   const failed = (error: string) => ({ ...result, state: 'failed' as const, error });
+  // An empty remote equals an empty list: a repository with history must have refs to prove.
+  if (repo.refs.size === 0 && !repo.empty) return failed('git listed no ref of its verified copy');
   const lfs = await lfsPointers(repo.gitDir, kept.home, signal);
   if (lfs > 0) result.lfs_pointers = lfs;
 
@@ -179,7 +182,6 @@ async function restoreOne(
     if (error instanceof InterruptedError) throw error;
     return failed(`the repository could not be made there: ${(error as Error).message}`);
   }
-  await journal?.record(target.template, repo.name, 'pushing', options.clock.now());
   const refspecs = [...expected].map(([ref, { source }]) => `${options.force ? '+' : ''}${source}:${ref}`);
   if (options.force) {
     const before = await lsRemote(url, target.scheme, signal);
@@ -196,8 +198,10 @@ async function restoreOne(
   if ('problem' in remote) return failed(`pushed, but its refs could not be read back: ${remote.problem}`);
   const differences = differencesOf(expected, remote);
   if (differences.length > 0) {
+    const [first, ...others] = pushed.refused;
+    const places = `${differences.length} place${differences.length === 1 ? '' : 's'}`;
     return {
-      ...failed(`the remote's refs differ from the archive's in ${differences.length} place${differences.length === 1 ? '' : 's'}`),
+      ...failed(first ? `the remote refused ${first.ref}${others.length ? ` and ${others.length} more` : ''} ${first.reason}` : `the remote's refs differ from the archive's in ${places}`),
       differences: differences.slice(0, MAX_DIFFERENCES),
     };
   }
