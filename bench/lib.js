@@ -63,11 +63,11 @@ export async function medianOf(runs, measure) {
 }
 
 /**
- * A sandbox with one exported migration of `widgets`, its archive built before anything is timed.
- * With `tls`, both origins are HTTPS and `caFile` holds the authority to trust (SVC_CA_FILE, curl's
- * --cacert), as a user trusts an organization's own.
+ * A sandbox with one exported migration of `repositories` (`widgets` unless named), its archive
+ * built before anything is timed. With `tls`, both origins are HTTPS and `caFile` holds the
+ * authority to trust (SVC_CA_FILE, curl's --cacert), as a user trusts an organization's own.
  */
-export async function sandboxWithExport(options) {
+export async function sandboxWithExport(options, repositories = ['octo-org/widgets']) {
   const { startSandbox } = await import('../dist/sandbox/server.js');
   const sandbox = await startSandbox({ exportSeconds: 0, ...options });
   const dispatcher = sandbox.ca ? new Agent({ connect: { ca: sandbox.ca.certificate } }) : new Agent();
@@ -77,7 +77,7 @@ export async function sandboxWithExport(options) {
     const migration = await fetch(`${sandbox.baseUrl}/orgs/octo-org/migrations`, {
       method: 'POST',
       headers: auth,
-      body: JSON.stringify({ repositories: ['octo-org/widgets'] }),
+      body: JSON.stringify({ repositories }),
     }).then((r) => r.json());
     await new Promise((resolve) => setTimeout(resolve, 50));
     const location = await fetch(`${sandbox.baseUrl}/orgs/octo-org/migrations/${migration.id}/archive`, { headers: auth, redirect: 'manual' }).then(

@@ -9,6 +9,7 @@ import { listingBench } from './listing.js';
 import { orgExportBench } from './org-export.js';
 import { pollingBench } from './polling.js';
 import { receiverBench } from './receiver.js';
+import { restoreBench } from './restore.js';
 import { startupBench } from './startup.js';
 import { verifyBench } from './verify.js';
 
@@ -20,6 +21,7 @@ const suites = {
   polling: pollingBench,
   verify: verifyBench,
   'org-export': orgExportBench,
+  restore: restoreBench,
 };
 
 // `node bench/run.js download startup` measures those suites again and replaces their rows for that
