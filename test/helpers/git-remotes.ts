@@ -277,8 +277,13 @@ export async function lsRemote(url: string): Promise<Map<string, string>> {
   return refMap(await runGit(['ls-remote', url]));
 }
 
+/** The refs of the bare repository at `gitDir`, as `git for-each-ref` lists them: ref → id. */
+export async function gitDirRefs(gitDir: string): Promise<Map<string, string>> {
+  return refMap(await runGit(['--git-dir', gitDir, 'for-each-ref', '--format=%(objectname) %(refname)']));
+}
+
 /** The archive extracted by the system's `tar xzf` into a directory of its own. */
-async function untarred(archivePath: string): Promise<string> {
+export async function untarred(archivePath: string): Promise<string> {
   const dir = tempDir('untarred');
   await new Promise<void>((resolve, reject) => {
     execFile('tar', ['xzf', archivePath, '-C', dir], { env: gitEnv() }, (error, _stdout, stderr) =>
@@ -298,8 +303,7 @@ export async function archiveRefs(archivePath: string): Promise<Map<string, Map<
   for (const owner of readdirSync(top).sort()) {
     for (const entry of readdirSync(join(top, owner)).sort()) {
       if (!entry.endsWith('.git')) continue;
-      const listing = await runGit(['--git-dir', join(top, owner, entry), 'for-each-ref', '--format=%(objectname) %(refname)']);
-      repositories.set(`${owner}/${entry.slice(0, -'.git'.length)}`, refMap(listing));
+      repositories.set(`${owner}/${entry.slice(0, -'.git'.length)}`, await gitDirRefs(join(top, owner, entry)));
     }
   }
   return repositories;

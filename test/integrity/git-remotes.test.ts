@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { archiveRefs, bareRemotes, gitDaemon, lsRemote, refusingHook, runGit, smartHttp } from '../helpers/git-remotes.js';
+import { archiveRefs, bareRemotes, gitDaemon, gitDirRefs, lsRemote, refusingHook, runGit, smartHttp } from '../helpers/git-remotes.js';
 
 // The helpers of the restore tests proved with plain git: each remote takes a push and lists it back,
 // the update hook refuses its one ref and lets the others land, and the archive oracle reads refs as
@@ -33,11 +33,8 @@ async function tinyRepository(options: { branches?: number; bigFile?: number } =
   return work;
 }
 
-/** The refs of a repository as for-each-ref lists them (annotated tags by the tag object's id, as ls-remote does). */
-async function refsOf(work: string): Promise<Map<string, string>> {
-  const listing = await runGit(['for-each-ref', '--format=%(objectname) %(refname)'], work);
-  return new Map(listing.trim().split('\n').map((line) => line.split(' ')).map(([id, ref]) => [ref as string, id as string]));
-}
+/** The refs of a working repository as for-each-ref lists them (annotated tags by the tag object's id, as ls-remote does). */
+const refsOf = (work: string) => gitDirRefs(join(work, '.git'));
 
 const pushAll = (work: string, url: string) => runGit(['push', '-q', url, 'refs/heads/*:refs/heads/*', 'refs/tags/*:refs/tags/*'], work);
 
@@ -76,7 +73,7 @@ describe('git remotes on loopback for the restore tests', () => {
 
     const clone = join(tempDir(), 'clone');
     await runGit(['clone', '-q', '--mirror', `${http.url}acme/r.git`, clone]);
-    expect(await refsOf(clone)).toEqual(await refsOf(work));
+    expect(await gitDirRefs(clone)).toEqual(await refsOf(work));
     await runGit(['fsck', '--no-progress'], clone);
 
     const posts = http.requests.filter((request) => request.method === 'POST');
