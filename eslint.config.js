@@ -190,8 +190,8 @@ export default tseslint.config(
     rules: restrict([http, ...decoration], [decorationPattern, program, otherCommands, { regex: '^\\./(?!common/)', message: otherCommands.message }]),
   },
   {
-    files: ['src/commands/webhook/*.ts'],
-    ignores: ['src/commands/webhook/index.ts'],
+    files: ['src/commands/webhook/*.ts', 'src/commands/archive/*.ts'],
+    ignores: ['src/commands/webhook/index.ts', 'src/commands/archive/index.ts'],
     rules: restrict([http, ...decoration], [decorationPattern, program, otherCommands, { regex: '^\\./|^\\.\\./(?!\\.\\./|common/)', message: otherCommands.message }]),
   },
   {

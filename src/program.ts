@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { register as registerArchive } from './commands/archive.js';
+import { register as registerArchive } from './commands/archive/index.js';
 import { register as registerAuth } from './commands/auth.js';
 import { register as registerCompletion } from './commands/completion.js';
 import { register as registerConfig } from './commands/config.js';

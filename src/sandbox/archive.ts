@@ -5,14 +5,16 @@ import { PassThrough, type Readable, Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import type { Migration, Owner, Repository } from '../api/types.js';
-import { commit, gitObject, looseObject, pack, tree } from './git.js';
 import { paddedArchive } from './padded-archive.js';
+import { bareRepository, type GitExtras, type RepoMember, wikiRepository } from './repository-git.js';
 import { TarWriter } from './tar.js';
 
 export interface ArchiveInput {
   migration: Migration;
   organization: Owner;
   repositories: Repository[];
+  /** What the seed adds to each one's git data (a wiki, pull-request refs). */
+  extrasOf: (repo: Repository) => GitExtras | undefined;
   /** Bytes of incompressible padding to add (benchmarks and resume tests). */
   padBytes: number;
 }
@@ -22,58 +24,6 @@ export interface BuiltArchive {
   sha256: string;
   /** Bytes `start` to `end` (inclusive) of the .tar.gz. */
   open(start: number, end: number): Readable;
-}
-
-/** One member of a bare repository: a file, or a directory git needs even when empty. */
-type RepoMember = { path: string; data: Buffer | string } | { path: string; directory: true };
-
-/**
- * A real bare repository of two commits, written without git: loose objects, or one pack with its
- * index when `packed` (the service's archives hold both kinds, and the check must read both).
- */
-function bareRepository(repo: Repository, packed: boolean, time: number): RepoMember[] {
-  const readme = gitObject('blob', `# ${repo.name}\n\n${repo.description ?? ''}\n`);
-  const code = gitObject('blob', `// ${repo.full_name}\nexport const name = ${JSON.stringify(repo.name)};\n`);
-  const firstTree = tree([{ name: 'README.md', mode: '100644', id: readme.id }]);
-  const first = commit({ tree: firstTree.id, parents: [], message: 'Initial commit', time });
-  const src = tree([{ name: 'index.js', mode: '100644', id: code.id }]);
-  const secondTree = tree([
-    { name: 'README.md', mode: '100644', id: readme.id },
-    { name: 'src', mode: '40000', id: src.id },
-  ]);
-  const second = commit({ tree: secondTree.id, parents: [first.id], message: 'Add the code', time: time + 60_000 });
-  const objects = [readme, code, firstTree, first, src, secondTree, second];
-  const branch = `refs/heads/${repo.default_branch}`;
-  const tag = 'refs/tags/v1.0.0';
-
-  const members: RepoMember[] = [
-    { path: 'HEAD', data: `ref: ${branch}\n` },
-    { path: 'config', data: '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n' },
-    { path: 'description', data: `${repo.full_name}\n` },
-    { path: 'info', directory: true },
-    { path: 'info/exclude', data: '# git ls-files --others --exclude-from=.git/info/exclude\n' },
-    { path: 'objects', directory: true },
-    { path: 'objects/info', directory: true },
-    { path: 'objects/pack', directory: true },
-    { path: 'refs', directory: true },
-    { path: 'refs/heads', directory: true },
-    { path: 'refs/tags', directory: true },
-  ];
-  if (packed) {
-    const built = pack(objects);
-    members.push({ path: built.packPath, data: built.pack }, { path: built.idxPath, data: built.idx });
-    members.push({
-      path: 'packed-refs',
-      data: `# pack-refs with: peeled fully-peeled sorted \n${second.id} ${branch}\n${first.id} ${tag}\n`,
-    });
-  } else {
-    for (const object of objects) {
-      const loose = looseObject(object);
-      members.push({ path: loose.path, data: loose.data });
-    }
-    members.push({ path: branch, data: `${second.id}\n` }, { path: tag, data: `${first.id}\n` });
-  }
-  return members;
 }
 
 /** The metadata records of each kind, shaped like the service's: each names its repository by URL. */
@@ -133,6 +83,14 @@ function metadataRecords(input: ArchiveInput, time: string) {
   };
 }
 
+async function writeRepository(tar: TarWriter, prefix: string, members: RepoMember[]): Promise<void> {
+  await tar.directory(prefix);
+  for (const member of members) {
+    if ('directory' in member) await tar.directory(`${prefix}/${member.path}`);
+    else await tar.file(`${prefix}/${member.path}`, member.data);
+  }
+}
+
 /** The members of a migration archive, in the service's order, less what the exclude flags leave out. */
 async function writeMembers(tar: TarWriter, input: ArchiveInput, mtime: number): Promise<void> {
   const { migration, repositories } = input;
@@ -156,13 +114,12 @@ async function writeMembers(tar: TarWriter, input: ArchiveInput, mtime: number):
   }
   if (!migration.exclude_git_data) {
     // Every other repository is packed, so an archive of two or more holds both kinds of storage.
+    // A wiki is stored the other way, so that wikis of both kinds appear as well.
     for (const [index, repo] of repositories.entries()) {
-      const prefix = `repositories/${repo.full_name}.git`;
-      await tar.directory(prefix);
-      for (const member of bareRepository(repo, index % 2 === 0, mtime)) {
-        if ('directory' in member) await tar.directory(`${prefix}/${member.path}`);
-        else await tar.file(`${prefix}/${member.path}`, member.data);
-      }
+      const extras = input.extrasOf(repo) ?? {};
+      const packed = index % 2 === 0;
+      await writeRepository(tar, `repositories/${repo.full_name}.git`, bareRepository(repo, extras, packed, mtime));
+      if (extras.wiki) await writeRepository(tar, `repositories/${repo.full_name}.wiki.git`, wikiRepository(repo, !packed, mtime));
     }
   }
 }

@@ -1,8 +1,22 @@
-import type { SeedData } from './seed.js';
+import type { SeedData, SeedRepository } from './seed.js';
 
 /** `repo-0001` … : wide enough that names sort in order up to 9,999, and beyond still unique. */
 function scaleRepositoryName(index: number): string {
   return `repo-${String(index).padStart(4, '0')}`;
+}
+
+/**
+ * Generated repository `index`: every 25th never pushed to, and among the others some with a wiki
+ * and some with pull-request refs, so that an export of a few dozen holds every kind of git data
+ * (the first two stay plain). An empty repository has no pull request to keep refs of.
+ */
+function scaleRepository(index: number): SeedRepository {
+  const repo: SeedRepository = { name: scaleRepositoryName(index), description: `Generated repository ${index}`, language: 'TypeScript' };
+  const empty = index % 25 === 0;
+  if (empty) repo.size = 0;
+  if (index % 10 === 3) repo.wiki = true;
+  if (index % 10 === 5 && !empty) repo.pull_refs = true;
+  return repo;
 }
 
 /**
@@ -16,8 +30,7 @@ export function withRepositories(seed: SeedData, count: number): SeedData {
   const taken = new Set(first.repositories.map((repo) => repo.name.toLowerCase()));
   const added = [];
   for (let i = 1; i <= count; i++) {
-    const name = scaleRepositoryName(i);
-    if (!taken.has(name)) added.push({ name, description: `Generated repository ${i}`, language: 'TypeScript' });
+    if (!taken.has(scaleRepositoryName(i))) added.push(scaleRepository(i));
   }
   return { ...seed, organizations: [{ ...first, repositories: [...first.repositories, ...added] }, ...rest] };
 }

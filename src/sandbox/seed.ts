@@ -29,7 +29,12 @@ export interface SeedRepository {
   topics?: string[];
   default_branch?: string;
   archived?: boolean;
+  /** In KiB, as the service lists it; 0 is a repository never pushed to, whose git data holds no ref and no object. */
   size?: number;
+  /** The archive also holds `<name>.wiki.git`: one commit of `Home.md` on `master`. */
+  wiki?: boolean;
+  /** The git data also holds `refs/pull/3/head` and `refs/pull/3/merge` (pull request 3 of the metadata). */
+  pull_refs?: boolean;
 }
 
 export interface SeedOrganization {

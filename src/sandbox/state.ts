@@ -7,6 +7,7 @@ import {
   repositoryObject,
   type SeedData,
   type SeedOrganization,
+  type SeedRepository,
   type UrlBases,
 } from './seed.js';
 
@@ -53,6 +54,7 @@ interface RepositoryIndex {
   list: Repository[];
   byName: Map<string, Repository>;
   byFullName: Map<string, Repository>;
+  seeds: Map<string, SeedRepository>;
 }
 
 export class MigrationStore {
@@ -91,7 +93,8 @@ export class MigrationStore {
       const list = org.repositories.map((repo) => repositoryObject(org, repo, this.bases));
       const byName = new Map(list.map((repo) => [repo.name.toLowerCase(), repo]));
       const byFullName = new Map(list.map((repo) => [repo.full_name.toLowerCase(), repo]));
-      index = { list, byName, byFullName };
+      const seeds = new Map(org.repositories.map((repo) => [repo.name.toLowerCase(), repo]));
+      index = { list, byName, byFullName, seeds };
       this.repositoryIndex.set(org, index);
     }
     return index;
@@ -106,6 +109,11 @@ export class MigrationStore {
   repository(org: SeedOrganization, name: string, full = false): Repository | undefined {
     const { byName, byFullName } = this.indexOf(org);
     return (full ? byFullName : byName).get(name.toLowerCase());
+  }
+
+  /** What the seed says of a repository beyond its API object (its wiki, its pull-request refs). */
+  seedRepository(org: SeedOrganization, repo: Repository): SeedRepository | undefined {
+    return this.indexOf(org).seeds.get(repo.name.toLowerCase());
   }
 
   /** Newest first, as the service lists them. */

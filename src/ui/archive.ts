@@ -1,4 +1,5 @@
 import type { ChalkInstance } from 'chalk';
+import type { ExtractReport } from '../core/archive/extract.js';
 import type { InspectReport } from '../core/archive/inspect.js';
 import type { VerifyReport } from '../core/archive/verify.js';
 import { describeProblem } from '../core/archive/problem.js';
@@ -96,4 +97,14 @@ function refsSummary(refs: Record<string, string>, plain: boolean): string {
   if (names.length === 0) return '-';
   if (plain) return names.join(',');
   return names.length <= 3 ? names.join(', ') : `${names.slice(0, 3).join(', ')} +${names.length - 3}`;
+}
+
+export function extractMessage(report: ExtractReport, theme: ChalkInstance): string {
+  const repos = report.repositories.length;
+  const empty = report.repositories.filter((repo) => repo.empty).length;
+  return [
+    verifyMessage(report.verify, theme),
+    `${theme.green('✓')} extracted ${repos} repositor${repos === 1 ? 'y' : 'ies'}${empty ? ` (${empty} empty)` : ''} and ${report.files.length} other file${report.files.length === 1 ? '' : 's'} to ${inertText(report.directory)}`,
+    ...(repos > 0 ? [`  each one a bare repository: git clone ${inertText(report.directory)}/${inertText(report.repositories[0]?.path ?? '')} …`] : []),
+  ].join('\n');
 }

@@ -66,6 +66,12 @@ export async function sandboxArchive(
   const stored = sandbox.store.start(org, { ...defaultBody(repositories.map((repo) => repo.full_name)), ...flags }, repositories);
   const migration = sandbox.store.view(stored);
   const dir = mkdtempSync(join(tmpdir(), 'svc-sandbox-archive-'));
-  await buildArchive(dir, { migration, organization: migration.owner, repositories, padBytes: 0 });
+  await buildArchive(dir, {
+    migration,
+    organization: migration.owner,
+    repositories,
+    extrasOf: (repo) => sandbox.store.seedRepository(org, repo),
+    padBytes: 0,
+  });
   return join(dir, `${migration.guid}.tar.gz`);
 }

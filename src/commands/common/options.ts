@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from 'commander';
 import { UsageError } from '../../errors.js';
+import { parseDuration } from '../../settings/resolve.js';
 
 /** commander argument parser for `<migration-id>`: a positive integer (docs/cli.md). */
 export function parseMigrationId(value: string): number {
@@ -87,4 +88,13 @@ export function envSecret(fromEnv: string | undefined): string | undefined {
 /** The secret of `--secret`, else of SVC_WEBHOOK_SECRET, checked; undefined when neither is given. */
 export function givenSecret(flag: string | undefined, fromEnv: string | undefined, flagHint: string): string | undefined {
   return flag === undefined ? envSecret(fromEnv) : checkedSecret(flag, '--secret', flagHint);
+}
+
+export const GIT_CHECK_TIME = 'the time git may take for the whole archive (default: 2m, plus 1s per MiB of the archive and 0.1s per repository)';
+
+/** `--git-check-time`: a duration above 0, in milliseconds; undefined when not given. */
+export function gitCheckTime(value: string | undefined, aside = ''): number | undefined {
+  const ms = value === undefined ? undefined : parseDuration(value, '--git-check-time');
+  if (ms === 0) throw new UsageError(`--git-check-time takes a duration above 0${aside}`);
+  return ms;
 }

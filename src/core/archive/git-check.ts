@@ -13,7 +13,7 @@ import type { GitDataScan } from './scan.js';
 // every setting that could run a command turned off (docs/reliability.md#the-archive-check).
 
 /** Settings given on every git command line: no file monitor, no hooks, no transport. */
-const SAFE_SETTINGS = ['-c', 'core.fsmonitor=false', '-c', 'core.hooksPath=/dev/null', '-c', 'protocol.allow=never'];
+export const SAFE_SETTINGS = ['-c', 'core.fsmonitor=false', '-c', 'core.hooksPath=/dev/null', '-c', 'protocol.allow=never'];
 
 /** A private home for git: an empty global config, and HOME and XDG_CONFIG_HOME pointing there. */
 export interface GitHome {
@@ -229,14 +229,19 @@ const GIT_PROCESSES = Math.max(1, Math.min(4, availableParallelism()));
  * for one with a refused, clashing or foreign member or without HEAD (a problem already names it,
  * git never runs on what could not be copied as it is), 'out of time' for one the budget left
  * unchecked. Once the time is out no git starts again; each copy is removed as soon as git is done
- * with it; a failure (Ctrl-C) stops the others and is thrown once every git has ended, so nothing
+ * with it (unless kept); a failure (Ctrl-C) stops the others and is thrown once every git has ended, so nothing
  * runs on in the temporary directory its caller removes.
  */
 export async function checkCopiedRepositories(
   repositories: GitDataScan[],
   home: GitHome | undefined,
   budget: GitTimeBudget,
-  options: { signal?: AbortSignal | undefined; onGitProgress?: ((progress: { checked: number; total: number }) => void) | undefined },
+  options: {
+    signal?: AbortSignal | undefined;
+    onGitProgress?: ((progress: { checked: number; total: number }) => void) | undefined;
+    /** Leave each copy where it is, made a repository by git (an extraction keeps them); else each goes once git is done. */
+    keepCopies?: boolean;
+  },
 ): Promise<(GitVerdict | 'out of time' | 'not given to git')[]> {
   const verdicts: (GitVerdict | 'out of time' | 'not given to git')[] = [];
   const total = repositories.length;
@@ -256,7 +261,7 @@ export async function checkCopiedRepositories(
         options.signal?.throwIfAborted();
         verdicts[i] = outOfTime ? 'out of time' : await checkCopiedRepository({ ...repo, extractedTo }, home, options.signal, budget);
         if (verdicts[i] === 'out of time') outOfTime = true;
-        await rm(extractedTo, { recursive: true, force: true });
+        if (!options.keepCopies) await rm(extractedTo, { recursive: true, force: true });
       }
       options.onGitProgress?.({ checked: ++checked, total });
     }

@@ -144,14 +144,16 @@ export class ExtractionBudget {
   private files = 0;
   private countsFiles = false;
   private sinceLook = 0;
+  private readonly hint: string;
 
-  private constructor(dir: string) {
+  private constructor(dir: string, hint: string) {
     this.dir = dir;
+    this.hint = hint;
   }
 
   /** The budget of `dir`, or undefined when its file system does not say how much is free. */
-  static of(dir: string): ExtractionBudget | undefined {
-    const budget = new ExtractionBudget(dir);
+  static of(dir: string, hint = 'set TMPDIR to a directory with more room, or add --no-git-check to skip the deep check (the archive is then not proven complete)'): ExtractionBudget | undefined {
+    const budget = new ExtractionBudget(dir, hint);
     return budget.look() ? budget : undefined;
   }
 
@@ -163,9 +165,7 @@ export class ExtractionBudget {
     this.files -= 1;
     if (this.room >= 0 && (!this.countsFiles || this.files >= 0)) return;
     const what = this.room < 0 ? `more than the ${sized(Math.max(0, this.room + cost))} left there (${sized(MARGIN)} kept free)` : 'more files than the file system has left';
-    throw new CliError(`not enough free space in ${this.dir} to check the archive's git objects: they take ${what}; stopped before ${path}`, ExitCode.Usage, {
-      hint: 'set TMPDIR to a directory with more room, or add --no-git-check to skip the deep check (the archive is then not proven complete)',
-    });
+    throw new CliError(`not enough free space in ${this.dir} to check the archive's git objects: they take ${what}; stopped before ${path}`, ExitCode.Usage, { hint: this.hint });
   }
 
   private look(): boolean {

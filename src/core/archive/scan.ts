@@ -1,7 +1,7 @@
 import { createHash, type Hash } from 'node:crypto';
-import { closeSync, createReadStream, mkdirSync, openSync, writeSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { CliError, InterruptedError, UsageError } from '../../errors.js';
@@ -15,7 +15,8 @@ import { NameClashes } from './name-clashes.js';
 import { type ExtractionBudget, KeptNames, type ReadMember, readError, recordMetadata, reportMember, shortened, textOf } from './scan-parts.js';
 import { KeptRefs, looseRefId, packedRefsReader } from './git-refs.js';
 import type { RepositoryHistory } from './repository-history.js';
-import { clashProblem, extractError, HEAD_BYTES, isGitDataDirectory, NEW_FILE, SIGNATURES } from './git-copies.js';
+import { isGitDataDirectory, SIGNATURES } from './git-copies.js';
+import { MemberCopier } from './member-copier.js';
 
 /** What the archive holds of one repository's git data (docs/service.md#archive). */
 export interface GitDataScan {
@@ -77,6 +78,11 @@ export interface ScanOptions {
    * `copies/<n>`, where the file system finds members that clash or repeat; its config to `configs/<n>`.
    */
   extractTo?: string;
+  /**
+   * A private directory: every member outside `repositories/` (metadata, attachments) is copied
+   * there at its path, for an extraction; a problem stops nothing, the caller keeps none of it then.
+   */
+  filesTo?: string;
   /** Bytes the copies may take in all (free space less a margin); past it the scan stops. */
   budget?: ExtractionBudget;
   sha256?: boolean;
@@ -88,6 +94,14 @@ export interface ScanOptions {
   onMemberRead?: (member: ReadMember) => void;
   /** Ctrl-C: stops reading, and the scan throws InterruptedError. */
   signal?: AbortSignal | undefined;
+}
+
+/** One member's data given to each handler in turn. */
+function both(...handlers: MemberHandler[]): MemberHandler {
+  return {
+    data: (chunk) => handlers.forEach((handler) => handler.data?.(chunk)),
+    end: () => handlers.forEach((handler) => handler.end?.()),
+  };
 }
 
 /** Bounds on what a scan keeps, whatever the archive holds: past them, a problem says so. */
@@ -137,6 +151,7 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
   let tooManyMetadataFiles = false;
 
   const names = new NameClashes();
+  const copier = new MemberCopier(options.budget);
 
   const onMember = (member: TarMember): MemberHandler | undefined => {
     const handler = judgeMember(member);
@@ -159,9 +174,20 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
     // Past the bound on names the archive has failed: the rest is read past, nothing more kept of it.
     if (names.full) return undefined;
     if (git) return gitMember(`${git[1]}/${git[2]}`, git[3] ?? '', member);
-    if (!path.includes('/') && path.endsWith('.json')) return metadataMember(path, type);
-    return undefined;
+    const metadata = !path.includes('/') && path.endsWith('.json') ? metadataMember(path, type) : undefined;
+    return options.filesTo && path !== 'repositories' && !path.startsWith('repositories/') ? withCopy(metadata, path, member, options.filesTo) : metadata;
   };
+
+  /** `handler`, and a copy of the member at its path under `dir`. */
+  function withCopy(handler: MemberHandler | undefined, path: string, member: TarMember, dir: string): MemberHandler | undefined {
+    if (member.type === 'directory') {
+      const clash = copier.placeDirectory(join(dir, path));
+      return clash ? void problem(clash, member.name) : handler;
+    }
+    if (member.type !== 'file') return handler;
+    const copy = copier.copy(member, join(dir, path), undefined, (message) => problem(message, member.name));
+    return handler ? both(handler, copy) : copy;
+  }
 
   function metadataMember(name: string, type: TarMember['type']): MemberHandler | undefined {
     if (type !== 'file') return void problem('is a directory where a metadata file belongs', name);
@@ -238,7 +264,7 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
     if (copies && rest) {
       // Directories are made in the copy as the archive has them, so a file that later wants one
       // of their paths, or the reverse, is found; a file where git data must be a directory too.
-      const clash = member.type === 'directory' ? placeDirectory(join(copies, rest)) : isGitDataDirectory(rest) ? 'is a file where git data must be a directory' : undefined;
+      const clash = member.type === 'directory' ? copier.placeDirectory(join(copies, rest)) : isGitDataDirectory(rest) ? 'is a file where git data must be a directory' : undefined;
       if (clash) {
         target.damaged = true;
         return void problem(clash, member.name, repository);
@@ -273,11 +299,7 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
     if (rest === 'packed-refs') handlers.push(packedRefsReader((ref, id) => recordRef(target, ref, id), (message) => problem(message, member.name, repository)));
     else if (rest.startsWith('refs/')) handlers.push(textOf((text) => recordRef(target, rest, looseRefId(text))));
     if (use.use === 'copy' && copies) handlers.push(copyMember(target, rest, member));
-    if (handlers.length === 0) return undefined;
-    return {
-      data: (chunk) => handlers.forEach((handler) => handler.data?.(chunk)),
-      end: () => handlers.forEach((handler) => handler.end?.()),
-    };
+    return handlers.length === 0 ? undefined : both(...handlers);
   }
 
   /** A ref of a loose ref file or of packed-refs. */
@@ -287,68 +309,13 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
     keptRefs.keep(repo.refs, ref, id);
   }
 
-  /** Makes a directory of the copy, counted against the room; a file already there is a clash. */
-  function placeDirectory(path: string): string | undefined {
-    options.budget?.spend(0, path);
-    try {
-      mkdirSync(path, { recursive: true, mode: 0o700 });
-      return undefined;
-    } catch (error) {
-      return clashProblem(error, path);
-    }
-  }
-
-  /**
-   * Writes one allowed member into the repository's copy: a new file only, never through a link,
-   * and only once its first bytes show it is what its name says and the room it declares is there.
-   */
+  /** Copies an allowed member of a repository's git data, once its first bytes show it is what its name says. */
   function copyMember(repo: GitDataScan, rest: string, member: TarMember, path = join(repo.extractedTo as string, rest)): MemberHandler {
     const signature = SIGNATURES.find(([pattern]) => pattern.test(rest));
-    let head: Buffer | undefined = Buffer.alloc(0);
-    let fd: number | undefined;
-    let refused = false;
-    const refuse = (message: string) => {
-      refused = true;
+    return copier.copy(member, path, signature?.[1], (message) => {
       repo.damaged = true;
       problem(message, member.name, repo.repository);
-    };
-    const write = (chunk: Buffer) => {
-      try {
-        let done = 0;
-        while (done < chunk.length) done += writeSync(fd as number, chunk, done);
-      } catch (error) {
-        throw extractError(path, error as NodeJS.ErrnoException);
-      }
-    };
-    /** Judges the first bytes, then makes the file and writes them. */
-    const start = (first: Buffer) => {
-      head = undefined;
-      const wrong = signature?.[1](first);
-      if (wrong) return refuse(wrong);
-      options.budget?.spend(member.size, path);
-      try {
-        mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-        fd = openSync(path, NEW_FILE, 0o600);
-      } catch (error) {
-        return refuse(clashProblem(error, path));
-      }
-      write(first);
-    };
-    return {
-      data: (chunk) => {
-        if (refused) return;
-        if (head) {
-          head = Buffer.concat([head, chunk]);
-          if (head.length >= HEAD_BYTES) start(head);
-          return;
-        }
-        write(chunk);
-      },
-      end: () => {
-        if (head) start(head);
-        if (fd !== undefined) closeSync(fd);
-      },
-    };
+    });
   }
 
   const hash: Hash | undefined = options.sha256 ? createHash('sha256') : undefined;

@@ -119,6 +119,7 @@ function prepareArchive({ store, storage, dataDir, options }: ApiParts, migratio
       migration: store.view(migration),
       organization: store.view(migration).owner,
       repositories: migration.repositories,
+      extrasOf: (repo) => store.seedRepository(migration.org, repo),
       padBytes: options.archivePadBytes ?? 0,
     });
     return built;

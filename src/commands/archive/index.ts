@@ -1,0 +1,23 @@
+import type { Command } from 'commander';
+import type { Runner } from '../../context.js';
+import { examples } from '../common/options.js';
+import { register as registerExtract } from './extract.js';
+import { register as registerInspect } from './inspect.js';
+import { register as registerRestore } from './restore.js';
+import { register as registerVerify } from './verify.js';
+
+export function register(program: Command, run: Runner): void {
+  const archive = program
+    .command('archive')
+    .description('check, look into, extract or restore a downloaded migration archive')
+    .addHelpText(
+      'after',
+      examples([
+        'svc-migrate archive verify migration-4242.tar.gz',
+        'svc-migrate archive inspect migration-4242.tar.gz',
+        'svc-migrate archive extract migration-4242.tar.gz acme-repositories/',
+        'svc-migrate archive restore migration-4242.tar.gz --to \'ssh://git@git.example.com/{owner}/{repo}.git\'',
+      ]),
+    );
+  for (const register of [registerVerify, registerInspect, registerExtract, registerRestore]) register(archive, run);
+}

@@ -1,0 +1,1 @@
+export function register(_a: unknown, _r: unknown): void {}
