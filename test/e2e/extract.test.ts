@@ -194,6 +194,7 @@ describe('archive extract, end to end through the built binary', () => {
     child.kill('SIGKILL');
     expect(await closed, 'the extract was still running when killed').toBe('SIGKILL');
     expect(existsSync(dir)).toBe(false);
+    expect(readdirSync(parent).filter((name) => PRIVATE_DIRECTORY.test(name)), 'what kill -9 left').toHaveLength(1);
 
     const result = await extract([original, dir]);
     expect(result.code, result.stderr).toBe(0);
