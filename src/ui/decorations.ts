@@ -8,9 +8,13 @@ export interface Spinner {
   succeed(text: string): void;
   fail(text: string): void;
   stop(): void;
+  /** Takes the line off the terminal, so another can be written where it was… */
+  clear(): void;
+  /** …and draws it again below that one. */
+  redraw(): void;
 }
 
-const silent: Spinner = { text() {}, succeed() {}, fail() {}, stop() {} };
+const silent: Spinner = { text() {}, succeed() {}, fail() {}, stop() {}, clear() {}, redraw() {} };
 
 /**
  * A terminal we can draw on: a TTY that reports a width. On 0 columns (`script`, some
@@ -56,6 +60,12 @@ export async function createSpinner(enabled: boolean, stream: Writable, text: st
       stream.off('resize', onResize);
       if (live) spinner.stop();
       live = false;
+    },
+    clear: () => {
+      if (live) spinner.clear();
+    },
+    redraw: () => {
+      if (live) spinner.render();
     },
   };
 }

@@ -207,9 +207,23 @@ export class Output {
     this.say(`${this.theme.yellow('warning:')} ${message}\n`);
   }
 
-  /** A spinner on a terminal; silent otherwise. */
-  spinner(text: string): Promise<Spinner> {
-    return createSpinner(this.decorated, this.stderr as Writable, text);
+  /** A spinner on a terminal, with messages written above it; silent otherwise. */
+  async spinner(text: string): Promise<Spinner> {
+    const spinner = await createSpinner(this.decorated, this.stderr as Writable, text);
+    const detach = this.attachLive(spinner);
+    const ending = (end: (final: string) => void) => (final: string) => {
+      detach();
+      end(final);
+    };
+    return {
+      ...spinner,
+      succeed: ending((final) => spinner.succeed(final)),
+      fail: ending((final) => spinner.fail(final)),
+      stop: () => {
+        detach();
+        spinner.stop();
+      },
+    };
   }
 
   /** A download progress line on a terminal; silent otherwise. */

@@ -1,0 +1,79 @@
+import { UsageError } from '../../errors.js';
+import { fileError } from '../../support/system-errors.js';
+import { readSideFile, replaceFile } from '../exclusive-files.js';
+
+// What a restore has done, by target and repository, so a rerun (after kill -9, a lost network, a
+// refused ref fixed on the host) goes on from there. It is believed for nothing: a repository it
+// says is proved is proved again with ls-remote before it is skipped (run.ts).
+
+type RepositoryState = 'pushing' | 'proved';
+
+interface RestoreJournal {
+  version: 1;
+  /** By template, then by repository (owner/repo). */
+  targets: Record<string, Record<string, { state: RepositoryState; at: string }>>;
+}
+
+/** Some hundred bytes a repository, for every target of 10,000 repositories. */
+const MAX_JOURNAL_BYTES = 16 << 20;
+
+export class RestoreJournalFile {
+  private readonly path: string;
+  private readonly journal: RestoreJournal;
+  private writing: Promise<void> = Promise.resolve();
+
+  private constructor(path: string, journal: RestoreJournal) {
+    this.path = path;
+    this.journal = journal;
+  }
+
+  /** The journal at `path`, or a new one; one this program did not write is refused (exit 2). */
+  static async open(path: string): Promise<RestoreJournalFile> {
+    const text = await readSideFile(path, MAX_JOURNAL_BYTES);
+    if (text === undefined) return new RestoreJournalFile(path, { version: 1, targets: Object.create(null) as RestoreJournal['targets'] });
+    let journal: unknown;
+    try {
+      journal = JSON.parse(text);
+    } catch {
+      journal = undefined;
+    }
+    if (!isJournal(journal)) {
+      throw new UsageError(`${path} is not a restore journal this program wrote`, { hint: 'move it away, or pass --journal with another path' });
+    }
+    return new RestoreJournalFile(path, journal);
+  }
+
+  state(template: string, repository: string): RepositoryState | undefined {
+    return Object.hasOwn(this.journal.targets, template) ? this.journal.targets[template]?.[repository]?.state : undefined;
+  }
+
+  /** Records a repository's state; writes are one after another, each replacing the file whole. */
+  async record(template: string, repository: string, state: RepositoryState, at: number): Promise<void> {
+    const target = Object.hasOwn(this.journal.targets, template)
+      ? (this.journal.targets[template] as Record<string, { state: RepositoryState; at: string }>)
+      : (this.journal.targets[template] = Object.create(null) as Record<string, { state: RepositoryState; at: string }>);
+    target[repository] = { state, at: new Date(at).toISOString() };
+    const text = `${JSON.stringify(this.journal, null, 1)}\n`;
+    this.writing = this.writing.then(() =>
+      replaceFile(this.path, text, { mode: 0o600, durable: true }).catch((error: unknown) => {
+        throw fileError(error as NodeJS.ErrnoException, { action: 'write', path: this.path, role: 'the restore journal', after: 'or pass --journal with a path you can write' });
+      }),
+    );
+    await this.writing;
+  }
+}
+
+function isJournal(value: unknown): value is RestoreJournal {
+  if (typeof value !== 'object' || value === null) return false;
+  const { version, targets } = value as Partial<RestoreJournal>;
+  if (version !== 1 || typeof targets !== 'object' || targets === null || Array.isArray(targets)) return false;
+  return Object.values(targets).every(
+    (repositories) =>
+      typeof repositories === 'object' &&
+      repositories !== null &&
+      Object.values(repositories).every((entry: unknown) => {
+        const { state, at } = (entry ?? {}) as { state?: unknown; at?: unknown };
+        return (state === 'pushing' || state === 'proved') && typeof at === 'string';
+      }),
+  );
+}

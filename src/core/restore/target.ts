@@ -1,0 +1,58 @@
+import { UsageError } from '../../errors.js';
+
+// Where each repository goes: the template the user wrote, with the archive's names put in. The
+// names come from the archive, so they are let in only when they cannot change what the URL says:
+// the characters a repository's name has on the service, and nothing that starts an option or a
+// path of its own (docs/reliability.md#extract-and-restore).
+
+/** The transports a template may name: git's own, never `ext::` or another remote helper. */
+export type Scheme = 'ssh' | 'git' | 'http' | 'https' | 'file';
+
+export interface Target {
+  template: string;
+  scheme: Scheme;
+}
+
+const URL_SCHEME = /^(ssh|git|http|https|file):\/\//i;
+/** `user@host:path` or `host:path`, as git reads an scp-like address (no `/` before the colon). */
+const SCP_LIKE = /^(?:[^@/\s:]+@)?[^@/\s:]+:(?!\/\/)/;
+/** A name on the service: letters, digits, `.`, `_`, `-`; never `.` or `-` first. */
+const SAFE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/;
+
+/** The template, checked: `{repo}` in it, a transport git has, nothing else in braces. */
+export function parseTarget(template: string): Target {
+  const hint = 'for example --to \'ssh://git@git.example.com/{owner}/{repo}.git\' or --to \'file:///srv/git/{owner}/{repo}.git\'';
+  if (!template.includes('{repo}')) throw new UsageError(`--to ${template} has no {repo}: every repository would go to the same place`, { hint });
+  const unknown = /\{(?!owner\}|repo\})[^}]*\}/.exec(template);
+  if (unknown) throw new UsageError(`--to has ${unknown[0]}, which is neither {owner} nor {repo}`, { hint });
+  if (/[\s\0-\x1f\x7f]/.test(template)) throw new UsageError('--to has a space or control character in it', { hint });
+  const scheme = URL_SCHEME.exec(template)?.[1]?.toLowerCase() as Scheme | undefined;
+  if (scheme) {
+    if (scheme === 'file' && !template.toLowerCase().startsWith('file:///')) {
+      throw new UsageError(`--to ${template} is a file URL without an absolute path`, { hint: 'write it as file:///absolute/path/{repo}.git' });
+    }
+    return { template, scheme };
+  }
+  if (SCP_LIKE.test(template)) return { template, scheme: 'ssh' };
+  throw new UsageError(`--to ${template} is not a git URL this command pushes to`, { hint: `use ssh://, https://, http://, git://, file:// or user@host:path; ${hint}` });
+}
+
+/** The repository's URL, or why its name cannot be put in one. */
+export function urlOf(target: Target, repository: string): { url: string } | { problem: string } {
+  const [owner = '', repo = ''] = repository.split('/');
+  const wrong = [owner, repo].find((name) => !SAFE_NAME.test(name) || name.length > 255);
+  if (wrong !== undefined) {
+    return { problem: `its name has characters a repository's name on the service never has, so it is not put in a URL (only letters, digits, ".", "_" and "-")` };
+  }
+  return { url: target.template.replaceAll('{owner}', owner).replaceAll('{repo}', repo) };
+}
+
+/** Whether a host is this machine: plain http to anywhere else carries the user's credentials in the clear. */
+export function isLoopbackUrl(url: string): boolean {
+  try {
+    const host = new URL(url).hostname;
+    return host === 'localhost' || host === '[::1]' || /^127\./.test(host);
+  } catch {
+    return false;
+  }
+}
