@@ -7,7 +7,7 @@ import { archiveRefs, bareRemotes, gitDaemon, lsRemote, refusingHook, runGit, sm
 import { everyHostileCase, filesOf, firstOfEachKind, metadata, type RealRepository, realRepository, repositoryMembers } from '../helpers/hostile-archives.js';
 import { archiveCopy, expectScaledShape, GIT_SETUP, reportOf, scaledArchive } from '../helpers/restore-archives.js';
 import { BIN, type CliResult, runCli, spawnCli, untilSaid } from '../helpers/run-cli.js';
-import { tarGz } from '../helpers/tar-bytes.js';
+import { member, tarGz } from '../helpers/tar-bytes.js';
 
 // `archive restore` through the built binary, to real git remotes on loopback (file://, git daemon,
 // smart HTTP through git http-backend), the sandbox's archive of 50 repositories. What the remotes
@@ -312,6 +312,28 @@ describe('archive restore, end to end through the built binary', () => {
       expect(result.stderr).not.toMatch(/unknown (command|option)/);
     }
     expect(readdirSync(root)).toEqual([]);
+  }, TEST_CEILING_MS);
+
+  it('a repository name outside [A-Za-z0-9._-], or starting with "." or "-", is not pushed: failed and named; the others proved (exit 10)', async () => {
+    const repository = realRepository();
+    const odd = ['-x', '.x', 'x y', 'x:y', 'x%2fy', 'caf\u00e9'];
+    const membersOf = (name: string) => repository.files
+      .filter((file) => file.rest !== 'config' && !file.rest.startsWith('hooks/'))
+      .map((file) => member({ name: `repositories/acme/${name}.git/${file.rest}` }, file.data));
+    const listed = JSON.stringify(['r', ...odd].map((name) => ({ full_name: `acme/${name}` })));
+    const archive = join(tempDir(), 'names.tar.gz');
+    writeFileSync(archive, tarGz(member({ name: 'schema.json' }, '{"version":"1.2.0"}'), member({ name: 'repositories_000001.json' }, listed), ...['r', ...odd].flatMap(membersOf)));
+    const root = tempDir();
+
+    const result = await restore([archive, '--to', fileTemplate(root), '--json']);
+    expect(result.code, result.stderr).toBe(10);
+    const report = reportOf<RestoreReport>(result);
+    expect(byName(report, 'acme/r')?.state).toBe('proved');
+    for (const name of odd) {
+      expect(byName(report, `acme/${name}`), name).toMatchObject({ state: 'failed', error: expect.stringMatching(/name/) });
+    }
+    expect(readdirSync(root)).toEqual(['acme']);
+    expect(readdirSync(join(root, 'acme'))).toEqual(['r.git']);
   }, TEST_CEILING_MS);
 
   it('counts Git LFS pointers in the history per repository, with a warning: the archive carries no LFS objects', async () => {
