@@ -288,9 +288,12 @@ describe('archive restore, end to end through the built binary', () => {
     expect(readdirSync(join(root, 'octo-org'))).toEqual(['repo-0007.git']);
     expect(await lsRemote(urlOf(template, 'octo-org/repo-0007'))).toEqual(pushed(refs.get('octo-org/repo-0007') as Map<string, string>));
 
-    const bareName = await restore([archiveCopy(original), '--to', fileTemplate(tempDir()), '--json', '--only', 'repo-0008']);
+    // A bare name, and the words: a line on stderr, the summary table on stdout.
+    const bareName = await restore([archiveCopy(original), '--to', fileTemplate(tempDir()), '--only', 'repo-0008']);
     expect(bareName.code, bareName.stderr).toBe(0);
-    expect(reportOf<RestoreReport>(bareName).repositories.map((repository) => repository.name)).toEqual(['octo-org/repo-0008']);
+    expect(bareName.stderr).toMatch(/octo-org\/repo-0008 → file:\/\/\S+\/octo-org\/repo-0008\.git: proved \(2 refs\b/);
+    expect(bareName.stderr).not.toContain('repo-0007');
+    expect(bareName.stdout).toMatch(/octo-org\/repo-0008.*proved/);
   }, TEST_CEILING_MS);
 
   it('--only a name the archive does not hold: exit 2 naming it, nothing pushed, no journal', async () => {
