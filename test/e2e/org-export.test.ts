@@ -8,7 +8,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { verifyArchive } from '../../src/core/archive/verify.js';
 import type { Journal } from '../../src/core/org-export/journal.js';
 import type { Sandbox } from '../../src/sandbox/server.js';
-import { BIN, runCli, spawnCli } from '../helpers/run-cli.js';
+import { BIN, runCli, spawnCli, untilSaid } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
 import { ExitCode, InterruptedError } from '../../src/errors.js';
 
@@ -22,23 +22,6 @@ function readJournal(dir: string): Journal | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Resolves once the child has written `pattern` on stderr; fails if it ends first. */
-function untilSaid(child: ChildProcess, pattern: RegExp): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let said = '';
-    const onData = (chunk: string) => {
-      said += chunk;
-      if (!pattern.test(said)) return;
-      child.stderr?.off('data', onData);
-      child.off('exit', onExit);
-      resolve(said);
-    };
-    const onExit = (code: number | null) => reject(new Error(`the export ended (${code}) before saying ${pattern}\n${said}`));
-    child.stderr?.setEncoding('utf8').on('data', onData);
-    child.once('exit', onExit);
-  });
 }
 
 function spawnExport(args: string[], env: Record<string, string>): ChildProcess {

@@ -247,3 +247,14 @@ export function thirdReviewCases(repo: () => RealRepository): HostileCase[] {
     ['a config setting gc.recentObjectsHook (git 2.42 and later runs it in gc and repack)', () => tarGz(...base(), member({ name: at('config') }, '[core]\n\tbare = true\n[gc]\n\tauto = 1\n\trecentObjectsHook = touch /tmp/svc-migrate-gc-ran\n')), /sets gc\.recentobjectshook/],
   ];
 }
+
+/** Every hostile archive above, each family on the repository it is made of: what no archive command may act on. */
+export function everyHostileCase(loose: () => RealRepository, packed: () => RealRepository): HostileCase[] {
+  return [...attackerSpellings(loose), ...secondReviewCases(loose), ...readingHoles(packed), ...thirdReviewCases(loose)];
+}
+
+/** The first case of each family above: a few of different kinds, for what is too slow to run on all. */
+export function firstOfEachKind(loose: () => RealRepository, packed: () => RealRepository): HostileCase[] {
+  const families = [attackerSpellings(loose), secondReviewCases(loose), readingHoles(packed), thirdReviewCases(loose)];
+  return families.map(([first]) => first as HostileCase);
+}

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -197,5 +197,22 @@ export function spawnCli(args: string[], options: CliOptions & { nodeArgs?: stri
       resolve({ code, stdout, stderr });
     });
     child.stdin.end(options.stdin ?? '');
+  });
+}
+
+/** Resolves with what a spawned child has said on stderr once it has said `pattern`; rejects if it ends first. */
+export function untilSaid(child: ChildProcess, pattern: RegExp): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let said = '';
+    const onData = (chunk: string) => {
+      said += chunk;
+      if (!pattern.test(said)) return;
+      child.stderr?.off('data', onData);
+      child.off('exit', onExit);
+      resolve(said);
+    };
+    const onExit = (code: number | null) => reject(new Error(`the command ended (${code}) before saying ${pattern}\n${said}`));
+    child.stderr?.setEncoding('utf8').on('data', onData);
+    child.once('exit', onExit);
   });
 }

@@ -51,10 +51,15 @@ export function sandboxAt(baseUrl: string | undefined): Sandbox | undefined {
 
 /**
  * The archive the sandbox makes for a migration of `names` (octo-org's repositories), with the
- * start request's `flags`: written to a file of its own, without a download.
+ * start request's `flags`: written to a file of its own, without a download. `options` start the
+ * sandbox (`repositories: 50` adds `repo-0001` … `repo-0050`).
  */
-export async function sandboxArchive(names: string[], flags: Partial<ReturnType<typeof defaultBody>> = {}): Promise<string> {
-  const { sandbox } = await testSandbox();
+export async function sandboxArchive(
+  names: string[],
+  flags: Partial<ReturnType<typeof defaultBody>> = {},
+  options: SandboxOptions = {},
+): Promise<string> {
+  const { sandbox } = await testSandbox(options);
   const org = sandbox.store.organization('octo-org');
   if (!org) throw new Error('the sandbox seed has no octo-org');
   const repositories = names.map((name) => sandbox.store.repository(org, name)).filter((repo) => repo !== undefined);
