@@ -21,16 +21,20 @@ function restoreLine(result: RepositoryRestore, theme: ChalkInstance): string {
       return `${theme.green('✓')} ${where}: proved (${refs(result.refs)}${result.pushed ? `, ${result.pushed} pushed` : ''}${result.created ? ', repository made' : ''})${lfs}`;
     case 'already proved':
       return `${theme.green('✓')} ${where}: already proved (${refs(result.refs)}, checked again)${lfs}`;
-    case 'planned':
-      return `${where}: would push ${refs(result.to_push?.length ?? 0)}; the target is ${result.target ?? 'unknown'}${result.error ? ` (${inertText(result.error)})` : ''}${lfs}`;
+    case 'planned': {
+      const toPush = result.to_push ?? [];
+      const named = toPush.length > 0 ? ` (${toPush.slice(0, SHOWN).map(inertText).join(', ')}${toPush.length > SHOWN ? `, … ${toPush.length - SHOWN} more` : ''})` : '';
+      return `${where}: would push ${refs(toPush.length)}${named}; the target is ${result.target ?? 'unknown'}${result.error ? ` (${inertText(result.error)})` : ''}${lfs}`;
+    }
     default:
       return `${theme.red('✗')} ${where}: ${inertText(result.error ?? 'failed')}`;
   }
 }
 
-/** One repository's end and, when it failed, what went wrong, a line each. */
+/** One repository's end and, when it failed or a dry run found the target different, what differs, a line each. */
 export function restoreLines(result: RepositoryRestore, theme: ChalkInstance): string {
-  return [restoreLine(result, theme), ...(result.state === 'failed' ? failureDetails(result) : [])].join('\n');
+  const details = result.state === 'failed' || result.target === 'differs' ? failureDetails(result) : [];
+  return [restoreLine(result, theme), ...details].join('\n');
 }
 
 /** What went wrong with one repository, a line each: refused refs, differing refs, the remote's words. */

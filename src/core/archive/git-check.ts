@@ -157,8 +157,9 @@ function readConfigFile(file: string, home: GitHome, signal: AbortSignal | undef
 }
 
 /**
- * Makes `dir`, which holds only the copied refs, objects and packs, a bare repository of git's own
- * making (its config, no templates), then checks every object's content against its name, loose
+ * Makes `dir`, which holds only the copied refs, objects and packs, a bare repository with a config
+ * of ours (what `git init --bare --template=` would write there, less a process per repository:
+ * nothing of the archive's, no hooks), then checks every object's content against its name, loose
  * and packed (`git fsck --full`).
  */
 async function checkRepository(
@@ -167,17 +168,21 @@ async function checkRepository(
   signal: AbortSignal | undefined,
   budget: GitTimeBudget,
 ): Promise<GitRun> {
-  const init = await runGit(
-    ['init', '--bare', '--quiet', '--template=', ...(repo.sha256Objects ? ['--object-format=sha256'] : []), repo.dir],
-    home,
-    signal,
-    budget,
-  );
-  if (!init.ok) return init;
+  try {
+    // git takes a directory for a repository when it holds HEAD (the caller saw it), objects/ and refs/.
+    await mkdir(join(repo.dir, 'objects'), { recursive: true, mode: 0o700 });
+    await mkdir(join(repo.dir, 'refs'), { recursive: true, mode: 0o700 });
+    await writeFile(join(repo.dir, 'config'), repo.sha256Objects ? SHA256_CONFIG : CONFIG, { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    return { ok: false, stdout: '', lines: [`the copy cannot be made a repository: ${(error as Error).message}`] };
+  }
   // Blobs over 16 MiB are hashed as they are read, not held whole in git's memory.
   const fsck = ['-c', 'core.bigFileThreshold=16m', '--git-dir', repo.dir, 'fsck', '--full', '--no-dangling', '--no-progress'];
   return runGit(fsck, home, signal, budget);
 }
+
+const CONFIG = '[core]\n\trepositoryformatversion = 0\n\tbare = true\n';
+const SHA256_CONFIG = '[core]\n\trepositoryformatversion = 1\n\tbare = true\n[extensions]\n\tobjectformat = sha256\n';
 
 /** What git found in one repository: its problems, and whether it reads any ref there. */
 export interface GitVerdict {
