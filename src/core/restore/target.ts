@@ -14,8 +14,11 @@ export interface Target {
 }
 
 const URL_SCHEME = /^(ssh|git|http|https|file):\/\//i;
-/** `user@host:path` or `host:path`, as git reads an scp-like address (no `/` before the colon). */
-const SCP_LIKE = /^(?:[^@/\s:]+@)?[^@/\s:]+:(?!\/\/)/;
+/**
+ * `user@host:path` or `host:path`, as git reads an scp-like address (no `/` before the colon),
+ * never `<helper>::<address>`, which git hands to a remote helper, nor a host that reads as an option.
+ */
+const SCP_LIKE = /^(?:[^@/\s:-][^@/\s:]*@)?[^@/\s:-][^@/\s:]*:(?!\/\/|:)/;
 /** A name on the service: letters, digits, `.`, `_`, `-`; never `.` or `-` first. */
 const SAFE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/;
 
