@@ -3,6 +3,7 @@ import type { Context, Runner } from '../../context.js';
 import { extractArchive, type ExtractReport } from '../../core/archive/extract.js';
 import { ArchiveVerificationError } from '../../core/archive/verify.js';
 import { extractMessage, verifyMessage } from '../../ui/archive.js';
+import { archiveReading } from '../common/archive-reading.js';
 import { examples, GIT_CHECK_TIME, gitCheckTime } from '../common/options.js';
 
 interface ExtractFlags {
@@ -23,22 +24,23 @@ function parseExtractOptions(file: string, dir: string, flags: ExtractFlags): Ex
 }
 
 async function extract(context: Context, { file, dir, force, gitTimeMs }: ExtractOptions): Promise<ExtractReport> {
-  const bar = context.out.progress();
+  const reading = archiveReading(context.out);
   let report: ExtractReport;
   try {
     report = await extractArchive(file, dir, {
       force,
       ...(gitTimeMs === undefined ? {} : { gitTimeMs }),
       signal: context.signal,
-      onProgress: (received, total) => bar.update({ received, total, resumedFrom: 0 }),
+      onProgress: reading.onProgress,
+      onGitProgress: reading.onGitProgress,
     });
   } catch (error) {
-    bar.done();
+    await reading.done();
     // The report first, as `archive verify` prints it: the error says how many problems, the report which.
     if (error instanceof ArchiveVerificationError) context.out.result(error.report, (data) => verifyMessage(data, context.out.theme));
     throw error;
   }
-  bar.done();
+  await reading.done();
   context.out.result(report, (data) => extractMessage(data, context.out.theme));
   return report;
 }

@@ -6,6 +6,7 @@ import { isLoopbackUrl, parseTarget } from '../../core/restore/target.js';
 import { CliError, ExitCode, UsageError } from '../../errors.js';
 import { verifyMessage } from '../../ui/archive.js';
 import { restoreLines, restoreMessage } from '../../ui/restore.js';
+import { archiveReading } from '../common/archive-reading.js';
 import { examples, GIT_CHECK_TIME, gitCheckTime, parsePositiveInt } from '../common/options.js';
 
 interface RestoreFlags {
@@ -60,7 +61,7 @@ async function restore(context: Context, options: RestoreOptions): Promise<Resto
   if (/^http:\/\//i.test(options.template) && !isLoopbackUrl(options.template.replaceAll(/\{(owner|repo)\}/g, 'x'))) {
     out.warn('--to is plain http: the host\'s credentials and your history cross the network unencrypted (use https://)');
   }
-  const bar = out.progress();
+  const reading = archiveReading(out);
   let spinner: Awaited<ReturnType<typeof out.spinner>> | undefined;
   let total = 0;
   let ended = 0;
@@ -72,9 +73,10 @@ async function restore(context: Context, options: RestoreOptions): Promise<Resto
       ...options,
       clock: context.clock,
       signal: context.signal,
-      onProgress: (received, size) => bar.update({ received, total: size, resumedFrom: 0 }),
+      onProgress: reading.onProgress,
+      onGitProgress: reading.onGitProgress,
       onVerified: async (verified, count) => {
-        bar.done();
+        await reading.done();
         out.info(verifyMessage(verified, out.theme).split('\n')[0] ?? '');
         total = count;
         // The progress bar had the line while the archive was read; the spinner has it while pushes run.
@@ -88,13 +90,14 @@ async function restore(context: Context, options: RestoreOptions): Promise<Resto
       onRepository: (result) => {
         running.delete(result.name);
         ended++;
-        out.info(restoreLines(result, out.theme));
+        // On a terminal the spinner counts and the table ends the run: a line there is for a failure.
+        if (!out.decorated || result.state === 'failed') out.info(restoreLines(result, out.theme));
         tell();
       },
     });
     spinner?.stop();
   } catch (error) {
-    bar.done();
+    await reading.done();
     spinner?.stop();
     if (error instanceof ArchiveVerificationError) out.result(error.report, (data) => verifyMessage(data, out.theme));
     throw error;

@@ -3,6 +3,7 @@ import type { Context, Runner } from '../../context.js';
 import { expectedContentOf } from '../../core/archive/expected.js';
 import { ArchiveVerificationError, type VerifyReport, verifyArchive } from '../../core/archive/verify.js';
 import { verifyMessage } from '../../ui/archive.js';
+import { archiveReading } from '../common/archive-reading.js';
 import { examples, GIT_CHECK_TIME, gitCheckTime, parseMigrationId } from '../common/options.js';
 
 interface VerifyFlags {
@@ -32,7 +33,7 @@ function parseVerifyOptions(file: string, flags: VerifyFlags): VerifyOptions {
 /** Checks an archive on disk; prints the report, then fails with exit 9 if anything is wrong. */
 async function verify(context: Context, { file, migration, gitCheck, gitTimeMs }: VerifyOptions): Promise<VerifyReport> {
   const expected = migration === undefined ? undefined : await expectedContentOf(await context.api(), context.org(), migration);
-  const bar = context.out.progress();
+  const reading = archiveReading(context.out);
   let report: VerifyReport;
   try {
     report = await verifyArchive(file, {
@@ -40,10 +41,11 @@ async function verify(context: Context, { file, migration, gitCheck, gitTimeMs }
       ...(gitTimeMs === undefined ? {} : { gitTimeMs }),
       ...(expected ? { expected } : {}),
       signal: context.signal,
-      onProgress: (received, total) => bar.update({ received, total, resumedFrom: 0 }),
+      onProgress: reading.onProgress,
+      onGitProgress: reading.onGitProgress,
     });
   } finally {
-    bar.done();
+    await reading.done();
   }
   context.out.result(report, (data) => verifyMessage(data, context.out.theme));
   if (!report.ok) throw new ArchiveVerificationError(report, { hint: 'keep the service\'s copy of the archive; download it again, or report the problems above' });
