@@ -75,6 +75,7 @@ export function restoreMessage(report: RestoreReport, theme: ChalkInstance, layo
 /** The last line: how many were proved, and what to do about the rest. */
 function restoreSummary(report: RestoreReport, theme: ChalkInstance): string {
   const total = report.repositories.length;
+  if (total === 0) return 'no repository of the archive holds git data (it was exported without it): nothing to push';
   if (report.dry_run) return `dry run: nothing was pushed; ${total} repositor${total === 1 ? 'y' : 'ies'} planned`;
   if (report.failed === 0) return `${theme.green('✓')} ${report.proved} of ${total} repositories proved equal on the remote (git ls-remote)`;
   return `${theme.red('✗')} ${report.failed} of ${total} repositories not proved; ${report.proved} proved. Fix what is said above, then run the same command again: proved repositories are checked, not pushed again`;

@@ -61,12 +61,17 @@ export class RestoreJournalFile {
     target[repository] = { state, at: new Date(at).toISOString() };
     this.next ??= this.writing.then(() => {
       this.next = undefined;
-      return replaceFile(this.path, `${JSON.stringify(this.journal, null, 1)}\n`, { mode: 0o600 }).catch((error: unknown) => {
-        throw fileError(error as NodeJS.ErrnoException, { action: 'write', path: this.path, role: 'the restore journal', after: 'or pass --journal with a path you can write' });
-      });
+      return this.write();
     });
     this.writing = this.next;
     await this.writing;
+  }
+
+  /** Writes it as it is, before the first push: a path that cannot be written is said then, not after a push. */
+  write(): Promise<void> {
+    return replaceFile(this.path, `${JSON.stringify(this.journal, null, 1)}\n`, { mode: 0o600 }).catch((error: unknown) => {
+      throw fileError(error as NodeJS.ErrnoException, { action: 'write', path: this.path, role: 'the restore journal', after: 'or pass --journal with a path you can write' });
+    });
   }
 }
 

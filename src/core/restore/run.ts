@@ -88,6 +88,7 @@ export async function restoreArchive(archive: string, options: RestoreOptions): 
     const { report, kept } = await verifiedReading(archive, work, options);
     if (!report.ok) throw new ArchiveVerificationError(report, { hint: 'nothing was pushed; keep the service\'s copy of the archive, and download it again or report the problems above' });
     const chosen = choose(kept.repositories, options.only);
+    await journal?.write();
     await options.onVerified?.(report, chosen.length);
     const results: RepositoryRestore[] = [];
     let next = 0;
@@ -121,7 +122,12 @@ export async function restoreArchive(archive: string, options: RestoreOptions): 
 /** The repositories named by `only` (owner/repo, or repo of any owner); an unknown name is a usage error. */
 function choose(repositories: KeptReading['repositories'], only: string[] | undefined): KeptReading['repositories'] {
   if (!only || only.length === 0) return repositories;
-  const matches = (name: string, repo: string) => repo.toLowerCase() === name.toLowerCase() || repo.split('/')[1]?.toLowerCase() === name.toLowerCase();
+  // A repository's wiki goes with it: `--only widgets` restores widgets.wiki too.
+  const matches = (name: string, repo: string) => {
+    const wanted = name.toLowerCase();
+    const full = repo.toLowerCase().replace(/\.wiki$/, '');
+    return full === wanted || full.split('/')[1] === wanted;
+  };
   const unknown = only.filter((name) => !repositories.some((repo) => matches(name, repo.name)));
   if (unknown.length > 0) {
     throw new UsageError(`--only names ${unknown.map((name) => JSON.stringify(name)).join(', ')}, not in the archive; nothing was pushed`, {
