@@ -212,8 +212,10 @@ complete -c svc-migrate -n '__fish_seen_subcommand_from export' -l max-wait -x -
 complete -c svc-migrate -n '__fish_seen_subcommand_from export' -l ca-file -rF -d 'also trust the certificate authorities of this PEM file, for the API a'
 complete -c svc-migrate -n '__fish_seen_subcommand_from export' -l insecure -d 'allow sending the token over plain HTTP to a host beyond loopback (cer'
 complete -c svc-migrate -n '__fish_seen_subcommand_from export' -s h -l help -d 'show help'
-complete -c svc-migrate -n '__fish_seen_subcommand_from archive; and not __fish_seen_subcommand_from verify inspect' -a verify
-complete -c svc-migrate -n '__fish_seen_subcommand_from archive; and not __fish_seen_subcommand_from verify inspect' -a inspect
+complete -c svc-migrate -n '__fish_seen_subcommand_from archive; and not __fish_seen_subcommand_from verify inspect extract restore' -a verify
+complete -c svc-migrate -n '__fish_seen_subcommand_from archive; and not __fish_seen_subcommand_from verify inspect extract restore' -a inspect
+complete -c svc-migrate -n '__fish_seen_subcommand_from archive; and not __fish_seen_subcommand_from verify inspect extract restore' -a extract
+complete -c svc-migrate -n '__fish_seen_subcommand_from archive; and not __fish_seen_subcommand_from verify inspect extract restore' -a restore
 complete -c svc-migrate -n '__fish_seen_subcommand_from archive' -s V -l version -d 'print the version'
 complete -c svc-migrate -n '__fish_seen_subcommand_from archive' -l org -x -d 'organization (env SVC_ORG)'
 complete -c svc-migrate -n '__fish_seen_subcommand_from archive' -l base-url -x -d 'API root, e.g. https://api.example.com (env SVC_BASE_URL)'
@@ -264,6 +266,48 @@ complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen
 complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from archive' -l ca-file -rF -d 'also trust the certificate authorities of this PEM file, for the API a'
 complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from archive' -l insecure -d 'allow sending the token over plain HTTP to a host beyond loopback (cer'
 complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from archive' -s h -l help -d 'show help'
+complete -c svc-migrate -n '__fish_seen_subcommand_from extract; and __fish_seen_subcommand_from archive' -F
+complete -c svc-migrate -n '__fish_seen_subcommand_from extract; and __fish_seen_subcommand_from archive' -l force -d 'DIR may hold files: each path the archive holds replaces the same path'
+complete -c svc-migrate -n '__fish_seen_subcommand_from extract; and __fish_seen_subcommand_from archive' -l git-check-time -x -d 'the time git may take for the whole archive (default: 2m, plus 1s per '
+complete -c svc-migrate -n '__fish_seen_subcommand_from extract; and __fish_seen_subcommand_from archive' -s V -l version -d 'print the version'
+complete -c svc-migrate -n '__fish_seen_subcommand_from extract; and __fish_seen_subcommand_from archive' -l org -x -d 'organization (env SVC_ORG)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from extract; and __fish_seen_subcommand_from archive' -l base-url -x -d 'API root, e.g. https://api.example.com (env SVC_BASE_URL)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from extract; and __fish_seen_subcommand_from archive' -l token -x -d 'bearer token (env SVC_TOKEN; or `auth login`)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from extract; and __fish_seen_subcommand_from archive' -l api-version -x -d 'X-Service-Api-Version to send (env SVC_API_VERSION)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from extract; and __fish_seen_subcommand_from archive' -l sandbox -d 'run against an in-process emulator of the service (env SVC_SANDBOX=1)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from extract; and __fish_seen_subcommand_from archive' -l json -d 'machine output on stdout; messages on stderr (list, status, repos: --j'
+complete -c svc-migrate -n '__fish_seen_subcommand_from extract; and __fish_seen_subcommand_from archive' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from extract; and __fish_seen_subcommand_from archive' -s q -l quiet -d 'less output: results, warnings and errors only'
+complete -c svc-migrate -n '__fish_seen_subcommand_from extract; and __fish_seen_subcommand_from archive' -l debug -d 'HTTP trace on stderr with credentials redacted (env SVC_DEBUG=1)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from extract; and __fish_seen_subcommand_from archive' -l no-input -d 'never prompt; a missing value is a usage error (also when CI is set)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from extract; and __fish_seen_subcommand_from archive' -l max-wait -x -d 'longest rate-limit wait to sit through (default 5m)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from extract; and __fish_seen_subcommand_from archive' -l ca-file -rF -d 'also trust the certificate authorities of this PEM file, for the API a'
+complete -c svc-migrate -n '__fish_seen_subcommand_from extract; and __fish_seen_subcommand_from archive' -l insecure -d 'allow sending the token over plain HTTP to a host beyond loopback (cer'
+complete -c svc-migrate -n '__fish_seen_subcommand_from extract; and __fish_seen_subcommand_from archive' -s h -l help -d 'show help'
+complete -c svc-migrate -n '__fish_seen_subcommand_from restore; and __fish_seen_subcommand_from archive' -F
+complete -c svc-migrate -n '__fish_seen_subcommand_from restore; and __fish_seen_subcommand_from archive' -l to -x -d 'where each repository goes: a git URL with {repo} and {owner}, e.g. ss'
+complete -c svc-migrate -n '__fish_seen_subcommand_from restore; and __fish_seen_subcommand_from archive' -l only -x -d 'restore only these repositories (owner/repo, or repo)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from restore; and __fish_seen_subcommand_from archive' -l parallel -x -d 'pushes at once (default 4)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from restore; and __fish_seen_subcommand_from archive' -l dry-run -d 'verify, read each target, and print what would be pushed; push nothing'
+complete -c svc-migrate -n '__fish_seen_subcommand_from restore; and __fish_seen_subcommand_from archive' -l force -d 'make each remote equal to the archive: force-update refs that differ a'
+complete -c svc-migrate -n '__fish_seen_subcommand_from restore; and __fish_seen_subcommand_from archive' -l include-pull-refs -d 'also push the service'\''s pull-request refs (refs/pull/*), as refs/svc-m'
+complete -c svc-migrate -n '__fish_seen_subcommand_from restore; and __fish_seen_subcommand_from archive' -l journal -rF -d 'where the restore records its progress (default: ARCHIVE.restore.json)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from restore; and __fish_seen_subcommand_from archive' -l git-check-time -x -d 'the time git may take for the whole archive (default: 2m, plus 1s per '
+complete -c svc-migrate -n '__fish_seen_subcommand_from restore; and __fish_seen_subcommand_from archive' -s V -l version -d 'print the version'
+complete -c svc-migrate -n '__fish_seen_subcommand_from restore; and __fish_seen_subcommand_from archive' -l org -x -d 'organization (env SVC_ORG)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from restore; and __fish_seen_subcommand_from archive' -l base-url -x -d 'API root, e.g. https://api.example.com (env SVC_BASE_URL)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from restore; and __fish_seen_subcommand_from archive' -l token -x -d 'bearer token (env SVC_TOKEN; or `auth login`)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from restore; and __fish_seen_subcommand_from archive' -l api-version -x -d 'X-Service-Api-Version to send (env SVC_API_VERSION)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from restore; and __fish_seen_subcommand_from archive' -l sandbox -d 'run against an in-process emulator of the service (env SVC_SANDBOX=1)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from restore; and __fish_seen_subcommand_from archive' -l json -d 'machine output on stdout; messages on stderr (list, status, repos: --j'
+complete -c svc-migrate -n '__fish_seen_subcommand_from restore; and __fish_seen_subcommand_from archive' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from restore; and __fish_seen_subcommand_from archive' -s q -l quiet -d 'less output: results, warnings and errors only'
+complete -c svc-migrate -n '__fish_seen_subcommand_from restore; and __fish_seen_subcommand_from archive' -l debug -d 'HTTP trace on stderr with credentials redacted (env SVC_DEBUG=1)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from restore; and __fish_seen_subcommand_from archive' -l no-input -d 'never prompt; a missing value is a usage error (also when CI is set)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from restore; and __fish_seen_subcommand_from archive' -l max-wait -x -d 'longest rate-limit wait to sit through (default 5m)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from restore; and __fish_seen_subcommand_from archive' -l ca-file -rF -d 'also trust the certificate authorities of this PEM file, for the API a'
+complete -c svc-migrate -n '__fish_seen_subcommand_from restore; and __fish_seen_subcommand_from archive' -l insecure -d 'allow sending the token over plain HTTP to a host beyond loopback (cer'
+complete -c svc-migrate -n '__fish_seen_subcommand_from restore; and __fish_seen_subcommand_from archive' -s h -l help -d 'show help'
 complete -c svc-migrate -n '__fish_seen_subcommand_from webhook; and not __fish_seen_subcommand_from listen send replay inspect verify events' -a listen
 complete -c svc-migrate -n '__fish_seen_subcommand_from webhook; and not __fish_seen_subcommand_from listen send replay inspect verify events' -a send
 complete -c svc-migrate -n '__fish_seen_subcommand_from webhook; and not __fish_seen_subcommand_from listen send replay inspect verify events' -a replay
