@@ -12,22 +12,43 @@ const SHOWN = 5;
 
 const refs = (count: number) => `${count} ref${count === 1 ? '' : 's'}`;
 
+/** Up to SHOWN refs named, and how many more. */
+const named = (list: string[]) => (list.length > 0 ? ` (${list.slice(0, SHOWN).map(inertText).join(', ')}${list.length > SHOWN ? `, … ${list.length - SHOWN} more` : ''})` : '');
+
+const TARGET_IS: Record<NonNullable<RepositoryRestore['target']>, string> = {
+  missing: 'not there yet (it would be made)',
+  empty: 'empty',
+  equal: 'equal to the archive already',
+  differs: 'different',
+  unreachable: 'unreachable',
+};
+
+/** What is said after a repository's line, whatever its state: pull refs left out, LFS files, another default branch. */
+function asides(result: RepositoryRestore, theme: ChalkInstance): string {
+  const notes: string[] = [];
+  if (result.pull_refs_left_out) notes.push(`${result.pull_refs_left_out} pull-request ref${result.pull_refs_left_out === 1 ? '' : 's'} left out`);
+  if (result.lfs_pointers) notes.push(theme.yellow(`${result.lfs_pointers} Git LFS file${result.lfs_pointers === 1 ? '' : 's'} whose content the archive does not hold`));
+  if (result.head) notes.push(theme.yellow(`the remote's default branch is ${inertText(result.head.remote)}, the archive's ${inertText(result.head.archive)}: set it on the host`));
+  return notes.map((note) => `; ${note}`).join('');
+}
+
 /** One repository's end, for logs: `acme/widgets → URL: proved (3 refs, 3 pushed)`. */
 function restoreLine(result: RepositoryRestore, theme: ChalkInstance): string {
   const where = `${inertText(result.name)} → ${inertText(result.url || '(no URL)')}`;
-  const lfs = result.lfs_pointers ? theme.yellow(`; ${result.lfs_pointers} Git LFS file${result.lfs_pointers === 1 ? '' : 's'} whose content the archive does not hold`) : '';
   switch (result.state) {
     case 'proved':
-      return `${theme.green('✓')} ${where}: proved (${refs(result.refs)}${result.pushed ? `, ${result.pushed} pushed` : ''}${result.created ? ', repository made' : ''})${lfs}`;
+      return `${theme.green('✓')} ${where}: proved (${refs(result.refs)}${result.pushed ? `, ${result.pushed} pushed` : ''}${result.created ? ', repository made' : ''})${asides(result, theme)}`;
     case 'already proved':
-      return `${theme.green('✓')} ${where}: already proved (${refs(result.refs)}, checked again)${lfs}`;
+      return `${theme.green('✓')} ${where}: already proved (${refs(result.refs)}, checked again)${asides(result, theme)}`;
     case 'planned': {
       const toPush = result.to_push ?? [];
-      const named = toPush.length > 0 ? ` (${toPush.slice(0, SHOWN).map(inertText).join(', ')}${toPush.length > SHOWN ? `, … ${toPush.length - SHOWN} more` : ''})` : '';
-      return `${where}: would push ${refs(toPush.length)}${named}; the target is ${result.target ?? 'unknown'}${result.error ? ` (${inertText(result.error)})` : ''}${lfs}`;
+      const toDelete = result.to_delete ?? [];
+      const deletes = toDelete.length > 0 ? ` and delete ${refs(toDelete.length)}${named(toDelete)}` : '';
+      const target = result.target ? TARGET_IS[result.target] : 'unknown';
+      return `${where}: would push ${refs(toPush.length)}${named(toPush)}${deletes}; the target is ${target}${result.error ? ` (${inertText(result.error)})` : ''}${asides(result, theme)}`;
     }
     default:
-      return `${theme.red('✗')} ${where}: ${inertText(result.error ?? 'failed')}`;
+      return `${theme.red('✗')} ${where}: ${inertText(result.error ?? 'failed')}${asides(result, theme)}`;
   }
 }
 
@@ -44,7 +65,8 @@ function failureDetails(result: RepositoryRestore): string[] {
   for (const difference of (result.differences ?? []).slice(0, SHOWN)) {
     const archive = difference.archive ? difference.archive.slice(0, 12) : 'nothing';
     const remote = difference.remote ? difference.remote.slice(0, 12) : 'nothing';
-    lines.push(`    ${inertText(difference.ref)}: the archive has ${archive}, the remote ${remote}`);
+    const symbolic = difference.symbolic_to ? ` (a symbolic ref to ${inertText(difference.symbolic_to)}: never deleted, as that would delete what it names)` : '';
+    lines.push(`    ${inertText(difference.ref)}: the archive has ${archive}, the remote ${remote}${symbolic}`);
   }
   const more = (result.differences?.length ?? 0) - SHOWN;
   if (more > 0) lines.push(`    … and ${more} more (--json lists them)`);

@@ -1,15 +1,15 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InterruptedError } from '../../errors.js';
 import { childEnvironment } from '../../settings/environment.js';
-import { makeDirectory } from '../../support/make-directory.js';
-import type { Scheme } from './target.js';
 
 // git pushing to and reading the user's remotes: the user's own git setup (credential helpers, ssh
-// agent, url.insteadOf), as the issue asks that we handle no credential, but no hook of theirs
-// runs on our repository, no transport but the template's is allowed, and nothing prompts: each
-// git runs in a session of its own, without a terminal (docs/reliability.md#extract-and-restore).
+// agent, url.insteadOf, redirects), as the issue asks that we handle no credential, but no hook of
+// theirs runs on our repository, `ext::` never runs, and nothing prompts: each git runs in a session
+// of its own, without a terminal (docs/reliability.md#extract-and-restore).
 
 /** What git may print before it is stopped: far past the refs of a real repository. */
 const MAX_OUTPUT = 64 << 20;
@@ -22,8 +22,11 @@ const MAX_LINE = 500;
  * so only a remote that stopped answering is silent this long.
  */
 const SILENCE_MS = 5 * 60_000;
-/** Refspecs on one command line: a repository of 100,000 tags is pushed in pieces. */
+/** Refspecs on one command line, and their bytes: a repository of 100,000 tags is pushed in pieces. */
 const REFSPECS_PER_PUSH = 1000;
+const REFSPEC_BYTES_PER_PUSH = 64 << 10;
+/** What is kept of a git's stderr: its start (a hook's words come first) and its end (git's verdict). */
+const STDERR_KEPT = 256 << 10;
 
 /** git's progress lines, its own and the remote's: they say nothing a report needs. */
 const PROGRESS = /^(remote: )?(Counting|Compressing|Writing|Enumerating|Total|Delta|Resolving|Unpacking)/;
@@ -44,8 +47,10 @@ interface GitEnd {
 }
 
 /** Runs the user's git with `args`, in a session of its own; Ctrl-C ends it and whatever it started. */
-function userGit(args: string[], scheme: Scheme, signal: AbortSignal | undefined): Promise<GitEnd> {
-  const settings = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'protocol.allow=never', '-c', `protocol.${scheme}.allow=always`];
+function userGit(args: string[], signal: AbortSignal | undefined): Promise<GitEnd> {
+  // git's own policy for the transports of the URL the user wrote (and their insteadOf), but never a
+  // command as a transport, whatever their configuration says.
+  const settings = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'protocol.ext.allow=never'];
   return new Promise((resolve, reject) => {
     signal?.throwIfAborted();
     // detached: its own process group and session, so ssh finds no terminal to ask on, and a kill reaches its transports too.
@@ -70,6 +75,7 @@ function userGit(args: string[], scheme: Scheme, signal: AbortSignal | undefined
     heard();
     let stdout = '';
     let stderr = '';
+    let stderrEnd = '';
     child.stdout.on('data', (chunk: Buffer) => {
       heard();
       if (stdout.length < MAX_OUTPUT) stdout += chunk.toString('utf8');
@@ -77,38 +83,55 @@ function userGit(args: string[], scheme: Scheme, signal: AbortSignal | undefined
     });
     child.stderr.on('data', (chunk: Buffer) => {
       heard();
-      // Progress comes with the rest: what is said last (a hook's refusal, git's verdict) is what is kept.
-      stderr += chunk.toString('utf8');
-      if (stderr.length > 1 << 20) stderr = stderr.slice(-(1 << 19));
+      const text = chunk.toString('utf8');
+      if (stderr.length < STDERR_KEPT) stderr += text;
+      else stderrEnd = (stderrEnd + text).slice(-STDERR_KEPT);
     });
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(silence);
       signal?.removeEventListener('abort', stop);
       if (signal?.aborted) return reject(new InterruptedError('restore interrupted'));
+      stderr += stderrEnd;
       if (silent) stderr += `fatal: the remote said nothing for ${SILENCE_MS / 60_000} minutes; stopped\n`;
       resolve({ code: silent ? null : code, stdout, stderr });
     });
   });
 }
 
-/** git's own word on a failure: its last `fatal:` or `error:` line, else its last line. */
+/** What git adds to every failure over ssh or git://, whatever went wrong: the reason is the line before. */
+const BOILERPLATE = /^(fatal: Could not read from remote repository\.|Please make sure you have the correct access rights|and the repository exists\.)/;
+
+/** git's own word on a failure: its last `fatal:` or `error:` line (and the one before it over ssh). */
 function gitProblem(stderr: string): string {
   const lines = stderr.split(/[\r\n]/).map((line) => line.trim()).filter((line) => line && !PROGRESS.test(line));
-  const said = [...lines].reverse().find((line) => /^(fatal|error):/.test(line)) ?? lines.at(-1) ?? 'git failed without a word';
-  return said.slice(0, MAX_LINE);
+  const said = lines.filter((line) => !BOILERPLATE.test(line));
+  const last = [...said].reverse().find((line) => /^(fatal|error):/.test(line)) ?? said.at(-1) ?? lines.at(-1) ?? 'git failed without a word';
+  return last.slice(0, MAX_LINE);
 }
 
-/** The remote's refs under refs/ (HEAD and peeled `^{}` lines left out), or git's word on why not. */
-export async function lsRemote(url: string, scheme: Scheme, signal?: AbortSignal): Promise<Map<string, string> | { problem: string }> {
-  const end = await userGit(['ls-remote', '--', url], scheme, signal);
+/** What ls-remote says of a remote: its refs under refs/ (peeled `^{}` lines left out), its symbolic refs, its HEAD. */
+export interface RemoteRefs {
+  refs: Map<string, string>;
+  /** Refs that name another (`refs/heads/alias` → `refs/heads/main`): deleting one deletes what it names. */
+  symbolic: Map<string, string>;
+  /** The branch the remote's HEAD names, when it says. */
+  head?: string;
+}
+
+export async function lsRemote(url: string, signal?: AbortSignal): Promise<RemoteRefs | { problem: string }> {
+  const end = await userGit(['ls-remote', '--symref', '--', url], signal);
   if (end.code !== 0) return { problem: gitProblem(end.stderr) };
-  const refs = new Map<string, string>();
+  const remote: RemoteRefs = { refs: new Map(), symbolic: new Map() };
   for (const line of end.stdout.split('\n')) {
     const [id, ref] = line.split('\t');
-    if (id && ref?.startsWith('refs/') && !ref.endsWith('^{}')) refs.set(ref, id);
+    if (!id || !ref) continue;
+    if (id.startsWith('ref: ')) {
+      if (ref === 'HEAD') remote.head = id.slice(5);
+      else remote.symbolic.set(ref, id.slice(5));
+    } else if (ref.startsWith('refs/') && !ref.endsWith('^{}')) remote.refs.set(ref, id);
   }
-  return refs;
+  return remote;
 }
 
 export interface PushOutcome {
@@ -123,10 +146,10 @@ export interface PushOutcome {
 }
 
 /** Pushes `refspecs` from `gitDir` to `url`, in pieces, and gathers what git and the remote said. */
-export async function push(gitDir: string, url: string, refspecs: string[], scheme: Scheme, signal?: AbortSignal): Promise<PushOutcome> {
+export async function push(gitDir: string, url: string, refspecs: string[], signal?: AbortSignal): Promise<PushOutcome> {
   const outcome: PushOutcome = { pushed: 0, refused: [], messages: [] };
-  for (let at = 0; at < refspecs.length; at += REFSPECS_PER_PUSH) {
-    const end = await userGit(['--git-dir', gitDir, 'push', '--porcelain', '--progress', '--', url, ...refspecs.slice(at, at + REFSPECS_PER_PUSH)], scheme, signal);
+  for (const piece of pieces(refspecs)) {
+    const end = await userGit(['--git-dir', gitDir, 'push', '--porcelain', '--progress', '--', url, ...piece], signal);
     for (const line of end.stderr.split(/[\r\n]/)) {
       if (PROGRESS.test(line)) continue;
       if (line.startsWith('remote: ') && outcome.messages.length < MAX_REMOTE_LINES) outcome.messages.push(line.slice(8).trimEnd().slice(0, MAX_LINE));
@@ -145,16 +168,51 @@ export async function push(gitDir: string, url: string, refspecs: string[], sche
   return outcome;
 }
 
+/** Refspecs in pieces that fit a command line: at most REFSPECS_PER_PUSH of them, REFSPEC_BYTES_PER_PUSH bytes. */
+function pieces(refspecs: string[]): string[][] {
+  const all: string[][] = [];
+  let piece: string[] = [];
+  let bytes = 0;
+  for (const refspec of refspecs) {
+    const size = Buffer.byteLength(refspec) + 1;
+    if (piece.length > 0 && (piece.length >= REFSPECS_PER_PUSH || bytes + size > REFSPEC_BYTES_PER_PUSH)) {
+      all.push(piece);
+      piece = [];
+      bytes = 0;
+    }
+    piece.push(refspec);
+    bytes += size;
+  }
+  if (piece.length > 0) all.push(piece);
+  return all;
+}
+
 /**
- * A `file://` target that is not there is made: an empty bare repository of git's making, no hooks,
- * its HEAD at the archive's default branch. Any other transport needs the host to have it.
+ * A `file://` target that is not there, or is an empty directory, is made an empty bare repository
+ * of git's making (no hooks, the archive's object format, HEAD at its default branch, modes as the
+ * umask says): in a directory beside it, renamed into place whole, so an interruption leaves
+ * nothing half made. Any other transport needs the host to have it.
  */
-export async function makeFileTarget(url: string, headBranch: string | undefined, signal?: AbortSignal): Promise<boolean> {
+export async function makeFileTarget(
+  url: string,
+  made: { headBranch: string | undefined; sha256: boolean },
+  signal?: AbortSignal,
+): Promise<boolean> {
   const path = fileURLToPath(url);
-  if (existsSync(path)) return false;
-  makeDirectory(path);
-  const branch = headBranch && /^[A-Za-z0-9._/-]+$/.test(headBranch) ? [`--initial-branch=${headBranch}`] : [];
-  const end = await userGit(['init', '--bare', '--quiet', '--template=', ...branch, '--', path], 'file', signal);
-  if (end.code !== 0) throw new Error(gitProblem(end.stderr));
-  return true;
+  const there = await readdir(path).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? undefined : []));
+  if (there !== undefined && there.length > 0) return false;
+  const parent = dirname(path);
+  await mkdir(parent, { recursive: true });
+  const building = join(parent, `.${basename(path)}.svc-migrate-${process.pid}-${randomBytes(4).toString('hex')}`);
+  try {
+    const branch = made.headBranch && /^[A-Za-z0-9._/-]+$/.test(made.headBranch) ? [`--initial-branch=${made.headBranch}`] : [];
+    const format = made.sha256 ? ['--object-format=sha256'] : [];
+    const end = await userGit(['init', '--bare', '--quiet', '--template=', ...branch, ...format, '--', building], signal);
+    if (end.code !== 0) throw new Error(gitProblem(end.stderr));
+    // Over an empty directory (one an earlier run left, or the user made) a rename takes its place.
+    await rename(building, path);
+    return true;
+  } finally {
+    await rm(building, { recursive: true, force: true });
+  }
 }

@@ -1,6 +1,8 @@
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { UsageError } from '../../errors.js';
 import { fileError } from '../../support/system-errors.js';
-import { readSideFile, replaceFile } from '../exclusive-files.js';
+import { replaceFile } from '../exclusive-files.js';
 
 // What a restore has done, by target and repository, so a rerun (after kill -9, a lost network, a
 // refused ref fixed on the host) goes on from there. It is believed for nothing: a repository it
@@ -29,19 +31,38 @@ export class RestoreJournalFile {
     this.journal = journal;
   }
 
-  /** The journal at `path`, or a new one; one this program did not write is refused (exit 2). */
+  /**
+   * The journal at `path`, or a new one when nothing is there. Anything else there is refused
+   * (exit 2), never replaced: a link, a device, a FIFO, a directory, a file this program did not
+   * write (the archive itself, given as --journal by mistake), one too large or unreadable.
+   */
   static async open(path: string): Promise<RestoreJournalFile> {
-    const text = await readSideFile(path, MAX_JOURNAL_BYTES);
-    if (text === undefined) return new RestoreJournalFile(path, { version: 1, targets: Object.create(null) as RestoreJournal['targets'] });
+    const refuse = (why: string) => new UsageError(`${path} ${why}`, { hint: 'move it away, or pass --journal with another path' });
+    let text: string;
+    try {
+      const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+      try {
+        const stats = await handle.stat();
+        if (!stats.isFile()) throw refuse('is not a regular file, so it is not a restore journal');
+        if (stats.size > MAX_JOURNAL_BYTES) throw refuse(`is larger than a restore journal can be (${stats.size} bytes)`);
+        text = await handle.readFile('utf8');
+      } finally {
+        await handle.close();
+      }
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return new RestoreJournalFile(path, { version: 1, targets: Object.create(null) as RestoreJournal['targets'] });
+      if (code === 'ELOOP') throw refuse('is a symbolic link, so it is not a restore journal');
+      if (error instanceof UsageError) throw error;
+      throw fileError(error as NodeJS.ErrnoException, { action: 'read', path, role: 'the restore journal' });
+    }
     let journal: unknown;
     try {
       journal = JSON.parse(text);
     } catch {
       journal = undefined;
     }
-    if (!isJournal(journal)) {
-      throw new UsageError(`${path} is not a restore journal this program wrote`, { hint: 'move it away, or pass --journal with another path' });
-    }
+    if (!isJournal(journal)) throw refuse('is not a restore journal this program wrote');
     return new RestoreJournalFile(path, journal);
   }
 

@@ -1,22 +1,20 @@
-import { rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { InterruptedError, UsageError } from '../../errors.js';
 import type { Clock } from '../../support/clock.js';
 import { lfsPointers } from '../archive/kept-git.js';
 import { makeWorkDirectory } from '../archive/work-directory.js';
 import { ArchiveVerificationError, type KeptReading, verifiedReading, type VerifyOptions, type VerifyReport } from '../archive/verify.js';
-import { lsRemote, makeFileTarget, push } from './git-remote.js';
+import { lsRemote, makeFileTarget, push, type RemoteRefs } from './git-remote.js';
 import { RestoreJournalFile } from './journal.js';
+import { differencesOf, type ExpectedRefs, expectedRefs, type RefDifference, refspecsOf, shownUrl } from './refs.js';
 import { parseTarget, type Target, urlOf } from './target.js';
 
 // `archive restore`: every repository of a verified archive pushed to the user's git host, and
 // each push proved by reading the remote's refs back (docs/reliability.md#extract-and-restore).
-
-/** The service's pull-request refs, which hosts commonly refuse or keep for their own. */
-const PULL_REFS = 'refs/pull/';
-/** Where `--include-pull-refs` puts them on the remote. */
-const PULL_NAMESPACE = 'refs/svc-migrate/pull/';
 
 export interface RestoreOptions extends Pick<VerifyOptions, 'gitTimeMs' | 'onProgress' | 'onGitProgress' | 'signal'> {
   template: string;
@@ -31,14 +29,6 @@ export interface RestoreOptions extends Pick<VerifyOptions, 'gitTimeMs' | 'onPro
   onVerified?: (report: VerifyReport, repositories: number) => void | Promise<void>;
   onRepositoryStart?: (name: string) => void;
   onRepository?: (result: RepositoryRestore) => void;
-}
-
-interface RefDifference {
-  ref: string;
-  /** What the archive has there (absent: the remote has a ref the archive does not). */
-  archive?: string;
-  /** What the remote has there (absent: the remote lacks it). */
-  remote?: string;
 }
 
 export interface RepositoryRestore {
@@ -57,6 +47,12 @@ export interface RepositoryRestore {
   error?: string;
   /** Git LFS pointer files in the history, whose content the archive does not hold. */
   lfs_pointers?: number;
+  /** The service's pull-request refs not pushed (without --include-pull-refs). */
+  pull_refs_left_out?: number;
+  /** The remote's HEAD names another branch than the archive's: its default branch is to be set on the host. */
+  head?: { archive: string; remote: string };
+  /** --dry-run --force: the remote's refs a push would delete. */
+  to_delete?: string[];
   /** --dry-run: the refs a push would send, and whether the target is there yet. */
   to_push?: string[];
   target?: 'missing' | 'empty' | 'equal' | 'differs' | 'unreachable';
@@ -88,6 +84,7 @@ export async function restoreArchive(archive: string, options: RestoreOptions): 
     const { report, kept } = await verifiedReading(archive, work, options);
     if (!report.ok) throw new ArchiveVerificationError(report, { hint: 'nothing was pushed; keep the service\'s copy of the archive, and download it again or report the problems above' });
     const chosen = choose(kept.repositories, options.only);
+    const urls = urlsOf(chosen, target);
     await journal?.write();
     await options.onVerified?.(report, chosen.length);
     const results: RepositoryRestore[] = [];
@@ -96,7 +93,11 @@ export async function restoreArchive(archive: string, options: RestoreOptions): 
       while (next < chosen.length) {
         const repo = chosen[next++] as KeptReading['repositories'][number];
         options.onRepositoryStart?.(repo.name);
-        const result = await restoreOne(repo, kept, target, journal, options);
+        const address = urls.get(repo.name) as ReturnType<typeof urlOf>;
+        const result =
+          'problem' in address
+            ? { name: repo.name, url: '', state: 'failed' as const, refs: 0, error: address.problem }
+            : await restoreOne(repo, address.url, kept.home, target, journal, options);
         results.push(result);
         options.onRepository?.(result);
       }
@@ -107,7 +108,7 @@ export async function restoreArchive(archive: string, options: RestoreOptions): 
     results.sort((a, b) => a.name.localeCompare(b.name));
     return {
       archive,
-      target: target.template,
+      target: shownUrl(target.template),
       dry_run: options.dryRun,
       proved: results.filter((result) => result.state === 'proved' || result.state === 'already proved').length,
       failed: results.filter((result) => result.state === 'failed').length,
@@ -117,6 +118,27 @@ export async function restoreArchive(archive: string, options: RestoreOptions): 
   } finally {
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * Each repository's URL, or why its name is not put in one. Two repositories the template sends to
+ * one URL (`{repo}` alone, and two owners with a repository of one name) are refused before any push:
+ * the second would be proved over the first.
+ */
+function urlsOf(repositories: KeptReading['repositories'], target: Target): Map<string, ReturnType<typeof urlOf>> {
+  const urls = new Map(repositories.map((repo) => [repo.name, urlOf(target, repo.name)]));
+  const byUrl = new Map<string, string>();
+  for (const [name, address] of urls) {
+    if ('problem' in address) continue;
+    const other = byUrl.get(address.url.toLowerCase());
+    if (other) {
+      throw new UsageError(`--to sends ${other} and ${name} to the same place, ${shownUrl(address.url)}; nothing was pushed`, {
+        hint: 'put {owner} in the template, or restore each owner with --only and its own --to',
+      });
+    }
+    byUrl.set(address.url.toLowerCase(), name);
+  }
+  return urls;
 }
 
 /** The repositories named by `only` (owner/repo, or repo of any owner); an unknown name is a usage error. */
@@ -137,71 +159,62 @@ function choose(repositories: KeptReading['repositories'], only: string[] | unde
   return repositories.filter((repo) => only.some((name) => matches(name, repo.name)));
 }
 
-/** The archive's refs as the remote must have them: pull refs left out, or moved under PULL_NAMESPACE. */
-function expectedRefs(refs: Map<string, string>, includePullRefs: boolean): Map<string, { source: string; id: string }> {
-  const expected = new Map<string, { source: string; id: string }>();
-  for (const [ref, id] of refs) {
-    if (ref.startsWith(PULL_REFS)) {
-      if (includePullRefs) expected.set(PULL_NAMESPACE + ref.slice(PULL_REFS.length), { source: ref, id });
-    } else expected.set(ref, { source: ref, id });
-  }
-  return expected;
-}
-
-function differencesOf(expected: Map<string, { id: string }>, remote: Map<string, string>): RefDifference[] {
-  const differences: RefDifference[] = [];
-  for (const [ref, { id }] of expected) {
-    const there = remote.get(ref);
-    if (there !== id) differences.push({ ref, archive: id, ...(there ? { remote: there } : {}) });
-  }
-  for (const [ref, id] of remote) if (!expected.has(ref)) differences.push({ ref, remote: id });
-  return differences.sort((a, b) => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));
-}
-
 async function restoreOne(
   repo: KeptReading['repositories'][number],
-  kept: KeptReading,
+  url: string,
+  home: KeptReading['home'],
   target: Target,
   journal: RestoreJournalFile | undefined,
   options: RestoreOptions,
 ): Promise<RepositoryRestore> {
   const { signal } = options;
-  const address = urlOf(target, repo.name);
-  if ('problem' in address) return { name: repo.name, url: '', state: 'failed', refs: 0, error: address.problem };
-  const { url } = address;
-  const expected = expectedRefs(repo.refs, options.includePullRefs);
-  const result: RepositoryRestore = { name: repo.name, url, state: 'failed', refs: expected.size };
+  const { expected, pullRefsLeftOut } = expectedRefs(repo.refs, options.includePullRefs);
+  const result: RepositoryRestore = { name: repo.name, url: shownUrl(url), state: 'failed', refs: expected.size };
+  if (pullRefsLeftOut > 0) result.pull_refs_left_out = pullRefsLeftOut;
   const failed = (error: string) => ({ ...result, state: 'failed' as const, error });
   // An empty remote equals an empty list: a repository with history must have refs to prove.
   if (repo.refs.size === 0 && !repo.empty) return failed('git listed no ref of its verified copy');
-  const lfs = await lfsPointers(repo.gitDir, kept.home, signal);
+  if (expected.size === 0 && pullRefsLeftOut > 0) return failed(`its only refs are ${pullRefsLeftOut} pull-request refs, left out: --include-pull-refs pushes them`);
+  // Node hands git its arguments as UTF-8: a ref name of other bytes cannot be named in a refspec.
+  if ([...repo.refs.keys()].some((ref) => ref.includes('\uFFFD'))) {
+    return failed('it has ref names that are not UTF-8, which this command cannot name to git: `archive extract`, then `git push --mirror` from the repository extracted');
+  }
+  const lfs = await lfsPointers(repo.gitDir, home, signal);
   if (lfs > 0) result.lfs_pointers = lfs;
+  const archiveHead = await headRef(repo.gitDir);
 
-  if (options.dryRun) return plan(result, expected, target, url, signal);
-  if (journal?.state(target.template, repo.name) === 'proved') {
-    const remote = await lsRemote(url, target.scheme, signal);
+  if (options.dryRun) return plan(result, expected, target, url, options.force, signal);
+  if (journal?.state(shownUrl(target.template), repo.name) === 'proved') {
+    const remote = await lsRemote(url, signal);
     if (!('problem' in remote) && differencesOf(expected, remote).length === 0) return { ...result, state: 'already proved' };
   }
   try {
-    if (target.scheme === 'file' && (await makeFileTarget(url, await headBranch(repo.gitDir, expected), signal))) result.created = true;
+    // The config is ours (git-check.ts): it names SHA-256 when the archive's objects are.
+    const sha256 = /objectformat = sha256/.test(await readFile(join(repo.gitDir, 'config'), 'utf8').catch(() => ''));
+    const made = { headBranch: archiveHead && expected.has(archiveHead) ? archiveHead.slice('refs/heads/'.length) : undefined, sha256 };
+    if (target.scheme === 'file' && (await makeFileTarget(url, made, signal))) result.created = true;
   } catch (error) {
     if (error instanceof InterruptedError) throw error;
     return failed(`the repository could not be made there: ${(error as Error).message}`);
   }
-  const refspecs = [...expected].map(([ref, { source }]) => `${options.force ? '+' : ''}${source}:${ref}`);
+  let before: RemoteRefs | undefined;
   if (options.force) {
-    const before = await lsRemote(url, target.scheme, signal);
-    if ('problem' in before) return failed(before.problem);
-    for (const ref of before.keys()) if (!expected.has(ref)) refspecs.push(`:${ref}`);
+    const read = await lsRemote(url, signal);
+    if ('problem' in read) return failed(read.problem);
+    before = read;
   }
-  const pushed = await push(repo.gitDir, url, refspecs, target.scheme, signal);
+  const pushed = await push(repo.gitDir, url, refspecsOf(expected, options.force, before), signal);
   result.pushed = pushed.pushed;
   if (pushed.refused.length > 0) result.refused = pushed.refused;
   if (pushed.messages.length > 0) result.messages = pushed.messages;
   if (pushed.problem) return failed(pushed.problem);
 
-  const remote = await lsRemote(url, target.scheme, signal);
+  const remote = await lsRemote(url, signal);
   if ('problem' in remote) return failed(`pushed, but its refs could not be read back: ${remote.problem}`);
+  // A host sets its default branch itself (its settings, not a push): said, not a failure.
+  if (archiveHead && expected.has(archiveHead) && remote.head && remote.head !== archiveHead) {
+    result.head = { archive: archiveHead, remote: remote.head };
+  }
   const differences = differencesOf(expected, remote);
   if (differences.length > 0) {
     const [first, ...others] = pushed.refused;
@@ -211,41 +224,36 @@ async function restoreOne(
       differences: differences.slice(0, MAX_DIFFERENCES),
     };
   }
-  await journal?.record(target.template, repo.name, 'proved', options.clock.now());
+  await journal?.record(shownUrl(target.template), repo.name, 'proved', options.clock.now());
   return { ...result, state: 'proved' };
 }
 
-/** --dry-run: what a push would send, and what the target holds now. */
+/** --dry-run: what a push would send (and with --force delete), and what the target holds now. */
 async function plan(
   result: RepositoryRestore,
-  expected: Map<string, { source: string; id: string }>,
+  expected: ExpectedRefs,
   target: Target,
   url: string,
+  force: boolean,
   signal: AbortSignal | undefined,
 ): Promise<RepositoryRestore> {
   const planned: RepositoryRestore = { ...result, state: 'planned', to_push: [...expected.keys()] };
-  if (target.scheme === 'file' && !(await fileTargetExists(url))) return { ...planned, target: 'missing' };
-  const remote = await lsRemote(url, target.scheme, signal);
+  if (target.scheme === 'file' && !existsSync(fileURLToPath(url))) return { ...planned, target: 'missing' };
+  const remote = await lsRemote(url, signal);
   if ('problem' in remote) return { ...planned, target: 'unreachable', error: remote.problem };
   const differences = differencesOf(expected, remote);
-  const toPush = [...expected].filter(([ref, { id }]) => remote.get(ref) !== id).map(([ref]) => ref);
+  const deletions = force ? refspecsOf(expected, true, remote).filter((refspec) => refspec.startsWith(':')) : [];
+  const toDelete = deletions.map((refspec) => refspec.slice(1));
   return {
     ...planned,
-    to_push: toPush,
-    target: remote.size === 0 ? 'empty' : differences.length === 0 ? 'equal' : 'differs',
-    ...(remote.size > 0 && differences.length > 0 ? { differences: differences.slice(0, MAX_DIFFERENCES) } : {}),
+    to_push: [...expected].filter(([ref, { id }]) => remote.refs.get(ref) !== id).map(([ref]) => ref),
+    ...(toDelete.length > 0 ? { to_delete: toDelete } : {}),
+    target: remote.refs.size === 0 ? 'empty' : differences.length === 0 ? 'equal' : 'differs',
+    ...(remote.refs.size > 0 && differences.length > 0 ? { differences: differences.slice(0, MAX_DIFFERENCES) } : {}),
   };
 }
 
-async function fileTargetExists(url: string): Promise<boolean> {
-  const { existsSync } = await import('node:fs');
-  const { fileURLToPath } = await import('node:url');
-  return existsSync(fileURLToPath(url));
-}
-
-/** The branch the archive's HEAD names, when it is one of the refs pushed: a made target's default. */
-async function headBranch(gitDir: string, expected: Map<string, unknown>): Promise<string | undefined> {
-  const { readFile } = await import('node:fs/promises');
-  const head = /^ref: (refs\/heads\/\S+)\s*$/.exec(await readFile(join(gitDir, 'HEAD'), 'utf8').catch(() => ''))?.[1];
-  return head && expected.has(head) ? head.slice('refs/heads/'.length) : undefined;
+/** The ref the archive's HEAD names (`ref: refs/heads/main`), read from the verified copy. */
+async function headRef(gitDir: string): Promise<string | undefined> {
+  return /^ref: (refs\/heads\/\S+)\s*$/.exec(await readFile(join(gitDir, 'HEAD'), 'utf8').catch(() => ''))?.[1];
 }

@@ -1,3 +1,4 @@
+import { isIPv4 } from 'node:net';
 import { UsageError } from '../../errors.js';
 
 // Where each repository goes: the template the user wrote, with the archive's names put in. The
@@ -6,7 +7,7 @@ import { UsageError } from '../../errors.js';
 // path of its own (docs/reliability.md#extract-and-restore).
 
 /** The transports a template may name: git's own, never `ext::` or another remote helper. */
-export type Scheme = 'ssh' | 'git' | 'http' | 'https' | 'file';
+type Scheme = 'ssh' | 'git' | 'http' | 'https' | 'file';
 
 export interface Target {
   template: string;
@@ -54,7 +55,7 @@ export function urlOf(target: Target, repository: string): { url: string } | { p
 export function isLoopbackUrl(url: string): boolean {
   try {
     const host = new URL(url).hostname;
-    return host === 'localhost' || host === '[::1]' || /^127\./.test(host);
+    return host === 'localhost' || host === '[::1]' || (isIPv4(host) && host.startsWith('127.'));
   } catch {
     return false;
   }
