@@ -187,6 +187,12 @@ function pieces(refspecs: string[]): string[][] {
   return all;
 }
 
+/** A `file://` target that is not there, or only an empty directory: one restore makes. */
+export async function fileTargetMissing(url: string): Promise<boolean> {
+  const there = await readdir(fileURLToPath(url)).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? [] : undefined));
+  return there !== undefined && there.length === 0;
+}
+
 /**
  * A `file://` target that is not there, or is an empty directory, is made an empty bare repository
  * of git's making (no hooks, the archive's object format, HEAD at its default branch, modes as the
@@ -198,9 +204,8 @@ export async function makeFileTarget(
   made: { headBranch: string | undefined; sha256: boolean },
   signal?: AbortSignal,
 ): Promise<boolean> {
+  if (!(await fileTargetMissing(url))) return false;
   const path = fileURLToPath(url);
-  const there = await readdir(path).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? undefined : []));
-  if (there !== undefined && there.length > 0) return false;
   const parent = dirname(path);
   await mkdir(parent, { recursive: true });
   const building = join(parent, `.${basename(path)}.svc-migrate-${process.pid}-${randomBytes(4).toString('hex')}`);

@@ -1,14 +1,12 @@
-import { existsSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { InterruptedError, UsageError } from '../../errors.js';
 import type { Clock } from '../../support/clock.js';
 import { lfsPointers } from '../archive/kept-git.js';
 import { makeWorkDirectory } from '../archive/work-directory.js';
 import { ArchiveVerificationError, type KeptReading, verifiedReading, type VerifyOptions, type VerifyReport } from '../archive/verify.js';
-import { lsRemote, makeFileTarget, push, type RemoteRefs } from './git-remote.js';
+import { fileTargetMissing, lsRemote, makeFileTarget, push, type RemoteRefs } from './git-remote.js';
 import { RestoreJournalFile } from './journal.js';
 import { differencesOf, type ExpectedRefs, expectedRefs, type RefDifference, refspecsOf, shownUrl } from './refs.js';
 import { parseTarget, type Target, urlOf } from './target.js';
@@ -238,7 +236,7 @@ async function plan(
   signal: AbortSignal | undefined,
 ): Promise<RepositoryRestore> {
   const planned: RepositoryRestore = { ...result, state: 'planned', to_push: [...expected.keys()] };
-  if (target.scheme === 'file' && !existsSync(fileURLToPath(url))) return { ...planned, target: 'missing' };
+  if (target.scheme === 'file' && (await fileTargetMissing(url))) return { ...planned, target: 'missing' };
   const remote = await lsRemote(url, signal);
   if ('problem' in remote) return { ...planned, target: 'unreachable', error: remote.problem };
   const differences = differencesOf(expected, remote);
