@@ -4,6 +4,7 @@ import { ArchiveVerificationError } from '../../core/archive/verify.js';
 import { restoreArchive, type RestoreReport } from '../../core/restore/run.js';
 import { isLoopbackUrl, parseTarget } from '../../core/restore/target.js';
 import { CliError, ExitCode, UsageError } from '../../errors.js';
+import { inertText } from '../../support/outside-text.js';
 import { verifyMessage } from '../../ui/archive.js';
 import { restoreLines, restoreMessage } from '../../ui/restore.js';
 import { archiveReading } from '../common/archive-reading.js';
@@ -66,7 +67,7 @@ async function restore(context: Context, options: RestoreOptions): Promise<Resto
   let total = 0;
   let ended = 0;
   const running = new Set<string>();
-  const tell = () => spinner?.text(`restoring: ${ended}/${total} done${running.size ? `, pushing ${[...running].slice(0, 3).join(', ')}${running.size > 3 ? ` and ${running.size - 3} more` : ''}` : ''}`);
+  const tell = () => spinner?.text(`restoring: ${ended}/${total} done${running.size ? `, pushing ${[...running].slice(0, 3).map(inertText).join(', ')}${running.size > 3 ? ` and ${running.size - 3} more` : ''}` : ''}`);
   let report: RestoreReport;
   try {
     report = await restoreArchive(options.file, {
@@ -90,8 +91,8 @@ async function restore(context: Context, options: RestoreOptions): Promise<Resto
       onRepository: (result) => {
         running.delete(result.name);
         ended++;
-        // On a terminal the spinner counts and the table ends the run: a line there is for a failure.
-        if (!out.decorated || result.state === 'failed') out.info(restoreLines(result, out.theme));
+        // On a terminal the spinner counts and the table ends the run: a line there is for a failure or a warning.
+        if (!out.decorated || result.state === 'failed' || result.head || result.lfs_pointers) out.info(restoreLines(result, out.theme));
         tell();
       },
     });
