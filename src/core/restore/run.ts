@@ -66,6 +66,9 @@ export interface RestoreReport {
   verify: VerifyReport;
 }
 
+/** What `head.remote` says when the remote's HEAD names a branch it does not have. */
+const UNBORN_HEAD = '(a branch it does not have)';
+
 /** Differences listed for one repository; past it, a count. */
 const MAX_DIFFERENCES = 200;
 
@@ -209,9 +212,10 @@ async function restoreOne(
 
   const remote = await lsRemote(url, signal);
   if ('problem' in remote) return failed(`pushed, but its refs could not be read back: ${remote.problem}`);
-  // A host sets its default branch itself (its settings, not a push): said, not a failure.
-  if (archiveHead && expected.has(archiveHead) && remote.head && remote.head !== archiveHead) {
-    result.head = { archive: archiveHead, remote: remote.head };
+  // A host sets its default branch itself (its settings, not a push): said, not a failure. A HEAD
+  // naming a branch the remote does not have is not listed at all (an empty repository made on `master`).
+  if (archiveHead && expected.has(archiveHead) && remote.head !== archiveHead) {
+    result.head = { archive: archiveHead, remote: remote.head ?? UNBORN_HEAD };
   }
   const differences = differencesOf(expected, remote);
   if (differences.length > 0) {

@@ -35,6 +35,10 @@ export function parseTarget(template: string): Target {
     if (scheme === 'file' && !template.toLowerCase().startsWith('file:///')) {
       throw new UsageError(`--to ${template} is a file URL without an absolute path`, { hint: 'write it as file:///absolute/path/{repo}.git' });
     }
+    // In a file URL `%` escapes, `?` and `#` end the path: each would name another directory than written.
+    if (scheme === 'file' && /[%?#]/.test(template)) {
+      throw new UsageError(`--to ${template} has "%", "?" or "#", which a file URL does not take as part of a path`, { hint: 'use a directory whose path has none of them' });
+    }
     return { template, scheme };
   }
   if (SCP_LIKE.test(template)) return { template, scheme: 'ssh' };
