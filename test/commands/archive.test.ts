@@ -67,6 +67,10 @@ describe('archive restore', () => {
     [['--to', '-oProxyCommand=x:{repo}'], /is not a git URL this command pushes to/],
     [['--to', 'file://srv/{repo}.git'], /a file URL without an absolute path/],
     [['--to', 'ftp://host/{repo}.git'], /is not a git URL this command pushes to/],
+    // A file URL's %, ? and # are read by git (percent-decoding, a query, a fragment), not as the path written.
+    [['--to', 'file:///srv/100%25/{repo}.git'], /--to/],
+    [['--to', 'file:///srv/git/{repo}.git?x=1'], /--to/],
+    [['--to', 'file:///srv/git/{repo}#1.git'], /--to/],
     [['--to', to, '--parallel', '0'], /--parallel/],
     [['--to', to, '--parallel', '33'], /--parallel is at most 32/],
     [['--to', to, '--journal', ''], /--journal takes a file path/],

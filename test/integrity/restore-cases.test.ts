@@ -1,0 +1,321 @@
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { gitDirRefs, lsRemote } from '../helpers/git-remotes.js';
+import { filesOf, git, realRepository, type RepoFile } from '../helpers/hostile-archives.js';
+import { GIT_SETUP, reportOf } from '../helpers/restore-archives.js';
+import { type CliResult, runCli } from '../helpers/run-cli.js';
+import { member, tarGz } from '../helpers/tar-bytes.js';
+
+// `archive restore` held to what a tester found (the fixes of "Restore, after a tester's findings"):
+// small archives of real git repositories, restored in-process to file:// remotes (and a closed
+// http port), what the remotes hold read back by plain git (test/helpers/git-remotes.ts).
+
+interface Difference {
+  ref: string;
+  archive?: string;
+  remote?: string;
+  symbolic_to?: string;
+}
+
+interface RestoredRepository {
+  name: string;
+  url: string;
+  state: 'proved' | 'already proved' | 'failed' | 'planned';
+  refs: number;
+  differences?: Difference[];
+  error?: string;
+  head?: { archive: string; remote: string };
+}
+
+interface RestoreReport {
+  target: string;
+  proved: number;
+  failed: number;
+  repositories: RestoredRepository[];
+}
+
+const TEST_CEILING_MS = 60_000;
+const tempDir = () => mkdtempSync(join(tmpdir(), 'svc-restore-cases-'));
+const fileTemplate = (root: string) => `file://${root}/{owner}/{repo}.git`;
+const journalOf = (archive: string) => `${archive}.restore.json`;
+const byName = (report: RestoreReport, name: string) => report.repositories.find((repository) => repository.name === name);
+
+const restore = (archive: string, template: string, ...flags: string[]): Promise<CliResult> =>
+  runCli(['archive', 'restore', archive, '--to', template, '--json', ...flags], { env: GIT_SETUP });
+
+/** A repository's files as an archive holds them: its config and hooks are not (the check writes its own config). */
+const withoutConfig = (files: RepoFile[]) => files.filter((file) => file.rest !== 'config' && !file.rest.startsWith('hooks/'));
+
+/** An archive of `repositories` (by `owner/repo`), each listed in the metadata as the service lists it. */
+function archiveOf(repositories: Record<string, RepoFile[]>): string {
+  const listed = JSON.stringify(Object.keys(repositories).map((name) => ({ full_name: name })));
+  const members = Object.entries(repositories).flatMap(([name, files]) => files.map((file) => member({ name: `repositories/${name}.git/${file.rest}` }, file.data)));
+  const path = join(tempDir(), 'a.tar.gz');
+  writeFileSync(path, tarGz(member({ name: 'schema.json' }, '{"version":"1.2.0"}'), member({ name: 'repositories_000001.json' }, listed), ...members));
+  return path;
+}
+
+/** A real bare repository of one commit on main: its files for an archive, its path, its commit. */
+function oneCommit(): { files: RepoFile[]; bare: string; commit: string } {
+  const repository = realRepository();
+  const bare = dirname(repository.objects);
+  return { files: withoutConfig(repository.files), bare, commit: git(['--git-dir', bare, 'rev-parse', 'refs/heads/main']).toString().trim() };
+}
+
+/** The files with their refs replaced by one packed-refs file of these bytes. */
+const withPackedRefs = (files: RepoFile[], packedRefs: Buffer) => [
+  ...files.filter((file) => file.rest !== 'packed-refs' && !file.rest.startsWith('refs/')),
+  { rest: 'packed-refs', data: packedRefs },
+];
+
+/** What a path holds, for "unchanged": its kind, mode, size and (for a file or link) its bytes. */
+function snapshot(path: string): string {
+  const stats = lstatSync(path);
+  const content = stats.isSymbolicLink() ? `-> ${readlinkSync(path)}` : stats.isFile() && stats.size < 1 << 20 ? readFileSync(path).toString('base64') : '';
+  return JSON.stringify({ mode: stats.mode, size: stats.size, link: stats.isSymbolicLink(), content });
+}
+
+/** A port on 127.0.0.1 that nothing listened on a moment ago. */
+function closedPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (address && typeof address === 'object' ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+describe('archive restore, the cases a tester found', () => {
+  it('two owners with a repository of one name sent by --to to one URL: exit 2 naming both and the URL, nothing pushed, no journal', async () => {
+    const { files } = oneCommit();
+    const archive = archiveOf({ 'acme/r': files, 'other/r': files });
+    const root = join(tempDir(), 'remotes');
+    const template = `file://${root}/{repo}.git`;
+
+    const result = await restore(archive, template);
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toContain('acme/r');
+    expect(result.stderr).toContain('other/r');
+    expect(result.stderr).toContain(`file://${root}/r.git`);
+    expect(existsSync(root) ? readdirSync(root) : [], 'nothing pushed').toEqual([]);
+    expect(existsSync(journalOf(archive)), 'no journal').toBe(false);
+  }, TEST_CEILING_MS);
+
+  it('a repository whose only refs are pull-request refs: failed saying so (exit 10); with --include-pull-refs proved, the remote holding refs/svc-migrate/pull/1/head', async () => {
+    const { files, commit } = oneCommit();
+    // HEAD names refs/heads/main, which the archive does not hold: only refs/pull/1/head.
+    const archive = archiveOf({ 'acme/r': withPackedRefs(files, Buffer.from(`# pack-refs with: peeled fully-peeled sorted \n${commit} refs/pull/1/head\n`)) });
+    const root = tempDir();
+
+    const without = await restore(archive, fileTemplate(root));
+    expect(without.code, without.stderr).toBe(10);
+    expect(byName(reportOf<RestoreReport>(without), 'acme/r')).toMatchObject({ state: 'failed', error: expect.stringMatching(/only refs are .*pull-request refs/) });
+
+    const withPulls = await restore(archive, fileTemplate(root), '--include-pull-refs');
+    expect(withPulls.code, withPulls.stderr).toBe(0);
+    expect(byName(reportOf<RestoreReport>(withPulls), 'acme/r')?.state).toBe('proved');
+    expect(await lsRemote(`file://${root}/acme/r.git`)).toEqual(new Map([['refs/svc-migrate/pull/1/head', commit]]));
+  }, TEST_CEILING_MS);
+
+  it('a SHA-256 repository: the target made is SHA-256, and proved (exit 0)', async () => {
+    const dir = tempDir();
+    git(['init', '-q', '--object-format=sha256', 'work'], dir);
+    writeFileSync(join(dir, 'work', 'README.md'), '# r\n');
+    git(['add', 'README.md'], join(dir, 'work'));
+    git(['commit', '-q', '-m', 'first'], join(dir, 'work'));
+    git(['clone', '-q', '--bare', 'work', 'r.git'], dir);
+    const bare = join(dir, 'r.git');
+    const config = { rest: 'config', data: Buffer.from('[core]\n\trepositoryformatversion = 1\n\tbare = true\n[extensions]\n\tobjectformat = sha256\n') };
+    const archive = archiveOf({ 'acme/r': [...withoutConfig(filesOf(bare)), config] });
+    const root = tempDir();
+
+    const result = await restore(archive, fileTemplate(root));
+    expect(result.code, result.stderr).toBe(0);
+    expect(byName(reportOf<RestoreReport>(result), 'acme/r')?.state).toBe('proved');
+    const target = join(root, 'acme', 'r.git');
+    expect(git(['--git-dir', target, 'rev-parse', '--show-object-format']).toString().trim()).toBe('sha256');
+    expect(await gitDirRefs(target)).toEqual(await gitDirRefs(bare));
+  }, TEST_CEILING_MS);
+
+  it('--force never deletes a symbolic ref on the remote (that deletes main): failed naming it, main kept; again the same', async () => {
+    const { files, bare, commit } = oneCommit();
+    const archive = archiveOf({ 'acme/r': files });
+    const root = tempDir();
+    const remote = join(root, 'acme', 'r.git');
+    git(['clone', '-q', '--bare', bare, remote]);
+    git(['--git-dir', remote, 'symbolic-ref', 'refs/heads/alias', 'refs/heads/main']);
+
+    for (const run of ['first', 'second']) {
+      const result = await restore(archive, fileTemplate(root), '--force');
+      expect(result.code, `${run}: ${result.stderr}`).toBe(10);
+      const repository = byName(reportOf<RestoreReport>(result), 'acme/r');
+      expect(repository?.state, run).toBe('failed');
+      expect(repository?.differences, run).toEqual([{ ref: 'refs/heads/alias', remote: commit, symbolic_to: 'refs/heads/main' }]);
+      expect((await gitDirRefs(remote)).get('refs/heads/main'), `${run}: main is still on the remote`).toBe(commit);
+      expect(git(['--git-dir', remote, 'symbolic-ref', 'refs/heads/alias']).toString().trim(), run).toBe('refs/heads/main');
+    }
+  }, TEST_CEILING_MS);
+
+  it('a target that is an empty directory is made a repository and proved (exit 0); the directories made have the umask\'s modes', async () => {
+    const { files, commit } = oneCommit();
+    const archive = archiveOf({ 'acme/r': files, 'other/s': files });
+    const root = tempDir();
+    // What an interrupted run, or the user, leaves: the repository's directory, empty.
+    mkdirSync(join(root, 'acme', 'r.git'), { recursive: true });
+
+    const result = await restore(archive, fileTemplate(root));
+    expect(result.code, result.stderr).toBe(0);
+    const report = reportOf<RestoreReport>(result);
+    for (const name of ['acme/r', 'other/s']) {
+      expect(byName(report, name)?.state, name).toBe('proved');
+      expect(await lsRemote(`file://${root}/${name}.git`), name).toEqual(new Map([['refs/heads/main', commit]]));
+    }
+
+    const umask = process.umask();
+    const modes = 0o777 & ~umask;
+    // Under a umask of 077 the modes asked for would be private anyway: this test could not fail there.
+    expect(modes, `the tests run under a umask (${umask.toString(8)}) that lets others read`).not.toBe(0o700);
+    for (const made of [join(root, 'other'), join(root, 'other', 's.git'), join(root, 'acme', 'r.git')]) {
+      expect((statSync(made).mode & 0o777).toString(8), made).toBe(modes.toString(8));
+    }
+  }, TEST_CEILING_MS);
+
+  /** Restores main (and `others`) to a target pre-made with HEAD at `remoteHead`: proved, `head` in --json and a warning naming both. */
+  async function expectHeadWarned(remoteHead: string, others: string[]): Promise<void> {
+    const { bare, commit } = oneCommit();
+    for (const branch of others) git(['--git-dir', bare, 'branch', branch, 'main']);
+    const archive = archiveOf({ 'acme/r': withoutConfig(filesOf(bare)) });
+    const root = tempDir();
+    const remote = join(root, 'acme', 'r.git');
+    git(['init', '-q', '--bare', `--initial-branch=${remoteHead}`, remote]);
+
+    const result = await restore(archive, fileTemplate(root));
+    expect(result.code, result.stderr).toBe(0);
+    const want = `refs/heads/${remoteHead}`;
+    expect(byName(reportOf<RestoreReport>(result), 'acme/r')).toMatchObject({ state: 'proved', head: { archive: 'refs/heads/main', remote: want } });
+    expect(result.stderr).toMatch(new RegExp(`${want}.*refs/heads/main|refs/heads/main.*${want}`));
+    expect(await gitDirRefs(remote)).toEqual(new Map(['main', ...others].map((branch) => [`refs/heads/${branch}`, commit])));
+  }
+
+  it('a target whose HEAD names another branch of the archive (dev, the archive\'s main): proved, with head in --json and a warning naming both', async () => {
+    await expectHeadWarned('dev', ['dev']);
+  }, TEST_CEILING_MS);
+
+  // PRODUCT BUG (kept failing on purpose): the remote's HEAD names master, which the archive lacks,
+  // so master is unborn there; `git ls-remote --symref` lists no HEAD for an unborn branch, and the
+  // warning never comes. This is the common case: a host's empty repository made with master.
+  it('a target whose HEAD names master, the archive\'s main only: proved, with head in --json and a warning naming both', async () => {
+    await expectHeadWarned('master', []);
+  }, TEST_CEILING_MS);
+
+  describe('--journal at a path that holds anything but a journal: exit 2, left as it was, nothing pushed', () => {
+    const cases: [string, (dir: string, archive: string) => string][] = [
+      ['the archive itself', (_dir, archive) => archive],
+      [
+        'a symbolic link to a file',
+        (dir) => {
+          writeFileSync(join(dir, 'notes.txt'), 'mine\n');
+          symlinkSync(join(dir, 'notes.txt'), join(dir, 'link.json'));
+          return join(dir, 'link.json');
+        },
+      ],
+      [
+        'a directory',
+        (dir) => {
+          mkdirSync(join(dir, 'journal.json'));
+          writeFileSync(join(dir, 'journal.json', 'inside'), 'x');
+          return join(dir, 'journal.json');
+        },
+      ],
+      [
+        'a file of 17 MiB',
+        (dir) => {
+          writeFileSync(join(dir, 'big.json'), '');
+          truncateSync(join(dir, 'big.json'), 17 << 20);
+          return join(dir, 'big.json');
+        },
+      ],
+    ];
+
+    for (const [what, make] of cases) {
+      it(what, async () => {
+        const { files } = oneCommit();
+        const archive = archiveOf({ 'acme/r': files });
+        const dir = tempDir();
+        const journal = make(dir, archive);
+        const before = readdirSync(dir).map((name) => [name, snapshot(join(dir, name))]);
+        const archiveBefore = readFileSync(archive);
+        const root = tempDir();
+
+        const result = await restore(archive, fileTemplate(root), '--journal', journal);
+        expect(result.code, result.stderr).toBe(2);
+        expect(result.stderr).toContain(journal);
+        expect(readdirSync(dir).map((name) => [name, snapshot(join(dir, name))])).toEqual(before);
+        expect(readFileSync(archive).equals(archiveBefore), 'the archive unchanged').toBe(true);
+        expect(readdirSync(root), 'nothing pushed').toEqual([]);
+      }, TEST_CEILING_MS);
+    }
+  });
+
+  it('ref names that are not UTF-8: that repository failed saying so and what to do instead, nothing of it called proved', async () => {
+    const { files, commit } = oneCommit();
+    const packedRefs = Buffer.concat([
+      Buffer.from(`# pack-refs with: peeled fully-peeled sorted \n${commit} refs/heads/caf`),
+      Buffer.from([0xe8]),
+      Buffer.from(`\n${commit} refs/heads/main\n${commit} refs/tags/`),
+      Buffer.from([0xe9]),
+      Buffer.from('t\n'),
+    ]);
+    const archive = archiveOf({ 'acme/bytes': withPackedRefs(files, packedRefs), 'acme/good': files });
+    const root = tempDir();
+
+    const result = await restore(archive, fileTemplate(root));
+    expect(result.code, result.stderr).toBe(10);
+    const report = reportOf<RestoreReport>(result);
+    expect(byName(report, 'acme/good')?.state).toBe('proved');
+    const bytes = byName(report, 'acme/bytes');
+    expect(bytes?.state).toBe('failed');
+    expect(bytes?.error).toMatch(/not UTF-8.*archive extract.*git push --mirror/);
+    const journal = JSON.parse(readFileSync(journalOf(archive), 'utf8')) as { targets: Record<string, Record<string, unknown>> };
+    expect(Object.keys(journal.targets[fileTemplate(root)] ?? {}), 'only the good one recorded as proved').toEqual(['acme/good']);
+  }, TEST_CEILING_MS);
+
+  // PRODUCT BUG (kept failing on purpose): docs/cli.md says a file:// template has no %, ? or #, but
+  // it is taken; Node's fileURLToPath (the target made) and git (the URL pushed to) read them apart.
+  it.each(['100%25', 'q?x=1', 'f#x'])('a file:// template holding %s: exit 2 before any work, nothing made, no journal', async (part) => {
+    const { files } = oneCommit();
+    const archive = archiveOf({ 'acme/r': files });
+    const root = tempDir();
+
+    const result = await restore(archive, `file://${root}/${part}/{owner}/{repo}.git`);
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toContain('--to');
+    expect(readdirSync(root), 'nothing made').toEqual([]);
+    expect(existsSync(journalOf(archive)), 'no journal').toBe(false);
+  }, TEST_CEILING_MS);
+
+  it('a password in the --to URL: shown and recorded as ***, never as itself (stdout, stderr, journal)', async () => {
+    const { files } = oneCommit();
+    const archive = archiveOf({ 'acme/r': files, 'acme/s': files });
+    const port = await closedPort();
+    const template = `http://user:s3cret@127.0.0.1:${port}/{owner}/{repo}.git`;
+
+    const result = await restore(archive, template);
+    expect(result.code, result.stderr).toBe(10);
+    const report = reportOf<RestoreReport>(result);
+    expect(report.target).toBe(`http://***@127.0.0.1:${port}/{owner}/{repo}.git`);
+    expect(report.repositories.map((repository) => [repository.state, repository.url])).toEqual([
+      ['failed', `http://***@127.0.0.1:${port}/acme/r.git`],
+      ['failed', `http://***@127.0.0.1:${port}/acme/s.git`],
+    ]);
+    expect(result.stdout).not.toContain('s3cret');
+    expect(result.stderr).not.toContain('s3cret');
+    expect(result.stderr).toContain('***');
+    expect(readFileSync(journalOf(archive), 'utf8')).not.toContain('s3cret');
+  }, TEST_CEILING_MS);
+});
