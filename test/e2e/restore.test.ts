@@ -1,3 +1,4 @@
+import type { RestoreReport } from '../../src/core/restore/run.js';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,33 +14,6 @@ import { member, tarGz } from '../helpers/tar-bytes.js';
 // smart HTTP through git http-backend), the sandbox's archive of 50 repositories. What the remotes
 // hold is read by plain `git ls-remote` and held to the archive's refs as tar and for-each-ref read
 // them (test/helpers/git-remotes.ts): nothing of the product judges its own work.
-
-interface Difference {
-  ref: string;
-  archive?: string;
-  remote?: string;
-}
-
-interface RestoredRepository {
-  name: string;
-  url: string;
-  state: 'proved' | 'already proved' | 'failed' | 'planned';
-  refs: number;
-  differences?: Difference[];
-  refused?: { ref: string; reason: string }[];
-  messages?: string[];
-  error?: string;
-  lfs_pointers?: number;
-}
-
-interface RestoreReport {
-  archive: string;
-  target: string;
-  dry_run: boolean;
-  proved: number;
-  failed: number;
-  repositories: RestoredRepository[];
-}
 
 const tempDir = () => mkdtempSync(join(tmpdir(), 'svc-restore-test-'));
 const RUN_CEILING_MS = 180_000;

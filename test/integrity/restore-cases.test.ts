@@ -1,3 +1,4 @@
+import type { RestoreReport } from '../../src/core/restore/run.js';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -12,30 +13,6 @@ import { member, tarGz } from '../helpers/tar-bytes.js';
 // `archive restore` held to what a tester found (the fixes of "Restore, after a tester's findings"):
 // small archives of real git repositories, restored in-process to file:// remotes (and a closed
 // http port), what the remotes hold read back by plain git (test/helpers/git-remotes.ts).
-
-interface Difference {
-  ref: string;
-  archive?: string;
-  remote?: string;
-  symbolic_to?: string;
-}
-
-interface RestoredRepository {
-  name: string;
-  url: string;
-  state: 'proved' | 'already proved' | 'failed' | 'planned';
-  refs: number;
-  differences?: Difference[];
-  error?: string;
-  head?: { archive: string; remote: string };
-}
-
-interface RestoreReport {
-  target: string;
-  proved: number;
-  failed: number;
-  repositories: RestoredRepository[];
-}
 
 const TEST_CEILING_MS = 60_000;
 const tempDir = () => mkdtempSync(join(tmpdir(), 'svc-restore-cases-'));
