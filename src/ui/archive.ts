@@ -106,5 +106,12 @@ export function extractMessage(report: ExtractReport, theme: ChalkInstance): str
     verifyMessage(report.verify, theme),
     `${theme.green('✓')} extracted ${repos} repositor${repos === 1 ? 'y' : 'ies'}${empty ? ` (${empty} empty)` : ''} and ${report.files.length} other file${report.files.length === 1 ? '' : 's'} to ${inertText(report.directory)}`,
     ...(repos > 0 ? [`  each one a bare repository: git clone ${inertText(report.directory)}/${inertText(report.repositories[0]?.path ?? '')} …`] : []),
+    ...(report.left_out.count > 0 ? [leftOutLine(report.left_out, theme)] : []),
   ].join('\n');
+}
+
+/** Files the service's archives never hold, which extract did not write: how many, and the first. */
+function leftOutLine({ count, first }: ExtractReport['left_out'], theme: ChalkInstance): string {
+  const more = count > first.length ? `, and ${count - first.length} more` : '';
+  return `${theme.yellow('!')} left out ${count} file${count === 1 ? '' : 's'} the service's archives never hold (only *.json and attachments/ are written): ${first.map(inertText).join(', ')}${more}`;
 }

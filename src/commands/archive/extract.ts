@@ -4,7 +4,7 @@ import { extractArchive, type ExtractReport } from '../../core/archive/extract.j
 import { ArchiveVerificationError } from '../../core/archive/verify.js';
 import { extractMessage, verifyMessage } from '../../ui/archive.js';
 import { archiveReading } from '../common/archive-reading.js';
-import { examples, GIT_CHECK_TIME, gitCheckTime } from '../common/options.js';
+import { checkNotEmpty, examples, GIT_CHECK_TIME, gitCheckTime } from '../common/options.js';
 
 interface ExtractFlags {
   force?: boolean;
@@ -19,6 +19,8 @@ interface ExtractOptions {
 }
 
 function parseExtractOptions(file: string, dir: string, flags: ExtractFlags): ExtractOptions {
+  // An empty DIR ("$UNSET") would be the current directory.
+  checkNotEmpty(dir, 'the DIR argument', 'pass the directory to extract into, e.g. acme/ (. for the current directory)');
   const gitTimeMs = gitCheckTime(flags.gitCheckTime);
   return { file, dir, force: flags.force === true, ...(gitTimeMs === undefined ? {} : { gitTimeMs }) };
 }

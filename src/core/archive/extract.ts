@@ -1,9 +1,10 @@
-import { lstatSync, readdirSync } from 'node:fs';
-import { mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { accessSync, constants, lstatSync, readdirSync } from 'node:fs';
+import { mkdir, readdir, rename, rm, rmdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { UsageError, VerificationError } from '../../errors.js';
 import { makeDirectory } from '../../support/make-directory.js';
 import { fileError } from '../../support/system-errors.js';
+import { moveInto } from './move-into.js';
 import { makeWorkDirectory } from './work-directory.js';
 import { ArchiveVerificationError, verifiedReading, type VerifyOptions, type VerifyReport } from './verify.js';
 
@@ -21,73 +22,101 @@ export interface ExtractReport {
   repositories: { name: string; path: string; refs: number; empty?: true }[];
   /** Every other member written, by its path under the directory. */
   files: string[];
+  /** Files outside `repositories/` the service's archives never hold (not `*.json` nor `attachments/…`): not written. */
+  left_out: { count: number; first: string[] };
   verify: VerifyReport;
 }
 
-/** `.<DIR>.extracting-XXXXXX`: where an extraction into DIR is made, beside it, on its file system. */
+/** `.<DIR>.extracting-XXXXXX`: where an extraction into a new DIR is made, beside it, on its file system. */
 const workPrefix = (dir: string) => `.${basename(dir)}.extracting-`;
+/** `DIR/.extracting-XXXXXX`: where an extraction into a DIR that is a mount point (or in a parent not writable) is made. */
+const INSIDE_PREFIX = '.extracting-';
 
 /**
  * Verifies the archive and writes it to `dir`: each repository `<owner>/<repo>.git` a bare
- * repository of git's making (its config, no hooks) holding the refs and objects git checked, every
- * other member at its path. All of it is made in a private directory beside `dir`, renamed into
- * place once the whole archive verified; a failure or Ctrl-C leaves nothing.
+ * repository of git's making (its config, no hooks) holding the refs and objects git checked, the
+ * service's other members (`*.json`, `attachments/…`) at their paths. All of it is made in a private
+ * directory on DIR's file system, then renamed to DIR (new) or moved into it (there already), once
+ * the whole archive verified; a failure or Ctrl-C leaves nothing, not even the parents it made.
  */
 export async function extractArchive(archive: string, directory: string, options: ExtractOptions = {}): Promise<ExtractReport> {
   const dir = resolve(directory);
-  const into = destinationState(dir, options.force === true);
+  const exists = destinationExists(dir, options.force === true);
   const parent = dirname(dir);
+  const madeParents = missingDirectories(parent);
   try {
     makeDirectory(parent);
   } catch (error) {
     throw fileError(error as NodeJS.ErrnoException, { action: 'create the directory', path: parent });
   }
-  const work = await makeWorkDirectory(parent, workPrefix(dir), 'where the extraction is made before it is moved into place');
   try {
-    const reading = join(work, 'reading');
-    await mkdir(reading, { mode: 0o700 });
-    const { report, kept } = await verifiedReading(archive, reading, options);
-    if (!report.ok) {
-      throw new ArchiveVerificationError(report, { hint: `nothing was written to ${directory}; keep the service's copy of the archive, and download it again or report the problems above` });
+    if (exists) checkWritable(dir, directory);
+    // A DIR on another file system than its parent (a mount point) is worked in, so every rename
+    // stays on one; so is one whose parent is not the user's to write in.
+    const inside = exists && (lstatSync(dir).dev !== lstatSync(parent).dev || !isWritable(parent));
+    const work = await makeWorkDirectory(inside ? dir : parent, inside ? INSIDE_PREFIX : workPrefix(dir), 'where the extraction is made before it is moved into place');
+    try {
+      return await extractIn(work, archive, directory, exists, options);
+    } finally {
+      await rm(work, { recursive: true, force: true });
     }
-    const out = join(work, 'out');
-    const files = await filesOf(kept.filesDir);
-    if (files.length > 0) await rename(kept.filesDir, out);
-    else await mkdir(out, { mode: 0o700 });
-    const repositories: ExtractReport['repositories'] = [];
-    for (const repo of kept.repositories) {
-      const [owner, name] = repo.name.split('/') as [string, string];
-      const path = `${owner}/${name}.git`;
-      const refs = repo.refs.size;
-      try {
-        await mkdir(join(out, owner), { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
-          if (error.code !== 'EEXIST' || !lstatSync(join(out, owner)).isDirectory()) throw error;
-        });
-        await rename(repo.gitDir, join(out, path));
-      } catch {
-        throw new VerificationError(`${archive} cannot be extracted: ${path} would be where the archive holds a file of the same name`, {
-          hint: `nothing was written to ${directory}`,
-        });
-      }
-      repositories.push({ name: repo.name, path, refs, ...(repo.empty ? { empty: true as const } : {}) });
-    }
-    options.signal?.throwIfAborted();
-    if (into === 'replace') await moveInto(out, dir, join(work, 'replaced'));
-    else await rename(out, dir).catch((error: NodeJS.ErrnoException) => {
-      throw error.code === 'ENOTEMPTY' || error.code === 'EEXIST'
-        ? new UsageError(`${directory} was written to while the archive was extracted`, { hint: 'run this again, with --force to replace what the archive holds there' })
-        : fileError(error, { action: 'move the extraction to', path: directory });
-    });
-    return { archive, directory, repositories, files, verify: report };
-  } finally {
-    await rm(work, { recursive: true, force: true });
+  } catch (error) {
+    // Deepest first; one another process wrote in meanwhile is not empty, and stays.
+    for (const made of madeParents.reverse()) await rmdir(made).catch(() => {});
+    throw error;
   }
 }
 
-/** Whether the extraction is renamed to DIR ('rename': DIR is missing or empty) or moved into it ('replace'). */
-function destinationState(dir: string, force: boolean): 'rename' | 'replace' {
+/** The extraction made in `work`, then put in place: DIR renamed into being, or moved into when it `exists`. */
+async function extractIn(
+  work: string,
+  archive: string,
+  directory: string,
+  exists: boolean,
+  options: ExtractOptions,
+): Promise<ExtractReport> {
+  const reading = join(work, 'reading');
+  await mkdir(reading, { mode: 0o700 });
+  const { report, kept } = await verifiedReading(archive, reading, { ...options, roomHint: 'free some space there, or extract to another disk' });
+  if (!report.ok) {
+    throw new ArchiveVerificationError(report, { hint: `nothing was written to ${directory}; keep the service's copy of the archive, and download it again or report the problems above` });
+  }
+  const out = join(work, 'out');
+  const files = await filesOf(kept.filesDir);
+  if (files.length > 0) await rename(kept.filesDir, out);
+  else await mkdir(out, { mode: 0o700 });
+  const repositories: ExtractReport['repositories'] = [];
+  for (const repo of kept.repositories) {
+    const [owner, name] = repo.name.split('/') as [string, string];
+    const path = `${owner}/${name}.git`;
+    const refs = repo.refs.size;
+    try {
+      await mkdir(join(out, owner), { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EEXIST' || !lstatSync(join(out, owner)).isDirectory()) throw error;
+      });
+      await rename(repo.gitDir, join(out, path));
+    } catch {
+      throw new VerificationError(`${archive} cannot be extracted: ${path} would be where the archive holds a file of the same name`, {
+        hint: `nothing was written to ${directory}`,
+      });
+    }
+    repositories.push({ name: repo.name, path, refs, ...(repo.empty ? { empty: true as const } : {}) });
+  }
+  options.signal?.throwIfAborted();
+  const dir = resolve(directory);
+  if (exists) await moveInto(out, dir, { force: options.force === true, shown: directory });
+  else await rename(out, dir).catch((error: NodeJS.ErrnoException) => {
+    throw error.code === 'ENOTEMPTY' || error.code === 'EEXIST'
+      ? new UsageError(`${directory} was written to while the archive was extracted`, { hint: 'run this again, with --force to replace what the archive holds there' })
+      : fileError(error, { action: 'move the extraction to', path: directory });
+  });
+  return { archive, directory, repositories, files, left_out: kept.leftOut, verify: report };
+}
+
+/** Whether DIR is there already (a directory: empty, or any with `force`); refused otherwise. */
+function destinationExists(dir: string, force: boolean): boolean {
   const info = lstatSync(dir, { throwIfNoEntry: false });
-  if (!info) return 'rename';
+  if (!info) return false;
   if (info.isSymbolicLink()) throw new UsageError(`${dir} is a symbolic link`, { hint: 'pass the directory it points to, or a new directory' });
   if (!info.isDirectory()) throw new UsageError(`${dir} is not a directory`, { hint: 'pass a new or empty directory to extract into' });
   let entries: string[];
@@ -96,33 +125,37 @@ function destinationState(dir: string, force: boolean): 'rename' | 'replace' {
   } catch (error) {
     throw fileError(error as NodeJS.ErrnoException, { action: 'read', path: dir });
   }
-  if (entries.length === 0) return 'rename';
-  if (!force) throw new UsageError(`${dir} is not empty`, { hint: 'pass a new or empty directory, or add --force to replace, in it, each path the archive holds (nothing else there is touched)' });
-  return 'replace';
+  // What an extraction there killed with -9 left is removed when this one starts its own.
+  if (force || entries.every((name) => name.startsWith(INSIDE_PREFIX))) return true;
+  throw new UsageError(`${dir} is not empty`, { hint: 'pass a new or empty directory, or add --force to replace, in it, each path the archive holds (nothing else there is touched)' });
 }
 
-/**
- * Moves each entry of `from` to the same path in `to`: a directory into a directory already there,
- * anything else (a file, a repository) renamed in whole over what is there, which goes to `replaced`.
- */
-async function moveInto(from: string, to: string, replaced: string): Promise<void> {
-  await mkdir(replaced, { recursive: true, mode: 0o700 });
-  let moved = 0;
-  const walk = async (source: string, target: string): Promise<void> => {
-    for (const entry of await readdir(source, { withFileTypes: true })) {
-      const here = join(source, entry.name);
-      const there = join(target, entry.name);
-      const existing = lstatSync(there, { throwIfNoEntry: false });
-      const repository = entry.isDirectory() && entry.name.endsWith('.git');
-      if (existing?.isDirectory() && entry.isDirectory() && !repository) {
-        await walk(here, there);
-        continue;
-      }
-      if (existing) await rename(there, join(replaced, String(moved++)));
-      await rename(here, there);
-    }
-  };
-  await walk(from, to);
+function isWritable(dir: string): boolean {
+  try {
+    accessSync(dir, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** DIR that exists must take new entries: said before the archive is read, not after. */
+function checkWritable(dir: string, shown: string): void {
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch (error) {
+    throw fileError(error as NodeJS.ErrnoException, { action: 'write in', path: shown });
+  }
+}
+
+/** The directories `mkdir -p dir` would make, outermost first. */
+function missingDirectories(dir: string): string[] {
+  const missing: string[] = [];
+  for (let at = dir; !lstatSync(at, { throwIfNoEntry: false }); at = dirname(at)) {
+    missing.unshift(at);
+    if (dirname(at) === at) break;
+  }
+  return missing;
 }
 
 /** Paths of the files under `dir` (none when it was never made). */

@@ -13,8 +13,6 @@ export const HEAD_BYTES = 512;
 export const SIGNATURES: [RegExp, (head: Buffer) => string | undefined][] = [
   [/\.pack$/, (head) => (head.toString('latin1', 0, 4) === 'PACK' ? undefined : 'is not a git pack (it does not start with "PACK")')],
   [/\.idx$/, (head) => (head.length >= 4 && head.readUInt32BE(0) === 0xff744f63 ? undefined : 'is not a git pack index')],
-  [/\.rev$/, (head) => (head.toString('latin1', 0, 4) === 'RIDX' ? undefined : 'is not a git reverse index')],
-  [/\.bitmap$/, (head) => (head.toString('latin1', 0, 4) === 'BITM' ? undefined : 'is not a git bitmap index')],
   [/multi-pack-index$/, (head) => (head.toString('latin1', 0, 4) === 'MIDX' ? undefined : 'is not a git multi-pack index')],
   [/(commit-graph|\.graph)$/, (head) => (head.toString('latin1', 0, 4) === 'CGPH' ? undefined : 'is not a git commit graph')],
   [/^objects\/[0-9a-f]{2}\//, looseObjectProblem],

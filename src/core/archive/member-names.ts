@@ -82,13 +82,18 @@ export function memberProblem(member: Pick<TarMember, 'name' | 'type' | 'mode'>)
 /** What the check does with a member of a bare repository, by its path inside the repository. */
 export type GitMemberUse = { use: 'copy' } | { use: 'skip' } | { use: 'refuse'; reason: string };
 
-/** The only files copied into the repository git checks: refs, loose objects, packs and their indexes. */
+/**
+ * The only files copied into the repository git checks: refs, loose objects, packs and their indexes.
+ * A pack's reverse index (`.rev`) and bitmap are read past: git fsck may not check them (git 2.39
+ * passed a .rev with its entries permuted, and the extraction could then not be cloned), and git
+ * makes them again when it wants them.
+ */
 const COPIED = [
   /^HEAD$/,
   /^packed-refs$/,
   /^refs\/[^/]+(?:\/[^/]+)*$/,
   /^objects\/[0-9a-f]{2}\/(?:[0-9a-f]{38}|[0-9a-f]{62})$/,
-  /^objects\/pack\/pack-(?:[0-9a-f]{40}|[0-9a-f]{64})\.(?:pack|idx|rev|bitmap)$/,
+  /^objects\/pack\/pack-(?:[0-9a-f]{40}|[0-9a-f]{64})\.(?:pack|idx)$/,
   // What git reads beside the objects to find them faster; git fsck checks them when they are there.
   /^objects\/pack\/multi-pack-index$/,
   /^objects\/info\/commit-graph$/,

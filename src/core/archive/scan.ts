@@ -70,6 +70,8 @@ export interface ArchiveScan {
   countedRepositories: number;
   gitData: Map<string, GitDataScan>;
   problems: ProblemList;
+  /** With `filesTo`: the files outside what the service's archives hold, not copied (the first few named). */
+  leftOut?: { count: number; first: string[] };
 }
 
 export interface ScanOptions {
@@ -79,8 +81,9 @@ export interface ScanOptions {
    */
   extractTo?: string;
   /**
-   * A private directory: every member outside `repositories/` (metadata, attachments) is copied
-   * there at its path, for an extraction; a problem stops nothing, the caller keeps none of it then.
+   * A private directory: the members the service's archives hold outside `repositories/` (top-level
+   * `*.json`, `attachments/…`) are copied there at their paths, for an extraction, and any other is
+   * counted in `leftOut`; a problem stops nothing, the caller keeps none of it then.
    */
   filesTo?: string;
   /** Bytes the copies may take in all (free space less a margin); past it the scan stops. */
@@ -94,6 +97,18 @@ export interface ScanOptions {
   onMemberRead?: (member: ReadMember) => void;
   /** Ctrl-C: stops reading, and the scan throws InterruptedError. */
   signal?: AbortSignal | undefined;
+}
+
+/** Left-out files named in a scan's `leftOut`: the count says the rest. */
+const SHOWN_LEFT_OUT = 5;
+
+/**
+ * What an extraction writes outside `repositories/`: only what the service's archives hold there. A
+ * `.ssh/authorized_keys` or `.bashrc` passes every check of a name, and `--force` into a home
+ * directory would write it.
+ */
+function isServiceFile(path: string, type: TarMember['type']): boolean {
+  return (!path.includes('/') && path.endsWith('.json')) || path.startsWith('attachments/') || (path === 'attachments' && type === 'directory');
 }
 
 /** One member's data given to each handler in turn. */
@@ -175,7 +190,13 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
     if (names.full) return undefined;
     if (git) return gitMember(`${git[1]}/${git[2]}`, git[3] ?? '', member);
     const metadata = !path.includes('/') && path.endsWith('.json') ? metadataMember(path, type) : undefined;
-    return options.filesTo && path !== 'repositories' && !path.startsWith('repositories/') ? withCopy(metadata, path, member, options.filesTo) : metadata;
+    if (!options.filesTo || path === 'repositories' || path.startsWith('repositories/')) return metadata;
+    if (isServiceFile(path, type)) return withCopy(metadata, path, member, options.filesTo);
+    if (type === 'file') {
+      const leftOut = (scan.leftOut ??= { count: 0, first: [] });
+      if (leftOut.count++ < SHOWN_LEFT_OUT) leftOut.first.push(shortened(name));
+    }
+    return metadata;
   };
 
   /** `handler`, and a copy of the member at its path under `dir`. */
@@ -262,9 +283,11 @@ export async function scanArchive(path: string, options: ScanOptions = {}): Prom
     }
     const copies = target.extractedTo;
     if (copies && rest) {
-      // Directories are made in the copy as the archive has them, so a file that later wants one
-      // of their paths, or the reverse, is found; a file where git data must be a directory too.
-      const clash = member.type === 'directory' ? copier.placeDirectory(join(copies, rest)) : isGitDataDirectory(rest) ? 'is a file where git data must be a directory' : undefined;
+      // Directories where git data is copied are made in the copy as the archive has them, so a file
+      // that later wants one of their paths, or the reverse, is found; a file where git data must be
+      // a directory too. Others (info/, hooks/, branches/) would only be left empty in an extraction.
+      const directory = member.type === 'directory' && /^(refs|objects|logs)(\/|$)/.test(rest);
+      const clash = directory ? copier.placeDirectory(join(copies, rest)) : member.type !== 'directory' && isGitDataDirectory(rest) ? 'is a file where git data must be a directory' : undefined;
       if (clash) {
         target.damaged = true;
         return void problem(clash, member.name, repository);

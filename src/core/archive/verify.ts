@@ -67,8 +67,10 @@ export interface VerifyOptions {
 export interface KeptReading {
   /** Each repository whose git data git checked and passed: a bare repository of git's making. */
   repositories: { name: string; gitDir: string; empty: boolean; refs: Map<string, string> }[];
-  /** Every member outside `repositories/`, at its path. */
+  /** Every member outside `repositories/` that the service's archives hold there, at its path. */
   filesDir: string;
+  /** The other files outside `repositories/`: not kept (the first few named). */
+  leftOut: { count: number; first: string[] };
   /** The private home git ran with: what else runs on the copies runs as hardened. */
   home: GitHome;
 }
@@ -112,7 +114,7 @@ export async function verifyArchive(path: string, options: VerifyOptions = {}): 
 export async function verifiedReading(
   path: string,
   dir: string,
-  options: Omit<VerifyOptions, 'gitCheck'> = {},
+  options: Omit<VerifyOptions, 'gitCheck'> & { roomHint?: string } = {},
 ): Promise<{ report: VerifyReport; kept: KeptReading }> {
   if (!(await gitVersion())) {
     throw new UsageError('git is not on PATH: an archive is extracted or restored only once git has checked every object', { hint: 'install git, then run this again' });
@@ -121,10 +123,12 @@ export async function verifiedReading(
   return { report, kept: kept as KeptReading };
 }
 
+const KEPT_ROOM_HINT = 'set TMPDIR to a directory with more room';
+
 /** The check, its copies in `workDir` (none without it, nor without git): kept there when `keep`. */
 async function readArchive(
   path: string,
-  options: VerifyOptions,
+  options: VerifyOptions & { roomHint?: string },
   workDir: string | undefined,
   keep: boolean,
 ): Promise<{ report: VerifyReport; kept?: KeptReading }> {
@@ -139,7 +143,8 @@ async function readArchive(
   const { scanArchive } = await import('./scan.js');
   const scan = await scanArchive(path, {
     ...(repositoriesDir ? { extractTo: repositoriesDir } : {}),
-    ...(workDir ? { budget: ExtractionBudget.of(workDir) } : {}),
+    // Kept copies are not the deep check's alone: --no-git-check is no way out of their room.
+    ...(workDir ? { budget: ExtractionBudget.of(workDir, keep ? options.roomHint ?? KEPT_ROOM_HINT : undefined) } : {}),
     ...(keep ? { filesTo: filesDir } : {}),
     sha256: expectedSha !== undefined,
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
@@ -288,6 +293,7 @@ async function readArchive(
         refs: refsOf.get(repo.repository) ?? new Map<string, string>(),
       })),
       filesDir,
+      leftOut: scan.leftOut ?? { count: 0, first: [] },
       home,
     },
   };
