@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { type FileHandle, mkdtemp, open, rm } from 'node:fs/promises';
+import { type FileHandle, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { UsageError, VerificationError } from '../../errors.js';
@@ -7,6 +7,7 @@ import { type ArchiveProblem, problemText } from './problem.js';
 import { checkCopiedRepositories, type GitHome, GitTimeBudget, gitTimeBudgetMs, gitVersion, makeGitHome } from './git-check.js';
 import { pushedTo, type RepositoryHistory } from './repository-history.js';
 import { ExtractionBudget } from './scan-parts.js';
+import { makeWorkDirectory } from './work-directory.js';
 
 type GitCheck = 'passed' | 'failed' | 'skipped: git is not on PATH' | 'skipped: asked not to' | 'no git data';
 
@@ -98,7 +99,8 @@ export class ArchiveVerificationError extends VerificationError {
  */
 export async function verifyArchive(path: string, options: VerifyOptions = {}): Promise<VerifyReport> {
   const git = options.gitCheck !== false ? await gitVersion() : undefined;
-  const workDir = git ? await mkdtemp(join(tmpdir(), 'svc-migrate-verify-')) : undefined;
+  // Named by pid: one a kill -9 left is removed by the next check (work-directory.ts).
+  const workDir = git ? await makeWorkDirectory(tmpdir(), 'svc-migrate-verify-', 'the temporary directory (TMPDIR moves it)') : undefined;
   try {
     return (await readArchive(path, options, workDir, false)).report;
   } finally {
