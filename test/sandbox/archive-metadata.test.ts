@@ -10,7 +10,7 @@ import { sandboxArchive } from '../helpers/sandbox.js';
 import { unless } from '../helpers/skip.js';
 
 // The metadata of the sandbox's archives, shaped as GitHub's migration archives are
-// (docs/sandbox.md#archive): every kind of record, in pages of at most 100, each naming the records
+// (docs/sandbox.md#archive-metadata): every kind of record, in pages of at most 100, each naming the records
 // it belongs to by URL; attachments and release assets as files of the archive; counts as the
 // seed or the scale options say; and the 10,000-issue archive made in bounded memory.
 

@@ -4,7 +4,7 @@ import { at, type Person, type RepoContext, shaOf, uuidOf } from './numbering.js
 
 // The records of the organization and of each repository as a whole: users, the organization, a
 // team, the repository with its labels, milestones, releases with their assets, the protected
-// default branch. Field names as GitHub's migration archives have them (docs/sandbox.md#archive).
+// default branch. Field names as GitHub's migration archives have them (docs/sandbox.md#archive-metadata).
 
 const LABELS = [
   { name: 'bug', color: 'd73a4a', description: 'Something isn\'t working' },
