@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { Parser, type ReadEntry } from 'tar';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_SEED } from '../../src/sandbox/seed.js';
 import { BIN, runCli } from '../helpers/run-cli.js';
 import { sandboxArchive } from '../helpers/sandbox.js';
 import { unless } from '../helpers/skip.js';
@@ -215,6 +216,23 @@ describe('the sandbox\'s archive metadata', () => {
     expect(verified.code, verified.stdout).toBe(0);
     const inspected = JSON.parse((await runCli(['archive', 'inspect', archive, '--json'])).stdout) as { repositories: { counts: Record<string, number> }[] };
     expect(inspected.repositories[0]?.counts).toMatchObject({ issues: 250, pull_requests: 120 });
+  });
+
+  it('follows a repository\'s own counts in the seed, gives one never pushed to no pull request or release, and leaves out what is excluded', async () => {
+    const seed = structuredClone(DEFAULT_SEED);
+    Object.assign(seed.organizations[0]!.repositories.find((repo) => repo.name === 'widgets')!, { issues: 0, pull_requests: 4 });
+    const archive = await sandboxArchive(['widgets', 'repo-0025'], { exclude_attachments: true, exclude_releases: true }, { seed, repositories: 25 });
+    const read = readArchive(archive);
+    const of = (kind: string, name: string) => (read.kinds.get(kind) ?? []).filter((record) => String(record.repository ?? record.repository_url).endsWith(`/${name}`));
+    expect([of('issues', 'widgets').length, of('pull_requests', 'widgets').length]).toEqual([0, 4]);
+    expect(of('pull_requests', 'widgets').map((pull) => pull.url)).toEqual([1, 2, 3, 4].map((n) => `https://sandbox.invalid/octo-org/widgets/pull/${n}`));
+    // repo-0025 is empty ("size": 0): its issues, and nothing that needs a branch or a tag.
+    expect([of('issues', 'repo-0025').length, of('pull_requests', 'repo-0025').length, of('protected_branches', 'repo-0025').length]).toEqual([2, 0, 0]);
+    expect([...read.files.keys()].filter((name) => /^(attachments|releases)[_/]/.test(name))).toEqual([]);
+    // Bodies still link to where the attachments were.
+    expect(String(of('pull_requests', 'widgets')[0]?.body) + String((read.kinds.get('issues') ?? [])[0]?.body)).toContain('/user-attachments/assets/');
+    expect(danglingReferences(read)).toEqual([]);
+    expect((await runCli(['archive', 'verify', archive])).code).toBe(0);
   });
 
   const proc = existsSync('/proc/self/status');
