@@ -164,6 +164,8 @@ describe('the sandbox\'s archive metadata', () => {
     const shown = (read.kinds.get('issues') ?? []).flatMap((issue) => [...String(issue.body).matchAll(/!\[[^\]]*\]\(([^)]+)\)/g)].map((match) => match[1]));
     expect(shown.length).toBeGreaterThan(0);
     for (const url of shown) expect(attachments.has(url)).toBe(true);
+    const verified = await runCli(['archive', 'verify', archive, '--json']);
+    expect(verified.code, verified.stdout).toBe(0);
   });
 
   it('holds open, closed and merged states, reviews with threads and diff hunks, events, and Markdown of every kind', async () => {
