@@ -408,6 +408,8 @@ _svc_migrate() {
           --export-seconds) COMPREPLY=(); return ;;
           --export-seconds-per-repo) COMPREPLY=(); return ;;
           --repositories) COMPREPLY=(); return ;;
+          --issues) COMPREPLY=(); return ;;
+          --pull-requests) COMPREPLY=(); return ;;
           --archive-size) COMPREPLY=(); return ;;
           --rate-limit) COMPREPLY=(); return ;;
           --org) COMPREPLY=(); return ;;
@@ -417,7 +419,7 @@ _svc_migrate() {
           --max-wait) COMPREPLY=(); return ;;
           --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--tls --port --storage-port --seed --export-seconds --export-seconds-per-repo --repositories --archive-size --rate-limit -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--tls --port --storage-port --seed --export-seconds --export-seconds-per-repo --repositories --issues --pull-requests --archive-size --rate-limit -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
   esac
 }
 complete -F _svc_migrate svc-migrate

@@ -641,6 +641,8 @@ complete -c svc-migrate -n '__fish_seen_subcommand_from sandbox' -l seed -rF -d 
 complete -c svc-migrate -n '__fish_seen_subcommand_from sandbox' -l export-seconds -x -d 'seconds from start to exported (default 10)'
 complete -c svc-migrate -n '__fish_seen_subcommand_from sandbox' -l export-seconds-per-repo -x -d 'seconds added to an export per repository it holds (default 0.1)'
 complete -c svc-migrate -n '__fish_seen_subcommand_from sandbox' -l repositories -x -d 'add repositories repo-0001 … repo-N to the organization'
+complete -c svc-migrate -n '__fish_seen_subcommand_from sandbox' -l issues -x -d 'issues in the metadata of every repository (default 3)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from sandbox' -l pull-requests -x -d 'pull requests in the metadata of every repository (default 3)'
 complete -c svc-migrate -n '__fish_seen_subcommand_from sandbox' -l archive-size -x -d 'pad every archive with this many bytes (performance tests)'
 complete -c svc-migrate -n '__fish_seen_subcommand_from sandbox' -l rate-limit -x -d 'answer 429 after n requests per token and hour'
 complete -c svc-migrate -n '__fish_seen_subcommand_from sandbox' -s V -l version -d 'print the version'

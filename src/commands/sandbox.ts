@@ -14,6 +14,8 @@ interface SandboxCommandOptions {
   exportSeconds?: number;
   exportSecondsPerRepo?: number;
   repositories?: number;
+  issues?: number;
+  pullRequests?: number;
   archiveSize?: number;
   rateLimit?: number;
 }
@@ -28,6 +30,8 @@ async function sandbox(context: Context, options: SandboxCommandOptions): Promis
     exportSeconds: options.exportSeconds ?? 10,
     exportSecondsPerRepository: options.exportSecondsPerRepo ?? 0.1,
     repositories: options.repositories ?? 0,
+    ...(options.issues === undefined ? {} : { issues: options.issues }),
+    ...(options.pullRequests === undefined ? {} : { pullRequests: options.pullRequests }),
     archivePadBytes: options.archiveSize ?? 0,
     tls: Boolean(options.tls),
   };
@@ -74,6 +78,8 @@ export function register(program: Command, run: Runner): void {
       parseNonNegativeNumber,
     )
     .option('--repositories <n>', 'add repositories repo-0001 … repo-N to the organization', parseNonNegativeInt)
+    .option('--issues <n>', 'issues in the metadata of every repository (default 3)', parseNonNegativeInt)
+    .option('--pull-requests <n>', 'pull requests in the metadata of every repository (default 3)', parseNonNegativeInt)
     .option('--archive-size <bytes>', 'pad every archive with this many bytes (performance tests)', parseNonNegativeInt)
     .option('--rate-limit <n>', 'answer 429 after n requests per token and hour', parsePositiveInt)
     .addHelpText(
@@ -83,6 +89,7 @@ export function register(program: Command, run: Runner): void {
         'svc-migrate sandbox --tls',
         'svc-migrate sandbox --json --export-seconds 1 | head -1 | jq -r .base_url',
         'svc-migrate sandbox --seed my-org.json',
+        'svc-migrate sandbox --issues 10000 --pull-requests 2000',
       ]),
     )
     .action((options: SandboxCommandOptions, command: Command) =>

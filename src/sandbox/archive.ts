@@ -5,16 +5,21 @@ import { PassThrough, type Readable, Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import type { Migration, Owner, Repository } from '../api/types.js';
+import { writeMetadata } from './metadata/write.js';
 import { paddedArchive } from './padded-archive.js';
 import { bareRepository, type GitExtras, type RepoMember, wikiRepository } from './repository-git.js';
+import type { SeedData, SeedOrganization, SeedRepository } from './seed.js';
 import { TarWriter } from './tar.js';
 
 export interface ArchiveInput {
   migration: Migration;
   organization: Owner;
   repositories: Repository[];
-  /** What the seed adds to each one's git data (a wiki, pull-request refs). */
-  extrasOf: (repo: Repository) => GitExtras | undefined;
+  /** The seed's organization (its owners and members) and users: the people of the metadata. */
+  seedOrganization: SeedOrganization;
+  users: SeedData['users'];
+  /** What the seed says of each one beyond its API object: its git data (a wiki, pull-request refs), its issues and pull requests. */
+  extrasOf: (repo: Repository) => SeedRepository | undefined;
   /** Bytes of incompressible padding to add (benchmarks and resume tests). */
   padBytes: number;
 }
@@ -24,63 +29,6 @@ export interface BuiltArchive {
   sha256: string;
   /** Bytes `start` to `end` (inclusive) of the .tar.gz. */
   open(start: number, end: number): Readable;
-}
-
-/** The metadata records of each kind, shaped like the service's: each names its repository by URL. */
-function metadataRecords(input: ArchiveInput, time: string) {
-  const user = input.organization.html_url;
-  const per = <T>(make: (repo: Repository) => T[]) => input.repositories.flatMap((repo) => make(repo));
-  return {
-    users: [{ type: 'user', url: user, login: input.organization.login, created_at: time }],
-    issues: per((repo) =>
-      [1, 2].map((number) => ({
-        type: 'issue',
-        url: `${repo.html_url}/issues/${number}`,
-        repository: repo.html_url,
-        user,
-        title: `Issue ${number} of ${repo.name}`,
-        body: 'Found in the sandbox.',
-        created_at: time,
-      })),
-    ),
-    issue_comments: per((repo) => [
-      {
-        type: 'issue_comment',
-        url: `${repo.html_url}/issues/1#issuecomment-1`,
-        issue: `${repo.html_url}/issues/1`,
-        repository: repo.html_url,
-        user,
-        body: 'Confirmed.',
-        created_at: time,
-      },
-    ]),
-    pull_requests: per((repo) => [
-      {
-        type: 'pull_request',
-        url: `${repo.html_url}/pull/3`,
-        repository: repo.html_url,
-        user,
-        title: 'Add the code',
-        base: { ref: repo.default_branch },
-        created_at: time,
-      },
-    ]),
-    milestones: per((repo) => [
-      { type: 'milestone', url: `${repo.html_url}/milestones/1`, repository: repo.html_url, title: 'v1.0', state: 'open', created_at: time },
-    ]),
-    protected_branches: per((repo) => [
-      {
-        type: 'protected_branch',
-        url: `${repo.html_url}/protected_branches/${repo.default_branch}`,
-        repository: repo.html_url,
-        name: repo.default_branch,
-        created_at: time,
-      },
-    ]),
-    releases: per((repo) => [
-      { type: 'release', url: `${repo.html_url}/releases/v1.0.0`, repository: repo.html_url, tag_name: 'v1.0.0', created_at: time },
-    ]),
-  };
 }
 
 async function writeRepository(tar: TarWriter, prefix: string, members: RepoMember[]): Promise<void> {
@@ -94,29 +42,13 @@ async function writeRepository(tar: TarWriter, prefix: string, members: RepoMemb
 /** The members of a migration archive, in the service's order, less what the exclude flags leave out. */
 async function writeMembers(tar: TarWriter, input: ArchiveInput, mtime: number): Promise<void> {
   const { migration, repositories } = input;
-  const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
-
-  await tar.file('schema.json', json({ version: '1.2.0' }));
-  await tar.file('organizations_000001.json', json([input.organization]));
+  await writeMetadata(tar, input);
   if (migration.org_metadata_only) return;
-  if (!migration.exclude_metadata) {
-    const records = metadataRecords(input, migration.created_at);
-    await tar.file('users_000001.json', json(records.users));
-    await tar.file('repositories_000001.json', json(repositories));
-    await tar.file('issues_000001.json', json(records.issues));
-    await tar.file('issue_comments_000001.json', json(records.issue_comments));
-    await tar.file('pull_requests_000001.json', json(records.pull_requests));
-    await tar.file('milestones_000001.json', json(records.milestones));
-    await tar.file('protected_branches_000001.json', json(records.protected_branches));
-    if (!migration.exclude_releases) await tar.file('releases_000001.json', json(records.releases));
-    if (!migration.exclude_owner_projects) await tar.file('projects_000001.json', json([]));
-    if (!migration.exclude_attachments) await tar.directory('attachments');
-  }
   if (!migration.exclude_git_data) {
     // Every other repository is packed, so an archive of two or more holds both kinds of storage.
     // A wiki is stored the other way, so that wikis of both kinds appear as well.
     for (const [index, repo] of repositories.entries()) {
-      const extras = input.extrasOf(repo) ?? {};
+      const extras: GitExtras = input.extrasOf(repo) ?? {};
       const packed = index % 2 === 0;
       await writeRepository(tar, `repositories/${repo.full_name}.git`, bareRepository(repo, extras, packed, mtime));
       if (extras.wiki) await writeRepository(tar, `repositories/${repo.full_name}.wiki.git`, wikiRepository(repo, !packed, mtime));

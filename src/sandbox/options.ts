@@ -21,6 +21,9 @@ export interface SandboxOptions {
   exportSecondsPerRepository?: number;
   /** Adds `repo-0001` … `repo-N` to the first organization of the seed. */
   repositories?: number;
+  /** Issues, and pull requests, in the metadata of every repository (default: what the seed says, else 3 and 3). */
+  issues?: number;
+  pullRequests?: number;
   /** Pads every archive with this many incompressible bytes. */
   archivePadBytes?: number;
   /** How long a signed archive URL stays valid (default 300 s). */

@@ -11,7 +11,8 @@ function scaleRepositoryName(index: number): string {
  * (the first two stay plain). An empty repository has no pull request to keep refs of.
  */
 function scaleRepository(index: number): SeedRepository {
-  const repo: SeedRepository = { name: scaleRepositoryName(index), description: `Generated repository ${index}`, language: 'TypeScript' };
+  // Two issues and pull request 3, as thin as the metadata of a thousand repositories should be.
+  const repo: SeedRepository = { name: scaleRepositoryName(index), description: `Generated repository ${index}`, language: 'TypeScript', issues: 2, pull_requests: 1 };
   const empty = index % 25 === 0;
   if (empty) repo.size = 0;
   if (index % 10 === 3) repo.wiki = true;
@@ -33,4 +34,20 @@ export function withRepositories(seed: SeedData, count: number): SeedData {
     if (!taken.has(scaleRepositoryName(i))) added.push(scaleRepository(i));
   }
   return { ...seed, organizations: [{ ...first, repositories: [...first.repositories, ...added] }, ...rest] };
+}
+
+/**
+ * The seed with `issues` issues and `pullRequests` pull requests in every repository of every
+ * organization (what a repository's own seed says is overridden), for archives of an
+ * organization's whole history. The given seed is left as it was.
+ */
+export function withMetadata(seed: SeedData, counts: { issues?: number | undefined; pullRequests?: number | undefined }): SeedData {
+  const { issues, pullRequests } = counts;
+  if (issues === undefined && pullRequests === undefined) return seed;
+  const scaled = (repo: SeedRepository): SeedRepository => ({
+    ...repo,
+    ...(issues === undefined ? {} : { issues }),
+    ...(pullRequests === undefined ? {} : { pull_requests: pullRequests }),
+  });
+  return { ...seed, organizations: seed.organizations.map((org) => ({ ...org, repositories: org.repositories.map(scaled) })) };
 }

@@ -35,6 +35,9 @@ export interface SeedRepository {
   wiki?: boolean;
   /** The git data also holds `refs/pull/3/head` and `refs/pull/3/merge` (pull request 3 of the metadata). */
   pull_refs?: boolean;
+  /** How many issues, and pull requests, its metadata holds (default 3 and 3; none of the latter when size is 0). */
+  issues?: number;
+  pull_requests?: number;
 }
 
 export interface SeedOrganization {
@@ -322,6 +325,14 @@ export function parseSeed(text: string, source: string): SeedData {
   }
 }
 
+/** A repository's `issues` and `pull_requests`, when given, are whole numbers. */
+function countProblems(repositories: Partial<SeedRepository>[], where: string): string[] {
+  return repositories.flatMap((repo, index) =>
+    (['issues', 'pull_requests'] as const)
+      .filter((field) => repo?.[field] !== undefined && !(Number.isSafeInteger(repo[field]) && (repo[field] ?? 0) >= 0))
+      .map((field) => `${where}.repositories[${index}].${field} must be a whole number`));
+}
+
 /** Checks a `--seed` file enough to give a clear message instead of a crash later. */
 function validateSeed(data: unknown, source: string): SeedData {
   const problems: string[] = [];
@@ -336,6 +347,7 @@ function validateSeed(data: unknown, source: string): SeedData {
         if (typeof org.login !== 'string') problems.push(`organizations[${index}].login must be a string`);
         if (!Array.isArray(org.owners)) problems.push(`organizations[${index}].owners must be an array`);
         if (!Array.isArray(org.repositories)) problems.push(`organizations[${index}].repositories must be an array`);
+        else problems.push(...countProblems(org.repositories, `organizations[${index}]`));
       }
     }
     if (!Array.isArray(seed.tokens)) problems.push('"tokens" must be an array of {token, kind, user, label}');

@@ -12,7 +12,7 @@ import { handleAdmin } from './routes/admin.js';
 import { dispatch } from './routes/dispatches.js';
 import { handleMigrations } from './routes/migrations.js';
 import type { ApiParts } from './routes/parts.js';
-import { withRepositories } from './scale.js';
+import { withMetadata, withRepositories } from './scale.js';
 import { DEFAULT_SEED, organizationObject, type SeedOrganization, type SeedToken } from './seed.js';
 import { MigrationStore, SandboxClock } from './state.js';
 import { ArchiveStorage } from './storage.js';
@@ -46,7 +46,7 @@ const SUPPORTED_VERSIONS = [API_VERSION];
 
 /** Starts the emulator of docs/service.md on loopback: an API origin and an archive storage origin. */
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
-  const seed = withRepositories(options.seed ?? DEFAULT_SEED, options.repositories ?? 0);
+  const seed = withMetadata(withRepositories(options.seed ?? DEFAULT_SEED, options.repositories ?? 0), options);
   const clock = options.clock ?? new SandboxClock();
   const faults = new Faults();
   if (options.faults) faults.set(options.faults);

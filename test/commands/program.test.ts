@@ -134,7 +134,7 @@ describe('completion', () => {
 describe('sandbox', () => {
   it('takes ports, seconds, counts and sizes as numbers', async () => {
     expect(await options(['sandbox'])).toEqual({});
-    const args = ['--tls', '--port', '8080', '--storage-port', '0', '--export-seconds', '1.5', '--export-seconds-per-repo', '0', '--repositories', '10', '--archive-size', '1024', '--rate-limit', '5', '--seed', 'org.json'];
+    const args = ['--tls', '--port', '8080', '--storage-port', '0', '--export-seconds', '1.5', '--export-seconds-per-repo', '0', '--repositories', '10', '--issues', '10000', '--pull-requests', '0', '--archive-size', '1024', '--rate-limit', '5', '--seed', 'org.json'];
     expect(await options(['sandbox', ...args])).toEqual({
       tls: true,
       port: 8080,
@@ -142,6 +142,8 @@ describe('sandbox', () => {
       exportSeconds: 1.5,
       exportSecondsPerRepo: 0,
       repositories: 10,
+      issues: 10000,
+      pullRequests: 0,
       archiveSize: 1024,
       rateLimit: 5,
       seed: 'org.json',
@@ -157,6 +159,8 @@ describe('sandbox', () => {
     [['--export-seconds', 'soon'], /expected a number, not "soon"/],
     [['--repositories', '1.5'], /expected a whole number, not "1\.5"/],
     [['--archive-size', '1G'], /expected a whole number, not "1G"/],
+    [['--issues', '-1'], /expected a whole number, not "-1"/],
+    [['--pull-requests', 'many'], /expected a whole number, not "many"/],
   ])('refuses %j', async (args, message) => {
     await refused(['sandbox', ...args], message);
   });

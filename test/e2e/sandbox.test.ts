@@ -71,6 +71,11 @@ describe('svc-migrate sandbox', () => {
     const kind = await runCli(['sandbox', '--seed', join(dir, 'kind.json')]);
     expect(kind.code).toBe(2);
     expect(kind.stderr).toMatch(/tokens\[0\]\.kind must be one of classic, fine-grained, app-user, installation/);
+    const counted = [{ login: 'a', id: 2, owners: [], repositories: [{ name: 'r', issues: -1, pull_requests: 1.5 }] }];
+    writeFileSync(join(dir, 'counts.json'), JSON.stringify({ users: [], organizations: counted, tokens: [] }));
+    const counts = await runCli(['sandbox', '--seed', join(dir, 'counts.json')]);
+    expect(counts.code).toBe(2);
+    expect(counts.stderr).toMatch(/organizations\[0\]\.repositories\[0\]\.issues must be a whole number; organizations\[0\]\.repositories\[0\]\.pull_requests must be a whole number/);
   });
 });
 

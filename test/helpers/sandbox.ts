@@ -70,6 +70,8 @@ export async function sandboxArchive(
     migration,
     organization: migration.owner,
     repositories,
+    seedOrganization: org,
+    users: sandbox.store.seed.users,
     extrasOf: (repo) => sandbox.store.seedRepository(org, repo),
     padBytes: 0,
   });

@@ -60,8 +60,8 @@ describe('the scaled sandbox seed', () => {
     const seeded = DEFAULT_SEED.organizations[0]!.repositories.length;
     const added = withRepositories(DEFAULT_SEED, REPOSITORIES).organizations[0]!.repositories.slice(seeded);
     expect(added.slice(0, 2)).toEqual([
-      { name: 'repo-0001', description: 'Generated repository 1', language: 'TypeScript' },
-      { name: 'repo-0002', description: 'Generated repository 2', language: 'TypeScript' },
+      { name: 'repo-0001', description: 'Generated repository 1', language: 'TypeScript', issues: 2, pull_requests: 1 },
+      { name: 'repo-0002', description: 'Generated repository 2', language: 'TypeScript', issues: 2, pull_requests: 1 },
     ]);
     expect(added.filter((repo) => repo.size === 0).map((repo) => repo.name)).toEqual(['repo-0025', 'repo-0050']);
     expect(added.filter((repo) => repo.wiki).map((repo) => repo.name)).toEqual(['repo-0003', 'repo-0013', 'repo-0023', 'repo-0033', 'repo-0043']);

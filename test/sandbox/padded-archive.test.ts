@@ -30,7 +30,15 @@ async function archiveInput(padBytes: number): Promise<ArchiveInput> {
   const repositories = ['Hello-World', 'widgets'].map((name) => sandbox.store.repository(org, name)!);
   const migration = sandbox.store.start(org, defaultBody(repositories.map((r) => r.full_name)), repositories);
   const view = sandbox.store.view(migration);
-  return { migration: view, organization: view.owner, repositories, extrasOf: (repo) => sandbox.store.seedRepository(org, repo), padBytes };
+  return {
+    migration: view,
+    organization: view.owner,
+    repositories,
+    seedOrganization: org,
+    users: sandbox.store.seed.users,
+    extrasOf: (repo) => sandbox.store.seedRepository(org, repo),
+    padBytes,
+  };
 }
 
 describe('a padded sandbox archive', () => {

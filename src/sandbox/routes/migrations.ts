@@ -119,6 +119,8 @@ function prepareArchive({ store, storage, dataDir, options }: ApiParts, migratio
       migration: store.view(migration),
       organization: store.view(migration).owner,
       repositories: migration.repositories,
+      seedOrganization: migration.org,
+      users: store.seed.users,
       extrasOf: (repo) => store.seedRepository(migration.org, repo),
       padBytes: options.archivePadBytes ?? 0,
     });
