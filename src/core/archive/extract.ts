@@ -6,6 +6,8 @@ import { makeDirectory } from '../../support/make-directory.js';
 import { fileError } from '../../support/system-errors.js';
 import { moveInto } from './move-into.js';
 import { makeWorkDirectory } from './work-directory.js';
+import { isServiceName } from './service-names.js';
+import { inertText } from '../../support/outside-text.js';
 import { ArchiveVerificationError, verifiedReading, type VerifyOptions, type VerifyReport } from './verify.js';
 
 // `archive extract`: the repositories and files of an archive, written from the reading that
@@ -29,7 +31,7 @@ export interface ExtractReport {
 
 /** `.<DIR>.extracting-XXXXXX`: where an extraction into a new DIR is made, beside it, on its file system. */
 const workPrefix = (dir: string) => `.${basename(dir)}.extracting-`;
-/** `DIR/.extracting-XXXXXX`: where an extraction into a DIR that is a mount point (or in a parent not writable) is made. */
+/** `DIR/.extracting-XXXXXX`: where an extraction into a DIR that exists is made. */
 const INSIDE_PREFIX = '.extracting-';
 
 /**
@@ -51,9 +53,9 @@ export async function extractArchive(archive: string, directory: string, options
   }
   try {
     if (exists) checkWritable(dir, directory);
-    // A DIR on another file system than its parent (a mount point) is worked in, so every rename
-    // stays on one; so is one whose parent is not the user's to write in.
-    const inside = exists && (lstatSync(dir).dev !== lstatSync(parent).dev || !isWritable(parent));
+    // A DIR that exists is worked in, so every rename stays on its file system, whatever is mounted
+    // there (a mount point, a bind mount of the same device); a new one is made beside.
+    const inside = exists;
     const work = await makeWorkDirectory(inside ? dir : parent, inside ? INSIDE_PREFIX : workPrefix(dir), 'where the extraction is made before it is moved into place');
     try {
       return await extractIn(work, archive, directory, exists, options);
@@ -86,6 +88,13 @@ async function extractIn(
   if (files.length > 0) await rename(kept.filesDir, out);
   else await mkdir(out, { mode: 0o700 });
   const repositories: ExtractReport['repositories'] = [];
+  // Its owner and name become directories of the user's: `.ssh`, `.bashrc` or `..` never do.
+  const misnamed = kept.repositories.find((repo) => !repo.name.split('/').every(isServiceName));
+  if (misnamed) {
+    throw new VerificationError(`${archive} cannot be extracted: ${inertText(misnamed.name)} is not a name the service gives (letters, digits, ".", "_" and "-", not "." or "-" first)`, {
+      hint: `nothing was written to ${directory}`,
+    });
+  }
   for (const repo of kept.repositories) {
     const [owner, name] = repo.name.split('/') as [string, string];
     const path = `${owner}/${name}.git`;
@@ -104,7 +113,8 @@ async function extractIn(
   }
   options.signal?.throwIfAborted();
   const dir = resolve(directory);
-  if (exists) await moveInto(out, dir, { force: options.force === true, shown: directory });
+  const whole = new Set(repositories.map((repo) => repo.path));
+  if (exists) await moveInto(out, dir, { force: options.force === true, shown: directory, whole });
   else await rename(out, dir).catch((error: NodeJS.ErrnoException) => {
     throw error.code === 'ENOTEMPTY' || error.code === 'EEXIST'
       ? new UsageError(`${directory} was written to while the archive was extracted`, { hint: 'run this again, with --force to replace what the archive holds there' })
@@ -128,15 +138,6 @@ function destinationExists(dir: string, force: boolean): boolean {
   // What an extraction there killed with -9 left is removed when this one starts its own.
   if (force || entries.every((name) => name.startsWith(INSIDE_PREFIX))) return true;
   throw new UsageError(`${dir} is not empty`, { hint: 'pass a new or empty directory, or add --force to replace, in it, each path the archive holds (nothing else there is touched)' });
-}
-
-function isWritable(dir: string): boolean {
-  try {
-    accessSync(dir, constants.W_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** DIR that exists must take new entries: said before the archive is read, not after. */

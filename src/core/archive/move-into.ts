@@ -1,6 +1,6 @@
-import { accessSync, constants, type Dirent, lstatSync } from 'node:fs';
+import { accessSync, constants, lstatSync } from 'node:fs';
 import { readdir, rename, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { UsageError } from '../../errors.js';
 import { fileError } from '../../support/system-errors.js';
 
@@ -18,12 +18,16 @@ interface Step {
 
 /**
  * Moves each entry of `from` to the same path in `to`: a directory into a directory already there,
- * anything else (a file, a repository) renamed in whole over what is there, which is removed once
+ * anything else (a file, or one of the `whole` paths: a repository) renamed in whole over what is there, which is removed once
  * all of it moved. Before any rename, refuses (exit 2) where a directory of `to` cannot be written,
  * and, without `force`, where anything of `to` would be replaced. A failure on the way moves each
  * entry back out and each replaced one back in, and is thrown: `to` is as it was.
  */
-export async function moveInto(from: string, to: string, { force, shown }: { force: boolean; shown: string }): Promise<void> {
+export async function moveInto(
+  from: string,
+  to: string,
+  { force, shown, whole }: { force: boolean; shown: string; whole: ReadonlySet<string> },
+): Promise<void> {
   const steps: Step[] = [];
   const targets = [to];
   const plan = async (source: string, target: string): Promise<void> => {
@@ -34,7 +38,7 @@ export async function moveInto(from: string, to: string, { force, shown }: { for
       const here = join(source, entry.name);
       const there = join(target, entry.name);
       const existing = lstatSync(there, { throwIfNoEntry: false });
-      if (existing?.isDirectory() && isPlainDirectory(entry)) {
+      if (existing?.isDirectory() && entry.isDirectory() && !whole.has(relative(from, here))) {
         targets.push(there);
         await plan(here, there);
         continue;
@@ -73,11 +77,6 @@ export async function moveInto(from: string, to: string, { force, shown }: { for
     });
   }
   for (const { aside } of steps) if (aside) await rm(aside, { recursive: true, force: true }).catch(() => {});
-}
-
-/** A directory of the extraction that is moved into, not over, the same directory there: any but a repository. */
-function isPlainDirectory(entry: Dirent): boolean {
-  return entry.isDirectory() && !entry.name.endsWith('.git');
 }
 
 /** A free name beside `path` for what is there while the move runs. */

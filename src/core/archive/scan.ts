@@ -17,6 +17,7 @@ import { KeptRefs, looseRefId, packedRefsReader } from './git-refs.js';
 import type { RepositoryHistory } from './repository-history.js';
 import { isGitDataDirectory, SIGNATURES } from './git-copies.js';
 import { MemberCopier } from './member-copier.js';
+import { isMetadataFileName } from './service-names.js';
 
 /** What the archive holds of one repository's git data (docs/service.md#archive). */
 export interface GitDataScan {
@@ -104,11 +105,11 @@ const SHOWN_LEFT_OUT = 5;
 
 /**
  * What an extraction writes outside `repositories/`: only what the service's archives hold there. A
- * `.ssh/authorized_keys` or `.bashrc` passes every check of a name, and `--force` into a home
- * directory would write it.
+ * `.ssh/authorized_keys`, `.bashrc` or `.claude.json` passes every check of a name, and `--force`
+ * into a home directory would write it.
  */
 function isServiceFile(path: string, type: TarMember['type']): boolean {
-  return (!path.includes('/') && path.endsWith('.json')) || path.startsWith('attachments/') || (path === 'attachments' && type === 'directory');
+  return isMetadataFileName(path) || /^(attachments|releases)\//.test(path) || ((path === 'attachments' || path === 'releases') && type === 'directory');
 }
 
 /** One member's data given to each handler in turn. */

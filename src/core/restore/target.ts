@@ -1,5 +1,6 @@
 import { isIPv4 } from 'node:net';
 import { UsageError } from '../../errors.js';
+import { isServiceName } from '../archive/service-names.js';
 
 // Where each repository goes: the template the user wrote, with the archive's names put in. The
 // names come from the archive, so they are let in only when they cannot change what the URL says:
@@ -20,8 +21,6 @@ const URL_SCHEME = /^(ssh|git|http|https|file):\/\//i;
  * never `<helper>::<address>`, which git hands to a remote helper, nor a host that reads as an option.
  */
 const SCP_LIKE = /^(?:[^@/\s:-][^@/\s:]*@)?[^@/\s:-][^@/\s:]*:(?!\/\/|:)/;
-/** A name on the service: letters, digits, `.`, `_`, `-`; never `.` or `-` first. */
-const SAFE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/;
 
 /** The template, checked: `{repo}` in it, a transport git has, nothing else in braces. */
 export function parseTarget(template: string): Target {
@@ -48,7 +47,7 @@ export function parseTarget(template: string): Target {
 /** The repository's URL, or why its name cannot be put in one. */
 export function urlOf(target: Target, repository: string): { url: string } | { problem: string } {
   const [owner = '', repo = ''] = repository.split('/');
-  const wrong = [owner, repo].find((name) => !SAFE_NAME.test(name) || name.length > 255);
+  const wrong = [owner, repo].find((name) => !isServiceName(name));
   if (wrong !== undefined) {
     return { problem: `its name has characters a repository's name on the service never has, so it is not put in a URL (only letters, digits, ".", "_" and "-")` };
   }
