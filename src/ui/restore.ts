@@ -68,7 +68,7 @@ function failureDetails(result: RepositoryRestore): string[] {
     const symbolic = difference.symbolic_to ? ` (a symbolic ref to ${inertText(difference.symbolic_to)}: never deleted, as that would delete what it names)` : '';
     lines.push(`    ${inertText(difference.ref)}: the archive has ${archive}, the remote ${remote}${symbolic}`);
   }
-  const more = (result.differences?.length ?? 0) - SHOWN;
+  const more = (result.differences_total ?? result.differences?.length ?? 0) - Math.min(SHOWN, result.differences?.length ?? 0);
   if (more > 0) lines.push(`    … and ${more} more (--json lists them)`);
   for (const line of (result.messages ?? []).slice(0, SHOWN)) lines.push(`    remote: ${inertText(line)}`);
   return lines;

@@ -1,5 +1,6 @@
 import type { RestoreReport } from '../../src/core/restore/run.js';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -7,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { gitDirRefs, lsRemote } from '../helpers/git-remotes.js';
 import { filesOf, git, realRepository, type RepoFile } from '../helpers/hostile-archives.js';
 import { GIT_SETUP, reportOf } from '../helpers/restore-archives.js';
-import { type CliResult, runCli } from '../helpers/run-cli.js';
+import { type CliResult, runCli, spawnCli } from '../helpers/run-cli.js';
 import { member, tarGz } from '../helpers/tar-bytes.js';
 
 // `archive restore` held to what a tester found (the fixes of "Restore, after a tester's findings"):
@@ -284,14 +285,134 @@ describe('archive restore, the cases a tester found', () => {
     const result = await restore(archive, template);
     expect(result.code, result.stderr).toBe(10);
     const report = reportOf<RestoreReport>(result);
-    expect(report.target).toBe(`http://***@127.0.0.1:${port}/{owner}/{repo}.git`);
+    expect(report.target).toBe(`http://user:***@127.0.0.1:${port}/{owner}/{repo}.git`);
     expect(report.repositories.map((repository) => [repository.state, repository.url])).toEqual([
-      ['failed', `http://***@127.0.0.1:${port}/acme/r.git`],
-      ['failed', `http://***@127.0.0.1:${port}/acme/s.git`],
+      ['failed', `http://user:***@127.0.0.1:${port}/acme/r.git`],
+      ['failed', `http://user:***@127.0.0.1:${port}/acme/s.git`],
     ]);
     expect(result.stdout).not.toContain('s3cret');
     expect(result.stderr).not.toContain('s3cret');
     expect(result.stderr).toContain('***');
     expect(readFileSync(journalOf(archive), 'utf8')).not.toContain('s3cret');
+  }, TEST_CEILING_MS);
+});
+
+describe('archive restore, the cases a second tester found', () => {
+  it('--include-pull-refs where the archive already holds refs/svc-migrate/pull/1/head: failed saying so, never proved with one ref hidden', async () => {
+    const { files, commit } = oneCommit();
+    const refs = `# pack-refs with: peeled fully-peeled sorted \n${commit} refs/heads/main\n${commit} refs/pull/1/head\n${commit} refs/svc-migrate/pull/1/head\n`;
+    const archive = archiveOf({ 'acme/r': withPackedRefs(files, Buffer.from(refs)) });
+    const result = await restore(archive, fileTemplate(tempDir()), '--include-pull-refs');
+    expect(result.code, result.stderr).toBe(10);
+    expect(byName(reportOf<RestoreReport>(result), 'acme/r')).toMatchObject({ state: 'failed', error: expect.stringMatching(/already has refs\/svc-migrate\/pull\/1\/head/) });
+  }, TEST_CEILING_MS);
+
+  it('a token given as the URL\'s user, which git quotes when the host refuses it: never shown', async () => {
+    const { files } = oneCommit();
+    const archive = archiveOf({ 'acme/r': files });
+    const server = createHttpServer((_request, response) => {
+      response.writeHead(401, { 'www-authenticate': 'Basic realm="x"' }).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as { port: number };
+      const result = await restore(archive, `http://tokSECRETvalue@127.0.0.1:${port}/{owner}/{repo}.git`);
+      expect(result.code, result.stderr).toBe(10);
+      expect(`${result.stdout}${result.stderr}`).not.toContain('tokSECRETvalue');
+      expect(byName(reportOf<RestoreReport>(result), 'acme/r')?.error).toMatch(/\*\*\*/);
+    } finally {
+      server.close();
+    }
+  }, TEST_CEILING_MS);
+
+  it('a template refused for its form never quotes its token', async () => {
+    const result = await restore(archiveOf({ 'acme/r': oneCommit().files }), 'https://tokSECRETvalue@host/x.git');
+    expect(result.code).toBe(2);
+    expect(result.stderr).not.toContain('tokSECRETvalue');
+  });
+
+  it.each(['file:///srv/nx/../t/{repo}.git', 'file:///srv/./t/{repo}.git', 'file:///srv/t/{repo}/..', 'file:///srv/b\\x/{repo}.git'])('a file:// template %s: exit 2 (Node and git would read two places)', async (template) => {
+    const result = await restore(archiveOf({ 'acme/r': oneCommit().files }), template);
+    expect(result.code, result.stderr).toBe(2);
+  });
+
+  it('ext:: never runs, even where GIT_ALLOW_PROTOCOL allows it and insteadOf leads there', async () => {
+    const { files } = oneCommit();
+    const archive = archiveOf({ 'acme/r': files });
+    const home = tempDir();
+    const proof = join(tempDir(), 'ran');
+    git(['config', '--file', join(home, '.gitconfig'), `url.ext::touch ${proof} .insteadOf`, 'https://evil.example/']);
+    // The built binary: git inherits the process's own environment, which an in-process run does not set.
+    const result = await spawnCli(['archive', 'restore', archive, '--to', 'https://evil.example/{owner}/{repo}', '--dry-run', '--json'], {
+      env: { ...GIT_SETUP, HOME: home, XDG_CONFIG_HOME: home, GIT_ALLOW_PROTOCOL: 'ext:https' },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(existsSync(proof), 'ext:: ran').toBe(false);
+  }, TEST_CEILING_MS);
+
+  it('a file:// target that is an empty directory of the admin\'s (setgid, 2770) is made a repository in place: its mode kept', async () => {
+    const { files } = oneCommit();
+    const root = tempDir();
+    const target = join(root, 'acme', 'r.git');
+    mkdirSync(target, { recursive: true });
+    chmodSync(target, 0o2770);
+    const result = await restore(archiveOf({ 'acme/r': files }), fileTemplate(root));
+    expect(result.code, result.stderr).toBe(0);
+    expect(statSync(target).mode & 0o7777).toBe(0o2770);
+    expect(readdirSync(target).filter((name) => name.startsWith('.'))).toEqual([]);
+  }, TEST_CEILING_MS);
+
+  it('a file:// target left half made (git\'s skeleton without HEAD, a building directory of ours): made again and proved', async () => {
+    const { files, commit } = oneCommit();
+    const root = tempDir();
+    const target = join(root, 'acme', 'r.git');
+    mkdirSync(join(target, 'objects', 'pack'), { recursive: true });
+    mkdirSync(join(target, 'refs', 'heads'), { recursive: true });
+    mkdirSync(join(target, '.svc-migrate-init-1-abcd'), { recursive: true });
+    writeFileSync(join(target, 'config'), '[core]\n\tbare = true\n');
+    const result = await restore(archiveOf({ 'acme/r': files }), fileTemplate(root));
+    expect(result.code, result.stderr).toBe(0);
+    expect(await gitDirRefs(target)).toEqual(new Map([['refs/heads/main', commit]]));
+  }, TEST_CEILING_MS);
+
+  it('--force with protocol v0 in the user\'s config and a symbolic ref on the remote: main is never lost, run after run', async () => {
+    const { files, bare, commit } = oneCommit();
+    const root = tempDir();
+    const target = join(root, 'acme', 'r.git');
+    git(['clone', '-q', '--bare', bare, target]);
+    git(['--git-dir', target, 'symbolic-ref', 'refs/heads/alias', 'refs/heads/main']);
+    const home = tempDir();
+    git(['config', '--file', join(home, '.gitconfig'), 'protocol.version', '0']);
+    const archive = archiveOf({ 'acme/r': files });
+    for (let run = 1; run <= 2; run++) {
+      const result = await spawnCli(['archive', 'restore', archive, '--to', fileTemplate(root), '--force', '--json'], { env: { ...GIT_SETUP, HOME: home, XDG_CONFIG_HOME: home } });
+      expect([0, 10], result.stderr).toContain(result.code);
+      expect((await gitDirRefs(target)).get('refs/heads/main'), `main after run ${run}`).toBe(commit);
+    }
+  }, TEST_CEILING_MS);
+
+  it('a push refused where pushInsteadOf sends it, while the URL read back already equals the archive: failed, not proved', async () => {
+    const { files, bare } = oneCommit();
+    const root = tempDir();
+    const readBack = join(root, 'y', 'acme', 'r.git');
+    const pushedTo = join(root, 'x', 'acme', 'r.git');
+    git(['clone', '-q', '--bare', bare, readBack]);
+    git(['init', '-q', '--bare', pushedTo]);
+    writeFileSync(join(pushedTo, 'hooks', 'update'), '#!/bin/sh\necho "no pushes here" >&2\nexit 1\n', { mode: 0o755 });
+    const home = tempDir();
+    git(['config', '--file', join(home, '.gitconfig'), `url.file://${root}/x/.pushInsteadOf`, `file://${root}/y/`]);
+    const result = await spawnCli(['archive', 'restore', archiveOf({ 'acme/r': files }), '--to', `file://${root}/y/{owner}/{repo}.git`, '--json'], {
+      env: { ...GIT_SETUP, HOME: home, XDG_CONFIG_HOME: home },
+    });
+    expect(result.code, result.stderr).toBe(10);
+    expect(byName(reportOf<RestoreReport>(result), 'acme/r')).toMatchObject({ state: 'failed', refused: [expect.objectContaining({ ref: 'refs/heads/main' })] });
+  }, TEST_CEILING_MS);
+
+  it('--only names a wiki as it is listed', async () => {
+    const { files } = oneCommit();
+    const root = tempDir();
+    const result = await restore(archiveOf({ 'acme/r': files, 'acme/r.wiki': files }), fileTemplate(root), '--only', 'acme/r.wiki');
+    expect(result.code, result.stderr).toBe(0);
+    expect(reportOf<RestoreReport>(result).repositories.map((repository) => repository.name)).toEqual(['acme/r.wiki']);
   }, TEST_CEILING_MS);
 });

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rename, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InterruptedError } from '../../errors.js';
 import { childEnvironment } from '../../settings/environment.js';
@@ -37,6 +37,8 @@ const LOCATING = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRE
 function userEnvironment(): NodeJS.ProcessEnv {
   const env = childEnvironment({ GIT_TERMINAL_PROMPT: '0', GIT_NO_REPLACE_OBJECTS: '1', LC_ALL: 'C' });
   for (const key of Object.keys(env)) if (LOCATING.includes(key.toUpperCase()) || /^GIT_CONFIG_(KEY|VALUE)_/i.test(key)) delete env[key];
+  // The user's list of transports wins over any setting: `ext` is taken out of it, whatever it says.
+  if (env.GIT_ALLOW_PROTOCOL !== undefined) env.GIT_ALLOW_PROTOCOL = env.GIT_ALLOW_PROTOCOL.split(':').filter((name) => name !== 'ext').join(':');
   return env;
 }
 
@@ -145,10 +147,16 @@ export interface PushOutcome {
   problem?: string;
 }
 
-/** Pushes `refspecs` from `gitDir` to `url`, in pieces, and gathers what git and the remote said. */
+/**
+ * Pushes `refspecs` from `gitDir` to `url`, in pieces, and gathers what git and the remote said.
+ * Deletions (`:ref`) go first, alone: deleting a symbolic ref the remote did not say was one (over
+ * protocol v0) deletes the ref it names, which the pushes after them then put back.
+ */
 export async function push(gitDir: string, url: string, refspecs: string[], signal?: AbortSignal): Promise<PushOutcome> {
   const outcome: PushOutcome = { pushed: 0, refused: [], messages: [] };
-  for (const piece of pieces(refspecs)) {
+  const deletions = refspecs.filter((refspec) => refspec.startsWith(':'));
+  const updates = refspecs.filter((refspec) => !refspec.startsWith(':'));
+  for (const piece of [...pieces(deletions), ...pieces(updates)]) {
     const end = await userGit(['--git-dir', gitDir, 'push', '--porcelain', '--progress', '--', url, ...piece], signal);
     for (const line of end.stderr.split(/[\r\n]/)) {
       if (PROGRESS.test(line)) continue;
@@ -187,17 +195,35 @@ function pieces(refspecs: string[]): string[][] {
   return all;
 }
 
-/** A `file://` target that is not there, or only an empty directory: one restore makes. */
+/** Where a `file://` target is made, inside its own directory, before its files are moved up. */
+const BUILDING = '.svc-migrate-init-';
+/** What `git init --bare --template=` makes, but HEAD: without HEAD, git sees no repository there. */
+const SKELETON = new Set(['config', 'objects', 'refs']);
+
+/**
+ * A `file://` target that is not there, is an empty directory, or holds only what an interrupted
+ * making of ours left (no HEAD yet): one restore makes.
+ */
 export async function fileTargetMissing(url: string): Promise<boolean> {
-  const there = await readdir(fileURLToPath(url)).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? [] : undefined));
-  return there !== undefined && there.length === 0;
+  const path = fileURLToPath(url);
+  const entries = await readdir(path).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? [] : undefined));
+  if (entries === undefined) return false;
+  if (!entries.every((name) => name.startsWith(BUILDING) || SKELETON.has(name))) return false;
+  return !(await holdsFiles(join(path, 'objects'))) && !(await holdsFiles(join(path, 'refs')));
+}
+
+/** Whether a directory holds a file anywhere below it (an object, a ref: then it is no skeleton). */
+async function holdsFiles(dir: string): Promise<boolean> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
+  return entries.some((entry) => !entry.isDirectory());
 }
 
 /**
- * A `file://` target that is not there, or is an empty directory, is made an empty bare repository
- * of git's making (no hooks, the archive's object format, HEAD at its default branch, modes as the
- * umask says): in a directory beside it, renamed into place whole, so an interruption leaves
- * nothing half made. Any other transport needs the host to have it.
+ * Makes a `file://` target that is missing (fileTargetMissing) an empty bare repository of git's
+ * making: no hooks, the archive's object format, HEAD at its default branch. It is made in a
+ * directory inside its place (so on its file system, whatever is mounted there), then its files
+ * are moved up, HEAD last: an interruption leaves what the next run makes again. The directory
+ * itself, when it was there, keeps its owner, mode and group; one made has the umask's.
  */
 export async function makeFileTarget(
   url: string,
@@ -206,16 +232,16 @@ export async function makeFileTarget(
 ): Promise<boolean> {
   if (!(await fileTargetMissing(url))) return false;
   const path = fileURLToPath(url);
-  const parent = dirname(path);
-  await mkdir(parent, { recursive: true });
-  const building = join(parent, `.${basename(path)}.svc-migrate-${process.pid}-${randomBytes(4).toString('hex')}`);
+  await mkdir(path, { recursive: true });
+  for (const name of await readdir(path)) await rm(join(path, name), { recursive: true, force: true });
+  const building = join(path, `${BUILDING}${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
     const branch = made.headBranch && /^[A-Za-z0-9._/-]+$/.test(made.headBranch) ? [`--initial-branch=${made.headBranch}`] : [];
     const format = made.sha256 ? ['--object-format=sha256'] : [];
     const end = await userGit(['init', '--bare', '--quiet', '--template=', ...branch, ...format, '--', building], signal);
     if (end.code !== 0) throw new Error(gitProblem(end.stderr));
-    // Over an empty directory (one an earlier run left, or the user made) a rename takes its place.
-    await rename(building, path);
+    const entries = (await readdir(building)).sort((a, b) => Number(a === 'HEAD') - Number(b === 'HEAD'));
+    for (const name of entries) await rename(join(building, name), join(path, name));
     return true;
   } finally {
     await rm(building, { recursive: true, force: true });

@@ -20,15 +20,23 @@ export interface RefDifference {
 /** Remote name → the archive's ref and id: pull refs left out, or moved under PULL_NAMESPACE. */
 export type ExpectedRefs = Map<string, { source: string; id: string }>;
 
-export function expectedRefs(refs: Map<string, string>, includePullRefs: boolean): { expected: ExpectedRefs; pullRefsLeftOut: number } {
+export function expectedRefs(
+  refs: Map<string, string>,
+  includePullRefs: boolean,
+): { expected: ExpectedRefs; pullRefsLeftOut: number; clash?: string } {
   const expected: ExpectedRefs = new Map();
   let pullRefsLeftOut = 0;
+  let clash: string | undefined;
   for (const [ref, id] of refs) {
     if (!ref.startsWith(PULL_REFS)) expected.set(ref, { source: ref, id });
-    else if (includePullRefs) expected.set(PULL_NAMESPACE + ref.slice(PULL_REFS.length), { source: ref, id });
-    else pullRefsLeftOut++;
+    else if (includePullRefs) {
+      const name = PULL_NAMESPACE + ref.slice(PULL_REFS.length);
+      // An archive of a repository restored with pull refs once already holds that name: one would hide the other.
+      if (refs.has(name)) clash ??= name;
+      expected.set(name, { source: ref, id });
+    } else pullRefsLeftOut++;
   }
-  return { expected, pullRefsLeftOut };
+  return { expected, pullRefsLeftOut, ...(clash ? { clash } : {}) };
 }
 
 /** Every ref where the remote is not the archive, sorted by name. */
@@ -57,9 +65,37 @@ export function refspecsOf(expected: ExpectedRefs, force: boolean, remote?: Remo
 }
 
 /**
- * A URL as it is shown and recorded: a password in it, or over http(s) anything before `@` (a
- * token is often given as the user), replaced by `***`. `ssh://git@host` keeps its user.
+ * Text as it is shown and recorded, with the secrets of `template` out of it: anything before `@` in
+ * an http(s) URL (a token is often given as the user), a password in any URL, a query's values;
+ * and each of them wherever else git repeated it (`could not read Password for 'https://TOKEN@…'`).
  */
-export function shownUrl(url: string): string {
-  return url.replace(/^(https?:\/\/)[^/@]*@/i, '$1***@').replace(/^([a-z][a-z0-9+.-]*:\/\/[^/@:]*):[^/@]*@/i, '$1:***@');
+export function redactor(template: string): (text: string) => string {
+  const secrets = new Set<string>();
+  const authority = /^[a-z][a-z0-9+.-]*:\/\/([^/]*)@/i.exec(template)?.[1];
+  if (authority) {
+    const colon = authority.indexOf(':');
+    const password = colon >= 0 ? authority.slice(colon + 1) : '';
+    // Over http(s) a user of some length is a token (`https://TOKEN@host`); `ssh://git@host` is a user.
+    const user = colon >= 0 ? authority.slice(0, colon) : authority;
+    if (password.length >= 3) secrets.add(password).add(safeDecode(password));
+    if (/^https?:/i.test(template) && user.length >= 8) secrets.add(user).add(safeDecode(user));
+  }
+  const query = /\?([^#]*)/.exec(template)?.[1];
+  for (const pair of query?.split('&') ?? []) {
+    const value = pair.slice(pair.indexOf('=') + 1);
+    if (pair.includes('=') && value.length >= 3) secrets.add(value).add(safeDecode(value));
+  }
+  return (text) => {
+    let shown = text;
+    for (const secret of secrets) shown = shown.replaceAll(secret, '***');
+    return shown;
+  };
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }

@@ -8,7 +8,7 @@ import { makeWorkDirectory } from '../archive/work-directory.js';
 import { ArchiveVerificationError, type KeptReading, verifiedReading, type VerifyOptions, type VerifyReport } from '../archive/verify.js';
 import { fileTargetMissing, lsRemote, makeFileTarget, push, type RemoteRefs } from './git-remote.js';
 import { RestoreJournalFile } from './journal.js';
-import { differencesOf, type ExpectedRefs, expectedRefs, type RefDifference, refspecsOf, shownUrl } from './refs.js';
+import { differencesOf, type ExpectedRefs, expectedRefs, type RefDifference, refspecsOf } from './refs.js';
 import { parseTarget, type Target, urlOf } from './target.js';
 
 // `archive restore`: every repository of a verified archive pushed to the user's git host, and
@@ -39,7 +39,9 @@ export interface RepositoryRestore {
   pushed?: number;
   /** The file:// repository was made by this run. */
   created?: true;
+  /** The first MAX_DIFFERENCES refs that differ, and how many do. */
   differences?: RefDifference[];
+  differences_total?: number;
   refused?: { ref: string; reason: string }[];
   messages?: string[];
   error?: string;
@@ -95,10 +97,12 @@ export async function restoreArchive(archive: string, options: RestoreOptions): 
         const repo = chosen[next++] as KeptReading['repositories'][number];
         options.onRepositoryStart?.(repo.name);
         const address = urls.get(repo.name) as ReturnType<typeof urlOf>;
-        const result =
+        const result = hideSecrets(
           'problem' in address
             ? { name: repo.name, url: '', state: 'failed' as const, refs: 0, error: address.problem }
-            : await restoreOne(repo, address.url, kept.home, target, journal, options);
+            : await restoreOne(repo, address.url, kept.home, target, journal, options),
+          target.shown,
+        );
         results.push(result);
         options.onRepository?.(result);
       }
@@ -109,7 +113,7 @@ export async function restoreArchive(archive: string, options: RestoreOptions): 
     results.sort((a, b) => a.name.localeCompare(b.name));
     return {
       archive,
-      target: shownUrl(target.template),
+      target: target.shown(target.template),
       dry_run: options.dryRun,
       proved: results.filter((result) => result.state === 'proved' || result.state === 'already proved').length,
       failed: results.filter((result) => result.state === 'failed').length,
@@ -119,6 +123,17 @@ export async function restoreArchive(archive: string, options: RestoreOptions): 
   } finally {
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/** A result as it is shown: what git said may quote the URL with its token (`could not read Password for 'https://TOKEN@…'`). */
+function hideSecrets(result: RepositoryRestore, shown: (text: string) => string): RepositoryRestore {
+  return {
+    ...result,
+    url: shown(result.url),
+    ...(result.error ? { error: shown(result.error) } : {}),
+    ...(result.messages ? { messages: result.messages.map(shown) } : {}),
+    ...(result.refused ? { refused: result.refused.map(({ ref, reason }) => ({ ref, reason: shown(reason) })) } : {}),
+  };
 }
 
 /**
@@ -131,13 +146,15 @@ function urlsOf(repositories: KeptReading['repositories'], target: Target): Map<
   const byUrl = new Map<string, string>();
   for (const [name, address] of urls) {
     if ('problem' in address) continue;
-    const other = byUrl.get(address.url.toLowerCase());
+    // Hosts take `r` and `r.git`, and names in any case, for one repository.
+    const key = address.url.toLowerCase().replace(/\.git$/, '');
+    const other = byUrl.get(key);
     if (other) {
-      throw new UsageError(`--to sends ${other} and ${name} to the same place, ${shownUrl(address.url)}; nothing was pushed`, {
+      throw new UsageError(`--to sends ${other} and ${name} to the same place, ${target.shown(address.url)}; nothing was pushed`, {
         hint: 'put {owner} in the template, or restore each owner with --only and its own --to',
       });
     }
-    byUrl.set(address.url.toLowerCase(), name);
+    byUrl.set(key, name);
   }
   return urls;
 }
@@ -148,8 +165,8 @@ function choose(repositories: KeptReading['repositories'], only: string[] | unde
   // A repository's wiki goes with it: `--only widgets` restores widgets.wiki too.
   const matches = (name: string, repo: string) => {
     const wanted = name.toLowerCase();
-    const full = repo.toLowerCase().replace(/\.wiki$/, '');
-    return full === wanted || full.split('/')[1] === wanted;
+    const [exact, base] = [repo.toLowerCase(), repo.toLowerCase().replace(/\.wiki$/, '')];
+    return [exact, base].some((full) => full === wanted || full.split('/')[1] === wanted);
   };
   const unknown = only.filter((name) => !repositories.some((repo) => matches(name, repo.name)));
   if (unknown.length > 0) {
@@ -169,12 +186,13 @@ async function restoreOne(
   options: RestoreOptions,
 ): Promise<RepositoryRestore> {
   const { signal } = options;
-  const { expected, pullRefsLeftOut } = expectedRefs(repo.refs, options.includePullRefs);
-  const result: RepositoryRestore = { name: repo.name, url: shownUrl(url), state: 'failed', refs: expected.size };
+  const { expected, pullRefsLeftOut, clash } = expectedRefs(repo.refs, options.includePullRefs);
+  const result: RepositoryRestore = { name: repo.name, url, state: 'failed', refs: expected.size };
   if (pullRefsLeftOut > 0) result.pull_refs_left_out = pullRefsLeftOut;
   const failed = (error: string) => ({ ...result, state: 'failed' as const, error });
   // An empty remote equals an empty list: a repository with history must have refs to prove.
   if (repo.refs.size === 0 && !repo.empty) return failed('git listed no ref of its verified copy');
+  if (clash) return failed(`it already has ${clash}, where --include-pull-refs puts its pull-request refs: one would hide the other (restore it without --include-pull-refs)`);
   if (expected.size === 0 && pullRefsLeftOut > 0) return failed(`its only refs are ${pullRefsLeftOut} pull-request refs, left out: --include-pull-refs pushes them`);
   // Node hands git its arguments as UTF-8: a ref name of other bytes cannot be named in a refspec.
   if ([...repo.refs.keys()].some((ref) => ref.includes('\uFFFD'))) {
@@ -185,7 +203,7 @@ async function restoreOne(
   const archiveHead = await headRef(repo.gitDir);
 
   if (options.dryRun) return plan(result, expected, target, url, options.force, signal);
-  if (journal?.state(shownUrl(target.template), repo.name) === 'proved') {
+  if (journal?.state(target.shown(target.template), repo.name) === 'proved') {
     const remote = await lsRemote(url, signal);
     if (!('problem' in remote) && differencesOf(expected, remote).length === 0) return { ...result, state: 'already proved' };
   }
@@ -218,15 +236,18 @@ async function restoreOne(
     result.head = { archive: archiveHead, remote: remote.head ?? UNBORN_HEAD };
   }
   const differences = differencesOf(expected, remote);
-  if (differences.length > 0) {
+  // A refusal fails the repository even where ls-remote then reads the archive's refs: with a
+  // pushInsteadOf, the push went elsewhere than the refs read back.
+  if (differences.length > 0 || pushed.refused.length > 0) {
     const [first, ...others] = pushed.refused;
     const places = `${differences.length} place${differences.length === 1 ? '' : 's'}`;
     return {
       ...failed(first ? `the remote refused ${first.ref}${others.length ? ` and ${others.length} more` : ''} ${first.reason}` : `the remote's refs differ from the archive's in ${places}`),
       differences: differences.slice(0, MAX_DIFFERENCES),
+      differences_total: differences.length,
     };
   }
-  await journal?.record(shownUrl(target.template), repo.name, 'proved', options.clock.now());
+  await journal?.record(target.shown(target.template), repo.name, 'proved', options.clock.now());
   return { ...result, state: 'proved' };
 }
 
@@ -251,7 +272,9 @@ async function plan(
     to_push: [...expected].filter(([ref, { id }]) => remote.refs.get(ref) !== id).map(([ref]) => ref),
     ...(toDelete.length > 0 ? { to_delete: toDelete } : {}),
     target: remote.refs.size === 0 ? 'empty' : differences.length === 0 ? 'equal' : 'differs',
-    ...(remote.refs.size > 0 && differences.length > 0 ? { differences: differences.slice(0, MAX_DIFFERENCES) } : {}),
+    ...(remote.refs.size > 0 && differences.length > 0
+      ? { differences: differences.slice(0, MAX_DIFFERENCES), differences_total: differences.length }
+      : {}),
   };
 }
 

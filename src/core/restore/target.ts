@@ -1,6 +1,7 @@
 import { isIPv4 } from 'node:net';
 import { UsageError } from '../../errors.js';
 import { isServiceName } from '../archive/service-names.js';
+import { redactor } from './refs.js';
 
 // Where each repository goes: the template the user wrote, with the archive's names put in. The
 // names come from the archive, so they are let in only when they cannot change what the URL says:
@@ -13,6 +14,8 @@ type Scheme = 'ssh' | 'git' | 'http' | 'https' | 'file';
 export interface Target {
   template: string;
   scheme: Scheme;
+  /** Text as it may be shown or recorded: the template's secrets (a token, a password) out of it. */
+  shown: (text: string) => string;
 }
 
 const URL_SCHEME = /^(ssh|git|http|https|file):\/\//i;
@@ -24,6 +27,17 @@ const SCP_LIKE = /^(?:[^@/\s:-][^@/\s:]*@)?[^@/\s:-][^@/\s:]*:(?!\/\/|:)/;
 
 /** The template, checked: `{repo}` in it, a transport git has, nothing else in braces. */
 export function parseTarget(template: string): Target {
+  const shown = redactor(template);
+  try {
+    return { ...checkedTarget(template), shown };
+  } catch (error) {
+    // The refusal quotes the template: never its token.
+    if (error instanceof UsageError) error.message = shown(error.message);
+    throw error;
+  }
+}
+
+function checkedTarget(template: string): Omit<Target, 'shown'> {
   const hint = 'for example --to \'ssh://git@git.example.com/{owner}/{repo}.git\' or --to \'file:///srv/git/{owner}/{repo}.git\'';
   if (!template.includes('{repo}')) throw new UsageError(`--to ${template} has no {repo}: every repository would go to the same place`, { hint });
   const unknown = /\{(?!owner\}|repo\})[^}]*\}/.exec(template);
@@ -35,6 +49,10 @@ export function parseTarget(template: string): Target {
       throw new UsageError(`--to ${template} is a file URL without an absolute path`, { hint: 'write it as file:///absolute/path/{repo}.git' });
     }
     // In a file URL `%` escapes, `?` and `#` end the path: each would name another directory than written.
+    // Node reads a file URL's `..`, `.` and `\` as a path does, git as written: they would name two places.
+    if (scheme === 'file' && /\\|\/\.\.?(\/|$)/.test(template)) {
+      throw new UsageError(`--to ${template} has a "." or ".." segment or a backslash`, { hint: 'write the directory\'s path as it is, from the root' });
+    }
     if (scheme === 'file' && /[%?#]/.test(template)) {
       throw new UsageError(`--to ${template} has "%", "?" or "#", which a file URL does not take as part of a path`, { hint: 'use a directory whose path has none of them' });
     }
