@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -293,7 +293,9 @@ describe('where extract writes', () => {
   });
 
   const asRoot = process.getuid?.() === 0;
-  it(`--force where a directory of DIR cannot be written: refused (exit 2) before anything is moved${asRoot ? ' (run as nobody)' : ''}`, async () => {
+  // As root the test runs the built binary as nobody, who must reach it: not in a clone under a 0700 directory.
+  const nobodyRunsIt = asRoot && spawnSync(process.execPath, [BIN, '--version'], { uid: 65534, gid: 65534, stdio: 'ignore' }).status === 0;
+  it.skipIf(asRoot && !nobodyRunsIt)(`--force where a directory of DIR cannot be written: refused (exit 2) before anything is moved${asRoot ? ' (run as nobody)' : ''}${unless(!asRoot || nobodyRunsIt, 'nobody cannot reach the built binary from here')}`, async () => {
     const repo = realRepository();
     const dir = join(tempDir(), 'out');
     const first = await extract([archiveOf(repo.files, { owner: 'zz', schema: '1.0.0' }), dir]);

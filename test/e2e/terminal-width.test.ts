@@ -71,7 +71,7 @@ describe('tables on a 40-column terminal: one line per row, cut with …', () =>
       expect(lines[0]).toMatch(/^REPOSITORY /);
       const head = lines.slice(0, lines.findIndex((line) => line.startsWith('octo-org/')));
       // Every word of the header is a whole word of a column's name (no `PULL …`, no `MILEST`/`ONES`).
-      const words = ['REPOSITORY', 'REFS', 'GIT', 'DATA', 'ISSUE', 'COMMENTS', 'ISSUES', 'MILESTONES', 'PROTECTED', 'BRANCHES', 'PULL', 'REQUESTS', 'RELEASES'];
+      const words = ['REPOSITORY', 'REFS', 'GIT', 'DATA', 'ISSUE', 'COMMENTS', 'EVENTS', 'ISSUES', 'MILESTONES', 'PULL', 'REQUEST', 'REQUESTS', 'REVIEW', 'REVIEWS', 'THREADS', 'RELEASES'];
       expect(head.join(' ')).not.toContain('…');
       for (const word of head.join(' ').split(/\s+/).filter(Boolean)) expect(words).toContain(word);
     }, 60_000);
@@ -111,7 +111,7 @@ describe('archive inspect in a pipe', () => {
     expect(lines).toHaveLength(3);
     for (const line of lines) expect(line).toMatch(/^octo-org\/[^\t]+\t/);
     expect(result.stderr).toMatch(/a\.tar\.gz: .*organization octo-org/);
-    expect(result.stderr).toMatch(/^columns: REPOSITORY, REFS, GIT DATA, ISSUE COMMENTS, ISSUES, /m);
+    expect(result.stderr).toMatch(/^columns: REPOSITORY, REFS, GIT DATA, ISSUE COMMENTS, ISSUE EVENTS, ISSUES, /m);
     expect(result.stderr).toMatch(/^metadata: /m);
     // The header names the columns in the same order as the rows.
     const columns = /^columns: (.*)$/m.exec(result.stderr)?.[1]?.split(', ') ?? [];
