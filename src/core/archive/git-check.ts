@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { accessSync, constants, existsSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { ArchiveProblem } from './problem.js';
@@ -215,11 +216,16 @@ async function checkCopiedRepository(
   signal: AbortSignal | undefined,
   budget: GitTimeBudget,
   keep: boolean,
+  configs: Map<string, Promise<GitRun>>,
 ): Promise<GitVerdict | 'out of time'> {
   const problem = (file: string, message: string): ArchiveProblem => ({ repository: repo.repository, file, message });
   let sha256Objects = false;
   if (repo.configCopy) {
-    const read = await readConfigFile(repo.configCopy, home, signal, budget);
+    // Read by git once per content: an archive's repositories mostly share one config, byte for byte.
+    const key = createHash('sha256').update(await readFile(repo.configCopy)).digest('hex');
+    let reading = configs.get(key);
+    if (!reading) configs.set(key, (reading = readConfigFile(repo.configCopy, home, signal, budget)));
+    const read = await reading;
     if (read.outOfTime) return 'out of time';
     if (!read.ok) return { problems: [problem(`${repo.path}/config`, 'is not a config git can read')] };
     const verdict = judgeConfig(parseConfigList(read.stdout));
@@ -273,6 +279,7 @@ export async function checkCopiedRepositories(
   },
 ): Promise<(GitVerdict | 'out of time' | 'not given to git')[]> {
   const verdicts: (GitVerdict | 'out of time' | 'not given to git')[] = [];
+  const configs = new Map<string, Promise<GitRun>>();
   const total = repositories.length;
   let next = 0;
   let checked = 0;
@@ -288,7 +295,7 @@ export async function checkCopiedRepositories(
         verdicts[i] = 'not given to git';
       } else {
         options.signal?.throwIfAborted();
-        verdicts[i] = outOfTime ? 'out of time' : await checkCopiedRepository({ ...repo, extractedTo }, home, options.signal, budget, options.keepCopies === true);
+        verdicts[i] = outOfTime ? 'out of time' : await checkCopiedRepository({ ...repo, extractedTo }, home, options.signal, budget, options.keepCopies === true, configs);
         if (verdicts[i] === 'out of time') outOfTime = true;
         if (!options.keepCopies) await rm(extractedTo, { recursive: true, force: true });
       }

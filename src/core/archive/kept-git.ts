@@ -61,8 +61,11 @@ function run(
 
 /** The first line of every Git LFS pointer file (github.com/git-lfs/git-lfs/blob/main/docs/spec.md). */
 const LFS_POINTER = Buffer.from('version https://git-lfs.github.com/spec/v1\n');
-/** A pointer is about 130 bytes; the spec bounds it at 1024. */
-const LFS_POINTER_SIZES = { min: LFS_POINTER.length + 20, max: 1024 };
+/**
+ * A pointer is its version line, `oid sha256:` and 64 hex digits, and `size` with at least one
+ * digit, each line ended: 126 bytes at least; the spec bounds it at 1024.
+ */
+const LFS_POINTER_SIZES = { min: LFS_POINTER.length + 'oid sha256:\n'.length + 64 + 'size 0\n'.length, max: 1024 };
 
 /**
  * Blobs of a kept repository that are Git LFS pointers: their content lives on an LFS server, which
