@@ -856,7 +856,7 @@ describe('bounded per connection and in connections', () => {
     expect((await post(url, after.headers, after.body)).status).toBe(200);
     await output.until(() => lines() === statuses.length);
     expect(output.stderr()).toMatch(/rejected 503 POST \/ watch .*output is not being read/);
-  }, 30_000);
+  }, 90_000);
 
   it('holds at most 250 MiB of bodies over all connections: beyond, 503 (or the connection dropped), and it serves again after', async () => {
     const listener = await listen(['--secret', SECRET]);
