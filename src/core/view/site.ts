@@ -141,6 +141,8 @@ async function writePages(index: SiteIndex, spool: Spool, site: string, verified
     pages++;
   };
   await write('index.html', organizationPage(index, verified));
+  /** The pages written from the spool, by the number of their lines there: each group of them is read once. */
+  const fromSpool: { page: number; make: () => Promise<void> }[] = [];
   for (const repository of index.repositories.values()) {
     signal?.throwIfAborted();
     const [owner, name] = repository.name.split('/') as [string, string];
@@ -150,13 +152,26 @@ async function writePages(index: SiteIndex, spool: Spool, site: string, verified
     await write(join(base, 'index.html'), itemListPage(index, repository, 'issue', verified, userName));
     await write(join(base, 'pulls.html'), itemListPage(index, repository, 'pull', verified, userName));
     await write(join(base, 'milestones.html'), milestonesPage(index, repository, verified));
-    await write(join(base, 'releases.html'), releasesPage(index, repository, await spool.read<SlimRecord>(repository.releaseFile), verified, userName));
+    fromSpool.push({
+      page: repository.releaseFile,
+      make: async () => write(join(base, 'releases.html'), releasesPage(index, repository, await spool.read<SlimRecord>(repository.releaseFile), verified, userName)),
+    });
     for (const [kind, rows] of [['issue', repository.issues], ['pull', repository.pulls]] as const) {
       for (const row of rows.values()) {
-        const entries = await spool.read<ItemEntry>(row.file);
-        await write(join(base, kind === 'issue' ? 'issues' : 'pulls', `${row.number}.html`), itemPage({ index, repository, kind, row, entries, verified, userName }));
+        fromSpool.push({
+          page: row.file,
+          make: async () => {
+            const entries = await spool.read<ItemEntry>(row.file);
+            await write(join(base, kind === 'issue' ? 'issues' : 'pulls', `${row.number}.html`), itemPage({ index, repository, kind, row, entries, verified, userName }));
+          },
+        });
       }
     }
+  }
+  fromSpool.sort((a, b) => a.page - b.page);
+  for (const [i, { make }] of fromSpool.entries()) {
+    if (i % 256 === 0) signal?.throwIfAborted();
+    await make();
   }
   return pages;
 }
