@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { get } from 'node:http';
 import { join, relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { untilInDirectory } from '../helpers/fs-events.js';
 import { untarred } from '../helpers/git-remotes.js';
 import { GIT_SETUP } from '../helpers/restore-archives.js';
 import { runCli } from '../helpers/run-cli.js';
@@ -34,7 +35,7 @@ interface ViewReport {
 }
 
 const tempDir = () => mkdtempSync(join(tmpdir(), 'svc-view-test-'));
-const view = (args: string[]) => runCli(['archive', 'view', ...args], { env: GIT_SETUP });
+const view = (args: string[], signal?: AbortSignal) => runCli(['archive', 'view', ...args], { env: GIT_SETUP, ...(signal ? { signal } : {}) });
 
 /** Every record of a kind in an untarred archive, read with JSON.parse, file by file. */
 function records(tree: string, kind: string): Json[] {
@@ -235,6 +236,17 @@ describe('archive view', () => {
     const result = await view([large, '-o', join(parent, 'site')]);
     expect(result.code, result.stderr).toBe(9);
     expect(result.stderr).toContain('holds a record over 1 MiB long');
+    expect(readdirSync(parent)).toEqual([]);
+  }, 120_000);
+
+  it('Ctrl-C once the work has begun: exit 130, and nothing left in or beside DIR', async () => {
+    const parent = tempDir();
+    const stop = new AbortController();
+    const begun = untilInDirectory(parent, () => readdirSync(parent).some((name) => name.startsWith('.site.viewing-')));
+    const running = view([archive, '-o', join(parent, 'site')], stop.signal);
+    await begun;
+    stop.abort();
+    expect((await running).code).toBe(130);
     expect(readdirSync(parent)).toEqual([]);
   }, 120_000);
 
