@@ -225,6 +225,35 @@ describe('archive view', () => {
     expect(result.code, result.stderr).toBe(9);
     expect(result.stderr).toContain('failed verification');
     expect(readdirSync(parent)).toEqual([]);
+
+    // Read anyway with --no-verify: what could be read, every page saying it was not verified.
+    const anyway = await view([damaged, '-o', join(parent, 'site'), '--no-verify', '--json']);
+    expect(anyway.code, anyway.stderr).toBe(0);
+    expect(JSON.parse(anyway.stdout).verified).toBe(false);
+    expect(readFileSync(join(parent, 'site/index.html'), 'utf8')).toContain('this archive was NOT verified');
+  }, 120_000);
+
+  it('a metadata file cut short: exit 9, and with --no-verify its records before the cut shown, the file named', async () => {
+    let first: Json | undefined;
+    const cut = await changedArchive(archive, (at) => {
+      const name = readdirSync(at).find((file) => file.startsWith('issue_comments_'))!;
+      const list = JSON.parse(readFileSync(join(at, name), 'utf8')) as Json[];
+      first = list[0];
+      const text = JSON.stringify(list);
+      writeFileSync(join(at, name), text.slice(0, JSON.stringify(list[0]).length + 40));
+    });
+    const parent = tempDir();
+    expect((await view([cut, '-o', join(parent, 'site')])).code).toBe(9);
+    expect(readdirSync(parent)).toEqual([]);
+    const anyway = await view([cut, '-o', join(parent, 'site'), '--no-verify']);
+    expect(anyway.code, anyway.stderr).toBe(0);
+    expect(anyway.stderr).toMatch(/warning: issue_comments_000001\.json was read only in part/);
+    const { repository, number } = placeOf(first!.issue ?? first!.pull_request);
+    const page = readFileSync(join(parent, 'site', repository, first!.issue ? 'issues' : 'pulls', `${number}.html`), 'utf8');
+    // The longest run of its first line that Markdown leaves as it is.
+    const plain = String(first!.body).split('\n')[0]!.split(/#\d+|[`*[\]()<>&'"]/).sort((a, b) => b.length - a.length)[0]!.trim();
+    expect(plain.length).toBeGreaterThan(5);
+    expect(page).toContain(plain);
   }, 120_000);
 
   it('exit 9 for a record over 1 MiB (two values of 600 KiB: each one within what verify reads), and nothing written', async () => {

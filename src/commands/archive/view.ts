@@ -41,6 +41,7 @@ async function view(context: Context, { file, dir, force, verify, serve }: ViewO
   try {
     report = await viewArchive(file, dir, {
       force, verify, signal: context.signal, onProgress: reading.onProgress, onGitProgress: reading.onGitProgress,
+      onUnreadable: (name, reason) => context.out.warn(`${inertText(name)} was read only in part: ${inertText(reason)}`),
     });
   } catch (error) {
     await reading.done();

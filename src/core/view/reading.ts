@@ -1,7 +1,8 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ItemEntry, ItemKind, Label, Milestone, RepositoryIndex, Row, SiteIndex, SlimAsset, SlimRecord } from './model.js';
-import { type JsonRecord, wholeRecords } from './record-stream.js';
+import { MetadataFormatError } from '../archive/metadata-records.js';
+import { type JsonRecord, RecordTooLargeError, wholeRecords } from './record-stream.js';
 import { placeOf } from './record-urls.js';
 import type { Spool } from './spool.js';
 
@@ -30,7 +31,14 @@ const BELONGING: Partial<Record<Kind, ItemEntry['k']>> = {
 const MAX_TEXT = 256 << 10;
 const MAX_NAME = 1024;
 
-export async function readMetadata(filesDir: string, spool: Spool, onRecord?: () => void): Promise<SiteIndex> {
+/**
+ * Reads every metadata file in `filesDir`. A file that is not JSON, or holds a record over 1 MiB,
+ * throws; with `onUnreadable` (an archive read without verification) the rest of that file is
+ * passed over instead, and its name handed to it.
+ */
+type Unreadable = (file: string, reason: string) => void;
+
+export async function readMetadata(filesDir: string, spool: Spool, onUnreadable?: Unreadable): Promise<SiteIndex> {
   const index: SiteIndex = {
     organization: undefined, repositories: new Map(), users: new Map(), attachments: new Map(), files: new Set(), passedOver: 0,
   };
@@ -38,9 +46,11 @@ export async function readMetadata(filesDir: string, spool: Spool, onRecord?: ()
   const reader = new MetadataIndexer(index, spool);
   for (const kind of KINDS) {
     for (const file of files.get(kind) ?? []) {
-      for await (const record of wholeRecords(join(filesDir, file))) {
-        await reader.add(kind, record);
-        onRecord?.();
+      try {
+        for await (const record of wholeRecords(join(filesDir, file))) await reader.add(kind, record);
+      } catch (error) {
+        if (!onUnreadable || !(error instanceof MetadataFormatError || error instanceof RecordTooLargeError)) throw error;
+        onUnreadable(file, error.message);
       }
     }
   }

@@ -24,6 +24,8 @@ export interface ViewOptions extends Pick<VerifyOptions, 'onProgress' | 'onGitPr
   force?: boolean;
   /** false: read without verification (`--no-verify`). */
   verify?: boolean;
+  /** Without verification: a metadata file read only in part (not JSON to its end, or a record over 1 MiB). */
+  onUnreadable?: (file: string, reason: string) => void;
 }
 
 export interface ViewReport {
@@ -92,7 +94,7 @@ async function makeSite(archive: string, directory: string, work: string, site: 
   const spool = new Spool(spoolDir);
   let index: SiteIndex;
   try {
-    index = await readMetadata(filesDir, spool);
+    index = await readMetadata(filesDir, spool, verified ? undefined : options.onUnreadable ?? (() => {}));
   } catch (error) {
     if (error instanceof RecordTooLargeError || error instanceof MetadataFormatError) {
       throw new VerificationError(`${archive} cannot be viewed: its metadata ${error.message}`, { hint: `nothing was written to ${directory}` });
