@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { get } from 'node:http';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { untilInDirectory } from '../helpers/fs-events.js';
 import { untarred } from '../helpers/git-remotes.js';
@@ -34,6 +34,8 @@ interface ViewReport {
   verified: boolean;
 }
 
+/** An attachment's name of markup and URL syntax (`<`, `"`, `#`, `?`, `%`): the archive check lets it through. */
+const ATTACHMENT_NAME = '<img src=x onerror=alert(1)> "q" #?%.png';
 const tempDir = () => mkdtempSync(join(tmpdir(), 'svc-view-test-'));
 const view = (args: string[], signal?: AbortSignal) => runCli(['archive', 'view', ...args], { env: GIT_SETUP, ...(signal ? { signal } : {}) });
 
@@ -179,13 +181,22 @@ describe('archive view', () => {
     const hostile = await changedArchive(archive, (at) => {
       rewrite(at, 'issues', (list) => {
         list[0]!.title = '<script>alert(1)</script>';
-        list[0]!.body = '[x](javascript:alert(1)) <img src=x onerror=alert(2)> [d](data:text/html,hi) \u202eevil';
+        const screenshot = /!\[screenshot of the archive\]\([^)]+\)/.exec(list[0]!.body)![0];
+        list[0]!.body = screenshot + ' [x](javascript:alert(1)) <img src=x onerror=alert(2)> [d](data:text/html,hi) \u202eevil';
       });
       rewrite(at, 'repositories', (list) => {
         for (const repo of list) for (const label of repo.labels) if (label.name === 'bug') label.name = '</title><script>alert(3)</script>';
       });
       rewrite(at, 'users', (list) => {
         list[0]!.login = '<b onmouseover=alert(4)>x</b>';
+      });
+      // The screenshot of the first issue, renamed to a name of markup and URL syntax.
+      rewrite(at, 'attachments', (list) => {
+        const shot = list.find((one) => one.asset_name === 'screenshot.png')!;
+        const old = String(shot.asset_url).slice('tarball://root/'.length);
+        const renamed = `${dirname(old)}/${ATTACHMENT_NAME}`;
+        renameSync(join(at, old), join(at, renamed));
+        shot.asset_url = `tarball://root/${renamed}`;
       });
     });
     const out = join(tempDir(), 'site');
@@ -204,6 +215,9 @@ describe('archive view', () => {
     expect(page).toContain('\\u202eevil');
     expect(page).toContain('&#60;/title&#62;&#60;script&#62;alert(3)&#60;/script&#62;');
     expect(page).toContain('&#60;b onmouseover=alert(4)&#62;x&#60;/b&#62;');
+    const image = /<img src="([^"]+)" alt="screenshot of the archive">/.exec(readFileSync(join(out, 'octo-org/widgets/issues/1.html'), 'utf8'))?.[1];
+    expect(image).toMatch(/\/%3Cimg%20src%3Dx%20onerror%3Dalert\(1\)%3E%20%22q%22%20%23%3F%25\.png$/);
+    expect(readFileSync(join(out, 'octo-org/widgets/issues', decodeURIComponent(image!))).subarray(1, 4).toString()).toBe('PNG');
   }, 120_000);
 
   it('--no-verify: every page says the archive was NOT verified', async () => {
