@@ -190,6 +190,14 @@ describe('archive view', () => {
       rewrite(at, 'users', (list) => {
         list[0]!.login = '<b onmouseover=alert(4)>x</b>';
       });
+      // A comment of an issue the archive does not hold, and one whose URL names a repository `..`.
+      rewrite(at, 'issue_comments', (list) => {
+        const [last, before] = [list.at(-1)!, list.at(-2)!];
+        last.issue = 'https://sandbox.invalid/octo-org/widgets/issues/99999';
+        delete last.pull_request;
+        before.issue = 'https://sandbox.invalid/octo-org/%2e%2e/issues/1';
+        delete before.pull_request;
+      });
       // The screenshot of the first issue, renamed to a name of markup and URL syntax.
       rewrite(at, 'attachments', (list) => {
         const shot = list.find((one) => one.asset_name === 'screenshot.png')!;
@@ -202,6 +210,8 @@ describe('archive view', () => {
     const out = join(tempDir(), 'site');
     const result = await view([hostile, '-o', out]);
     expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toContain('warning: 2 records of the metadata name no repository, issue or pull request the archive holds');
+    expect(filesUnder(out).filter((path) => !/^(index\.html|assets\/site\.(js|css)|files\/(attachments|releases)\/[\w-]+\/[^/]+|octo-org\/(widgets|Hello-World)\/([a-z]+\.html|(issues|pulls)\/\d+\.html))$/.test(path))).toEqual([]);
     const title = '&#60;script&#62;alert(1)&#60;/script&#62;';
     for (const path of filesUnder(out).filter((file) => file.endsWith('.html'))) {
       const html = readFileSync(join(out, path), 'utf8');

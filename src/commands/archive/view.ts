@@ -41,7 +41,7 @@ async function view(context: Context, { file, dir, force, verify, serve }: ViewO
   try {
     report = await viewArchive(file, dir, {
       force, verify, signal: context.signal, onProgress: reading.onProgress, onGitProgress: reading.onGitProgress,
-      onUnreadable: (name, reason) => context.out.warn(`${inertText(name)} was read only in part: ${inertText(reason)}`),
+      onNotice: (message) => context.out.warn(message),
     });
   } catch (error) {
     await reading.done();

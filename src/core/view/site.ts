@@ -3,6 +3,7 @@ import { copyFile, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:
 import { basename, dirname, join, resolve } from 'node:path';
 import { UsageError, VerificationError } from '../../errors.js';
 import { PACKAGE_ROOT } from '../../support/package-root.js';
+import { inertText } from '../../support/outside-text.js';
 import { fileError } from '../../support/system-errors.js';
 import { moveInto } from '../archive/move-into.js';
 import { MetadataFormatError } from '../archive/metadata-records.js';
@@ -24,8 +25,11 @@ export interface ViewOptions extends Pick<VerifyOptions, 'onProgress' | 'onGitPr
   force?: boolean;
   /** false: read without verification (`--no-verify`). */
   verify?: boolean;
-  /** Without verification: a metadata file read only in part (not JSON to its end, or a record over 1 MiB). */
-  onUnreadable?: (file: string, reason: string) => void;
+  /**
+   * What the site leaves out: records that name nothing the archive holds (or by a URL of no
+   * service name), and, without verification, the rest of a metadata file that breaks.
+   */
+  onNotice?: (message: string) => void;
 }
 
 export interface ViewReport {
@@ -94,12 +98,16 @@ async function makeSite(archive: string, directory: string, work: string, site: 
   const spool = new Spool(spoolDir);
   let index: SiteIndex;
   try {
-    index = await readMetadata(filesDir, spool, verified ? undefined : options.onUnreadable ?? (() => {}));
+    const unreadable = (file: string, reason: string) => options.onNotice?.(`${inertText(file)} was read only in part: ${inertText(reason)}`);
+    index = await readMetadata(filesDir, spool, verified ? undefined : unreadable);
   } catch (error) {
     if (error instanceof RecordTooLargeError || error instanceof MetadataFormatError) {
       throw new VerificationError(`${archive} cannot be viewed: its metadata ${error.message}`, { hint: `nothing was written to ${directory}` });
     }
     throw error;
+  }
+  if (index.passedOver > 0) {
+    options.onNotice?.(`${index.passedOver} record${index.passedOver === 1 ? '' : 's'} of the metadata name no repository, issue or pull request the archive holds (or name one by a URL outside the service's names): not shown`);
   }
   await mkdir(site, { mode: 0o755 });
   const files = await keepFiles(filesDir, site, index);
