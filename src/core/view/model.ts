@@ -81,3 +81,8 @@ export interface SlimAsset {
   label: string | undefined;
   asset_url: string;
 }
+
+/** A field of a slim record when it is a string. */
+export function stringOf(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}

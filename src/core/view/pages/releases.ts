@@ -1,6 +1,6 @@
 import { filePath, linkEnv } from '../links.js';
 import { renderMarkdown } from '../markdown.js';
-import type { RepositoryIndex, SiteIndex, SlimAsset, SlimRecord } from '../model.js';
+import { type RepositoryIndex, type SiteIndex, type SlimAsset, type SlimRecord, stringOf } from '../model.js';
 import { archivePath } from '../reading.js';
 import { date, escapeHtml, page, text } from './layout.js';
 import { repositoryFrame, repositoryTabs } from './lists.js';
@@ -9,7 +9,6 @@ import { repositoryFrame, repositoryTabs } from './lists.js';
 // under files/releases/ (an asset the archive does not hold is named, not linked).
 
 const DEPTH = 2;
-const str = (value: unknown) => (typeof value === 'string' ? value : undefined);
 
 export function releasesPage(
   index: SiteIndex,
@@ -19,7 +18,7 @@ export function releasesPage(
   userName: (url: unknown) => string,
 ): string {
   const env = linkEnv(index, repository, DEPTH);
-  const at = (release: SlimRecord) => str(release.published_at) ?? str(release.created_at) ?? '';
+  const at = (release: SlimRecord) => stringOf(release.published_at) ?? stringOf(release.created_at) ?? '';
   const sorted = [...releases].sort((a, b) => (at(a) < at(b) ? 1 : at(a) > at(b) ? -1 : 0));
   const sections = sorted.map((release) => {
     const assets = Array.isArray(release.release_assets) ? (release.release_assets as SlimAsset[]) : [];
@@ -29,10 +28,10 @@ export function releasesPage(
       const size = asset.size === undefined ? '' : ` <span class="size">${asset.size} bytes</span>`;
       return `<li>${href ? `<a href="${escapeHtml(href)}">${name}</a>` : `${name} <span class="missing">(not in the archive)</span>`}${size}${asset.label ? ` <span class="asset-label">${text(asset.label)}</span>` : ''}</li>`;
     });
-    const flags = [release.prerelease === true ? 'pre-release' : '', str(release.state) === 'draft' ? 'draft' : ''].filter(Boolean).map((flag) => `<span class="flag">${flag}</span>`).join(' ');
-    return `<article class="release"><h2>${text(str(release.name) || str(release.tag_name))} ${flags}</h2>
-<p class="meta"><code>${text(str(release.tag_name))}</code> by <strong class="author">${text(userName(release.user))}</strong> ${date(at(release))}</p>
-<div class="markdown">${renderMarkdown(str(release.body) ?? '', env)}</div>
+    const flags = [release.prerelease === true ? 'pre-release' : '', stringOf(release.state) === 'draft' ? 'draft' : ''].filter(Boolean).map((flag) => `<span class="flag">${flag}</span>`).join(' ');
+    return `<article class="release"><h2>${text(stringOf(release.name) || stringOf(release.tag_name))} ${flags}</h2>
+<p class="meta"><code>${text(stringOf(release.tag_name))}</code> by <strong class="author">${text(userName(release.user))}</strong> ${date(at(release))}</p>
+<div class="markdown">${renderMarkdown(stringOf(release.body) ?? '', env)}</div>
 ${items.length > 0 ? `<ul class="assets">${items.join('\n')}</ul>` : ''}</article>`;
   });
   const body = `<h1>${text(repository.name)}</h1>
