@@ -12,6 +12,7 @@ import { receiverBench } from './receiver.js';
 import { restoreBench } from './restore.js';
 import { startupBench } from './startup.js';
 import { verifyBench } from './verify.js';
+import { viewBench } from './view.js';
 
 const suites = {
   startup: startupBench,
@@ -22,6 +23,7 @@ const suites = {
   verify: verifyBench,
   'org-export': orgExportBench,
   restore: restoreBench,
+  view: viewBench,
 };
 
 // `node bench/run.js download startup` measures those suites again and replaces their rows for that

@@ -23,8 +23,8 @@ describe('the published package', () => {
     expect(dist).toEqual(expect.arrayContaining(['dist/cli.js', 'dist/cli.js.map', 'dist/cli-sandbox.js', 'dist/cli-version.js']));
     for (const code of dist.filter((f) => f.endsWith('.js'))) expect(dist).toContain(`${code}.map`);
     expect(files).toContain('samples/webhook-payloads.json');
-    // The inspector's page: its one script and one stylesheet, served from the package.
-    expect(files.filter((f) => f.startsWith('web/')).sort()).toEqual(['web/inspector.css', 'web/inspector.js']);
+    // The inspector's page and archive view's site: each its one script and one stylesheet, from the package.
+    expect(files.filter((f) => f.startsWith('web/')).sort()).toEqual(['web/inspector.css', 'web/inspector.js', 'web/site.css', 'web/site.js']);
     // The help and README point users at these pages; the developers' docs stay in the repository.
     expect(files.filter((f) => f.startsWith('docs/')).sort()).toEqual(['docs/cli.md', 'docs/sandbox.md', 'docs/service.md']);
     expect(files.filter((f) => /^(src|test|bench|scripts)\/|tsconfig|eslint|knip/.test(f))).toEqual([]);
@@ -41,6 +41,11 @@ describe('the published package', () => {
     const archive = join(out, 'exported.tar.gz');
     const exported = await exec(bin, ['export', 'widgets', '--sandbox', '--output', archive, '--yes', '--interval', '1', '--json']);
     expect(JSON.parse(exported.stdout).archive.sha256).toBe(createHash('sha256').update(readFileSync(archive)).digest('hex'));
+    // archive view loads markdown-it as installed, and copies the site's script and stylesheet as shipped.
+    const site = join(out, 'site');
+    expect(JSON.parse((await exec(bin, ['archive', 'view', archive, '-o', site, '--json'])).stdout).verified).toBe(true);
+    expect(readFileSync(join(site, 'assets', 'site.js'), 'utf8')).toBe(readFileSync(join(root, 'web', 'site.js'), 'utf8'));
+    expect(readFileSync(join(site, 'octo-org', 'widgets', 'issues', '1.html'), 'utf8')).toContain('<h2>Steps to reproduce</h2>');
     // The installed binary serves the inspector's page, script and stylesheet as shipped.
     const listener = spawn(bin, ['webhook', 'listen', '--port', '0', '--inspect'], { stdio: ['ignore', 'ignore', 'pipe'] });
     try {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inertText } from '../../src/support/outside-text.js';
+import { inertBody, inertText } from '../../src/support/outside-text.js';
 
 describe('text from inside an archive, as printed', () => {
   it('shows control characters and bidirectional overrides instead of obeying them', () => {
@@ -15,5 +15,13 @@ describe('text from inside an archive, as printed', () => {
     expect(inertText('\ufff9note\ufffb\u2065')).toBe('\\ufff9note\\ufffb\\u2065');
     // What is drawn (an emoji, a letter with its accent) stays as it is.
     expect(inertText('🎉 e\u0301')).toBe('🎉 e\u0301');
+  });
+});
+
+describe('a body from inside an archive, as a page shows it', () => {
+  it('keeps tabs and line ends, and escapes every other control, bidi and zero-width character', () => {
+    expect(inertBody('line one\r\n\tline two\n')).toBe('line one\r\n\tline two\n');
+    expect(inertBody('a\u0007b\u001b[31m\u202eevil\u200b\u2028')).toBe('a\\x07b\\x1b[31m\\u202eevil\\u200b\\u2028');
+    expect(inertBody('café 日本語 🎉')).toBe('café 日本語 🎉');
   });
 });
