@@ -144,6 +144,9 @@ const pathOf = (url: string) => fileURLToPath(url.replace(/[?#].*$/, ''));
 const visibleRows = (page: Page) =>
   page.$$eval('table tbody tr', (rows) => rows.filter((row: any) => row.checkVisibility()).map((row: any) => row.textContent.replace(/\s+/g, ' ').trim() as string));
 
+/** The numbers (`#12`) of rows as `visibleRows` gives them, in order. */
+const visibleNumbers = (rows: string[]) => rows.map((row) => Number(/#(\d+)/.exec(row)?.[1])).sort((a, b) => a - b);
+
 /** Each `<a href>` and `<img src>` of the page, resolved against it. */
 const linksOf = (page: Page) =>
   page.evaluate(() => ({
@@ -326,13 +329,20 @@ describe.skipIf(!CHROMIUM)(`archive view in headless Chromium${SKIPPED}`, () => 
       await selectWith('closed').selectOption({ index: 0 });
       expect(await visibleRows(page)).toHaveLength(counts.issues.length);
 
-      const labelUrls = new Map((records.get('repositories')!.find((repository) => repository.url === hello)!.labels as Json[]).map((label) => [label.url, label.name]));
-      const withBug = counts.issues.filter((issue) => (issue.labels as string[]).some((url) => labelUrls.get(url) === 'bug'));
-      await page.locator('select:has(option:text-is("bug"))').first().selectOption({ label: 'bug' });
-      const shown = await visibleRows(page);
-      expect(shown).toHaveLength(withBug.length);
-      for (const row of shown) expect(row).toContain('bug');
-      await page.locator('select:has(option:text-is("bug"))').first().selectOption({ index: 0 });
+      // Every label of the list, one at a time: the rows shown are those carrying it, a row with two labels too.
+      const repositoryLabels = records.get('repositories')!.find((repository) => repository.url === hello)!.labels as Json[];
+      const labelNames = new Map(repositoryLabels.map((label) => [label.url, label.name]));
+      const namesOf = (item: Json) => (item.labels as string[]).map((url) => labelNames.get(url));
+      const labelled = (items: Json[], name: string) => items.filter((item) => namesOf(item).includes(name));
+      const numbersOf = (items: Json[]) => items.map((item) => Number(/\/(\d+)$/.exec(item.url as string)![1])).sort((a, b) => a - b);
+      const used = [...new Set(counts.issues.flatMap((issue) => (issue.labels as string[]).map((url) => labelNames.get(url)!)))];
+      expect(used.length).toBeGreaterThanOrEqual(3);
+      const labelSelect = page.locator('select:has(option:text-is("bug"))').first();
+      for (const name of used) {
+        await labelSelect.selectOption({ label: name });
+        expect({ name, shown: visibleNumbers(await visibleRows(page)) }).toEqual({ name, shown: numbersOf(labelled(counts.issues, name)) });
+      }
+      await labelSelect.selectOption({ index: 0 });
 
       const café = counts.issues.filter((issue) => (issue.title as string).toLowerCase().includes('café'));
       expect(café.length).toBeGreaterThan(0);
@@ -342,8 +352,15 @@ describe.skipIf(!CHROMIUM)(`archive view in headless Chromium${SKIPPED}`, () => 
       for (const issue of café) expect(found.some((row) => row.includes(issue.title))).toBe(true);
 
       await page.goto(fileUrl(join(dir, 'octo-org', 'Hello-World', 'pulls.html')));
-      await selectWith('merged').selectOption('merged');
-      expect(await visibleRows(page)).toHaveLength(counts.pullsMerged);
+      const pullStates: [string, Json[]][] = [
+        ['open', counts.pulls.filter((pull) => pull.closed_at === null)],
+        ['merged', counts.pulls.filter((pull) => pull.merged_at !== null)],
+        ['closed', counts.pulls.filter((pull) => pull.closed_at !== null && pull.merged_at === null)],
+      ];
+      for (const [state, pulls] of pullStates) {
+        await selectWith('merged').selectOption(state);
+        expect({ state, shown: visibleNumbers(await visibleRows(page)) }).toEqual({ state, shown: numbersOf(pulls) });
+      }
       expect(await pageState(page)).toEqual({ ran: false, violations: [] });
       expect(cspMessages).toEqual([]);
       expect(errors).toEqual([]);
