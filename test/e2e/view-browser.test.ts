@@ -458,6 +458,11 @@ describe.skipIf(!CHROMIUM)(`archive view in headless Chromium${SKIPPED}`, () => 
       expect(body).toContain('javascript:');
       expect(await page.locator('script:not([src])').count()).toBe(0);
       expect(await page.locator('iframe, form, svg, meta[http-equiv=refresh], base, style').count()).toBe(0);
+      // What the body refers to in the archive is linked in the site: #3 and the first issue's URL; #999 is in no archive.
+      const anchors = (await linksOf(page)).anchors.map((a) => a.resolved);
+      expect(anchors).toContain(fileUrl(join(dir, 'acme', 'r', 'pulls', '3.html')));
+      expect(anchors).toContain(fileUrl(join(dir, 'acme', 'r', 'issues', '1.html')));
+      expect(anchors.filter((href) => href.includes('999'))).toEqual([]);
     });
 
     it('opens no copied file that runs a script: an HTML attachment stays inert', async () => {
