@@ -25,6 +25,14 @@ export function inertText(text: string): string {
   return UNSAFE.test(text) ? text.replace(EVERY_UNSAFE, escaped) : text;
 }
 
+/** Those less tab, line feed and carriage return: a body of several lines (Markdown) stays as written, inert. */
+const UNSAFE_IN_BODY = new RegExp(`[\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f${BEYOND_C0}]`, 'gu');
+
+/** The text with every such character but tab and line ends escaped, as inertText does: for Markdown bodies shown on a page. */
+export function inertBody(text: string): string {
+  return text.replace(UNSAFE_IN_BODY, escaped);
+}
+
 /** What JSON.stringify leaves raw in strings though a terminal acts on it or hides it (it escapes C0 itself). */
 const RAW_IN_JSON = new RegExp(`[${BEYOND_C0}]`, 'u');
 const EVERY_RAW_IN_JSON = new RegExp(RAW_IN_JSON.source, 'gu');

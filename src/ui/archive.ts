@@ -2,6 +2,7 @@ import type { ChalkInstance } from 'chalk';
 import type { ExtractReport } from '../core/archive/extract.js';
 import type { InspectReport } from '../core/archive/inspect.js';
 import type { VerifyReport } from '../core/archive/verify.js';
+import type { ViewReport } from '../core/view/site.js';
 import { describeProblem } from '../core/archive/problem.js';
 import { inertText } from '../support/outside-text.js';
 import { formatBytes } from './format.js';
@@ -114,4 +115,15 @@ export function extractMessage(report: ExtractReport, theme: ChalkInstance): str
 function leftOutLine({ count, first }: ExtractReport['left_out'], theme: ChalkInstance): string {
   const more = count > first.length ? `, and ${count - first.length} more` : '';
   return `${theme.yellow('!')} left out ${count} file${count === 1 ? '' : 's'} the service's archives never hold (only the metadata, attachments/ and releases/ are written): ${first.map(inertText).join(', ')}${more}`;
+}
+
+/** What `archive view` made: where the site is and how much of it, and, read with --no-verify, that it was not verified. */
+export function viewMessage(report: ViewReport, theme: ChalkInstance): string {
+  const items = report.repositories.reduce((sum, repo) => sum + repo.issues + repo.pull_requests, 0);
+  const repos = report.repositories.length;
+  return [
+    ...(report.verified ? [] : [theme.yellow('! the archive was NOT verified (--no-verify): every page says so')]),
+    `${theme.green('✓')} wrote ${report.pages} page${report.pages === 1 ? '' : 's'} (${repos} repositor${repos === 1 ? 'y' : 'ies'}, ${items} issues and pull requests) and ${report.files} file${report.files === 1 ? '' : 's'} to ${inertText(report.directory)}`,
+    `  open ${inertText(report.directory)}/index.html in a browser`,
+  ].join('\n');
 }
