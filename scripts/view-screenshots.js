@@ -3,7 +3,9 @@
 // `npm run build && node scripts/view-screenshots.js`. The archive is the sandbox's, exported by the
 // binary itself (`export --sandbox`), so the pages show what the service's metadata holds: the
 // index, the first issue (a table, code, a task list, an attachment, comments) and the first pull
-// request (a review asking for changes, its thread on the diff, the approval).
+// request (a review asking for changes, its thread on the diff, the approval). The bodies hold
+// Japanese and emoji: without fonts for them (apt-get install fonts-noto-cjk fonts-noto-color-emoji)
+// Chromium draws boxes.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
