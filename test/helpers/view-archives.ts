@@ -48,7 +48,7 @@ export const HOSTILE_TEXT = {
 };
 
 /** Markdown trying everything the renderer must refuse: raw HTML, links to scripts, paths out of the site. */
-export const HOSTILE_MARKDOWN = [
+const HOSTILE_MARKDOWN = [
   'Hostile body. See #3, #999 and https://sandbox.invalid/acme/r/issues/1.',
   '',
   `[x](javascript:${RUN}) [X](JaVaScRiPt:${RUN}) [tab](java\tscript:${RUN}) [entity](&#106;avascript:${RUN})`,
