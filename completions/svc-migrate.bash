@@ -7,7 +7,7 @@ _svc_migrate() {
   for word in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
     [[ "$word" == -* ]] && continue
     candidate="${path:+$path }$word"
-    for known in 'start' 'status' 'list' 'repos' 'download' 'delete-archive' 'unlock' 'export' 'archive' 'archive verify' 'archive inspect' 'archive extract' 'archive restore' 'webhook' 'webhook listen' 'webhook send' 'webhook replay' 'webhook inspect' 'webhook verify' 'webhook events' 'auth' 'auth login' 'auth status' 'auth logout' 'config' 'config get' 'config set' 'config unset' 'config list' 'config path' 'completion' 'sandbox'; do
+    for known in 'start' 'status' 'list' 'repos' 'download' 'delete-archive' 'unlock' 'export' 'archive' 'archive verify' 'archive inspect' 'archive extract' 'archive restore' 'archive view' 'webhook' 'webhook listen' 'webhook send' 'webhook replay' 'webhook inspect' 'webhook verify' 'webhook events' 'auth' 'auth login' 'auth status' 'auth logout' 'config' 'config get' 'config set' 'config unset' 'config list' 'config path' 'completion' 'sandbox'; do
       [[ "$known" == "$candidate" ]] && path="$candidate"
     done
   done
@@ -139,7 +139,7 @@ _svc_migrate() {
           --max-wait) COMPREPLY=(); return ;;
           --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'verify inspect extract restore' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'verify inspect extract restore view' -- "$cur")); fi ;;
     'archive verify')
       case "$prev" in
           --migration) COMPREPLY=(); return ;;
@@ -188,6 +188,17 @@ _svc_migrate() {
           --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--to --only --parallel --dry-run --force --include-pull-refs --journal --git-check-time -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
+    'archive view')
+      case "$prev" in
+          -o|--output) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
+          --org) COMPREPLY=(); return ;;
+          --base-url) COMPREPLY=(); return ;;
+          --token) COMPREPLY=(); return ;;
+          --api-version) COMPREPLY=(); return ;;
+          --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
+      esac
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-o --output --force --no-verify -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
     'webhook')
       case "$prev" in
           --org) COMPREPLY=(); return ;;

@@ -212,10 +212,11 @@ complete -c svc-migrate -n '__fish_seen_subcommand_from export' -l max-wait -x -
 complete -c svc-migrate -n '__fish_seen_subcommand_from export' -l ca-file -rF -d 'also trust the certificate authorities of this PEM file, for the API a'
 complete -c svc-migrate -n '__fish_seen_subcommand_from export' -l insecure -d 'allow sending the token over plain HTTP to a host beyond loopback (cer'
 complete -c svc-migrate -n '__fish_seen_subcommand_from export' -s h -l help -d 'show help'
-complete -c svc-migrate -n '__fish_seen_subcommand_from archive; and not __fish_seen_subcommand_from verify inspect extract restore' -a verify
-complete -c svc-migrate -n '__fish_seen_subcommand_from archive; and not __fish_seen_subcommand_from verify inspect extract restore' -a inspect
-complete -c svc-migrate -n '__fish_seen_subcommand_from archive; and not __fish_seen_subcommand_from verify inspect extract restore' -a extract
-complete -c svc-migrate -n '__fish_seen_subcommand_from archive; and not __fish_seen_subcommand_from verify inspect extract restore' -a restore
+complete -c svc-migrate -n '__fish_seen_subcommand_from archive; and not __fish_seen_subcommand_from verify inspect extract restore view' -a verify
+complete -c svc-migrate -n '__fish_seen_subcommand_from archive; and not __fish_seen_subcommand_from verify inspect extract restore view' -a inspect
+complete -c svc-migrate -n '__fish_seen_subcommand_from archive; and not __fish_seen_subcommand_from verify inspect extract restore view' -a extract
+complete -c svc-migrate -n '__fish_seen_subcommand_from archive; and not __fish_seen_subcommand_from verify inspect extract restore view' -a restore
+complete -c svc-migrate -n '__fish_seen_subcommand_from archive; and not __fish_seen_subcommand_from verify inspect extract restore view' -a view
 complete -c svc-migrate -n '__fish_seen_subcommand_from archive' -s V -l version -d 'print the version'
 complete -c svc-migrate -n '__fish_seen_subcommand_from archive' -l org -x -d 'organization (env SVC_ORG)'
 complete -c svc-migrate -n '__fish_seen_subcommand_from archive' -l base-url -x -d 'API root, e.g. https://api.example.com (env SVC_BASE_URL)'
@@ -308,6 +309,25 @@ complete -c svc-migrate -n '__fish_seen_subcommand_from restore; and __fish_seen
 complete -c svc-migrate -n '__fish_seen_subcommand_from restore; and __fish_seen_subcommand_from archive' -l ca-file -rF -d 'also trust the certificate authorities of this PEM file, for the API a'
 complete -c svc-migrate -n '__fish_seen_subcommand_from restore; and __fish_seen_subcommand_from archive' -l insecure -d 'allow sending the token over plain HTTP to a host beyond loopback (cer'
 complete -c svc-migrate -n '__fish_seen_subcommand_from restore; and __fish_seen_subcommand_from archive' -s h -l help -d 'show help'
+complete -c svc-migrate -n '__fish_seen_subcommand_from view; and __fish_seen_subcommand_from archive' -F
+complete -c svc-migrate -n '__fish_seen_subcommand_from view; and __fish_seen_subcommand_from archive' -s o -l output -rF -d 'a new or empty directory for the site'
+complete -c svc-migrate -n '__fish_seen_subcommand_from view; and __fish_seen_subcommand_from archive' -l force -d 'DIR may hold files: each file of the site replaces the same path there'
+complete -c svc-migrate -n '__fish_seen_subcommand_from view; and __fish_seen_subcommand_from archive' -l no-verify -d 'read the archive without verifying it (no git check): every page then '
+complete -c svc-migrate -n '__fish_seen_subcommand_from view; and __fish_seen_subcommand_from archive' -s V -l version -d 'print the version'
+complete -c svc-migrate -n '__fish_seen_subcommand_from view; and __fish_seen_subcommand_from archive' -l org -x -d 'organization (env SVC_ORG)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from view; and __fish_seen_subcommand_from archive' -l base-url -x -d 'API root, e.g. https://api.example.com (env SVC_BASE_URL)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from view; and __fish_seen_subcommand_from archive' -l token -x -d 'bearer token (env SVC_TOKEN; or `auth login`)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from view; and __fish_seen_subcommand_from archive' -l api-version -x -d 'X-Service-Api-Version to send (env SVC_API_VERSION)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from view; and __fish_seen_subcommand_from archive' -l sandbox -d 'run against an in-process emulator of the service (env SVC_SANDBOX=1)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from view; and __fish_seen_subcommand_from archive' -l json -d 'machine output on stdout; messages on stderr (list, status, repos: --j'
+complete -c svc-migrate -n '__fish_seen_subcommand_from view; and __fish_seen_subcommand_from archive' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from view; and __fish_seen_subcommand_from archive' -s q -l quiet -d 'less output: results, warnings and errors only'
+complete -c svc-migrate -n '__fish_seen_subcommand_from view; and __fish_seen_subcommand_from archive' -l debug -d 'HTTP trace on stderr with credentials redacted (env SVC_DEBUG=1)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from view; and __fish_seen_subcommand_from archive' -l no-input -d 'never prompt; a missing value is a usage error (also when CI is set)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from view; and __fish_seen_subcommand_from archive' -l max-wait -x -d 'longest rate-limit wait to sit through (default 5m)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from view; and __fish_seen_subcommand_from archive' -l ca-file -rF -d 'also trust the certificate authorities of this PEM file, for the API a'
+complete -c svc-migrate -n '__fish_seen_subcommand_from view; and __fish_seen_subcommand_from archive' -l insecure -d 'allow sending the token over plain HTTP to a host beyond loopback (cer'
+complete -c svc-migrate -n '__fish_seen_subcommand_from view; and __fish_seen_subcommand_from archive' -s h -l help -d 'show help'
 complete -c svc-migrate -n '__fish_seen_subcommand_from webhook; and not __fish_seen_subcommand_from listen send replay inspect verify events' -a listen
 complete -c svc-migrate -n '__fish_seen_subcommand_from webhook; and not __fish_seen_subcommand_from listen send replay inspect verify events' -a send
 complete -c svc-migrate -n '__fish_seen_subcommand_from webhook; and not __fish_seen_subcommand_from listen send replay inspect verify events' -a replay

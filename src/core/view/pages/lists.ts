@@ -86,7 +86,7 @@ export function itemListPage(index: SiteIndex, repository: RepositoryIndex, kind
   const lines = rows.map((row) => {
     const labels = row.labels.map((url) => labelOf(repository, url));
     for (const label of labels) labelsUsed.set(label.name, label);
-    return `<tr data-state="${row.state}" data-labels="${text(labels.map((label) => label.name).join('\n'))}" data-title="${text(row.title.toLowerCase())}">`
+    return `<tr data-state="${row.state}" data-labels="${labels.map((label) => text(label.name)).join('\n')}" data-title="${text(row.title.toLowerCase())}">`
       + `<td class="number">#${row.number}</td>`
       + `<td class="title"><a href="${folder}/${row.number}.html">${text(row.title)}</a> ${labels.map((label) => labelChip(label.name, label.color)).join(' ')}</td>`
       + `<td><span class="state state-${row.state}">${row.state}</span></td>`
