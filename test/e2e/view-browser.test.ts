@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { untarred } from '../helpers/git-remotes.js';
 import { chromiumPath } from '../helpers/inspector.js';
 import { GIT_SETUP } from '../helpers/restore-archives.js';
-import { spawnCli } from '../helpers/run-cli.js';
+import { leftIn, spawnCli } from '../helpers/run-cli.js';
 import { archiveRecords, HOSTILE_TEXT, type HostileArchive, hostileViewArchive, PWNED, viewSandboxArchive } from '../helpers/view-archives.js';
 
 // `archive view ARCHIVE -o DIR` (issue 47, docs/cli.md) read in headless Chromium (Debian's
@@ -48,8 +48,8 @@ interface ViewReport {
   verified: boolean;
 }
 
-const view = (archive: string, dir: string, extra: string[] = []) =>
-  spawnCli(['archive', 'view', archive, '-o', dir, '--json', ...extra], { env: GIT_SETUP, timeoutMs: RUN_CEILING_MS });
+const view = (archive: string, dir: string, env: Record<string, string> = {}) =>
+  spawnCli(['archive', 'view', archive, '-o', dir, '--json'], { env: { ...GIT_SETUP, ...env }, timeoutMs: RUN_CEILING_MS });
 
 async function viewed(archive: string, dir: string): Promise<ViewReport> {
   const result = await view(archive, dir);
@@ -402,6 +402,8 @@ describe.skipIf(!CHROMIUM)(`archive view in headless Chromium${SKIPPED}`, () => 
     let parent: string;
     let dir: string;
     let before: string[];
+    /** The run's TMPDIR: whatever it spools there must be gone when it ends. */
+    let temporary: string;
     let result: Awaited<ReturnType<typeof view>>;
 
     beforeAll(async () => {
@@ -409,13 +411,15 @@ describe.skipIf(!CHROMIUM)(`archive view in headless Chromium${SKIPPED}`, () => 
       parent = dirname(hostile.archive);
       dir = join(parent, 'site');
       before = filesUnder(parent);
-      result = await view(hostile.archive, dir);
+      temporary = mkdtempSync(join(tmpdir(), 'svc-view-tmpdir-'));
+      result = await view(hostile.archive, dir, { TMPDIR: temporary });
     }, RUN_CEILING_MS);
 
     it('is rendered, and nothing is written outside DIR', () => {
       expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: expect.any(String) });
       expect(filesUnder(parent, (path) => path === 'site')).toEqual(before);
       expect(existsSync(hostile.absoluteName)).toBe(false);
+      expect(leftIn(temporary)).toEqual([]);
       const written = filesUnder(dir);
       // Pages, the two assets, and copied files under files/: no name of the archive anywhere else.
       const stray = written.filter((path) => !/^(index\.html|assets\/site\.(js|css)|acme\/r\/[^/]+\.html|acme\/r\/(issues|pulls)\/\d+\.html|files\/.+)$/.test(path));
