@@ -480,13 +480,17 @@ describe.skipIf(!CHROMIUM)(`archive view in headless Chromium${SKIPPED}`, () => 
       expect(anchors.filter((href) => href.includes('999'))).toEqual([]);
     });
 
-    it('opens no copied file that runs a script: an HTML attachment stays inert', async () => {
+    it('copies no file that runs a script when opened from the site: an HTML page or an SVG drawing attached stays inert', async () => {
       const copied = filesUnder(join(dir, 'files'));
+      expect(copied.length).toBeGreaterThan(0);
+      const ran: { path: string; dialogs: string[]; ran: boolean }[] = [];
       for (const path of copied) {
         const { page, dialogs } = await watchedPage();
         await page.goto(fileUrl(join(dir, 'files', path)));
-        expect({ path, dialogs, state: await pageState(page) }).toEqual({ path, dialogs: [], state: { ran: false, violations: [] } });
+        const state = await pageState(page);
+        if (state.ran || dialogs.length > 0) ran.push({ path, dialogs, ran: state.ran });
       }
+      expect(ran).toEqual([]);
     });
   });
 });

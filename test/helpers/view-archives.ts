@@ -94,7 +94,7 @@ export interface HostileArchive {
  * The hostile archive, in a directory of its own: acme/r (a real repository) with 3 issues and 2
  * pull requests made by the sandbox's builders, every text replaced by an attacker's, attachments
  * and release assets whose records name them `../../…` and by an absolute path, and an attachment
- * that is an HTML page with a script in it.
+ * that is an HTML page, and one an SVG drawing, with a script in it.
  */
 export function hostileViewArchive(): HostileArchive {
   const dir = mkdtempSync(join(tmpdir(), 'svc-view-hostile-'));
@@ -127,8 +127,9 @@ export function hostileViewArchive(): HostileArchive {
   const placed = (record: Json) => ({ ...hostileBody(record), diff_hunk: hunk, path: `../../${HOSTILE_TEXT.attribute}.js` });
 
   const attachments = attachmentsOf(ctx).map((attachment, index) => named(attachment, index === 0 ? '../../../../../../evil.html' : absoluteName));
-  const page = htmlAttachment(ctx.url, `${ctx.url}/issues/1`);
-  attachments.push(page);
+  const page = activeAttachment(ctx.url, `${ctx.url}/issues/1`, 'page.html', 'text/html', `<!doctype html><title>page</title><script>${RUN}</script><p>an HTML attachment</p>\n`);
+  const drawing = activeAttachment(ctx.url, `${ctx.url}/issues/1`, 'drawing.svg', 'image/svg+xml', `<svg xmlns="http://www.w3.org/2000/svg" onload="${RUN}"><script>${RUN}</script></svg>\n`);
+  attachments.push(page, drawing);
 
   const releases = releasesOf(ctx).map(({ record, files }) => ({
     record: {
@@ -152,7 +153,7 @@ export function hostileViewArchive(): HostileArchive {
     ['repositories', [repository]],
     ['milestones', milestoneRecords(ctx).map((milestone) => ({ ...milestone, title: HOSTILE_TEXT.title, description: HOSTILE_MARKDOWN }))],
     // The first issue links the HTML attachment, as a body links what was attached to it.
-    ['issues', [...issueRecords(ctx)].map(titled).map((issue, index) => (index === 0 ? { ...issue, body: `${issue.body}\n\n[the page](${page.record.url as string})` } : issue))],
+    ['issues', [...issueRecords(ctx)].map(titled).map((issue, index) => (index === 0 ? { ...issue, body: `${issue.body}\n\n[the page](${page.record.url as string}) ![a drawing](${drawing.record.url as string})` } : issue))],
     ['pull_requests', [...pullRequestRecords(ctx)].map((record, index) => ({ ...titled(record, index + 1), head: { ...(record.head as Json), ref: HOSTILE_TEXT.attribute } }))],
     ['issue_comments', [...issueCommentRecords(ctx)].map(hostileBody)],
     ['issue_events', [...issueEventRecords(ctx)].map((event) => {
@@ -185,20 +186,20 @@ function named(attachment: Attachment, name: string): Attachment {
   return { ...attachment, record: { ...attachment.record, asset_name: name, asset_url: assetUrl } };
 }
 
-/** An attachment that is an HTML page running a script: opened from the site, it must not run. */
-function htmlAttachment(repositoryUrl: string, issueUrl: string): Attachment {
-  const uuid = uuidOf(`${repositoryUrl}/page.html`);
-  const path = `attachments/${uuid}/page.html`;
+/** An attachment whose file runs a script when a browser opens it (HTML, SVG): opened from the site, it must not run. */
+function activeAttachment(repositoryUrl: string, issueUrl: string, name: string, contentType: string, content: string): Attachment {
+  const uuid = uuidOf(`${repositoryUrl}/${name}`);
+  const path = `attachments/${uuid}/${name}`;
   return {
     path,
-    data: Buffer.from(`<!doctype html><title>page</title><script>${RUN}</script><p>an HTML attachment</p>\n`),
+    data: Buffer.from(content),
     record: {
       type: 'attachment',
       url: `${WEB}/user-attachments/assets/${uuid}`,
       issue: issueUrl,
       user: `${WEB}/${LOGINS[0]!}`,
-      asset_name: 'page.html',
-      asset_content_type: 'text/html',
+      asset_name: name,
+      asset_content_type: contentType,
       asset_url: `tarball://root/${path}`,
       created_at: '2024-01-01T00:00:00Z',
     },
