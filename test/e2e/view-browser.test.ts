@@ -20,6 +20,7 @@ import { archiveRecords, HOSTILE_TEXT, type HostileArchive, hostileViewArchive, 
 // What the callbacks that run in the page see (this project compiles without the DOM's types).
 declare const window: any;
 declare const document: any;
+declare const getComputedStyle: any;
 
 type Json = Record<string, any>;
 
@@ -354,6 +355,14 @@ describe.skipIf(!CHROMIUM)(`archive view in headless Chromium${SKIPPED}`, () => 
         expect({ name, shown: visibleNumbers(await visibleRows(page)) }).toEqual({ name, shown: numbersOf(labelled(counts.issues, name)) });
       }
       await labelSelect.selectOption({ index: 0 });
+      // Each label a chip of its colour.
+      for (const label of repositoryLabels.filter((item) => used.includes(item.name))) {
+        const colours = await page.$$eval('table tbody *', (elements: any[], name: string) => elements
+          .filter((element) => element.children.length === 0 && element.textContent.trim() === name)
+          .map((element) => getComputedStyle(element).backgroundColor as string), label.name as string);
+        const [r, g, b] = [0, 2, 4].map((at) => parseInt((label.color as string).slice(at, at + 2), 16));
+        expect({ label: label.name, colours: [...new Set(colours)] }).toEqual({ label: label.name, colours: [`rgb(${r}, ${g}, ${b})`] });
+      }
 
       const café = counts.issues.filter((issue) => (issue.title as string).toLowerCase().includes('café'));
       expect(café.length).toBeGreaterThan(0);
@@ -389,7 +398,8 @@ describe.skipIf(!CHROMIUM)(`archive view in headless Chromium${SKIPPED}`, () => 
         const { page, dialogs, cspMessages } = await watchedPage();
         await page.goto(fileUrl(join(dir, path)));
         const links = await linksOf(page);
-        expect({ path, csp: links.csp, referrer: links.referrer }).toEqual({ path, csp: CSP, referrer: 'no-referrer' });
+        const charset = await page.evaluate<string>(() => document.characterSet);
+        expect({ path, csp: links.csp, referrer: links.referrer, charset }).toEqual({ path, csp: CSP, referrer: 'no-referrer', charset: 'UTF-8' });
         expect({ path, outside: links.anchors.filter((a) => !allowedLink(a.resolved, dir)) }).toEqual({ path, outside: [] });
         const seen = { path, state: await pageState(page), cspMessages, dialogs };
         expect(seen).toEqual({ path, state: { ran: false, violations: [] }, cspMessages: [], dialogs: [] });
