@@ -191,6 +191,7 @@ _svc_migrate() {
     'archive view')
       case "$prev" in
           -o|--output) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
+          --port) COMPREPLY=(); return ;;
           --org) COMPREPLY=(); return ;;
           --base-url) COMPREPLY=(); return ;;
           --token) COMPREPLY=(); return ;;
@@ -198,7 +199,7 @@ _svc_migrate() {
           --max-wait) COMPREPLY=(); return ;;
           --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-o --output --force --no-verify -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-o --output --force --serve --port --no-verify -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
     'webhook')
       case "$prev" in
           --org) COMPREPLY=(); return ;;

@@ -312,6 +312,8 @@ complete -c svc-migrate -n '__fish_seen_subcommand_from restore; and __fish_seen
 complete -c svc-migrate -n '__fish_seen_subcommand_from view; and __fish_seen_subcommand_from archive' -F
 complete -c svc-migrate -n '__fish_seen_subcommand_from view; and __fish_seen_subcommand_from archive' -s o -l output -rF -d 'a new or empty directory for the site'
 complete -c svc-migrate -n '__fish_seen_subcommand_from view; and __fish_seen_subcommand_from archive' -l force -d 'DIR may hold files: each file of the site replaces the same path there'
+complete -c svc-migrate -n '__fish_seen_subcommand_from view; and __fish_seen_subcommand_from archive' -l serve -d 'then serve the site on 127.0.0.1 and print its URL, until Ctrl-C'
+complete -c svc-migrate -n '__fish_seen_subcommand_from view; and __fish_seen_subcommand_from archive' -l port -x -d 'the port of --serve (default: any free port)'
 complete -c svc-migrate -n '__fish_seen_subcommand_from view; and __fish_seen_subcommand_from archive' -l no-verify -d 'read the archive without verifying it (no git check): every page then '
 complete -c svc-migrate -n '__fish_seen_subcommand_from view; and __fish_seen_subcommand_from archive' -s V -l version -d 'print the version'
 complete -c svc-migrate -n '__fish_seen_subcommand_from view; and __fish_seen_subcommand_from archive' -l org -x -d 'organization (env SVC_ORG)'

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { options, refused } from '../helpers/command-options.js';
 
-// The options of `archive verify`, `extract` and `restore`, read and checked through the seam of
+// The options of `archive verify`, `extract`, `restore` and `view`, read and checked through the seam of
 // src/context.ts: what each would run with, or the usage error (exit 2) a user sees before any
 // archive is read. Nothing is started.
 
@@ -24,6 +24,21 @@ describe('archive extract', () => {
 
   it('needs a directory', async () => {
     await refused(['archive', 'extract', 'a.tgz'], /missing the <dir> argument/);
+  });
+});
+
+describe('archive view', () => {
+  it('takes the archive, -o, --force, --no-verify and --serve with its port', async () => {
+    expect(await options(['archive', 'view', 'a.tgz', '-o', 'site'])).toEqual({ file: 'a.tgz', dir: 'site', force: false, verify: true });
+    expect(await options(['archive', 'view', 'a.tgz', '--output', 'site', '--force', '--no-verify', '--serve', '--port', '8080'])).toEqual({ file: 'a.tgz', dir: 'site', force: true, verify: false, serve: 8080 });
+    expect(await options(['archive', 'view', 'a.tgz', '-o', 'site', '--serve'])).toEqual({ file: 'a.tgz', dir: 'site', force: false, verify: true, serve: 0 });
+  });
+
+  it('needs -o, refuses an empty one, a bad port, and --port without --serve', async () => {
+    await refused(['archive', 'view', 'a.tgz'], /-o, --output <dir> is required/);
+    await refused(['archive', 'view', 'a.tgz', '-o', ''], /-o\/--output/);
+    await refused(['archive', 'view', 'a.tgz', '-o', 'site', '--serve', '--port', '70000'], /a port is a whole number/);
+    await refused(['archive', 'view', 'a.tgz', '-o', 'site', '--port', '80'], '--port is the port of --serve');
   });
 });
 

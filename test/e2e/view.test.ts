@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { get } from 'node:http';
 import { join, relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { untarred } from '../helpers/git-remotes.js';
@@ -67,6 +68,16 @@ async function changedArchive(archive: string, change: (tree: string) => void): 
   const out = join(tempDir(), 'changed.tar.gz');
   execFileSync('tar', ['czf', out, '-C', tree, ...readdirSync(tree)]);
   return out;
+}
+
+/** The status of GET `url` sent with this Host (fetch sends its own, whatever it is given). */
+function statusWithHost(url: string, host: string): Promise<number | undefined> {
+  return new Promise((resolve, reject) => {
+    get(url, { headers: { host } }, (response) => {
+      response.resume();
+      resolve(response.statusCode);
+    }).on('error', reject);
+  });
 }
 
 function rewrite(tree: string, kind: string, change: (records: Json[]) => void): void {
@@ -226,5 +237,37 @@ describe('archive view', () => {
     expect(readFileSync(join(dir, 'mine.txt'), 'utf8')).toBe('keep');
     expect(existsSync(join(dir, 'octo-org/widgets/pulls/3.html'))).toBe(true);
     expect(readdirSync(dir).filter((name) => name.startsWith('.'))).toEqual([]);
+  }, 120_000);
+
+  it('--serve: the site on 127.0.0.1 with the policy as a header, only files under DIR, until Ctrl-C (exit 0)', async () => {
+    const out = join(tempDir(), 'site');
+    const stop = new AbortController();
+    let url: (value: string) => void;
+    const served = new Promise<string>((resolve) => (url = resolve));
+    const running = runCli(['archive', 'view', archive, '-o', out, '--serve', '--json'], {
+      env: GIT_SETUP,
+      signal: stop.signal,
+      onStdout: (text) => {
+        const found = /"url":"(http:\/\/127\.0\.0\.1:\d+\/)"/.exec(text)?.[1];
+        if (found) url(found);
+      },
+    });
+    const base = await served;
+    const page = await fetch(`${base}octo-org/widgets/pulls/3.html`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toBe('default-src \'none\'; script-src \'self\'; style-src \'self\'; img-src \'self\'; base-uri \'none\'; form-action \'none\'');
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(await page.text()).toContain('<pre class="diff">');
+    expect((await fetch(base)).status).toBe(200);
+    for (const path of ['..%2f..%2fetc%2fpasswd', '%2e%2e/x', 'octo-org/', 'nothing.html']) expect((await fetch(`${base}${path}`)).status, path).toBe(404);
+    const image = /src="\.\.\/\.\.\/\.\.\/(files\/attachments\/[^"]+\.png)"/.exec(await (await fetch(`${base}octo-org/widgets/issues/1.html`)).text())?.[1];
+    expect((await fetch(`${base}${image}`)).headers.get('content-type')).toBe('image/png');
+    const log = await fetch(`${base}${readdirSync(join(out, 'files/attachments')).map((id) => `files/attachments/${id}/build-log.txt`).find((path) => existsSync(join(out, path)))}`);
+    expect(log.headers.get('content-type')).toBe('application/octet-stream');
+    expect(log.headers.get('content-disposition')).toBe('attachment');
+    expect(await statusWithHost(base, 'evil.example')).toBe(403);
+    expect(await statusWithHost(base, 'localhost')).toBe(200);
+    stop.abort();
+    expect((await running).code).toBe(0);
   }, 120_000);
 });

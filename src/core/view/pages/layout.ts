@@ -6,7 +6,7 @@ import { inertText } from '../../../support/outside-text.js';
 // of the archive goes through `text()`: HTML-escaped, control, bidi and zero-width characters shown
 // as escapes (support/outside-text.ts).
 
-const CONTENT_SECURITY_POLICY = 'default-src \'none\'; script-src \'self\'; style-src \'self\'; img-src \'self\'; base-uri \'none\'; form-action \'none\'';
+export const CONTENT_SECURITY_POLICY = 'default-src \'none\'; script-src \'self\'; style-src \'self\'; img-src \'self\'; base-uri \'none\'; form-action \'none\'';
 
 const NOT_VERIFIED = 'this archive was NOT verified: it was read with --no-verify, and what it holds may be damaged or not what the service wrote';
 
