@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, sep } from 'node:path';
@@ -7,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { untarred } from '../helpers/git-remotes.js';
 import { chromiumPath } from '../helpers/inspector.js';
 import { GIT_SETUP } from '../helpers/restore-archives.js';
-import { leftIn, spawnCli } from '../helpers/run-cli.js';
+import { BIN, leftIn, spawnCli } from '../helpers/run-cli.js';
 import { archiveRecords, HOSTILE_TEXT, type HostileArchive, hostileViewArchive, PWNED, viewSandboxArchive } from '../helpers/view-archives.js';
 
 // `archive view ARCHIVE -o DIR` (issue 47, docs/cli.md) read in headless Chromium (Debian's
@@ -114,7 +115,7 @@ interface Watched {
  * page's CSP, as the inspector's tests do; and Chromium's console report of it) and every error.
  */
 async function watchedPage(options: { javaScriptEnabled?: boolean } = {}): Promise<Watched> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true, ...options });
   contexts.push(context);
   await context.addInitScript(() => {
     const w = window as { violations: string[] };
@@ -501,6 +502,46 @@ describe.skipIf(!CHROMIUM)(`archive view in headless Chromium${SKIPPED}`, () => 
         if (state.ran || dialogs.length > 0) ran.push({ path, dialogs, ran: state.ran });
       }
       expect(ran).toEqual([]);
+    });
+
+    it('--serve serves it on 127.0.0.1 with the policy on every answer, an attached page or drawing as a download that runs nothing, until Ctrl-C (exit 0)', async () => {
+      const served = join(mkdtempSync(join(tmpdir(), 'svc-view-serve-')), 'site');
+      const child = spawn(process.execPath, [BIN, 'archive', 'view', hostile.archive, '-o', served, '--serve', '--json'], {
+        env: { ...process.env, ...GIT_SETUP },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      try {
+        const base = await new Promise<string>((resolve, reject) => {
+          let printed = '';
+          child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+            printed += chunk;
+            const url = /"url":\s*"(http:\/\/127\.0\.0\.1:\d+\/)"/.exec(printed)?.[1];
+            if (url) resolve(url);
+          });
+          void exited.then((code) => reject(new Error(`archive view --serve exited ${code} before printing its URL`)));
+        });
+        const at = (path: string) => new URL(path.split('/').map(encodeURIComponent).join('/'), base).href;
+        const pages = filesUnder(served, (path) => path === 'files').filter((path) => path.endsWith('.html'));
+        expect(pages).toContain('acme/r/issues/1.html');
+        for (const path of pages) {
+          const { page, dialogs, cspMessages } = await watchedPage();
+          const answer = await page.goto(at(path));
+          expect({ path, status: answer?.status(), csp: answer?.headers()['content-security-policy'] }).toEqual({ path, status: 200, csp: CSP });
+          const seen = { path, dialogs, cspMessages, state: await pageState(page) };
+          expect(seen).toEqual({ path, dialogs: [], cspMessages: [], state: { ran: false, violations: [] } });
+        }
+        const active = filesUnder(join(served, 'files')).filter((path) => /\.(html|svg)$/.test(path));
+        expect(active).toHaveLength(2);
+        for (const path of active) {
+          const { page, dialogs } = await watchedPage();
+          const [download] = await Promise.all([page.waitForEvent('download'), page.goto(at(`files/${path}`)).catch(() => undefined)]);
+          expect({ path, file: download.suggestedFilename(), dialogs }).toEqual({ path, file: path.split('/').pop(), dialogs: [] });
+        }
+      } finally {
+        child.kill('SIGINT');
+      }
+      expect(await exited).toBe(0);
     });
   });
 });
