@@ -226,6 +226,18 @@ describe('archive view', () => {
     expect(readdirSync(parent)).toEqual([]);
   }, 120_000);
 
+  it('exit 9 for a record over 1 MiB (two values of 600 KiB: each one within what verify reads), and nothing written', async () => {
+    const large = await changedArchive(archive, (at) => rewrite(at, 'issue_comments', (list) => {
+      list[0]!.body = 'a'.repeat(600 << 10);
+      list[0]!.extra = 'b'.repeat(600 << 10);
+    }));
+    const parent = tempDir();
+    const result = await view([large, '-o', join(parent, 'site')]);
+    expect(result.code, result.stderr).toBe(9);
+    expect(result.stderr).toContain('holds a record over 1 MiB long');
+    expect(readdirSync(parent)).toEqual([]);
+  }, 120_000);
+
   it('refuses a DIR that is not empty (exit 2), and --force writes the site there, leaving the rest', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'mine.txt'), 'keep');

@@ -36,8 +36,9 @@ class RecordSplitter {
   private ready: JsonRecord[] = [];
 
   constructor() {
+    // What the token callback throws comes back here.
     this.tokenizer.onError = (error) => {
-      throw new MetadataFormatError(error.message);
+      throw error instanceof RecordTooLargeError || error instanceof MetadataFormatError ? error : new MetadataFormatError(error.message);
     };
     this.tokenizer.onToken = ({ token, offset }) => this.token(token, offset);
   }
