@@ -531,7 +531,9 @@ describe.skipIf(!CHROMIUM)(`archive view in headless Chromium${SKIPPED}`, () => 
           const seen = { path, dialogs, cspMessages, state: await pageState(page) };
           expect(seen).toEqual({ path, dialogs: [], cspMessages: [], state: { ran: false, violations: [] } });
         }
-        const active = filesUnder(join(served, 'files')).filter((path) => /\.(html|svg)$/.test(path));
+        // Copied under an inert name (`page.html.txt`), and served as a download all the same.
+        expect(filesUnder(join(served, 'files')).filter((path) => /\.(html|svg)$/.test(path))).toEqual([]);
+        const active = filesUnder(join(served, 'files')).filter((path) => /\.(html|svg)\.txt$/.test(path));
         expect(active).toHaveLength(2);
         for (const path of active) {
           const { page, dialogs } = await watchedPage();

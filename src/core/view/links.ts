@@ -14,10 +14,21 @@ function itemPath(depth: number, repository: string, kind: 'issue' | 'pull', num
   return sitePath(depth, owner, name, kind === 'issue' ? 'issues' : 'pulls', `${number}.html`);
 }
 
+/**
+ * Files a browser runs when opened from disk: a page, a drawing, a stylesheet of transforms. Their
+ * copies are named `<name>.txt`, which a browser shows as text (a file:// page has no policy of ours).
+ */
+const ACTIVE = /\.(?:html?|xhtml?|xht|shtml|svgz?|xml|xsl|xslt|mht|mhtml|htc|hta|pdf)$/i;
+
+/** The name an archive's file is copied under in files/: its own, or inert (ACTIVE). */
+export function copyName(path: string): string {
+  return ACTIVE.test(path) ? `${path}.txt` : path;
+}
+
 /** The copy of an archive's file (`attachments/…`, `releases/…`), if the archive holds it. */
 export function filePath(index: SiteIndex, depth: number, path: string | undefined): string | undefined {
   if (path === undefined || !index.files.has(path)) return undefined;
-  return sitePath(depth, 'files', ...path.split('/'));
+  return sitePath(depth, 'files', ...copyName(path).split('/'));
 }
 
 export function linkEnv(index: SiteIndex, repository: RepositoryIndex | undefined, depth: number): LinkEnv {

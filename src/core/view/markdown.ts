@@ -84,7 +84,8 @@ function siteLinks(state: StateCore): void {
 function image(token: Token, env: LinkEnv, state: StateCore): Token[] {
   const target = env.link(token.attrGet('src') ?? '');
   const alt = token.children?.map((child) => child.content).join('') ?? token.content;
-  if (target?.local) {
+  // A copy named inert (a drawing, which can carry a script) is linked, not shown.
+  if (target?.local && !target.href.endsWith('.txt')) {
     token.attrSet('src', target.href);
     return [token];
   }

@@ -6,6 +6,7 @@ import { PACKAGE_ROOT } from '../../support/package-root.js';
 import { inertText } from '../../support/outside-text.js';
 import { fileError } from '../../support/system-errors.js';
 import { moveInto } from '../archive/move-into.js';
+import { copyName } from './links.js';
 import { MetadataFormatError } from '../archive/metadata-records.js';
 import { ArchiveVerificationError, verifiedReading, type VerifyOptions } from '../archive/verify.js';
 import { makeWorkDirectory } from '../archive/work-directory.js';
@@ -135,8 +136,19 @@ async function keepFiles(filesDir: string, site: string, index: SiteIndex): Prom
     const entries = await readdir(from, { recursive: true, withFileTypes: true }).catch(() => []);
     for (const entry of entries) {
       const path = join(entry.parentPath, entry.name);
-      if (entry.isFile()) index.files.add(path.slice(filesDir.length + 1).split('\\').join('/'));
-      else if (!entry.isDirectory()) await rm(path, { force: true });
+      if (entry.isFile()) {
+        const archived = path.slice(filesDir.length + 1).split('\\').join('/');
+        const inert = join(filesDir, copyName(archived));
+        if (inert !== path) {
+          // `x.svg` beside an `x.svg.txt` of the archive's: the drawing is not copied, never the other replaced.
+          if (lstatSync(inert, { throwIfNoEntry: false })) {
+            await rm(path, { force: true });
+            continue;
+          }
+          await rename(path, inert);
+        }
+        index.files.add(archived);
+      } else if (!entry.isDirectory()) await rm(path, { force: true });
     }
     if (entries.length > 0) await rename(from, join(target, top));
   }
