@@ -1,3 +1,4 @@
+import type { ViewReport } from '../../src/core/view/site.js';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,24 +32,6 @@ const CSP = 'default-src \'none\'; script-src \'self\'; style-src \'self\'; img-
 const RUN_CEILING_MS = 120_000;
 /** Characters that must never reach a page raw: C0 controls but tab and newlines, DEL and C1, zero-width, direction marks and overrides. */
 const UNSAFE_CHARACTERS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/u;
-
-interface ViewReport {
-  archive: string;
-  directory: string;
-  repositories: {
-    name: string;
-    issues: number;
-    pull_requests: number;
-    releases: number;
-    milestones: number;
-    comments: number;
-    reviews: number;
-    review_comments: number;
-  }[];
-  pages: number;
-  files: number;
-  verified: boolean;
-}
 
 const view = (archive: string, dir: string, env: Record<string, string> = {}) =>
   spawnCli(['archive', 'view', archive, '-o', dir, '--json'], { env: { ...GIT_SETUP, ...env }, timeoutMs: RUN_CEILING_MS });

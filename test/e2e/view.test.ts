@@ -1,3 +1,4 @@
+import type { ViewReport } from '../../src/core/view/site.js';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,24 +16,6 @@ import { sandboxArchive } from '../helpers/sandbox.js';
 // banner of --no-verify, and nothing written for an archive that fails verification.
 
 type Json = Record<string, any>;
-
-interface ViewReport {
-  archive: string;
-  directory: string;
-  repositories: {
-    name: string;
-    issues: number;
-    pull_requests: number;
-    releases: number;
-    milestones: number;
-    comments: number;
-    reviews: number;
-    review_comments: number;
-  }[];
-  pages: number;
-  files: number;
-  verified: boolean;
-}
 
 /** An attachment's name of markup and URL syntax (`<`, `"`, `#`, `?`, `%`): the archive check lets it through. */
 const ATTACHMENT_NAME = '<img src=x onerror=alert(1)> "q" #?%.png';

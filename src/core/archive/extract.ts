@@ -1,4 +1,4 @@
-import { accessSync, constants, lstatSync, readdirSync } from 'node:fs';
+import { accessSync, constants, lstatSync } from 'node:fs';
 import { mkdir, readdir, rename, rm, rmdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { UsageError, VerificationError } from '../../errors.js';
@@ -6,6 +6,7 @@ import { makeDirectory } from '../../support/make-directory.js';
 import { fileError } from '../../support/system-errors.js';
 import { moveInto } from './move-into.js';
 import { makeWorkDirectory } from './work-directory.js';
+import { outputDirectoryExists } from './output-directory.js';
 import { isServiceName } from './service-names.js';
 import { inertText } from '../../support/outside-text.js';
 import { ArchiveVerificationError, verifiedReading, type VerifyOptions, type VerifyReport } from './verify.js';
@@ -43,7 +44,7 @@ const INSIDE_PREFIX = '.extracting-';
  */
 export async function extractArchive(archive: string, directory: string, options: ExtractOptions = {}): Promise<ExtractReport> {
   const dir = resolve(directory);
-  const exists = destinationExists(dir, options.force === true);
+  const exists = outputDirectoryExists(dir, { force: options.force === true, leftover: INSIDE_PREFIX, what: 'extract into' });
   const parent = dirname(dir);
   const madeParents = missingDirectories(parent);
   try {
@@ -121,23 +122,6 @@ async function extractIn(
       : fileError(error, { action: 'move the extraction to', path: directory });
   });
   return { archive, directory, repositories, files, left_out: kept.leftOut, verify: report };
-}
-
-/** Whether DIR is there already (a directory: empty, or any with `force`); refused otherwise. */
-function destinationExists(dir: string, force: boolean): boolean {
-  const info = lstatSync(dir, { throwIfNoEntry: false });
-  if (!info) return false;
-  if (info.isSymbolicLink()) throw new UsageError(`${dir} is a symbolic link`, { hint: 'pass the directory it points to, or a new directory' });
-  if (!info.isDirectory()) throw new UsageError(`${dir} is not a directory`, { hint: 'pass a new or empty directory to extract into' });
-  let entries: string[];
-  try {
-    entries = readdirSync(dir);
-  } catch (error) {
-    throw fileError(error as NodeJS.ErrnoException, { action: 'read', path: dir });
-  }
-  // What an extraction there killed with -9 left is removed when this one starts its own.
-  if (force || entries.every((name) => name.startsWith(INSIDE_PREFIX))) return true;
-  throw new UsageError(`${dir} is not empty`, { hint: 'pass a new or empty directory, or add --force to replace, in it, each path the archive holds (nothing else there is touched)' });
 }
 
 /** DIR that exists must take new entries: said before the archive is read, not after. */

@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import { copyFile, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { UsageError, VerificationError } from '../../errors.js';
@@ -6,6 +6,7 @@ import { PACKAGE_ROOT } from '../../support/package-root.js';
 import { inertText } from '../../support/outside-text.js';
 import { fileError } from '../../support/system-errors.js';
 import { moveInto } from '../archive/move-into.js';
+import { outputDirectoryExists } from '../archive/output-directory.js';
 import { copyName } from './links.js';
 import { MetadataFormatError } from '../archive/metadata-records.js';
 import { ArchiveVerificationError, verifiedReading, type VerifyOptions } from '../archive/verify.js';
@@ -55,7 +56,7 @@ const INSIDE_PREFIX = '.viewing-';
 
 export async function viewArchive(archive: string, directory: string, options: ViewOptions = {}): Promise<ViewReport> {
   const dir = resolve(directory);
-  const exists = destinationExists(dir, options.force === true);
+  const exists = outputDirectoryExists(dir, { force: options.force === true, leftover: INSIDE_PREFIX, what: 'for the site' });
   const parent = dirname(dir);
   await mkdir(parent, { recursive: true }).catch((error: NodeJS.ErrnoException) => {
     throw fileError(error, { action: 'create the directory', path: parent });
@@ -214,20 +215,4 @@ async function writeAssets(site: string, index: SiteIndex): Promise<void> {
 function dark(color: string): boolean {
   const [r, g, b] = [0, 2, 4].map((at) => parseInt(color.slice(at, at + 2), 16)) as [number, number, number];
   return 0.299 * r + 0.587 * g + 0.114 * b < 150;
-}
-
-/** Whether DIR is there already (empty, or any with `force`); refused otherwise. */
-function destinationExists(dir: string, force: boolean): boolean {
-  const info = lstatSync(dir, { throwIfNoEntry: false });
-  if (!info) return false;
-  if (info.isSymbolicLink()) throw new UsageError(`${dir} is a symbolic link`, { hint: 'pass the directory it points to, or a new directory' });
-  if (!info.isDirectory()) throw new UsageError(`${dir} is not a directory`, { hint: 'pass a new or empty directory for the site' });
-  let entries: string[];
-  try {
-    entries = readdirSync(dir);
-  } catch (error) {
-    throw fileError(error as NodeJS.ErrnoException, { action: 'read', path: dir });
-  }
-  if (force || entries.every((name) => name.startsWith(INSIDE_PREFIX))) return true;
-  throw new UsageError(`${dir} is not empty`, { hint: 'pass a new or empty directory, or add --force to replace the site\'s own files there (nothing else is touched)' });
 }
