@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Context, Runner } from '../../context.js';
-import { extractArchive, type ExtractReport } from '../../core/archive/extract.js';
+import type { ExtractReport } from '../../core/archive/extract.js';
 import { ArchiveVerificationError } from '../../core/archive/verify.js';
 import { extractMessage, verifyMessage } from '../../ui/archive.js';
 import { archiveReading } from '../common/archive-reading.js';
@@ -29,6 +29,8 @@ async function extract(context: Context, { file, dir, force, gitTimeMs }: Extrac
   const reading = archiveReading(context.out);
   let report: ExtractReport;
   try {
+    // Loaded here, not at start-up: every other command would carry it (test/e2e/cli.test.ts).
+    const { extractArchive } = await import('../../core/archive/extract.js');
     report = await extractArchive(file, dir, {
       force,
       ...(gitTimeMs === undefined ? {} : { gitTimeMs }),

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Context, Runner } from '../../context.js';
 import { ArchiveVerificationError } from '../../core/archive/verify.js';
-import { restoreArchive, type RestoreReport } from '../../core/restore/run.js';
+import type { RestoreReport } from '../../core/restore/run.js';
 import { isLoopbackUrl, parseTarget } from '../../core/restore/target.js';
 import { CliError, ExitCode, UsageError } from '../../errors.js';
 import { inertText } from '../../support/outside-text.js';
@@ -70,6 +70,8 @@ async function restore(context: Context, options: RestoreOptions): Promise<Resto
   const tell = () => spinner?.text(`restoring: ${ended}/${total} done${running.size ? `, pushing ${[...running].slice(0, 3).map(inertText).join(', ')}${running.size > 3 ? ` and ${running.size - 3} more` : ''}` : ''}`);
   let report: RestoreReport;
   try {
+    // Loaded here, not at start-up: every other command would carry it (test/e2e/cli.test.ts).
+    const { restoreArchive } = await import('../../core/restore/run.js');
     report = await restoreArchive(options.file, {
       ...options,
       clock: context.clock,
