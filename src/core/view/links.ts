@@ -1,6 +1,6 @@
 import type { LinkEnv } from './markdown.js';
 import type { RepositoryIndex, SiteIndex } from './model.js';
-import { sitePath } from './pages/layout.js';
+import { repositoryDir, sitePath } from './pages/layout.js';
 import { archivePath } from './reading.js';
 import { placeOf } from './record-urls.js';
 
@@ -10,19 +10,20 @@ import { placeOf } from './record-urls.js';
 
 /** The page of an issue or pull request, from a page `depth` below DIR. */
 function itemPath(depth: number, repository: string, kind: 'issue' | 'pull', number: number): string {
-  const [owner, name] = repository.split('/') as [string, string];
+  const [owner, name] = repositoryDir(repository);
   return sitePath(depth, owner, name, kind === 'issue' ? 'issues' : 'pulls', `${number}.html`);
 }
 
 /**
- * Files a browser runs when opened from disk: a page, a drawing, a stylesheet of transforms. Their
- * copies are named `<name>.txt`, which a browser shows as text (a file:// page has no policy of ours).
+ * The files kept under their own name: images, plain text, and what a browser only downloads. Any
+ * other is copied as `<name>.txt`, which a browser shows as text: opened from disk, a page of the
+ * archive's (`.html`, `.shtm`, `.svg`, `.rss`, `.xsd`…, or a type it sniffs) has no policy of ours.
  */
-const ACTIVE = /\.(?:html?|xhtml?|xht|shtml|svgz?|xml|xsl|xslt|mht|mhtml|htc|hta|pdf)$/i;
+const KEPT = /\.(?:png|jpe?g|gif|webp|bmp|ico|avif|txt|md|log|csv|diff|patch|zip|gz|tgz|tar|bz2|xz|zst|7z|rar|exe|msi|dmg|deb|rpm|apk|jar|whl|iso|bin)$/i;
 
-/** The name an archive's file is copied under in files/: its own, or inert (ACTIVE). */
+/** The name an archive's file is copied under in files/: its own, or inert. */
 export function copyName(path: string): string {
-  return ACTIVE.test(path) ? `${path}.txt` : path;
+  return KEPT.test(path) ? path : `${path}.txt`;
 }
 
 /** The copy of an archive's file (`attachments/…`, `releases/…`), if the archive holds it. */

@@ -38,7 +38,7 @@ const MAX_NAME = 1024;
  */
 type Unreadable = (file: string, reason: string) => void;
 
-export async function readMetadata(filesDir: string, spool: Spool, onUnreadable?: Unreadable): Promise<SiteIndex> {
+export async function readMetadata(filesDir: string, spool: Spool, onUnreadable?: Unreadable, signal?: AbortSignal): Promise<SiteIndex> {
   const index: SiteIndex = {
     organization: undefined, repositories: new Map(), users: new Map(), attachments: new Map(), files: new Set(), passedOver: 0,
   };
@@ -47,7 +47,12 @@ export async function readMetadata(filesDir: string, spool: Spool, onUnreadable?
   for (const kind of KINDS) {
     for (const file of files.get(kind) ?? []) {
       try {
-        for await (const record of wholeRecords(join(filesDir, file))) await reader.add(kind, record);
+        let read = 0;
+        for await (const record of wholeRecords(join(filesDir, file))) {
+          // Ctrl-C is heard between records: a metadata file of 200,000 is read for a while.
+          if (++read % 1024 === 0) signal?.throwIfAborted();
+          await reader.add(kind, record);
+        }
       } catch (error) {
         if (!onUnreadable || !(error instanceof MetadataFormatError || error instanceof RecordTooLargeError)) throw error;
         onUnreadable(file, error.message);

@@ -15,6 +15,7 @@ import type { ItemEntry, SiteIndex, SlimRecord } from './model.js';
 import { itemPage } from './pages/item.js';
 import { itemListPage, milestonesPage, organizationPage } from './pages/lists.js';
 import { releasesPage } from './pages/releases.js';
+import { repositoryDir } from './pages/layout.js';
 import { readMetadata } from './reading.js';
 import { RecordTooLargeError } from './record-stream.js';
 import { Spool } from './spool.js';
@@ -101,7 +102,7 @@ async function makeSite(archive: string, directory: string, work: string, site: 
   let index: SiteIndex;
   try {
     const unreadable = (file: string, reason: string) => options.onNotice?.(`${inertText(file)} was read only in part: ${inertText(reason)}`);
-    index = await readMetadata(filesDir, spool, verified ? undefined : unreadable);
+    index = await readMetadata(filesDir, spool, verified ? undefined : unreadable, options.signal);
   } catch (error) {
     if (error instanceof RecordTooLargeError || error instanceof MetadataFormatError) {
       throw new VerificationError(`${archive} cannot be viewed: its metadata ${error.message}`, { hint: `nothing was written to ${directory}` });
@@ -115,6 +116,9 @@ async function makeSite(archive: string, directory: string, work: string, site: 
   const files = await keepFiles(filesDir, site, index);
   const pages = await writePages(index, spool, site, verified, options.signal);
   await writeAssets(site, index);
+  if (spool.pagesCut > 0) {
+    options.onNotice?.(`${spool.pagesCut} issue or pull request page${spool.pagesCut === 1 ? '' : 's'} hold more comments, events and reviews than a page takes (2 MiB): each shows the first, and says how many more there are`);
+  }
   const repositories = [...index.repositories.values()].sort((a, b) => a.name.localeCompare(b.name)).map((repository) => ({
     name: repository.name,
     issues: repository.issues.size,
@@ -168,7 +172,7 @@ async function writePages(index: SiteIndex, spool: Spool, site: string, verified
   const fromSpool: { page: number; make: () => Promise<void> }[] = [];
   for (const repository of index.repositories.values()) {
     signal?.throwIfAborted();
-    const [owner, name] = repository.name.split('/') as [string, string];
+    const [owner, name] = repositoryDir(repository.name);
     const base = join(owner, name);
     await mkdir(join(site, base, 'issues'), { recursive: true });
     await mkdir(join(site, base, 'pulls'), { recursive: true });
@@ -185,15 +189,15 @@ async function writePages(index: SiteIndex, spool: Spool, site: string, verified
           page: row.file,
           make: async () => {
             const entries = await spool.read<ItemEntry>(row.file);
-            await write(join(base, kind === 'issue' ? 'issues' : 'pulls', `${row.number}.html`), itemPage({ index, repository, kind, row, entries, verified, userName }));
+            await write(join(base, kind === 'issue' ? 'issues' : 'pulls', `${row.number}.html`), itemPage({ index, repository, kind, row, entries, verified, userName, leftOut: spool.leftOut(row.file) }));
           },
         });
       }
     }
   }
   fromSpool.sort((a, b) => a.page - b.page);
-  for (const [i, { make }] of fromSpool.entries()) {
-    if (i % 256 === 0) signal?.throwIfAborted();
+  for (const { make } of fromSpool) {
+    signal?.throwIfAborted();
     await make();
   }
   return pages;

@@ -18,10 +18,12 @@ export interface ItemPage {
   entries: ItemEntry[];
   verified: boolean;
   userName: (url: unknown) => string;
+  /** Comments, events and reviews past what one page holds (spool.ts), not shown. */
+  leftOut?: number;
 }
 
 export function itemPage(input: ItemPage): string {
-  const { index, repository, kind, row, entries, verified, userName } = input;
+  const { index, repository, kind, row, entries, verified, userName, leftOut = 0 } = input;
   const env = linkEnv(index, repository, DEPTH);
   const body = (record: SlimRecord) => `<div class="markdown">${renderMarkdown(stringOf(record.body) ?? '', env)}</div>`;
   const record = entries.find((entry) => entry.k === 'record')?.r ?? {};
@@ -29,7 +31,21 @@ export function itemPage(input: ItemPage): string {
   const threads = of('thread');
   const reviewComments = of('review_comment');
 
-  const commentsOf = (thread: SlimRecord) => reviewComments.filter((comment) => comment.pull_request_review_thread === thread.url);
+  // Grouped once, each by the URL it names: a pull request of 40,000 reviews was matched pair by pair.
+  const groupBy = (records: SlimRecord[], key: string) => {
+    const groups = new Map<unknown, SlimRecord[]>();
+    for (const one of records) {
+      const list = groups.get(one[key]);
+      if (list) list.push(one);
+      else groups.set(one[key], [one]);
+    }
+    return groups;
+  };
+  const commentsByThread = groupBy(reviewComments, 'pull_request_review_thread');
+  const threadsByReview = groupBy(threads, 'pull_request_review');
+  const threadUrls = new Set(threads.map((thread) => thread.url));
+  const looseByReview = groupBy(reviewComments.filter((comment) => !threadUrls.has(comment.pull_request_review_thread)), 'pull_request_review');
+  const commentsOf = (thread: SlimRecord) => commentsByThread.get(thread.url) ?? [];
   const timeline: { at: string; html: string }[] = [];
   for (const comment of of('comment')) {
     timeline.push({ at: stringOf(comment.created_at) ?? '', html: `<article class="comment"><header><strong class="author">${text(userName(comment.user))}</strong> commented ${date(stringOf(comment.created_at))}</header>${body(comment)}</article>` });
@@ -37,10 +53,9 @@ export function itemPage(input: ItemPage): string {
   for (const event of of('event')) timeline.push({ at: stringOf(event.created_at) ?? '', html: eventLine(event, repository, userName) });
   const shownThreads = new Set<string>();
   for (const review of of('review')) {
-    const own = threads.filter((thread) => thread.pull_request_review === review.url);
+    const own = threadsByReview.get(review.url) ?? [];
     for (const thread of own) shownThreads.add(stringOf(thread.url) ?? '');
-    const inThread = (comment: SlimRecord) => threads.some((thread) => thread.url === comment.pull_request_review_thread);
-    const loose = reviewComments.filter((comment) => comment.pull_request_review === review.url && !inThread(comment));
+    const loose = looseByReview.get(review.url) ?? [];
     const at = stringOf(review.submitted_at) ?? stringOf(review.created_at) ?? '';
     const parts = [
       ...own.map((thread) => threadHtml(thread, commentsOf(thread), userName, body)),
@@ -67,14 +82,14 @@ ${branches}<p class="labels">${labels.map((label) => labelChip(label.name, label
 <article class="comment opening"><header><strong class="author">${text(userName(row.author))}</strong> wrote ${date(row.created_at)}</header>${body(record)}</article>
 <section class="timeline">
 ${timeline.map((entry) => entry.html).join('\n')}
-</section>`;
+</section>${leftOut > 0 ? `\n<p class="left-out">${leftOut} more comments, events and reviews are in the archive's metadata, past what one page holds: not shown here.</p>` : ''}`;
   return page(repositoryFrame(index, repository, verified, DEPTH, `${row.title} · #${row.number} · ${repository.name}`), content);
 }
 
 function reviewState(state: unknown): string {
-  const named: Record<string, string> = { 1: 'commented', 30: 'requested changes', 40: 'approved', 0: 'pending', 50: 'dismissed' };
-  const key = String(state);
-  return text(named[key] ?? (typeof state === 'string' ? state.toLowerCase().replace(/_/g, ' ') : 'reviewed'));
+  // A Map: a state of the archive's `__proto__` or `constructor` is a word like any other.
+  const named = new Map([['1', 'commented'], ['30', 'requested changes'], ['40', 'approved'], ['0', 'pending'], ['50', 'dismissed']]);
+  return text(named.get(String(state)) ?? (typeof state === 'string' ? state.toLowerCase().replace(/_/g, ' ') : 'reviewed'));
 }
 
 /** A thread of review comments: its file, its diff hunk, then its comments in order. */
@@ -127,6 +142,6 @@ function eventLine(event: SlimRecord, repository: RepositoryIndex, userName: (ur
     reopened: () => 'reopened this',
     head_ref_deleted: () => 'deleted the branch',
   };
-  const what = said[name]?.() ?? text(name.replace(/_/g, ' '));
+  const what = (Object.hasOwn(said, name) ? said[name]?.() : undefined) ?? text(name.replace(/_/g, ' '));
   return `<p class="event event-${escapeHtml(name.replace(/[^a-z_]/g, ''))}">${user(event.actor)} ${what} ${date(stringOf(event.created_at))}</p>`;
 }

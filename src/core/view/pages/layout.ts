@@ -25,6 +25,18 @@ function up(depth: number): string {
 }
 
 /** A path of the site, each part encoded, relative to a page `depth` below DIR. */
+/** What the site keeps at its top for itself: an owner of one of these names (any case) goes beside it. */
+const SITE_OWN = new Set(['assets', 'files', 'index.html']);
+
+/**
+ * The directories of a repository's pages, `<owner>/<repo>`: an owner named as the site's own
+ * `assets/` or `files/` is `<owner>~` (`~` is in no name of the service's), so nothing collides.
+ */
+export function repositoryDir(name: string): [string, string] {
+  const [owner = '', repo = ''] = name.split('/');
+  return [SITE_OWN.has(owner.toLowerCase()) ? `${owner}~` : owner, repo];
+}
+
 export function sitePath(depth: number, ...parts: string[]): string {
   return up(depth) + parts.map((part) => encodeURIComponent(part)).join('/');
 }

@@ -1,5 +1,5 @@
 import type { Label, RepositoryIndex, Row, SiteIndex } from '../model.js';
-import { date, escapeHtml, labelChip, page, type PageFrame, sitePath, text } from './layout.js';
+import { date, escapeHtml, labelChip, page, type PageFrame, repositoryDir, sitePath, text } from './layout.js';
 
 // The index of the organization and each repository's lists. A list is a complete <table> on its
 // own; assets/site.js only hides rows (filters by state and label, search in titles) from the data
@@ -28,7 +28,7 @@ export function organizationPage(index: SiteIndex, verified: boolean): string {
   const name = index.organization ?? 'archive';
   const rows = [...index.repositories.values()].sort((a, b) => a.name.localeCompare(b.name)).map((repository) => {
     const counts = countsOf(repository);
-    const [owner, repo] = repository.name.split('/') as [string, string];
+    const [owner, repo] = repositoryDir(repository.name);
     const cell = (value: number, href: string, kind: string) => `<td class="count" data-count="${kind}"><a href="${href}">${value}</a></td>`;
     return `<tr data-repository="${escapeHtml(repository.name)}"><th scope="row"><a href="${sitePath(0, owner, repo, 'index.html')}">${text(repository.name)}</a></th>`
       + cell(counts.issues_open, sitePath(0, owner, repo, 'index.html'), 'issues-open')
@@ -68,7 +68,7 @@ export function repositoryFrame(
   script = false,
 ): PageFrame {
   const organization = index.organization ?? 'archive';
-  const [owner, repo] = repository.name.split('/') as [string, string];
+  const [owner, repo] = repositoryDir(repository.name);
   return {
     title,
     depth,
