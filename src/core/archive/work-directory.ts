@@ -1,5 +1,6 @@
 import { mkdtemp, opendir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isRunning } from '../../support/process-alive.js';
 import { fileError } from '../../support/system-errors.js';
 
 // The private directory a reading that keeps its copies works in (extract, restore): its name holds
@@ -24,14 +25,5 @@ async function removeAbandoned(parent: string, prefix: string): Promise<void> {
     if (!Number.isSafeInteger(pid) || pid <= 0 || isRunning(pid)) continue;
     // Another user's is theirs to remove.
     await rm(join(parent, name), { recursive: true, force: true }).catch(() => {});
-  }
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -5,6 +5,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { type CliError, UsageError } from '../../errors.js';
 import { fileError, isSystemError } from '../../support/system-errors.js';
+import { isRunning } from '../../support/process-alive.js';
 
 // One run per output directory. Two runs of one export at once would each write the journal over
 // the other's and fetch the same archives into the same files; the second is refused instead.
@@ -154,12 +155,7 @@ async function staleReason(holder: LockHolder | undefined, path: string): Promis
     return heldHere.has(path) ? undefined : `it names this process's pid ${holder.pid} (${since}), left by an earlier run`;
   }
   const gone = `pid ${holder.pid} on ${holder.host}, which took it ${since}, is no longer running`;
-  try {
-    process.kill(holder.pid, 0);
-  } catch (error) {
-    // EPERM: the process exists, another user's.
-    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return gone;
-  }
+  if (!isRunning(holder.pid)) return gone;
   // A process has the pid: the holder, or one that took the pid after it ended.
   const start = holder.processStart === undefined ? undefined : await processStartOf(holder.pid);
   if (start !== undefined && start !== holder.processStart) return `${gone}: pid ${holder.pid} now belongs to a process started at another time`;
