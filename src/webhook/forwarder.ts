@@ -38,6 +38,8 @@ type ForwardOutcome = 'delivered' | 'retrying' | 'failed' | 'not_forwarded';
  */
 export interface ForwardRecord {
   delivery: string;
+  /** The delivery's arrival number in this session (ReceivedDelivery.sequence): ids repeat with --no-dedupe. */
+  sequence: number;
   event: string;
   action: string | null;
   /** The target as it may be printed: credentials in its URL redacted. */
@@ -111,6 +113,7 @@ export function createForwarder(options: ForwarderOptions, events: ForwarderEven
 
   const record = (delivery: ReceivedDelivery, { attempt, outcome, ...fields }: Pick<ForwardRecord, 'attempt' | 'outcome'> & Partial<ForwardRecord>): ForwardRecord => ({
     delivery: delivery.id,
+    sequence: delivery.sequence,
     event: delivery.event,
     action: delivery.action ?? null,
     target,

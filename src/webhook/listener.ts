@@ -8,7 +8,7 @@ import { UsageError } from '../errors.js';
 import type { EventFilter } from './catalogue.js';
 import type { ForwardHeader } from './forward-headers.js';
 import { createForwarder, type ForwarderEvents, type ForwardRecord } from './forwarder.js';
-import { DeliveryRefused, type ReceivedDelivery, type ReceiverOptions, type Rejection, startReceiver } from './receiver.js';
+import { DeliveryRefused, type ReceivedDelivery, type ReceiverOptions, type Rejection, type RelayGap, startReceiver } from './receiver.js';
 import type { DeliveryStore } from './store.js';
 
 // `webhook listen` as a session: a receiver, what it saves and forwards, what it counts, and when
@@ -47,6 +47,8 @@ export interface ListenerObserver {
   rejected(rejection: Rejection): void;
   /** Each forward attempt, and each delivery given up or not forwarded (forwarder.ts). */
   forwarded(record: ForwardRecord): void;
+  /** A relay channel lost, then (`to` set) read again. */
+  relayGap(gap: RelayGap): void;
 }
 
 export interface ListenerEvents {

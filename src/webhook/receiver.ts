@@ -43,10 +43,45 @@ export interface ReceivedDelivery {
    * forwarded.
    */
   payloadText(): string;
-  verification: { verified: boolean; algorithm?: 'sha256' | 'sha1'; legacy?: boolean; secret?: number };
+  verification: {
+    verified: boolean;
+    algorithm?: 'sha256' | 'sha1';
+    legacy?: boolean;
+    secret?: number;
+    /**
+     * A relayed delivery without its raw bytes: `matched` when the body as re-encoded verified,
+     * `unverifiable` when it did not (the relay changed the bytes: never called forged).
+     */
+    relayed?: 'matched' | 'unverifiable';
+  };
   warnings: string[];
   duplicate: boolean;
   ping: boolean;
+  /** Read from a relay channel (`listen --relay`), not posted to this receiver. */
+  relay?: RelayOrigin | undefined;
+}
+
+/** Where and how a relayed delivery came (src/webhook/relay/). */
+export interface RelayOrigin {
+  /** The channel's URL as it may be printed. */
+  channel: string;
+  /** When the relay took it (the frame's `timestamp`), ISO 8601; undefined when the frame had none. */
+  relayedAt: string | undefined;
+  /** `raw`: the bytes the service sent (gosmee's `bodyB`); `re-encoded`: the relay's JSON of them. */
+  body: 'raw' | 're-encoded';
+  /** The service sent a form body that the relay turned into JSON; it was rebuilt as a form. */
+  formConverted: boolean;
+}
+
+/** A time the relay channel was not being read: deliveries sent to it then are lost (a relay keeps no history). */
+export interface RelayGap {
+  channel: string;
+  /** When the stream was lost, ISO 8601. */
+  from: string;
+  /** When it was read again; null when the session ended before. */
+  to: string | null;
+  /** Why it was lost (the error, or the relay closing it). */
+  reason: string;
 }
 
 export interface Rejection {

@@ -10,20 +10,13 @@ import type { DeliveryLog, Exchange, ForwardState, InspectedDelivery, Verificati
  * (the body, the header list), so it costs a delivery nothing it would notice.
  */
 export function logObserver(log: DeliveryLog, forwarding: boolean): ListenerObserver {
-  /**
-   * Records whose forward has not ended, by delivery id, in arrival order (forwards are made in
-   * that order, so a record of the forwarder is the first waiting one's with its id).
-   */
-  const waiting = new Map<string, InspectedDelivery[]>();
+  /** Records whose forward has not ended, by the delivery's arrival number: forwards run several at once. */
+  const waiting = new Map<number, InspectedDelivery>();
   return {
     delivered(deliveries) {
       for (const delivery of deliveries) {
         const record = log.add(new Shown(delivery, forwarding));
-        if (record.forward) {
-          const queue = waiting.get(delivery.id);
-          if (queue) queue.push(record);
-          else waiting.set(delivery.id, [record]);
-        }
+        if (record.forward) waiting.set(delivery.sequence, record);
       }
     },
     rejected(rejection: Rejection) {
@@ -45,21 +38,19 @@ export function logObserver(log: DeliveryLog, forwarding: boolean): ListenerObse
       });
     },
     forwarded(forward: ForwardRecord) {
-      const queue = waiting.get(forward.delivery);
-      const record = queue?.[0];
-      if (!queue || !record?.forward) return;
+      const record = waiting.get(forward.sequence);
+      if (!record?.forward) return;
       const state = record.forward;
       state.state = forward.outcome;
       state.maxAttempts = forward.max_attempts;
       if (forward.attempt !== null) state.attempts = forward.attempt;
       const { attempt, at, status, ms, error, response } = forward;
       state.history.push({ attempt, at, status, ms, error, preview: response });
-      if (forward.outcome !== 'retrying') {
-        queue.shift();
-        if (queue.length === 0) waiting.delete(forward.delivery);
-      }
+      if (forward.outcome !== 'retrying') waiting.delete(forward.sequence);
       log.updated(record);
     },
+    // Shown on the page by the inspector's relay work (issue 48); until then only the terminal tells them.
+    relayGap() {},
   };
 }
 
