@@ -17,6 +17,7 @@ import { DEFAULT_SEED, organizationObject, type SeedOrganization, type SeedToken
 import { MigrationStore, SandboxClock } from './state.js';
 import { ArchiveStorage } from './storage.js';
 import { HookRegistry } from './webhooks.js';
+import { createRelay, type SandboxRelay } from './relay.js';
 import { closeOnlyIdleConnections } from '../support/keep-alive.js';
 import type { RecordedSandboxRequest, SandboxOptions } from './options.js';
 
@@ -37,6 +38,8 @@ export interface Sandbox {
   store: MigrationStore;
   /** Webhooks and their deliveries (docs/service.md#webhook-delivery, #repository-dispatch, #delivery-rules). */
   hooks: HookRegistry;
+  /** The relay of docs/sandbox.md#relay, at `<baseUrl>/relay/…`. */
+  relay: SandboxRelay;
   /** Every request both origins received, for assertions (also `GET /_sandbox/requests`). */
   requests: RecordedSandboxRequest[];
   close(): Promise<void>;
@@ -56,6 +59,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const exportMs = (options.exportSeconds ?? 2) * 1000;
   const limiter = new RateLimiter(options.rateLimit, clock);
   const requestLogLimit = options.requestLogLimit ?? 1000;
+  const relay = createRelay(options.relayPingMs ?? 30_000);
 
   // With `tls`, both origins serve one certificate for 127.0.0.1, ::1 and localhost, issued by an
   // authority made for this sandbox alone (certificates.ts); its certificate is written beside the
@@ -131,7 +135,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const onNotModified = () => conditional && refund(conditional, response);
     sendJson(response, status, body, headers, conditional && { request: conditional, onNotModified });
   };
-  const parts: ApiParts = { seed, clock, faults, store, hooks, requests, baseUrl, storageOrigin, options, storage, dataDir, send };
+  const parts: ApiParts = { seed, clock, faults, store, hooks, relay, requests, baseUrl, storageOrigin, options, storage, dataDir, send };
 
   function record(origin: 'api' | 'storage', request: IncomingMessage, response: ServerResponse): void {
     const entry: RecordedSandboxRequest = {
@@ -155,6 +159,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   async function handleApi(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', baseUrl);
     if (url.pathname.startsWith('/_sandbox')) return handleAdmin(parts, request, response, url);
+    if (url.pathname.startsWith('/relay/') && (await relay.handle(request, response, url, scheme))) return;
     if (faults.takeDrop(url.pathname)) {
       response.socket?.destroy();
       return;
@@ -248,8 +253,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     faults,
     store,
     hooks,
+    relay,
     requests,
     async close() {
+      relay.close();
       await Promise.all([...apiServers, ...storageServers].map(closeServer));
       await rm(dataDir, { recursive: true, force: true });
     },
