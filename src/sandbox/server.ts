@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import { tmpdir } from 'node:os';
+import { rootCertificates } from 'node:tls';
 import { join } from 'node:path';
 import { API_VERSION } from '../api/types.js';
 import { Faults } from './faults.js';
@@ -130,6 +131,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     apiBase: baseUrl,
     findRepository: (name) => home && store.repository(home, name),
     now: () => clock.now(),
+    ...(ca ? { ca: [...rootCertificates, ca.certificate] } : {}),
   });
   const send: ApiParts['send'] = (response, status, body, headers = {}, conditional) => {
     const onNotModified = () => conditional && refund(conditional, response);
