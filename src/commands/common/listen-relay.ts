@@ -17,13 +17,13 @@ export function relayOption(): Option {
  * The channel's URL, checked; and whether a port is bound too: with --relay, only when --port
  * was given. A channel URL is a capability: it goes to the relay only.
  */
-export function parseRelayFlag(relay: string | undefined, command: Command): { relay?: string; serve: boolean } {
-  if (relay === undefined) return { serve: true };
+export function parseRelayFlag(relay: string | undefined, command: Command): { relay?: string; serve?: false } {
+  if (relay === undefined) return {};
   const url = URL.canParse(relay) ? new URL(relay) : undefined;
   if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.username || url.password) {
     throw new UsageError(`--relay must be a relay channel's http(s) URL, not "${relay}"`, { hint: 'create a channel with `svc-migrate webhook relay new`' });
   }
-  return { relay: url.href, serve: command.getOptionValueSource('port') === 'cli' || command.getOptionValueSource('port') === 'env' };
+  return { relay: url.href, ...(command.getOptionValueSource('port') === 'cli' ? {} : { serve: false as const }) };
 }
 
 /** The listener's relay: through the API client's proxy and trust (--ca-file, SVC_CA_FILE), TLS always verified. */

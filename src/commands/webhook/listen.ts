@@ -56,7 +56,7 @@ interface ListenOptions extends Omit<ListenFlags, ReadFlags> {
   forward?: { target: string; shown: string; timeoutMs: number; headers: ForwardHeader[]; retries: number };
   inspect?: { port: number; keep: number };
   /** False with --relay and no --port: no port is bound. */
-  serve: boolean;
+  serve?: false;
 }
 
 /** Retries of a forward at most: with waits up to 30 s each, 20 hold a delivery (and those behind it) about 8 minutes. */
@@ -236,7 +236,7 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
   if (forwardNotes.length > 0) out.info(forwardNotes.join('; '));
   if (secrets.length === 0) {
     out.warn('no secret: every delivery is accepted and marked unverified (pass --secret or set SVC_WEBHOOK_SECRET)');
-    if (options.serve && !isLoopbackHost(options.host)) out.warn(`listening on ${options.host}, beyond loopback, without a secret: anyone who can reach it can post`);
+    if (options.serve !== false && !isLoopbackHost(options.host)) out.warn(`listening on ${options.host}, beyond loopback, without a secret: anyone who can reach it can post`);
   } else {
     out.info(`verifying X-Hub-Signature-256 with ${secrets.length} secret${secrets.length > 1 ? 's' : ''}`);
   }
