@@ -3,6 +3,8 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServer } from 'node:http';
+import { EventSource } from 'eventsource';
+import SmeeClient from 'smee-client';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.js';
 import { runCli } from '../helpers/run-cli.js';
 
@@ -266,6 +268,34 @@ describe('sandbox relay (src/sandbox/relay.ts)', () => {
     expect(data['x-hub-signature-256']).toMatch(/^sha256=[0-9a-f]{64}$/);
     expect(JSON.parse(Buffer.from(data.bodyB ?? '', 'base64').toString('utf8'))).toEqual(data.body);
     reader.response.destroy();
+  });
+});
+
+describe('the sandbox relay read by the packages smee-client is made of', () => {
+  it('smee-client makes a channel from /relay/new, and eventsource reads ready, ping and a delivery from it', async () => {
+    const { baseUrl } = await start({ relayPingMs: 20 });
+    const channel = await SmeeClient.createChannel({ newChannelUrl: `${baseUrl}/relay/new` });
+    expect(channel).toMatch(new RegExp(`^${baseUrl.replace(/\./g, '\\.')}/relay/[A-Za-z0-9_-]{22}$`));
+    const source = new EventSource(channel);
+    try {
+      const seen: string[] = [];
+      const message = new Promise<string>((resolve) => source.addEventListener('message', (event) => resolve(event.data)));
+      const named = new Promise<void>((resolve) => {
+        const note = (type: string) => () => {
+          seen.push(type);
+          if (seen.includes('ready') && seen.includes('ping')) resolve();
+        };
+        source.addEventListener('ready', note('ready'));
+        source.addEventListener('ping', note('ping'));
+      });
+      await named;
+      await untilListeners(baseUrl, channel, 1);
+      await rawPost(channel, [['Host', 'h'], ['Content-Type', 'application/json']], '{"n":1}');
+      expect(JSON.parse(await message)).toMatchObject({ body: { n: 1 }, query: {}, 'content-type': 'application/json' });
+      expect(seen[0]).toBe('ready');
+    } finally {
+      source.close();
+    }
   });
 });
 
