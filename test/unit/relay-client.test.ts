@@ -3,6 +3,8 @@ import { createDispatcher } from '../../src/api/dispatcher.js';
 import { CliError } from '../../src/errors.js';
 import type { Clock } from '../../src/support/clock.js';
 import type { RelayGap } from '../../src/webhook/receiver.js';
+import { startListener } from '../../src/webhook/listener.js';
+import type { ReceivedDelivery, Rejection } from '../../src/webhook/receiver.js';
 import { readRelay } from '../../src/webhook/relay/client.js';
 import { empty, type Handler, type ScriptedServer, startScriptedServer } from '../helpers/scripted-server.js';
 
@@ -131,5 +133,53 @@ describe('relay reader (src/webhook/relay/client.ts)', () => {
     expect(gaps.map(({ gap }) => gap.to === null)).toEqual([true, false]);
     controller.abort();
     await reader.finished;
+  });
+});
+
+describe('listen session on a relay (src/webhook/listener.ts)', () => {
+  it('does not read the stream while the output is behind: the delivery waits, never refused', async () => {
+    relay = await startScriptedServer(stream('id: 0\nevent: ready\ndata: {}\n\nid: 1\ndata: {"x-service-event":"push","x-service-delivery":"d1","content-type":"application/json","body":{"ref":"main"}}\n\n', false));
+    const clock = recordingClock();
+    let behind = true;
+    const shown: ReceivedDelivery[] = [];
+    const rejected: Rejection[] = [];
+    const listener = await startListener(
+      {
+        host: '127.0.0.1',
+        port: 0,
+        serve: false,
+        path: '/',
+        secrets: [],
+        dedupe: true,
+        maxConnections: 8,
+        filters: [],
+        maxDeliveries: 1,
+        signal: new AbortController().signal,
+        clock,
+        outputBehind: () => behind,
+        relay: { url: `${relay.url}/chan`, dispatcher },
+      },
+      {
+        onDeliveries: (deliveries) => shown.push(...deliveries),
+        onRejection: (rejection) => rejected.push(rejection),
+        onDrop: () => {},
+        onFault: (error) => {
+          throw error;
+        },
+        onFinishingForwards: () => {},
+        onRelayGap: () => {},
+        forwarding: { onForward: () => {}, onBehind: () => {}, onCaughtUp: () => {} },
+      },
+    );
+    expect(listener.url).toBeUndefined();
+    // The reader looks again on the clock while the output is behind: a few looks, and nothing taken.
+    while (clock.slept.length < 5) await new Promise((resolve) => setImmediate(resolve));
+    expect(shown).toEqual([]);
+    expect(rejected).toEqual([]);
+    behind = false;
+    const { summary } = await listener.finished;
+    expect(shown.map((delivery) => [delivery.id, delivery.relay?.body])).toEqual([['d1', 're-encoded']]);
+    expect(rejected).toEqual([]);
+    expect(summary).toMatchObject({ received: 1, rejected: 0, relay_gaps: 0 });
   });
 });
