@@ -42,8 +42,9 @@ describe('a forward that fails is a failure', () => {
       expect(await listener.exited).toBe(1);
       const target = `http://localhost:${app.port}/app`;
       expect(listener.forwards).toEqual(
-        sent.map((one) => ({
+        sent.map((one, index) => ({
           delivery: one.id,
+          sequence: index + 1,
           event: 'issues',
           action: 'opened',
           target,
@@ -61,7 +62,7 @@ describe('a forward that fails is a failure', () => {
       );
       // Each line's fields in the order docs/cli.md shows them.
       expect(Object.keys(listener.forwards[0] ?? {})).toEqual(
-        ['delivery', 'event', 'action', 'target', 'at', 'attempt', 'max_attempts', 'status', 'ms', 'error', 'response', 'outcome', 'retry_in_ms', 'saved'],
+        ['delivery', 'sequence', 'event', 'action', 'target', 'at', 'attempt', 'max_attempts', 'status', 'ms', 'error', 'response', 'outcome', 'retry_in_ms', 'saved'],
       );
       const stderr = listener.stderr();
       for (const one of sent) expect(stderr).toMatch(new RegExp(`warning:   → ${target} failed for ${one.id}: 500 in \\d+ ms: boom: database down \\(not saved`));
@@ -124,7 +125,8 @@ describe('--forward-retries', () => {
       answer(200, 'ok'),
     );
     try {
-      const listener = await listen(['--secret', SECRET, '--forward-to', `${app.port}/hooks`, '--forward-retries', '3', '--max-deliveries', '2']);
+      // One at a time: a delivery being retried holds back the ones after it.
+      const listener = await listen(['--secret', SECRET, '--forward-to', `${app.port}/hooks`, '--forward-concurrency', '1', '--forward-retries', '3', '--max-deliveries', '2']);
       const [first, second] = [delivery(1), delivery(2)];
       expect((await post(listener.url, first.headers, first.body)).status).toBe(200);
       await app.until(() => app.requests.length === 1);
@@ -171,11 +173,11 @@ describe('--forward-retries', () => {
       expect(app.requests).toHaveLength(3);
       expect(stdout).not.toMatch(/"forward"/);
       expect(stderr).toMatch(new RegExp(`failed for ${one.id} \\(attempt 1 of 3; retrying in [01]\\.\\d s\\): 500 in \\d+ ms: broken\n`));
-      expect(stderr).toMatch(new RegExp(`failed for ${one.id} \\(attempt 3 of 3; gave up\\): 500 in \\d+ ms: broken \\(saved in ${dir}; \`webhook replay\` can send it later\\)`));
+      expect(stderr).toMatch(new RegExp(`failed for ${one.id} \\(attempt 3 of 3; gave up\\): 500 in \\d+ ms: broken \\(saved in ${dir}; \`webhook replay --failed\` can send it later\\)`));
       expect(stderr).toMatch(/forwards delivered 0, failed 1, retried 1/);
       expect(stderr).toContain(`error: 1 delivery was answered but not forwarded to http://localhost:${app.port}/in: ${one.id}\n`);
-      const command = /hint: `svc-migrate (webhook replay \S+ --url \S+)` sends it again\n/.exec(stderr)?.[1];
-      expect(command).toBe(`webhook replay ${join(dir, `${one.id}.http`)} --url http://localhost:${app.port}/in`);
+      const command = /hint: `svc-migrate (webhook replay --failed \S+ --url \S+)` sends it again \(/.exec(stderr)?.[1];
+      expect(command).toBe(`webhook replay --failed ${dir} --url http://localhost:${app.port}/in`);
 
       // The app fixed, the command the hint gave sends it.
       app.script(answer(200, 'ok'));
@@ -272,7 +274,7 @@ describe('--forward-retries at the end of a session', () => {
       expect((await post(listener.url, one.headers, one.body)).status).toBe(200);
       await app.until(() => answers.length === 1);
       const exited = listener.stop();
-      await listener.until(() => /finishing 1 forward to http:\/\/localhost:\d+\/ \(each up to 30 s, not tried again; Ctrl-C again to stop now\)/.test(listener.stderr()));
+      await listener.until(() => /finishing 1 forward to http:\/\/localhost:\d+\/ \(each up to 10 s, not tried again; Ctrl-C again to stop now\)/.test(listener.stderr()));
       answers[0]?.writeHead(502).end('bad gateway');
       expect(await exited).toBe(130);
       expect(app.requests).toHaveLength(1);
@@ -294,7 +296,7 @@ describe('--forward-retries at the end of a session', () => {
       await listener.until(() => /finishing 1 forward .*Ctrl-C to stop trying again, twice to stop now\)\n/.test(listener.stderr()));
       const exited = listener.stop();
       // Said while the attempt is still under way (it may take --forward-timeout).
-      await listener.until(() => /finishing 1 forward to http:\/\/localhost:\d+\/ \(each up to 30 s, not tried again; Ctrl-C again to stop now\)\n/.test(listener.stderr()));
+      await listener.until(() => /finishing 1 forward to http:\/\/localhost:\d+\/ \(each up to 10 s, not tried again; Ctrl-C again to stop now\)\n/.test(listener.stderr()));
       answers[0]?.writeHead(500).end('down');
       expect(await exited).toBe(130);
       expect(app.requests).toHaveLength(1);
@@ -313,13 +315,13 @@ describe('--forward-retries at the end of a session', () => {
     const app = await startScriptedServer((_request, response: ServerResponse) => void held.then(() => response.writeHead(500).end('down')), answer(500, 'down'));
     const dir = tempDir('svc-forward-queue-');
     try {
-      const listener = await listen(['--save', dir, '--forward-to', `${app.port}/`, '--forward-retries', '2', '--forward-queue', '2', '--max-deliveries', '4']);
+      const listener = await listen(['--save', dir, '--forward-to', `${app.port}/`, '--forward-retries', '2', '--forward-queue', '2', '--forward-concurrency', '1', '--max-deliveries', '4']);
       const sent = [1, 2, 3, 4].map(delivery);
       for (const one of sent) expect((await post(listener.url, one.headers, one.body)).status).toBe(200);
       await listener.waitFor(4);
       release();
       expect(await listener.exited).toBe(1);
-      expect(readdirSync(dir)).toHaveLength(4);
+      expect(readdirSync(dir).filter((name) => name.endsWith('.http'))).toHaveLength(4);
       expect(app.requests.map((request) => JSON.parse(request.body).issue.number)).toEqual([1, 1, 1, 2, 2, 2]);
       const skipped = listener.forwards.filter((f) => f.outcome === 'not_forwarded');
       const failed = listener.forwards.filter((f) => f.outcome === 'failed');
@@ -429,7 +431,7 @@ describe('forwards a developer and an attacker would try', () => {
     const ids = sent.map((one) => one.id);
     expect(stderr).toContain(`error: 12 deliveries were answered but not forwarded to http://localhost:${port}/: ${ids.slice(0, 10).join(', ')} and 2 more\n`);
     expect(stderr).toContain(
-      `hint: \`svc-migrate webhook replay ${join(dir, `${ids[0]}.http`)} --url http://localhost:${port}/\` sends the first again; the others are saved beside it in ${dir}\n`,
+      `hint: \`svc-migrate webhook replay --failed ${dir} --url http://localhost:${port}/\` sends them again (${dir}/forwards.jsonl records which failed)\n`,
     );
   });
 });
