@@ -83,20 +83,26 @@ export interface Forwarder {
 }
 
 /**
- * How the target answered lately, when the queue fills: whether the app is slow or failing (raising
- * the concurrency would not help), or answers fast and deliveries simply arrive faster than
- * `concurrency` forwards at once send them.
+ * How the target answered lately, when the queue fills, and so what holds the forwards back: the
+ * app (`silent`: none of the forwards under way answered yet; `failing`: most recent ones failed;
+ * `slow`: answers take SLOW_APP_MS or more on average), where raising the concurrency would not
+ * help; or the forwarder (`concurrency`: the app answers fast, deliveries arrive faster than
+ * `concurrency` forwards at once send them; `queue`: --forward-queue is below the concurrency).
  */
 export interface ForwardPace {
+  bottleneck: 'silent' | 'failing' | 'slow' | 'concurrency' | 'queue';
   concurrency: number;
   /** Forwards under way now (at most `concurrency`). */
   running: number;
-  /** Mean time of the recent attempts that ended, with those still under way counted as far as they went; null when none started. */
-  averageMs: number | null;
+  /** Mean time of the recent attempts, those under way past SLOW_APP_MS counted as far as they went. */
+  averageMs: number;
   /** Of the recent attempts that ended, those that failed (no answer, or not 2xx). */
   failed: number;
   ended: number;
 }
+
+/** An app answering slower than this on average holds the forwards back more than their number does. */
+const SLOW_APP_MS = 250;
 
 /** Attempts the pace is taken from: enough to smooth one slow answer out, few enough to follow a change. */
 const PACE_WINDOW = 32;
@@ -165,9 +171,18 @@ export function createForwarder(options: ForwarderOptions, events: ForwarderEven
 
   const pace = (): ForwardPace => {
     const now = performance.now();
-    const times = [...recent.map(({ ms }) => ms), ...[...underWay].map(({ started }) => now - started)];
-    const averageMs = times.length === 0 ? null : Math.round(times.reduce((sum, ms) => sum + ms, 0) / times.length);
-    return { concurrency: options.concurrency, running, averageMs, failed: recent.filter(({ ok }) => !ok).length, ended: recent.length };
+    // An attempt just started says nothing yet; one under way for long says the app is slow.
+    const stalled = [...underWay].map(({ started }) => now - started).filter((ms) => ms >= SLOW_APP_MS);
+    const times = [...recent.map(({ ms }) => ms), ...stalled];
+    const averageMs = times.length === 0 ? 0 : Math.round(times.reduce((sum, ms) => sum + ms, 0) / times.length);
+    const failed = recent.filter(({ ok }) => !ok).length;
+    let bottleneck: ForwardPace['bottleneck'] = 'concurrency';
+    if (recent.length === 0) bottleneck = 'silent';
+    else if (failed * 2 > recent.length) bottleneck = 'failing';
+    else if (averageMs >= SLOW_APP_MS) bottleneck = 'slow';
+    // A free slot with the queue full: the queue holds fewer deliveries than may be under way at once.
+    else if (running < options.concurrency) bottleneck = 'queue';
+    return { bottleneck, concurrency: options.concurrency, running, averageMs, failed, ended: recent.length };
   };
 
   /** What an attempt that got no answer says: past the service's own limit, that the app is too slow for it too. */

@@ -307,6 +307,21 @@ describe('webhook send, verify, events, replay', () => {
     expect(legacy.code).toBe(0);
   });
 
+  it('verify checks every --secret of a rotation (and SVC_WEBHOOK_SECRET) and says which matched', async () => {
+    const body = '{"zen":"Keep it logically awesome."}';
+    const rotation = ['--secret', 'old-secret', '--secret', SECRET];
+    const second = await runCli(['webhook', 'verify', ...rotation, '--signature', sign(body, SECRET)], { stdin: body });
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toBe('valid sha256 signature (secret #2)\n');
+    const json = await runCli(['webhook', 'verify', ...rotation, '--signature', sign(body, 'old-secret'), '--json'], { stdin: body });
+    expect(JSON.parse(json.stdout)).toEqual({ valid: true, algorithm: 'sha256', secret: 1 });
+    const fromEnv = await runCli(['webhook', 'verify', ...rotation, '--signature', sign(body, 'env-secret'), '--json'], { stdin: body, env: { SVC_WEBHOOK_SECRET: 'env-secret' } });
+    expect(JSON.parse(fromEnv.stdout)).toEqual({ valid: true, algorithm: 'sha256', secret: 3 });
+    const none = await runCli(['webhook', 'verify', ...rotation, '--signature', sign(body, 'nope')], { stdin: body });
+    expect(none.code).toBe(1);
+    expect(none.stdout).toMatch(/^invalid \(checked with 2 secrets\): signature does not match/);
+  });
+
   it('prints the catalogue as a table or JSON', async () => {
     const json = await runCli(['webhook', 'events', '--json']);
     const events = JSON.parse(json.stdout) as { name: string; permission: string }[];

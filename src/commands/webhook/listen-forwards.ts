@@ -90,20 +90,25 @@ export async function openForwardJournal(context: Context, dir: string): Promise
   }
 }
 
-/** An app answering slower than this on average, or failing most forwards, is the bottleneck when the queue fills. */
-const SLOW_APP_MS = 250;
+const atOnce = (n: number) => (n > 1 ? `${n} forwards at once` : 'one forward at a time');
 
-/** Why the forward queue is full: the app (slow or failing), or deliveries arriving faster than the forwards at once send them. */
+/** Why the forward queue is full: the app (silent, failing or slow), or the forwarder (too few at once, or too small a queue). */
 function behindLine(target: string, waiting: number, pace: ForwardPace): string {
-  const full = `the forward queue is full (${waiting} deliveries wait, --forward-queue): new deliveries are answered but not forwarded until it empties`;
+  const wait = waiting > 1 ? `${waiting} deliveries wait` : '1 delivery waits';
+  const full = `the forward queue is full (${wait}, --forward-queue): new deliveries are answered but not forwarded until it empties`;
   const app = 'your app is the bottleneck';
-  if (pace.ended === 0) return `${full}; ${target} has answered none of the ${pace.running} forwards under way: ${app}`;
-  if (pace.failed * 2 > pace.ended) return `${full}; ${target} failed ${pace.failed} of its last ${pace.ended} forwards: ${app}`;
-  const average = pace.averageMs ?? 0;
-  if (average >= SLOW_APP_MS) return `${full}; ${target} answers in ${average} ms on average (${pace.running} at once): ${app}`;
-  // A free slot with the queue full: the queue holds fewer deliveries than may be under way at once.
-  if (pace.running < pace.concurrency) return `${full}; ${target} answers in ${average} ms, but --forward-queue is below --forward-concurrency: raise --forward-queue`;
-  return `${full}; ${target} answers in ${average} ms, but deliveries arrive faster than ${pace.concurrency} forwards at once send them: raise --forward-concurrency`;
+  switch (pace.bottleneck) {
+    case 'silent':
+      return `${full}; ${target} has answered none of the ${pace.running} forwards under way: ${app}`;
+    case 'failing':
+      return `${full}; ${target} failed ${pace.failed} of its last ${pace.ended} forwards: ${app}`;
+    case 'slow':
+      return `${full}; ${target} answers in ${pace.averageMs} ms on average (${pace.running} at once): ${app}`;
+    case 'queue':
+      return `${full}; ${target} answers in ${pace.averageMs} ms, but --forward-queue is below --forward-concurrency: raise --forward-queue`;
+    case 'concurrency':
+      return `${full}; ${target} answers in ${pace.averageMs} ms, but deliveries arrive faster than ${atOnce(pace.concurrency)} send them: raise --forward-concurrency`;
+  }
 }
 
 /**

@@ -266,7 +266,7 @@ export function register(webhook: Command, run: Runner): void {
     .option('--save <dir>', 'save each accepted delivery (headers + raw body) before answering')
     .option('--max-deliveries <n>', 'exit after n accepted deliveries: 0, or 1 if one was not forwarded', parsePositiveInt)
     .option('--no-dedupe', 'treat redeliveries (same X-Service-Delivery) as new')
-    .option('--forward-queue <n>', 'deliveries waiting to be forwarded, at most; beyond, they are saved but not forwarded', parsePositiveInt, 1000)
+    .option('--forward-queue <n>', 'deliveries waiting to be forwarded, at most (and 256 MiB of them); beyond, they are saved but not forwarded', parsePositiveInt, 10_000)
     .option('--max-connections <n>', 'connections open at once; more are closed on arrival', parsePositiveInt, DEFAULT_MAX_CONNECTIONS)
     .option('--inspect [port]', 'also serve a live page of the deliveries on 127.0.0.1 (default: a free port)', parsePort)
     .option('--inspect-keep <n>', `deliveries the page keeps in memory (default ${DEFAULT_KEEP}; needs --inspect)`, parsePositiveInt)
