@@ -4,6 +4,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { downloadBench } from './download.js';
+import { forwardBench } from './forward.js';
 import { measureOn, nodeVersion } from './lib.js';
 import { listingBench } from './listing.js';
 import { orgExportBench } from './org-export.js';
@@ -18,6 +19,7 @@ const suites = {
   startup: startupBench,
   download: downloadBench,
   receiver: receiverBench,
+  forward: forwardBench,
   listing: listingBench,
   polling: pollingBench,
   verify: verifyBench,

@@ -220,6 +220,7 @@ _svc_migrate() {
           --events) prefix=""; [[ "$cur" == *,* ]] && prefix="${cur%,*},"; COMPREPLY=($(compgen -P "$prefix" -W 'branch_protection_configuration branch_protection_rule check_run check_suite code_scanning_alert commit_comment create delete dependency_alert deploy_key deployment deployment_protection_rule deployment_review deployment_status discussion discussion_comment fork gollum installation installation_repositories installation_target issue_comment issues label marketplace_purchase member membership merge_group meta milestone org_block organization package page_build personal_access_token_request ping project project_card project_column projects_v2 projects_v2_item public pull_request pull_request_review pull_request_review_comment pull_request_review_thread push registry_package release repository repository_advisory repository_dispatch repository_import repository_ruleset repository_vulnerability_alert secret_scanning_alert secret_scanning_alert_location security_advisory security_and_analysis service_app_authorization sponsorship star status team team_add watch workflow_dispatch workflow_job workflow_run' -- "${cur##*,}")); compopt -o nospace 2>/dev/null; return ;;
           --forward-to) COMPREPLY=(); return ;;
           --forward-timeout) COMPREPLY=(); return ;;
+          --forward-concurrency) COMPREPLY=(); return ;;
           --forward-retries) COMPREPLY=(); return ;;
           --forward-header) COMPREPLY=(); return ;;
           --save) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -235,7 +236,7 @@ _svc_migrate() {
           --max-wait) COMPREPLY=(); return ;;
           --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--port --host --path --relay --secret --events --forward-to --forward-timeout --forward-retries --forward-header --save --max-deliveries --no-dedupe --forward-queue --max-connections --inspect --inspect-keep -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--port --host --path --relay --secret --events --forward-to --forward-timeout --forward-concurrency --forward-retries --forward-header --save --max-deliveries --no-dedupe --forward-queue --max-connections --inspect --inspect-keep -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'webhook send')
       case "$prev" in
           --url) COMPREPLY=(); return ;;
@@ -256,6 +257,8 @@ _svc_migrate() {
     'webhook replay')
       case "$prev" in
           --url) COMPREPLY=(); return ;;
+          --failed) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
+          --ids) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
           --secret) COMPREPLY=(); return ;;
           --org) COMPREPLY=(); return ;;
           --base-url) COMPREPLY=(); return ;;
@@ -264,7 +267,7 @@ _svc_migrate() {
           --max-wait) COMPREPLY=(); return ;;
           --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--url --resign --secret -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--url --failed --ids --resign --secret -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
     'webhook inspect')
       case "$prev" in
           --port) COMPREPLY=(); return ;;

@@ -7,6 +7,8 @@ import type { PostResult } from './sender.js';
 export interface ForwarderOptions {
   target: string;
   timeoutMs: number;
+  /** Forwards under way at once at most (`--forward-concurrency`); 1 keeps arrival order. */
+  concurrency: number;
   /** Deliveries waiting at most; beyond, new ones are not forwarded. */
   maxWaiting: number;
   /** Bytes of their bodies waiting at most. */
@@ -64,8 +66,8 @@ export interface ForwardRecord {
 
 export interface ForwarderEvents {
   onForward(record: ForwardRecord): void;
-  /** The target fell far behind: `waiting` deliveries wait, and the next one is the first not forwarded. */
-  onBehind(waiting: number): void;
+  /** The queue is full: `waiting` deliveries wait, the next one is the first not forwarded; `pace` says who is slow. */
+  onBehind(waiting: number, pace: ForwardPace): void;
   /** The queue emptied after `skipped` deliveries were not forwarded. */
   onCaughtUp(skipped: number): void;
   /** Our own failure (drawing a record, say): the forwards after it go on. */
@@ -80,6 +82,34 @@ export interface Forwarder {
   waiting(): number;
 }
 
+/**
+ * How the target answered lately, when the queue fills, and so what holds the forwards back: the
+ * app (`silent`: none of the forwards under way answered yet; `failing`: most recent ones failed;
+ * `slow`: answers take SLOW_APP_MS or more on average), where raising the concurrency would not
+ * help; or the forwarder (`concurrency`: the app answers fast, deliveries arrive faster than
+ * `concurrency` forwards at once send them; `queue`: --forward-queue is below the concurrency).
+ */
+export interface ForwardPace {
+  bottleneck: 'silent' | 'failing' | 'slow' | 'concurrency' | 'queue';
+  concurrency: number;
+  /** Forwards under way now (at most `concurrency`). */
+  running: number;
+  /** Mean time of the recent attempts, those under way past SLOW_APP_MS counted as far as they went. */
+  averageMs: number;
+  /** Of the recent attempts that ended, those that failed (no answer, or not 2xx). */
+  failed: number;
+  ended: number;
+}
+
+/** An app answering slower than this on average holds the forwards back more than their number does. */
+const SLOW_APP_MS = 250;
+
+/** Attempts the pace is taken from: enough to smooth one slow answer out, few enough to follow a change. */
+const PACE_WINDOW = 32;
+
+/** The service's own limit for an answer: an app slower than that fails there too. */
+export const SERVICE_TIMEOUT_MS = 10_000;
+
 /** The wait before a retry: exponential from 1 s, at most 30 s, and between half and all of it (jitter). */
 const RETRY_BASE_MS = 1_000;
 const RETRY_CAP_MS = 30_000;
@@ -91,16 +121,24 @@ function retryDelay(retry: number, random: () => number = Math.random): number {
 }
 
 /**
- * Forwards deliveries in arrival order, one at a time (a delivery being retried holds back the
- * ones after it), holding at most `maxWaiting` of them (and `maxWaitingBytes`): when the target is
- * that far behind, new deliveries are left out (they were answered and saved already) until it
- * catches up, so a slow or failing target never grows memory.
+ * Forwards deliveries in arrival order, up to `concurrency` at once (each over a kept-alive
+ * connection; with more than one they may end out of order; a delivery being retried holds its
+ * slot), holding at most `maxWaiting` of them (and `maxWaitingBytes`): when that many wait, new
+ * deliveries are left out (they were answered and saved already) until the queue empties, so a
+ * slow or failing target never grows memory.
  */
 export function createForwarder(options: ForwarderOptions, events: ForwarderEvents): Forwarder {
-  let chain: Promise<void> = Promise.resolve();
+  /** Deliveries not yet started, oldest at `head`. */
+  const queue: ReceivedDelivery[] = [];
+  let head = 0;
+  let running = 0;
   let waiting = 0;
   let waitingBytes = 0;
   let skipped = 0;
+  const emptied: (() => void)[] = [];
+  /** Durations (ms) and results of the last PACE_WINDOW attempts that ended; start times of those under way. */
+  const recent: { ms: number; ok: boolean }[] = [];
+  const underWay = new Set<{ started: number }>();
   const target = redactUrl(options.target);
   const maxAttempts = options.retries + 1;
   const { clock, signal } = options;
@@ -131,6 +169,31 @@ export function createForwarder(options: ForwarderOptions, events: ForwarderEven
     ...fields,
   });
 
+  const pace = (): ForwardPace => {
+    const now = performance.now();
+    // An attempt just started says nothing yet; one under way for long says the app is slow.
+    const stalled = [...underWay].map(({ started }) => now - started).filter((ms) => ms >= SLOW_APP_MS);
+    const times = [...recent.map(({ ms }) => ms), ...stalled];
+    const averageMs = times.length === 0 ? 0 : Math.round(times.reduce((sum, ms) => sum + ms, 0) / times.length);
+    const failed = recent.filter(({ ok }) => !ok).length;
+    let bottleneck: ForwardPace['bottleneck'] = 'concurrency';
+    if (recent.length === 0) bottleneck = 'silent';
+    else if (failed * 2 > recent.length) bottleneck = 'failing';
+    else if (averageMs >= SLOW_APP_MS) bottleneck = 'slow';
+    // A free slot with the queue full: the queue holds fewer deliveries than may be under way at once.
+    else if (running < options.concurrency) bottleneck = 'queue';
+    return { bottleneck, concurrency: options.concurrency, running, averageMs, failed, ended: recent.length };
+  };
+
+  /** What an attempt that got no answer says: past the service's own limit, that the app is too slow for it too. */
+  const noAnswer = (failure: unknown): string => {
+    const error = failure as Error;
+    if (error?.name !== 'TimeoutError' || options.timeoutMs < SERVICE_TIMEOUT_MS) return error?.message || String(failure);
+    const limit = `${options.timeoutMs / 1000} s`;
+    const too = options.timeoutMs === SERVICE_TIMEOUT_MS ? ' too' : '';
+    return `no answer within ${limit} (the service gives up after ${SERVICE_TIMEOUT_MS / 1000} s${too}: your app must answer sooner)`;
+  };
+
   async function forward(delivery: ReceivedDelivery): Promise<void> {
     const { postDelivery, sendableHeaders } = await sender;
     const headers = sendableHeaders(delivery.rawHeaders());
@@ -138,14 +201,19 @@ export function createForwarder(options: ForwarderOptions, events: ForwarderEven
     for (const [name, value] of added) if (!own.has(name.toLowerCase())) headers.push(name, value);
     for (let attempt = 1; ; attempt++) {
       const started = performance.now();
+      const current = { started };
+      underWay.add(current);
       let answer: PostResult | undefined;
       let error: string | null = null;
       try {
         answer = await postDelivery(options.target, headers, delivery.rawBody, options.timeoutMs);
       } catch (failure) {
-        error = (failure as Error).message || String(failure);
+        error = noAnswer(failure);
       }
+      underWay.delete(current);
       const delivered = answer !== undefined && answer.status >= 200 && answer.status < 300;
+      recent.push({ ms: performance.now() - started, ok: delivered });
+      if (recent.length > PACE_WINDOW) recent.shift();
       const again = !delivered && attempt < maxAttempts && !signal.aborted;
       const wait = again ? retryDelay(attempt, options.random) : null;
       events.onForward(
@@ -172,29 +240,48 @@ export function createForwarder(options: ForwarderOptions, events: ForwarderEven
     }
   }
 
-  return {
-    add(delivery) {
-      const size = delivery.rawBody.length;
-      if (waiting > 0 && (waiting >= options.maxWaiting || waitingBytes + size > options.maxWaitingBytes)) {
-        if (skipped++ === 0) events.onBehind(waiting);
-        events.onForward(record(delivery, { attempt: null, error: 'the forward queue was full (--forward-queue)', outcome: 'not_forwarded' }));
-        return;
+  /** Starts forwards while a slot is free and a delivery waits. */
+  function pump(): void {
+    while (running < options.concurrency && head < queue.length) {
+      const delivery = queue[head] as ReceivedDelivery;
+      head++;
+      // Started ones are dropped in blocks: no shift() of a long array per delivery.
+      if (head >= 1024) {
+        queue.splice(0, head);
+        head = 0;
       }
-      waiting++;
-      waitingBytes += size;
-      chain = chain
-        .then(() => forward(delivery))
+      running++;
+      const size = delivery.rawBody.length;
+      forward(delivery)
         .catch((error: unknown) => events.onFault(error))
         .finally(() => {
+          running--;
           waiting--;
           waitingBytes -= size;
           if (skipped > 0 && waiting === 0) {
             events.onCaughtUp(skipped);
             skipped = 0;
           }
+          if (waiting === 0) for (const resolve of emptied.splice(0)) resolve();
+          pump();
         });
+    }
+  }
+
+  return {
+    add(delivery) {
+      const size = delivery.rawBody.length;
+      if (waiting > 0 && (waiting >= options.maxWaiting || waitingBytes + size > options.maxWaitingBytes)) {
+        if (skipped++ === 0) events.onBehind(waiting, pace());
+        events.onForward(record(delivery, { attempt: null, error: 'the forward queue was full (--forward-queue)', outcome: 'not_forwarded' }));
+        return;
+      }
+      waiting++;
+      waitingBytes += size;
+      queue.push(delivery);
+      pump();
     },
-    drained: () => chain,
+    drained: () => (waiting === 0 ? Promise.resolve() : new Promise<void>((resolve) => emptied.push(resolve))),
     waiting: () => waiting,
   };
 }

@@ -1,6 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
+import { basename } from 'node:path';
 import { redactUrl } from '../api/redact.js';
 import type { Dispatcher } from '../api/undici.js';
 import { isLoopbackHost } from '../api/transport-policy.js';
@@ -8,8 +9,8 @@ import type { Clock } from '../support/clock.js';
 import { DELIVERY_HEADERS } from '../api/types.js';
 import { InterruptedError, UsageError } from '../errors.js';
 import type { EventFilter } from './catalogue.js';
-import type { ForwardHeader } from './forward-headers.js';
-import { createForwarder, type ForwarderEvents, type ForwardRecord } from './forwarder.js';
+import type { JournalWriter } from './forward-journal.js';
+import { createForwarder, type ForwarderEvents, type ForwarderOptions, type ForwardRecord } from './forwarder.js';
 import { DeliveryRefused, type ReceivedDelivery, type ReceiverOptions, type Rejection, type RelayGap, startReceiver } from './receiver.js';
 import { readRelay, type RelayReader } from './relay/client.js';
 import { frameDelivery } from './relay/frame.js';
@@ -31,7 +32,9 @@ export interface ListenerOptions extends Pick<ReceiverOptions, 'host' | 'port' |
   /** Deliveries of other events are answered, neither saved, shown nor forwarded; none: all. */
   filters: EventFilter[];
   store?: DeliveryStore | undefined;
-  forward?: { target: string; timeoutMs: number; maxWaiting: number; headers: ForwardHeader[]; retries: number } | undefined;
+  forward?: Pick<ForwarderOptions, 'target' | 'timeoutMs' | 'concurrency' | 'maxWaiting' | 'headers' | 'retries'> | undefined;
+  /** `<save dir>/forwards.jsonl`: each saved delivery's forwarding outcome is appended to it. */
+  journal?: JournalWriter | undefined;
   /** The session ends after this many new deliveries shown (a redelivery does not count). */
   maxDeliveries?: number | undefined;
   /** Ctrl-C: the session ends, interrupted; forwards are not tried again after it. */
@@ -149,6 +152,10 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
             else if (record.outcome === 'failed') summary.forward_failed++;
             else if (record.outcome === 'not_forwarded') summary.forward_skipped++;
             if (observer) observe(() => observer.forwarded(record));
+            if (options.journal && record.outcome !== 'retrying' && record.saved !== null) {
+              const { delivery, outcome, status, at, target } = record;
+              options.journal.append({ file: basename(record.saved), delivery, outcome, status, at, target });
+            }
             forwarding.onForward(record);
           },
           onFault: (error) => events.onFault(error),
@@ -297,6 +304,7 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
     if (waiting > 0 && !options.signal.aborted) options.signal.addEventListener('abort', onLateAbort, { once: true });
     await forwarder?.drained();
     options.signal.removeEventListener('abort', onLateAbort);
+    await options.journal?.close();
     // Ctrl-C while the forwards of a session ended by --max-deliveries finished.
     return { summary, interrupted: interrupted || options.signal.aborted };
   });

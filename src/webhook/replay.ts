@@ -1,9 +1,8 @@
-import { UsageError } from '../errors.js';
-import { readingReason } from '../support/system-errors.js';
 import { signatureHeaders } from './signature.js';
 import type { ForwardHeader } from './forward-headers.js';
+import type { Selected } from './replay-select.js';
 import type { PostResult } from './sender.js';
-import { listSaved, parseSaved, readSaved } from './store.js';
+import { parseSaved, readSaved, type SavedDelivery, type SavedEntry } from './store.js';
 
 export interface ReplayOutcome {
   file: string;
@@ -17,21 +16,22 @@ export interface ReplayOutcome {
 const SIGNATURE = /^x-hub-signature(-256)?$/i;
 
 /**
- * Re-sends saved deliveries byte for byte, in their original order, one file in memory at a time;
- * with `resignWith`, signed anew with that secret. A file that is not a saved delivery is reported
- * and skipped; a failure to send one is reported and the rest are sent. Throws a UsageError when
- * `path` cannot be listed. At Ctrl-C no file is sent after the one under way: what was done until
- * then is returned, `interrupted`.
+ * Re-sends the selected deliveries byte for byte, in their original order, one file in memory at a
+ * time; with `resignWith`, signed anew with that secret. A file that is not a saved delivery is
+ * reported and skipped; a failure to send one is reported and the rest are sent; `sent` is told of
+ * each one sent (answered or not). At Ctrl-C no file is sent after the one under way: what was
+ * done until then is returned, `interrupted`.
  */
 export async function replaySaved(
-  path: string,
+  { entries, unreadable }: Pick<Selected, 'entries' | 'unreadable'>,
   url: string,
   signal: AbortSignal,
-  resignWith?: string,
+  options: {
+    resignWith?: string | undefined;
+    sent?: (entry: SavedEntry, delivery: SavedDelivery, result: PostResult | undefined) => void;
+  } = {},
 ): Promise<{ outcomes: ReplayOutcome[]; total: number; interrupted: boolean; inFlight?: string }> {
-  const { entries, unreadable } = await listSaved(path).catch((error: unknown) => {
-    throw new UsageError(`cannot read deliveries from ${path}: ${readingReason(error)}`);
-  });
+  const { resignWith, sent = () => {} } = options;
   const skip = (file: string, error: string): ReplayOutcome => ({ file, status: null, ms: null, error, skipped: true });
   const outcomes = unreadable.map(({ name, reason }) => skip(name, reason));
   const total = outcomes.length + entries.length;
@@ -47,10 +47,12 @@ export async function replaySaved(
     try {
       const result = await resend(url, delivery.rawHeaders, delivery.body, { resignWith, signal });
       outcomes.push({ file: entry.name, status: result.status, ms: result.ms });
+      sent(entry, delivery, result);
     } catch (error) {
       // The receiver may have it already: the one under way at Ctrl-C is named.
       if (signal.aborted) return { outcomes, total, interrupted: true, inFlight: entry.name };
       outcomes.push({ file: entry.name, status: null, ms: null, error: (error as Error).message });
+      sent(entry, delivery, undefined);
     }
   }
   return { outcomes, total, interrupted: false };

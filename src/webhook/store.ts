@@ -73,7 +73,7 @@ export class StoreError extends Error {
  * and two ids equal in their first characters never share a file. `~` never occurs in a plain
  * name, so the two forms cannot meet either.
  */
-function deliveryFileName(id: string): string {
+export function deliveryFileName(id: string): string {
   if (SAFE_ID.test(id)) return `${id}.http`;
   const readable = id.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\./, '_').slice(0, 80);
   return `${readable}~${createHash('sha256').update(id).digest('hex').slice(0, 32)}.http`;
@@ -321,11 +321,11 @@ export function parseSaved(file: string, data: Buffer): SavedDelivery {
   };
 }
 
-/**
- * The largest file replay reads: a form body of the largest payload (three bytes for one when
- * percent-encoded, docs/service.md#limits) and its headers.
- */
+/** The largest file replay reads: a form body of the largest payload (three bytes for one, docs/service.md#limits) and its headers. */
 const MAX_SAVED_BYTES = MAX_PAYLOAD_BYTES * 3 + 1024 * 1024;
+
+/** Arrival order: when received, then the order within a session. */
+export const byArrival = (a: SavedEntry, b: SavedEntry): number => a.receivedAt.localeCompare(b.receivedAt) || a.sequence - b.sequence;
 
 /** A saved delivery found by listSaved: where it is, and its place in arrival order. */
 export interface SavedEntry {
@@ -366,7 +366,7 @@ export async function listSaved(path: string): Promise<{ entries: SavedEntry[]; 
       unreadable.push({ name: candidate.name, reason: (error as Error).message });
     }
   }
-  entries.sort((a, b) => a.receivedAt.localeCompare(b.receivedAt) || a.sequence - b.sequence);
+  entries.sort(byArrival);
   return { entries, unreadable };
 }
 

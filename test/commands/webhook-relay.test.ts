@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { options, refused } from '../helpers/command-options.js';
 
 // `webhook listen --relay` and `webhook relay new` read and checked before anything is bound,
-// read or sent (src/commands/common/listen-relay.ts, src/commands/webhook/relay.ts).
+// read or sent (src/commands/webhook/listen-relay.ts, src/commands/webhook/relay.ts).
 
 describe('webhook listen --relay', () => {
   it('reads the channel\'s URL; no port is bound unless --port is given', async () => {

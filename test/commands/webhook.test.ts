@@ -17,7 +17,7 @@ describe('webhook listen', () => {
       host: '127.0.0.1',
       path: '/',
       dedupe: true,
-      forwardQueue: 1000,
+      forwardQueue: 10_000,
       maxConnections: DEFAULT_MAX_CONNECTIONS,
       secrets: [],
       filters: [],
@@ -85,14 +85,24 @@ describe('webhook listen', () => {
     await refused(['webhook', 'listen', '--events', ' , '], '--events lists no events', 'name events such as push,issues.opened, or leave --events out for all');
   });
 
-  it('--forward-to: the short forms, a timeout to the millisecond, credentials never shown', async () => {
+  it('--forward-to: the short forms, a timeout to the millisecond (10 s unless given, the service\'s own), 8 forwards at once, credentials never shown', async () => {
     expect(await options(['webhook', 'listen', '--forward-to', '3000/webhooks'])).toMatchObject({
-      forward: { target: 'http://localhost:3000/webhooks', shown: 'http://localhost:3000/webhooks', timeoutMs: 30_000, headers: [], retries: 0 },
+      forward: { target: 'http://localhost:3000/webhooks', shown: 'http://localhost:3000/webhooks', timeoutMs: 10_000, concurrency: 8, headers: [], retries: 0 },
     });
     const secret = await options(['webhook', 'listen', '--forward-to', 'http://alice:s3cr3t@localhost:3000/p', '--forward-timeout', '2.5']);
     expect(secret).toMatchObject({ forward: { target: 'http://alice:s3cr3t@localhost:3000/p', timeoutMs: 2500 } });
     expect((secret as { forward: { shown: string } }).forward.shown).not.toContain('s3cr3t');
     await refused(['webhook', 'listen', '--forward-timeout', '1.0001'], /to the millisecond/);
+  });
+
+  it('--forward-concurrency: 1 to 64, and only with --forward-to', async () => {
+    const forward = ['webhook', 'listen', '--forward-to', '3000'];
+    expect(await options([...forward, '--forward-concurrency', '1'])).toMatchObject({ forward: { concurrency: 1 } });
+    expect(await options([...forward, '--forward-concurrency', '64'])).toMatchObject({ forward: { concurrency: 64 } });
+    for (const given of ['0', '65', '-1', '2.5', 'many', '']) {
+      await refused([...forward, '--forward-concurrency', given], new RegExp(`expected a number of forwards at once from 1 to 64, not "${given.replace('.', '\\.')}"|option '--forward-concurrency <n>' argument missing`));
+    }
+    await refused(['webhook', 'listen', '--forward-concurrency', '4'], '--forward-concurrency needs --forward-to', 'add --forward-to with your app\'s port and path, or leave it out');
   });
 
   it('--forward-header and --forward-retries: each needs --forward-to, and is checked', async () => {
@@ -254,9 +264,9 @@ describe('webhook send', () => {
 
 describe('webhook replay', () => {
   it('sends as saved, or re-signed with --resign --secret', async () => {
-    expect(await options(['webhook', 'replay', 'deliveries/', '--url', '3000'])).toEqual({ path: 'deliveries/', url: 'http://localhost:3000/' });
+    expect(await options(['webhook', 'replay', 'deliveries/', '--url', '3000'])).toEqual({ paths: ['deliveries/'], url: 'http://localhost:3000/' });
     expect(await options(['webhook', 'replay', 'a.http', '--url', '3000', '--resign', '--secret', 'new'])).toEqual({
-      path: 'a.http',
+      paths: ['a.http'],
       url: 'http://localhost:3000/',
       secret: 'new',
     });
@@ -269,8 +279,21 @@ describe('webhook replay', () => {
     await refused(['webhook', 'replay', '.', '--url', '1', '--resign', '--secret', ''], '--secret is empty', 'pass the secret the receiver verifies with');
   });
 
-  it('needs a file or directory and --url', async () => {
-    await refused(['webhook', 'replay', '--url', '1'], 'missing the <file-or-dir> argument');
+  it('several files and directories, --failed DIR, --ids FILE', async () => {
+    expect(await options(['webhook', 'replay', 'a.http', 'old/', 'b.http', '--url', '3000'])).toEqual({ paths: ['a.http', 'old/', 'b.http'], url: 'http://localhost:3000/' });
+    expect(await options(['webhook', 'replay', '--failed', 'deliveries', '--url', '3000'])).toEqual({ paths: [], failed: 'deliveries', url: 'http://localhost:3000/' });
+    expect(await options(['webhook', 'replay', '--failed', 'd', '--ids', 'ids.txt', '--url', '3000'])).toMatchObject({ failed: 'd', idsFile: 'ids.txt' });
+    expect(await options(['webhook', 'replay', 'd/', '--ids', 'ids.txt', '--url', '3000'])).toMatchObject({ paths: ['d/'], idsFile: 'ids.txt' });
+  });
+
+  it('needs deliveries to send (files, directories or --failed), not both ways, and --url', async () => {
+    await refused(['webhook', 'replay', '--url', '1'], 'name the deliveries to send: saved .http files or directories, or --failed DIR',
+      '`webhook replay --failed DIR --url …` sends those whose forward failed during `webhook listen --save DIR`');
+    await refused(['webhook', 'replay', '--ids', 'ids.txt', '--url', '1'], 'name the deliveries to send: saved .http files or directories, or --failed DIR');
+    await refused(['webhook', 'replay', 'd/', '--failed', 'd', '--url', '1'], '--failed DIR takes the place of FILE-OR-DIR arguments');
+    await refused(['webhook', 'replay', '--failed', '', '--url', '1'], '--failed is empty');
+    await refused(['webhook', 'replay', 'd/', '--ids', '', '--url', '1'], '--ids is empty');
+    await refused(['webhook', 'replay', 'd/', '', '--url', '1'], 'a FILE-OR-DIR argument is empty');
     await refused(['webhook', 'replay', '.'], '--url <url> is required');
   });
 });
@@ -301,9 +324,14 @@ describe('webhook inspect', () => {
 });
 
 describe('webhook verify', () => {
-  it('the secret from --secret, else SVC_WEBHOOK_SECRET; --signature as given', async () => {
-    expect(await options(['webhook', 'verify', '--secret', 's', '--signature', 'sha256=00'])).toEqual({ secret: 's', signature: 'sha256=00' });
-    expect(await options(['webhook', 'verify', '--signature', 'sha1=00'], { env: { SVC_WEBHOOK_SECRET: 'e' } })).toEqual({ secret: 'e', signature: 'sha1=00' });
+  it('every --secret, then SVC_WEBHOOK_SECRET if it is another; --signature as given', async () => {
+    expect(await options(['webhook', 'verify', '--secret', 's', '--signature', 'sha256=00'])).toEqual({ secrets: ['s'], signature: 'sha256=00' });
+    expect(await options(['webhook', 'verify', '--signature', 'sha1=00'], { env: { SVC_WEBHOOK_SECRET: 'e' } })).toEqual({ secrets: ['e'], signature: 'sha1=00' });
+    expect(await options(['webhook', 'verify', '--secret', 'old', '--secret', 'new', '--signature', 'sha256=00'], { env: { SVC_WEBHOOK_SECRET: 'e' } }))
+      .toEqual({ secrets: ['old', 'new', 'e'], signature: 'sha256=00' });
+    expect(await options(['webhook', 'verify', '--secret', 'e', '--signature', 'sha256=00'], { env: { SVC_WEBHOOK_SECRET: 'e' } })).toEqual({ secrets: ['e'], signature: 'sha256=00' });
+    // Each one checked: `--secret "$UNSET"` among others would verify with a key nobody chose.
+    await refused(['webhook', 'verify', '--secret', 'old', '--secret', ' ', '--signature', 'sha256=00'], '--secret is only whitespace');
   });
 
   it('needs a secret and a signature', async () => {

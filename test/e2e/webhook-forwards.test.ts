@@ -18,6 +18,7 @@ import { unless } from '../helpers/skip.js';
 const SECRET = 'forward-secret';
 const tempDir = (prefix: string) => mkdtempSync(join(tmpdir(), prefix));
 const delivery = (n: number) => buildDelivery({ event: 'issues', payload: { action: 'opened', issue: { number: n } }, contentType: 'json', secret: SECRET });
+type Sent = ReturnType<typeof delivery>;
 const answer =
   (status: number, body = ''): Handler =>
     (_request, response) =>
@@ -42,8 +43,9 @@ describe('a forward that fails is a failure', () => {
       expect(await listener.exited).toBe(1);
       const target = `http://localhost:${app.port}/app`;
       expect(listener.forwards).toEqual(
-        sent.map((one) => ({
+        sent.map((one, index) => ({
           delivery: one.id,
+          sequence: index + 1,
           event: 'issues',
           action: 'opened',
           target,
@@ -61,7 +63,7 @@ describe('a forward that fails is a failure', () => {
       );
       // Each line's fields in the order docs/cli.md shows them.
       expect(Object.keys(listener.forwards[0] ?? {})).toEqual(
-        ['delivery', 'event', 'action', 'target', 'at', 'attempt', 'max_attempts', 'status', 'ms', 'error', 'response', 'outcome', 'retry_in_ms', 'saved'],
+        ['delivery', 'sequence', 'event', 'action', 'target', 'at', 'attempt', 'max_attempts', 'status', 'ms', 'error', 'response', 'outcome', 'retry_in_ms', 'saved'],
       );
       const stderr = listener.stderr();
       for (const one of sent) expect(stderr).toMatch(new RegExp(`warning:   → ${target} failed for ${one.id}: 500 in \\d+ ms: boom: database down \\(not saved`));
@@ -124,7 +126,8 @@ describe('--forward-retries', () => {
       answer(200, 'ok'),
     );
     try {
-      const listener = await listen(['--secret', SECRET, '--forward-to', `${app.port}/hooks`, '--forward-retries', '3', '--max-deliveries', '2']);
+      // One at a time: a delivery being retried holds back the ones after it.
+      const listener = await listen(['--secret', SECRET, '--forward-to', `${app.port}/hooks`, '--forward-concurrency', '1', '--forward-retries', '3', '--max-deliveries', '2']);
       const [first, second] = [delivery(1), delivery(2)];
       expect((await post(listener.url, first.headers, first.body)).status).toBe(200);
       await app.until(() => app.requests.length === 1);
@@ -171,11 +174,11 @@ describe('--forward-retries', () => {
       expect(app.requests).toHaveLength(3);
       expect(stdout).not.toMatch(/"forward"/);
       expect(stderr).toMatch(new RegExp(`failed for ${one.id} \\(attempt 1 of 3; retrying in [01]\\.\\d s\\): 500 in \\d+ ms: broken\n`));
-      expect(stderr).toMatch(new RegExp(`failed for ${one.id} \\(attempt 3 of 3; gave up\\): 500 in \\d+ ms: broken \\(saved in ${dir}; \`webhook replay\` can send it later\\)`));
+      expect(stderr).toMatch(new RegExp(`failed for ${one.id} \\(attempt 3 of 3; gave up\\): 500 in \\d+ ms: broken \\(saved in ${dir}; \`webhook replay --failed\` can send it later\\)`));
       expect(stderr).toMatch(/forwards delivered 0, failed 1, retried 1/);
       expect(stderr).toContain(`error: 1 delivery was answered but not forwarded to http://localhost:${app.port}/in: ${one.id}\n`);
-      const command = /hint: `svc-migrate (webhook replay \S+ --url \S+)` sends it again\n/.exec(stderr)?.[1];
-      expect(command).toBe(`webhook replay ${join(dir, `${one.id}.http`)} --url http://localhost:${app.port}/in`);
+      const command = /hint: `svc-migrate (webhook replay --failed \S+ --url \S+)` sends it again \(/.exec(stderr)?.[1];
+      expect(command).toBe(`webhook replay --failed ${dir} --url http://localhost:${app.port}/in`);
 
       // The app fixed, the command the hint gave sends it.
       app.script(answer(200, 'ok'));
@@ -272,7 +275,7 @@ describe('--forward-retries at the end of a session', () => {
       expect((await post(listener.url, one.headers, one.body)).status).toBe(200);
       await app.until(() => answers.length === 1);
       const exited = listener.stop();
-      await listener.until(() => /finishing 1 forward to http:\/\/localhost:\d+\/ \(each up to 30 s, not tried again; Ctrl-C again to stop now\)/.test(listener.stderr()));
+      await listener.until(() => /finishing 1 forward to http:\/\/localhost:\d+\/ \(each up to 10 s, not tried again; Ctrl-C again to stop now\)/.test(listener.stderr()));
       answers[0]?.writeHead(502).end('bad gateway');
       expect(await exited).toBe(130);
       expect(app.requests).toHaveLength(1);
@@ -294,7 +297,7 @@ describe('--forward-retries at the end of a session', () => {
       await listener.until(() => /finishing 1 forward .*Ctrl-C to stop trying again, twice to stop now\)\n/.test(listener.stderr()));
       const exited = listener.stop();
       // Said while the attempt is still under way (it may take --forward-timeout).
-      await listener.until(() => /finishing 1 forward to http:\/\/localhost:\d+\/ \(each up to 30 s, not tried again; Ctrl-C again to stop now\)\n/.test(listener.stderr()));
+      await listener.until(() => /finishing 1 forward to http:\/\/localhost:\d+\/ \(each up to 10 s, not tried again; Ctrl-C again to stop now\)\n/.test(listener.stderr()));
       answers[0]?.writeHead(500).end('down');
       expect(await exited).toBe(130);
       expect(app.requests).toHaveLength(1);
@@ -313,13 +316,13 @@ describe('--forward-retries at the end of a session', () => {
     const app = await startScriptedServer((_request, response: ServerResponse) => void held.then(() => response.writeHead(500).end('down')), answer(500, 'down'));
     const dir = tempDir('svc-forward-queue-');
     try {
-      const listener = await listen(['--save', dir, '--forward-to', `${app.port}/`, '--forward-retries', '2', '--forward-queue', '2', '--max-deliveries', '4']);
+      const listener = await listen(['--save', dir, '--forward-to', `${app.port}/`, '--forward-retries', '2', '--forward-queue', '2', '--forward-concurrency', '1', '--max-deliveries', '4']);
       const sent = [1, 2, 3, 4].map(delivery);
       for (const one of sent) expect((await post(listener.url, one.headers, one.body)).status).toBe(200);
       await listener.waitFor(4);
       release();
       expect(await listener.exited).toBe(1);
-      expect(readdirSync(dir)).toHaveLength(4);
+      expect(readdirSync(dir).filter((name) => name.endsWith('.http'))).toHaveLength(4);
       expect(app.requests.map((request) => JSON.parse(request.body).issue.number)).toEqual([1, 1, 1, 2, 2, 2]);
       const skipped = listener.forwards.filter((f) => f.outcome === 'not_forwarded');
       const failed = listener.forwards.filter((f) => f.outcome === 'failed');
@@ -429,7 +432,117 @@ describe('forwards a developer and an attacker would try', () => {
     const ids = sent.map((one) => one.id);
     expect(stderr).toContain(`error: 12 deliveries were answered but not forwarded to http://localhost:${port}/: ${ids.slice(0, 10).join(', ')} and 2 more\n`);
     expect(stderr).toContain(
-      `hint: \`svc-migrate webhook replay ${join(dir, `${ids[0]}.http`)} --url http://localhost:${port}/\` sends the first again; the others are saved beside it in ${dir}\n`,
+      `hint: \`svc-migrate webhook replay --failed ${dir} --url http://localhost:${port}/\` sends them again (${dir}/forwards.jsonl records which failed)\n`,
     );
+  });
+});
+
+describe('forwards keep up: several at once (--forward-concurrency, default 8)', () => {
+  it('2,000 deliveries sent 50 at a time to a healthy app are all forwarded with the default flags', async () => {
+    const app = await startScriptedServer(answer(200, 'ok'));
+    try {
+      const total = 2000;
+      // The built binary, as a user runs it: the app and this sender share no thread with it.
+      const listener = await listen(['--forward-to', `${app.port}/hooks`, '--max-deliveries', String(total)], { spawn: true });
+      const sent = Array.from({ length: total }, (_, i) => delivery(i + 1));
+      let next = 0;
+      const statuses: number[] = [];
+      const sender = async () => {
+        while (next < total) {
+          const one = sent[next++] as (typeof sent)[number];
+          statuses.push((await post(listener.url, one.headers, one.body)).status);
+        }
+      };
+      await Promise.all(Array.from({ length: 50 }, sender));
+      expect(statuses.filter((status) => status !== 200)).toEqual([]);
+      expect(await listener.exited, listener.stderr().slice(-3000)).toBe(0);
+      expect(app.requests).toHaveLength(total);
+      expect(new Set(app.requests.map((request) => request.headers['x-service-delivery']))).toEqual(new Set(sent.map((one) => one.id)));
+      expect(listener.forwards.filter((f) => f.outcome !== 'delivered')).toEqual([]);
+      expect(listener.stderr()).not.toMatch(/not forwarded|queue is full/);
+      expect(listener.stderr()).toMatch(/forwards delivered 2000, failed 0, retried 0\n/);
+    } finally {
+      await app.close();
+    }
+  }, 180_000);
+
+  it('a forward that hangs holds no other: the rest are forwarded before it times out at the service\'s 10 s', async () => {
+    const hanging = delivery(1);
+    const others = [2, 3, 4, 5, 6].map(delivery);
+    // The app never answers the first delivery; it answers the others at once.
+    const app = await startScriptedServer((request, response) => {
+      if (request.headers['x-service-delivery'] !== hanging.id) response.writeHead(200).end('ok');
+    });
+    try {
+      const listener = await listen(['--forward-to', `${app.port}/`, '--max-deliveries', '6']);
+      expect((await post(listener.url, hanging.headers, hanging.body)).status).toBe(200);
+      await app.until(() => app.requests.length === 1);
+      for (const one of others) expect((await post(listener.url, one.headers, one.body)).status).toBe(200);
+      expect(await listener.exited).toBe(1);
+      // By order of events: every other delivery forwarded (in whichever order they ended), then
+      // the hanging one given up; each record keeps its delivery's arrival number.
+      const records = listener.forwards.map((f) => [f.delivery, f.sequence, f.outcome]);
+      expect(records.at(-1)).toEqual([hanging.id, 1, 'failed']);
+      expect(records.slice(0, -1).sort((a, b) => Number(a[1]) - Number(b[1]))).toEqual(others.map((one, i) => [one.id, i + 2, 'delivered']));
+      expect(listener.forwards.at(-1)).toMatchObject({
+        status: null,
+        error: 'no answer within 10 s (the service gives up after 10 s too: your app must answer sooner)',
+      });
+    } finally {
+      await app.close();
+    }
+  }, 60_000);
+
+  it('--forward-concurrency 3: three forwards under way at once, no fourth until one ends', async () => {
+    const answers: ServerResponse[] = [];
+    const app = await startScriptedServer((_request, response) => void answers.push(response));
+    try {
+      const listener = await listen(['--forward-to', `${app.port}/`, '--forward-concurrency', '3', '--max-deliveries', '4']);
+      const sent = [1, 2, 3, 4].map(delivery);
+      for (const one of sent) expect((await post(listener.url, one.headers, one.body)).status).toBe(200);
+      await app.until(() => answers.length === 3);
+      await listener.waitFor(4);
+      expect(app.requests).toHaveLength(3);
+      answers[1]?.writeHead(200).end('second');
+      await app.until(() => answers.length === 4);
+      for (const answer of [answers[0], answers[2], answers[3]]) answer?.writeHead(200).end('ok');
+      expect(await listener.exited).toBe(0);
+      expect(listener.forwards[0]).toMatchObject({ delivery: sent[1]?.id, sequence: 2, response: 'second' });
+      expect(app.requests.map((request) => JSON.parse(request.body).issue.number)).toEqual([1, 2, 3, 4]);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('a full queue names the bottleneck: the app when its forwards fail, the forwarder when the app answers fast', async () => {
+    for (const [first, bottleneck] of [
+      [answer(500, 'down'), /http:\/\/localhost:\d+\/ failed 1 of its last 1 forwards: your app is the bottleneck\n/],
+      [answer(200, 'ok'), /http:\/\/localhost:\d+\/ answers in \d+ ms, but deliveries arrive faster than one forward at a time send them: raise --forward-concurrency\n/],
+    ] as const) {
+      let release: () => void = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      // The first forward is answered at once; the second is held while a third arrives, and finds the queue full.
+      const app = await startScriptedServer(first, (_request, response) => void held.then(() => response.writeHead(200).end('ok')));
+      try {
+        const listener = await listen(['--forward-to', `${app.port}/`, '--forward-concurrency', '1', '--forward-queue', '1', '--max-deliveries', '3']);
+        const [a, b, c] = [1, 2, 3].map(delivery) as [Sent, Sent, Sent];
+        expect((await post(listener.url, a.headers, a.body)).status).toBe(200);
+        await listener.waitForForward((f) => f.delivery === a.id);
+        expect((await post(listener.url, b.headers, b.body)).status).toBe(200);
+        await app.until(() => app.requests.length === 2);
+        expect((await post(listener.url, c.headers, c.body)).status).toBe(200);
+        await listener.waitForForward((f) => f.delivery === c.id);
+        release();
+        expect(await listener.exited).toBe(1);
+        const stderr = listener.stderr();
+        expect(stderr).toContain('the forward queue is full (1 delivery waits, --forward-queue): new deliveries are answered but not forwarded until it empties; ');
+        expect(stderr).toMatch(bottleneck);
+        expect(stderr).not.toMatch(/far behind/);
+      } finally {
+        await app.close();
+      }
+    }
   });
 });

@@ -213,7 +213,7 @@ describe('webhook listen', () => {
     await listener.waitFor(2);
     expect(listener.lines.map((l) => l.duplicate)).toEqual([false, false]);
     // Both were answered 200, so both are saved: the second beside the first, never over it.
-    expect(readdirSync(dir).sort()).toEqual([`${delivery.id}.http`, `${delivery.id}~2.http`]);
+    expect(readdirSync(dir).filter((name) => name.endsWith('.http')).sort()).toEqual([`${delivery.id}.http`, `${delivery.id}~2.http`]);
     await listener.stop();
     expect(listener.stderr()).toMatch(/→ http:\/\/localhost:9\/unreachable failed for /);
     expect(listener.stderr()).toMatch(/forwards delivered 0, failed 2, retried 0/);
@@ -226,7 +226,7 @@ describe('webhook listen', () => {
     expect((await post(listener.url, delivery.headers, delivery.body)).status).toBe(200);
     await target.until(() => target.requests.length === 1);
     const exited = listener.stop();
-    await listener.until(() => /finishing 1 forward to http:\/\/localhost:\d+\/ \(each up to 30 s; Ctrl-C again to stop now\)/.test(listener.stderr()));
+    await listener.until(() => /finishing 1 forward to http:\/\/localhost:\d+\/ \(each up to 10 s; Ctrl-C again to stop now\)/.test(listener.stderr()));
     await target.close(); // the forward fails at once, and the session ends
     expect(await exited).toBe(130);
     expect(listener.stderr()).toMatch(/forwards delivered 0, failed 1, retried 0/);
@@ -305,6 +305,21 @@ describe('webhook send, verify, events, replay', () => {
     expect(invalid.code).toBe(1);
     const legacy = await runCli(['webhook', 'verify', '--secret', SECRET, '--signature', sign(body, SECRET, 'sha1')], { stdin: body });
     expect(legacy.code).toBe(0);
+  });
+
+  it('verify checks every --secret of a rotation (and SVC_WEBHOOK_SECRET) and says which matched', async () => {
+    const body = '{"zen":"Keep it logically awesome."}';
+    const rotation = ['--secret', 'old-secret', '--secret', SECRET];
+    const second = await runCli(['webhook', 'verify', ...rotation, '--signature', sign(body, SECRET)], { stdin: body });
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toBe('valid sha256 signature (secret #2)\n');
+    const json = await runCli(['webhook', 'verify', ...rotation, '--signature', sign(body, 'old-secret'), '--json'], { stdin: body });
+    expect(JSON.parse(json.stdout)).toEqual({ valid: true, algorithm: 'sha256', secret: 1 });
+    const fromEnv = await runCli(['webhook', 'verify', ...rotation, '--signature', sign(body, 'env-secret'), '--json'], { stdin: body, env: { SVC_WEBHOOK_SECRET: 'env-secret' } });
+    expect(JSON.parse(fromEnv.stdout)).toEqual({ valid: true, algorithm: 'sha256', secret: 3 });
+    const none = await runCli(['webhook', 'verify', ...rotation, '--signature', sign(body, 'nope')], { stdin: body });
+    expect(none.code).toBe(1);
+    expect(none.stdout).toMatch(/^invalid \(checked with 2 secrets\): signature does not match/);
   });
 
   it('prints the catalogue as a table or JSON', async () => {

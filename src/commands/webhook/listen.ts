@@ -1,37 +1,30 @@
-import { basename, join, resolve } from 'node:path';
-import { type Command, Help, InvalidArgumentError, Option } from 'commander';
+import { resolve } from 'node:path';
+import { type Command, Help, Option } from 'commander';
 import type { Context, Invocation, Runner } from '../../context.js';
 import { CliError, ExitCode, InterruptedError, UsageError } from '../../errors.js';
-import { redactUrl } from '../../api/redact.js';
 import { isLoopbackHost } from '../../api/transport-policy.js';
 import { isSystemError, portError } from '../../support/system-errors.js';
 import { inertText } from '../../support/outside-text.js';
-import { shellWord } from '../../support/shell-word.js';
-import { deliveryJson, deliveryLine, forwardJson, forwardLine, rejectionLine } from '../../ui/webhook.js';
+import { deliveryJson, deliveryLine, rejectionLine } from '../../ui/webhook.js';
 import { type EventFilter, parseEventFilter } from '../../webhook/catalogue.js';
-import { type ForwardHeader, parseForwardHeaders, shownHeader } from '../../webhook/forward-headers.js';
+import { shownHeader } from '../../webhook/forward-headers.js';
 import { promptRefused } from '../../ui/prompt.js';
-import type { ForwarderEvents, ForwardRecord } from '../../webhook/forwarder.js';
-import { targetUrl } from '../../webhook/target-url.js';
 import { DEFAULT_KEEP } from '../../webhook/inspector/log.js';
 import { type ListenSummary, startListener } from '../../webhook/listener.js';
 import { DEFAULT_MAX_CONNECTIONS, type ReceivedDelivery } from '../../webhook/receiver.js';
 import { type DeliveryStore, openStore, StoreError } from '../../webhook/store.js';
 import { eventNames, suggest } from '../common/completion-values.js';
-import { parseRelayFlag, relayGapLines, relayListening, relayOption, relaySummary, sourceLine } from '../common/listen-relay.js';
-import { checkedSecret, checkNotEmpty, envSecret, examples, parseNonNegativeInt, parsePort, parsePositiveInt, parseSeconds } from '../common/options.js';
+import { checkedSecret, checkNotEmpty, envSecret, examples, parsePort, parsePositiveInt } from '../common/options.js';
+import { addForwardOptions, type ForwardFlags, type ForwardOptions, finishingLine, forwardingLines, type GivenUp, notForwarded, openForwardJournal, parseForwardOptions } from './listen-forwards.js';
+import { parseRelayFlag, relayGapLines, relayListening, relayOption, relaySummary, sourceLine } from './listen-relay.js';
 
-interface ListenFlags {
+interface ListenFlags extends ForwardFlags {
   port: number;
   host: string;
   path: string;
   /** Values of --secret; `true` when given without a value (then it is asked for). */
   secret?: (string | true)[];
   events?: string;
-  forwardTo?: string;
-  forwardTimeout?: number;
-  forwardHeader?: string[];
-  forwardRetries?: number;
   save?: string;
   maxDeliveries?: number;
   dedupe: boolean;
@@ -44,7 +37,7 @@ interface ListenFlags {
 }
 
 /** The flags that are read into something else. */
-type ReadFlags = 'secret' | 'events' | 'forwardTo' | 'forwardTimeout' | 'forwardHeader' | 'forwardRetries' | 'inspect' | 'inspectKeep';
+type ReadFlags = 'secret' | 'events' | keyof ForwardFlags | 'inspect' | 'inspectKeep';
 
 interface ListenOptions extends Omit<ListenFlags, ReadFlags> {
   /** Each --secret checked, in order; `true` for one to ask for. */
@@ -52,20 +45,10 @@ interface ListenOptions extends Omit<ListenFlags, ReadFlags> {
   /** SVC_WEBHOOK_SECRET, checked. */
   envSecret?: string;
   filters: EventFilter[];
-  /** `shown`: the target as printed, a password or token in its URL left out. */
-  forward?: { target: string; shown: string; timeoutMs: number; headers: ForwardHeader[]; retries: number };
+  forward?: ForwardOptions;
   inspect?: { port: number; keep: number };
   /** False with --relay and no --port: no port is bound. */
   serve?: false;
-}
-
-/** Retries of a forward at most: with waits up to 30 s each, 20 hold a delivery (and those behind it) about 8 minutes. */
-const MAX_RETRIES = 20;
-
-function parseRetries(value: string): number {
-  const retries = parseNonNegativeInt(value);
-  if (retries > MAX_RETRIES) throw new InvalidArgumentError(`expected a number of retries from 0 to ${MAX_RETRIES}, not "${value}"`);
-  return retries;
 }
 
 /** What commander hands the parser for a bare `--secret`: a NUL, which no argument can contain. */
@@ -102,7 +85,8 @@ async function collectSecrets(context: Context, options: ListenOptions): Promise
 
 /** Every flag of `listen` read and checked before the receiver starts: nothing asked, bound or created. */
 function parseListenOptions(flags: ListenFlags, invocation: Invocation, command: Command): ListenOptions {
-  const { secret, events, forwardTo, forwardTimeout, forwardHeader, forwardRetries, inspect, inspectKeep, ...kept } = flags;
+  const { secret, events, inspect, inspectKeep, ...others } = flags;
+  const { forwardTo, forwardTimeout, forwardConcurrency, forwardHeader, forwardRetries, ...kept } = others;
   // The path a sender posts to: a request-target's path, which no query, fragment or space can be part of.
   if (!/^\/[\x21-\x7e]*$/.test(kept.path) || /[?#]/.test(kept.path)) throw new UsageError(`--path must be a path such as / or /hooks, not "${kept.path}"`);
   // `--host "$UNSET"` would bind every interface.
@@ -119,19 +103,13 @@ function parseListenOptions(flags: ListenFlags, invocation: Invocation, command:
   if (inspectKeep !== undefined && inspect === undefined) {
     throw new UsageError('--inspect-keep is used only with --inspect', { hint: 'add --inspect to serve the page, or leave --inspect-keep out' });
   }
-  // `--forward-to "$UNSET"` is a mistake to say, not forwarding turned off.
-  const target = forwardTo !== undefined ? targetUrl(forwardTo, '--forward-to') : undefined;
-  for (const [flag, given] of [['--forward-header', forwardHeader], ['--forward-retries', forwardRetries]] as const) {
-    if (given !== undefined && target === undefined) throw new UsageError(`${flag} needs --forward-to`, { hint: 'add --forward-to with your app\'s port and path, or leave it out' });
-  }
-  const headers = parseForwardHeaders(forwardHeader ?? [], target !== undefined && /^[^:]+:\/\/[^/?#]*@/.test(target));
-  const timeoutMs = (forwardTimeout ?? 30) * 1000;
+  const forward = parseForwardOptions({ forwardTo, forwardTimeout, forwardConcurrency, forwardHeader, forwardRetries });
   return {
     ...kept,
     ...checkSecretFlags(secret ?? [], invocation),
     ...parseRelayFlag(kept.relay, command),
     filters,
-    ...(target === undefined ? {} : { forward: { target, shown: redactUrl(target), timeoutMs, headers, retries: forwardRetries ?? 0 } }),
+    ...(forward === undefined ? {} : { forward }),
     ...(inspect === undefined ? {} : { inspect: { port: inspect === true ? 0 : inspect, keep: inspectKeep ?? DEFAULT_KEEP } }),
   };
 }
@@ -156,6 +134,7 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
     const where = inertText(store.resolved === resolve(options.save) ? options.save : `${options.save} (${store.resolved})`);
     if (store.tightened) out.warn(`${where} was open to other users; it is now 0700 (saved deliveries hold private payloads)`);
   }
+  const journal = store && forward ? await openForwardJournal(context, store.resolved) : undefined;
   const inspection =
     options.inspect === undefined
       ? undefined
@@ -184,6 +163,7 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
       maxConnections: options.maxConnections,
       filters: options.filters,
       store,
+      journal,
       forward: forward ? { ...forward, maxWaiting: options.forwardQueue } : undefined,
       maxDeliveries: options.maxDeliveries,
       signal: context.signal,
@@ -271,79 +251,6 @@ function printDelivery(context: Context, delivery: ReceivedDelivery, secretCount
   }
 }
 
-/**
- * What the user reads of forwarding, from each forward's record: an attempt answered 2xx as a line,
- * a failure, a retry and a delivery given up as a warning (each with the delivery's id), and with
- * --json the record itself on stdout; also when the target falls behind.
- */
-function forwardingLines(context: Context, target: string, saveDir: string | undefined, givenUp: GivenUp): Omit<ForwarderEvents, 'onFault'> {
-  const { out } = context;
-  const where = saveDir ? `saved in ${inertText(saveDir)}; \`webhook replay\` can send it later` : 'not saved (use --save to keep such deliveries)';
-  return {
-    onForward(record) {
-      out.jsonLine(forwardJson(record));
-      const line = forwardLine(record, out.theme);
-      if (record.outcome === 'delivered') return out.info(line);
-      if (record.outcome === 'retrying') return out.warn(line);
-      keepGivenUp(givenUp, record);
-      if (record.outcome === 'not_forwarded') return out.warn(`${line}, ${where}`);
-      out.warn(`${line} (${saveDir ? where : 'not saved: use --save to keep such deliveries'})`);
-    },
-    onBehind: (waiting) => out.warn(`${target} is far behind: ${waiting} deliveries wait to be forwarded; new ones are answered but not forwarded until it catches up`),
-    onCaughtUp: (skipped) => out.info(`${target} caught up; ${skipped} deliveries were not forwarded`),
-  };
-}
-
-/** What `finishing N forwards` adds: how long each may take, and what Ctrl-C does now. */
-function finishingLine(waiting: number, target: string, timeoutSeconds: number, retries: number, interrupted: boolean): string {
-  const each = `each up to ${timeoutSeconds} s`;
-  const what = `finishing ${waiting} forward${waiting > 1 ? 's' : ''} to ${target}`;
-  if (interrupted) return `${what} (${each}${retries > 0 ? ', not tried again' : ''}; Ctrl-C again to stop now)`;
-  if (retries === 0) return `${what} (${each}; Ctrl-C twice to stop now)`;
-  return `${what} (${each}, tried again up to ${retries} time${retries > 1 ? 's' : ''}; Ctrl-C to stop trying again, twice to stop now)`;
-}
-
-/** Ids shown in the message about deliveries not forwarded, at most; the rest are counted. */
-const IDS_SHOWN = 10;
-
-/**
- * What the end of the session says of the deliveries not forwarded: how many, and the first ids
- * and saved files it names. Only those are kept: a session left running for days against an app
- * that is down must not grow by a record for each delivery.
- */
-interface GivenUp {
-  count: number;
-  ids: string[];
-  /** Saved files of the deliveries given up, the first IDS_SHOWN + 1 (one more tells that there are more). */
-  files: string[];
-}
-
-function keepGivenUp(givenUp: GivenUp, record: ForwardRecord): void {
-  givenUp.count++;
-  if (givenUp.ids.length < IDS_SHOWN) givenUp.ids.push(record.delivery);
-  if (record.saved !== null && givenUp.files.length <= IDS_SHOWN) givenUp.files.push(record.saved);
-}
-
-/** The message and hint about deliveries answered but never forwarded: which, and how to send them again. */
-function notForwarded(
-  givenUp: GivenUp,
-  target: string,
-  wholeTarget: boolean,
-  saveDir: string | undefined,
-): { message: string; hint: string } {
-  const { count, ids } = givenUp;
-  const named = ids.join(', ') + (count > IDS_SHOWN ? ` and ${count - IDS_SHOWN} more` : '');
-  const message = `${count} deliver${count > 1 ? 'ies were' : 'y was'} answered but not forwarded to ${target}: ${named}`;
-  const files = saveDir === undefined ? [] : givenUp.files.map((saved) => join(saveDir, basename(saved)));
-  const [first] = files;
-  if (first === undefined) {
-    return { message, hint: `${count > 1 ? 'they were' : 'it was'} not saved: run with --save <dir> to keep such deliveries for \`webhook replay\`` };
-  }
-  const command = `svc-migrate webhook replay ${shellWord(first)} --url ${wholeTarget ? shellWord(target) : '<your app\'s URL>'}`;
-  const others = files.length > 1 ? `; the others are saved beside it${files.length <= IDS_SHOWN ? `: ${files.slice(1).join(', ')}` : ` in ${saveDir ?? ''}`}` : '';
-  return { message, hint: `\`${command}\` sends ${files.length > 1 ? 'the first' : 'it'} again${others}` };
-}
-
 export function register(webhook: Command, run: Runner): void {
   const command = webhook.command('listen');
   // `--secret` with no value asks for it: ASK is how commander tells us, not something to show.
@@ -364,15 +271,12 @@ export function register(webhook: Command, run: Runner): void {
         .preset(ASK)
         .argParser((value: string, previous: (string | true)[] = []) => [...previous, value === ASK ? (true as const) : value]),
     )
-    .addOption(suggest(new Option('--events <list>', 'only these events or event.action pairs, comma separated'), eventNames, true))
-    .option('--forward-to <url>', 're-post each delivery here: a URL, host:port[/path], port[/path] or /path (this machine)')
-    .option('--forward-timeout <seconds>', 'time limit of each forward attempt (default 30)', parseSeconds)
-    .option('--forward-retries <n>', 'try a failed forward (no answer, or not 2xx) again up to n times, waiting longer each time (default 0; needs --forward-to)', parseRetries)
-    .option('--forward-header <header>', 'add \'Name: value\' to every forward; repeat for more (needs --forward-to)', (value: string, previous: string[] = []) => [...previous, value])
+    .addOption(suggest(new Option('--events <list>', 'only these events or event.action pairs, comma separated'), eventNames, true));
+  addForwardOptions(command)
     .option('--save <dir>', 'save each accepted delivery (headers + raw body) before answering')
     .option('--max-deliveries <n>', 'exit after n accepted deliveries: 0, or 1 if one was not forwarded', parsePositiveInt)
     .option('--no-dedupe', 'treat redeliveries (same X-Service-Delivery) as new')
-    .option('--forward-queue <n>', 'deliveries waiting to be forwarded, at most; beyond, they are saved but not forwarded', parsePositiveInt, 1000)
+    .option('--forward-queue <n>', 'deliveries waiting to be forwarded, at most (and 256 MiB of them); beyond, they are saved but not forwarded', parsePositiveInt, 10_000)
     .option('--max-connections <n>', 'connections open at once; more are closed on arrival', parsePositiveInt, DEFAULT_MAX_CONNECTIONS)
     .option('--inspect [port]', 'also serve a live page of the deliveries on 127.0.0.1 (default: a free port)', parsePort)
     .option('--inspect-keep <n>', `deliveries the page keeps in memory (default ${DEFAULT_KEEP}; needs --inspect)`, parsePositiveInt)

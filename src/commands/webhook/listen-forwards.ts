@@ -1,0 +1,183 @@
+import { InvalidArgumentError, type Command } from 'commander';
+import type { Context } from '../../context.js';
+import { UsageError } from '../../errors.js';
+import { redactUrl } from '../../api/redact.js';
+import { inertText } from '../../support/outside-text.js';
+import { shellWord } from '../../support/shell-word.js';
+import { forwardJson, forwardLine } from '../../ui/webhook.js';
+import { type ForwardHeader, parseForwardHeaders } from '../../webhook/forward-headers.js';
+import { JOURNAL_NAME, JournalError, type JournalWriter, openJournal } from '../../webhook/forward-journal.js';
+import { type ForwarderEvents, type ForwardPace, type ForwardRecord, SERVICE_TIMEOUT_MS } from '../../webhook/forwarder.js';
+import { targetUrl } from '../../webhook/target-url.js';
+import { parseNonNegativeInt, parseSeconds } from '../common/options.js';
+
+// `webhook listen`'s forwarding: its flags, its lines, and what the end of a session says of the
+// deliveries not forwarded (listen.ts runs the session).
+
+export interface ForwardFlags {
+  forwardTo?: string;
+  forwardTimeout?: number;
+  forwardConcurrency?: number;
+  forwardHeader?: string[];
+  forwardRetries?: number;
+}
+
+/** `shown`: the target as printed, a password or token in its URL left out. */
+export interface ForwardOptions {
+  target: string;
+  shown: string;
+  timeoutMs: number;
+  concurrency: number;
+  headers: ForwardHeader[];
+  retries: number;
+}
+
+/** Retries of a forward at most: with waits up to 30 s each, 20 hold a delivery (and its slot) about 8 minutes. */
+const MAX_RETRIES = 20;
+const DEFAULT_CONCURRENCY = 8;
+const MAX_CONCURRENCY = 64;
+
+function parseRetries(value: string): number {
+  const retries = parseNonNegativeInt(value);
+  if (retries > MAX_RETRIES) throw new InvalidArgumentError(`expected a number of retries from 0 to ${MAX_RETRIES}, not "${value}"`);
+  return retries;
+}
+
+function parseConcurrency(value: string): number {
+  if (!/^\d{1,3}$/.test(value) || Number(value) < 1 || Number(value) > MAX_CONCURRENCY) {
+    throw new InvalidArgumentError(`expected a number of forwards at once from 1 to ${MAX_CONCURRENCY}, not "${value}"`);
+  }
+  return Number(value);
+}
+
+/** The forwarding flags, in the place of `listen --help` they hold. */
+export function addForwardOptions(command: Command): Command {
+  return command
+    .option('--forward-to <url>', 're-post each delivery here: a URL, host:port[/path], port[/path] or /path (this machine)')
+    .option('--forward-timeout <seconds>', `time limit of each forward attempt (default ${SERVICE_TIMEOUT_MS / 1000}, as the service's own)`, parseSeconds)
+    .option(
+      '--forward-concurrency <n>',
+      `forwards under way at once, 1 to ${MAX_CONCURRENCY} (default ${DEFAULT_CONCURRENCY}); above 1 they may end out of arrival order (needs --forward-to)`,
+      parseConcurrency,
+    )
+    .option('--forward-retries <n>', 'try a failed forward (no answer, or not 2xx) again up to n times, waiting longer each time (default 0; needs --forward-to)', parseRetries)
+    .option('--forward-header <header>', 'add \'Name: value\' to every forward; repeat for more (needs --forward-to)', (value: string, previous: string[] = []) => [...previous, value]);
+}
+
+/** The forwarding flags read and checked; undefined without --forward-to. */
+export function parseForwardOptions(flags: ForwardFlags): ForwardOptions | undefined {
+  const { forwardTo, forwardTimeout, forwardConcurrency, forwardHeader, forwardRetries } = flags;
+  // `--forward-to "$UNSET"` is a mistake to say, not forwarding turned off.
+  const target = forwardTo !== undefined ? targetUrl(forwardTo, '--forward-to') : undefined;
+  const needing = [['--forward-header', forwardHeader], ['--forward-retries', forwardRetries], ['--forward-concurrency', forwardConcurrency]] as const;
+  for (const [flag, given] of needing) {
+    if (given !== undefined && target === undefined) throw new UsageError(`${flag} needs --forward-to`, { hint: 'add --forward-to with your app\'s port and path, or leave it out' });
+  }
+  const headers = parseForwardHeaders(forwardHeader ?? [], target !== undefined && /^[^:]+:\/\/[^/?#]*@/.test(target));
+  if (target === undefined) return undefined;
+  const timeoutMs = forwardTimeout === undefined ? SERVICE_TIMEOUT_MS : forwardTimeout * 1000;
+  const concurrency = forwardConcurrency ?? DEFAULT_CONCURRENCY;
+  return { target, shown: redactUrl(target), timeoutMs, concurrency, headers, retries: forwardRetries ?? 0 };
+}
+
+/** `<save dir>/forwards.jsonl` opened to append to; one that is not safe to write is the user's to fix. */
+export async function openForwardJournal(context: Context, dir: string): Promise<JournalWriter> {
+  try {
+    return await openJournal(dir, (error) => context.out.warn(`${inertText(error.message)}: forward outcomes are no longer recorded (the deliveries are still saved)`));
+  } catch (error) {
+    if (error instanceof JournalError) throw new UsageError(inertText(error.message), { hint: `remove or rename ${JOURNAL_NAME}, or save to another directory` });
+    throw error;
+  }
+}
+
+const atOnce = (n: number) => (n > 1 ? `${n} forwards at once` : 'one forward at a time');
+
+/** Why the forward queue is full: the app (silent, failing or slow), or the forwarder (too few at once, or too small a queue). */
+function behindLine(target: string, waiting: number, pace: ForwardPace): string {
+  const wait = waiting > 1 ? `${waiting} deliveries wait` : '1 delivery waits';
+  const full = `the forward queue is full (${wait}, --forward-queue): new deliveries are answered but not forwarded until it empties`;
+  const app = 'your app is the bottleneck';
+  switch (pace.bottleneck) {
+    case 'silent':
+      return `${full}; ${target} has answered none of the ${pace.running} forwards under way: ${app}`;
+    case 'failing':
+      return `${full}; ${target} failed ${pace.failed} of its last ${pace.ended} forwards: ${app}`;
+    case 'slow':
+      return `${full}; ${target} answers in ${pace.averageMs} ms on average (${pace.running} at once): ${app}`;
+    case 'queue':
+      return `${full}; ${target} answers in ${pace.averageMs} ms, but --forward-queue is below --forward-concurrency: raise --forward-queue`;
+    case 'concurrency':
+      return `${full}; ${target} answers in ${pace.averageMs} ms, but deliveries arrive faster than ${atOnce(pace.concurrency)} send them: raise --forward-concurrency`;
+  }
+}
+
+/**
+ * What the end of a session says of the deliveries not forwarded: how many, and the first ids and
+ * saved files it names. Only those are kept: a session left running for days against an app that
+ * is down must not grow by a record for each delivery.
+ */
+export interface GivenUp {
+  count: number;
+  ids: string[];
+  /** Saved files of the deliveries given up, the first IDS_SHOWN + 1 (one more tells that there are more). */
+  files: string[];
+}
+
+/** Ids shown in the message about deliveries not forwarded, at most; the rest are counted. */
+const IDS_SHOWN = 10;
+
+function keepGivenUp(givenUp: GivenUp, record: ForwardRecord): void {
+  givenUp.count++;
+  if (givenUp.ids.length < IDS_SHOWN) givenUp.ids.push(record.delivery);
+  if (record.saved !== null && givenUp.files.length <= IDS_SHOWN) givenUp.files.push(record.saved);
+}
+
+/**
+ * What the user reads of forwarding, from each forward's record: an attempt answered 2xx as a line,
+ * a failure, a retry and a delivery given up as a warning (each with the delivery's id), and with
+ * --json the record itself on stdout; also when the queue fills, and why.
+ */
+export function forwardingLines(context: Context, target: string, saveDir: string | undefined, givenUp: GivenUp): Omit<ForwarderEvents, 'onFault'> {
+  const { out } = context;
+  const where = saveDir ? `saved in ${inertText(saveDir)}; \`webhook replay --failed\` can send it later` : 'not saved (use --save to keep such deliveries)';
+  return {
+    onForward(record) {
+      out.jsonLine(forwardJson(record));
+      const line = forwardLine(record, out.theme);
+      if (record.outcome === 'delivered') return out.info(line);
+      if (record.outcome === 'retrying') return out.warn(line);
+      keepGivenUp(givenUp, record);
+      if (record.outcome === 'not_forwarded') return out.warn(`${line}, ${where}`);
+      out.warn(`${line} (${saveDir ? where : 'not saved: use --save to keep such deliveries'})`);
+    },
+    onBehind: (waiting, pace) => out.warn(behindLine(target, waiting, pace)),
+    onCaughtUp: (skipped) => out.info(`the forward queue to ${target} emptied; ${skipped} deliveries were not forwarded`),
+  };
+}
+
+/** What `finishing N forwards` adds: how long each may take, and what Ctrl-C does now. */
+export function finishingLine(waiting: number, target: string, timeoutSeconds: number, retries: number, interrupted: boolean): string {
+  const each = `each up to ${timeoutSeconds} s`;
+  const what = `finishing ${waiting} forward${waiting > 1 ? 's' : ''} to ${target}`;
+  if (interrupted) return `${what} (${each}${retries > 0 ? ', not tried again' : ''}; Ctrl-C again to stop now)`;
+  if (retries === 0) return `${what} (${each}; Ctrl-C twice to stop now)`;
+  return `${what} (${each}, tried again up to ${retries} time${retries > 1 ? 's' : ''}; Ctrl-C to stop trying again, twice to stop now)`;
+}
+
+/** The message and hint about deliveries answered but never forwarded: which, and how to send them again. */
+export function notForwarded(
+  givenUp: GivenUp,
+  target: string,
+  wholeTarget: boolean,
+  saveDir: string | undefined,
+): { message: string; hint: string } {
+  const { count, ids } = givenUp;
+  const named = ids.join(', ') + (count > IDS_SHOWN ? ` and ${count - IDS_SHOWN} more` : '');
+  const message = `${count} deliver${count > 1 ? 'ies were' : 'y was'} answered but not forwarded to ${target}: ${named}`;
+  if (saveDir === undefined || givenUp.files.length === 0) {
+    return { message, hint: `${count > 1 ? 'they were' : 'it was'} not saved: run with --save <dir> to keep such deliveries for \`webhook replay\`` };
+  }
+  // The journal names them all: one command sends every delivery whose forward failed, and only those.
+  const command = `svc-migrate webhook replay --failed ${shellWord(saveDir)} --url ${wholeTarget ? shellWord(target) : '<your app\'s URL>'}`;
+  return { message, hint: `\`${command}\` sends ${count > 1 ? 'them' : 'it'} again (${saveDir}/${JOURNAL_NAME} records which failed)` };
+}
