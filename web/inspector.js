@@ -70,26 +70,95 @@
   }
 
   // ---- the list: live, filtered ----
+  // Changes from the stream are noted as they come (unparsed, the latest of each delivery only, the
+  // newest `keep` added) and drawn at the next animation frame, a few milliseconds of them per
+  // frame: a burst of thousands of deliveries never holds the page, and only the rows added or
+  // changed are filtered.
 
-  const rowOf = (n) => rows.querySelector(`tr[data-n="${Number(n)}"]`);
+  /** Each row by its delivery's number. */
+  const rowsByN = new Map();
+  const rowOf = (n) => rowsByN.get(Number(n));
+  /** The events and actions already offered in the filters. */
+  const offered = { event: new Set(), action: new Set() };
+  /** Deliveries to add and rows to update, by number: the JSON of their latest state. */
+  const incoming = { added: new Map(), updated: new Map(), dropped: null };
+  /** Milliseconds of rows drawn per frame, at most. */
+  const FRAME_MS = 8;
+  let drawing = false;
 
-  function add(summary) {
-    const existing = rowOf(summary.n);
-    if (existing) return update(summary);
-    const tr = row(summary);
-    rows.prepend(tr);
-    config.last = String(Math.max(Number(config.last), summary.n));
-    offer(tr);
-    filter();
+  function later() {
+    if (drawing) return;
+    drawing = true;
+    requestAnimationFrame(drawIncoming);
   }
 
-  function update(summary) {
+  function drawIncoming() {
+    drawing = false;
+    const until = performance.now() + FRAME_MS;
+    if (incoming.dropped) {
+      dropped(incoming.dropped);
+      for (const n of incoming.added.keys()) if (n < incoming.dropped.oldest) incoming.added.delete(n);
+      incoming.dropped = null;
+    }
+    // Oldest first, each on top of the one before.
+    const rowsAdded = document.createDocumentFragment();
+    for (const [n, data] of incoming.added) {
+      if (performance.now() > until) break;
+      incoming.added.delete(n);
+      const summary = JSON.parse(data);
+      if (rowOf(n)) {
+        replaceRow(summary);
+        continue;
+      }
+      const tr = row(summary);
+      rowsByN.set(n, tr);
+      tr.hidden = !matches(tr);
+      offer(tr);
+      rowsAdded.prepend(tr);
+      config.last = String(Math.max(Number(config.last), n));
+    }
+    rows.prepend(rowsAdded);
+    // The server drops the oldest beyond `keep`; rows it has not told of yet are trimmed here too.
+    const keep = Number(config.keep) || Infinity;
+    while (rows.rows.length > keep) removeRow(rows.lastElementChild);
+    for (const [n, data] of incoming.updated) {
+      if (performance.now() > until) break;
+      incoming.updated.delete(n);
+      replaceRow(JSON.parse(data));
+    }
+    counted();
+    if (incoming.added.size > 0 || incoming.updated.size > 0) later();
+  }
+
+  /** A delivery from the stream, noted to be drawn: only the newest `keep` can be on the page. */
+  function arrived(n, data) {
+    incoming.added.set(n, data);
+    if (incoming.added.size > (Number(config.keep) || Infinity)) incoming.added.delete(incoming.added.keys().next().value);
+    later();
+  }
+
+  /** A row's new state (its forward ended), noted to be drawn; the latest wins. */
+  function changed(data) {
+    // The server writes the number first: the rest is parsed only if drawn.
+    const n = Number(/^\{"n":(\d+),/.exec(data)?.[1]);
+    if (incoming.added.has(n)) incoming.added.set(n, data);
+    else incoming.updated.set(n, data);
+    later();
+  }
+
+  function removeRow(tr) {
+    rowsByN.delete(Number(tr.dataset.n));
+    tr.remove();
+  }
+
+  function replaceRow(summary) {
     const old = rowOf(summary.n);
     if (!old) return;
     const tr = row(summary);
     tr.className = old.className;
+    tr.hidden = !matches(tr);
     old.replaceWith(tr);
-    filter();
+    rowsByN.set(summary.n, tr);
     if (shown?.n === summary.n) {
       shown.forward = summary.forward;
       const section = byId('forward-section');
@@ -97,19 +166,25 @@
     }
   }
 
+  /** Rows before the oldest kept removed: from the bottom, where the oldest are. */
   function dropped(state) {
-    for (const tr of [...rows.rows]) if (Number(tr.dataset.n) < state.oldest) tr.remove();
+    let last = rows.lastElementChild;
+    while (last && Number(last.dataset.n) < state.oldest) {
+      const above = last.previousElementSibling;
+      removeRow(last);
+      last = above;
+    }
     const notice = byId('dropped');
     if (state.text) notice.textContent = state.text;
     notice.hidden = state.dropped === 0;
-    filter();
   }
 
   /** The event and action of a row offered in the filters. */
   function offer(tr) {
     for (const [name, select] of [['event', filters.event], ['action', filters.action]]) {
       const value = tr.dataset[name];
-      if (!value || [...select.options].some((option) => option.value === value)) continue;
+      if (!value || offered[name].has(value)) continue;
+      offered[name].add(value);
       select.append(el('option', { text: cellText(value), attrs: { value } }));
     }
   }
@@ -129,17 +204,22 @@
         return data.forwardOk === '0';
       case 'duplicate':
         return data.duplicate === '1';
+      case 'relayed':
+        return data.relayed === '1';
       default:
         return true;
     }
   }
 
+  /** Every row filtered again: when a filter changes, not when a delivery arrives. */
   function filter() {
+    for (const tr of rows.rows) tr.hidden = !matches(tr);
+    counted();
+  }
+
+  function counted() {
     let count = 0;
-    for (const tr of rows.rows) {
-      tr.hidden = !matches(tr);
-      if (!tr.hidden) count++;
-    }
+    for (const tr of rows.rows) if (!tr.hidden) count++;
     const total = rows.rows.length;
     byId('count').textContent = count === total ? `${total} deliver${total === 1 ? 'y' : 'ies'}` : `${count} of ${total} shown`;
     byId('empty').hidden = total > 0;
@@ -164,12 +244,16 @@
     rowOf(n)?.classList.add('selected');
     history.replaceState(null, '', `${location.pathname}${location.search}#${n}`);
     detail.hidden = false;
+    detail.dataset.opening = String(n);
     detail.replaceChildren(el('p', { className: 'loading', text: 'loading…' }));
     const { ok, answer } = await api(`/api/deliveries/${n}`);
     if (!ok) {
       detail.replaceChildren(el('p', { className: 'error', text: visible(answer.error ?? 'cannot show it') }), closeButton());
       return;
     }
+    // Drawn in a task of its own: a large delivery's answer took one to parse.
+    await nextTask();
+    if (detail.dataset.opening !== String(n)) return;
     shown = answer;
     draw(answer);
   }
@@ -190,6 +274,9 @@
     for (const [name, value] of pairs) if (value !== undefined && value !== null) list.append(el('dt', { text: name }), el('dd', { text: visible(value) }));
     return list;
   }
+
+  /** Characters of a raw body shown open; a larger one is shown when asked. */
+  const RAW_OPEN_CHARS = 64 * 1024;
 
   function draw(d) {
     const [verification, why] = trust(d.verification);
@@ -215,7 +302,10 @@
     if (d.body === null) parts.push(el('p', { text: 'The body was not read: the request was refused before it.' }));
     else {
       const note = `${formatBytes(d.body.bytes)}${d.body.utf8 ? '' : ', not UTF-8 (shown as Latin-1)'}${d.body.truncated ? ', the start shown: download it for the whole' : ''}`;
-      parts.push(el('p', { className: 'note', text: note }), el('pre', { className: 'raw', text: visibleLines(d.body.text) }));
+      // A large body is laid out only when opened: a megabyte of text takes the browser a while.
+      const raw = el('details', { className: 'raw-body' }, [el('summary', { text: 'Show it' }), el('pre', { className: 'raw', text: visibleLines(d.body.text) })]);
+      raw.open = d.body.text.length <= RAW_OPEN_CHARS;
+      parts.push(el('p', { className: 'note', text: note }), raw);
     }
     parts.push(el('h3', { text: 'Our answer' }));
     if (d.answer) parts.push(el('p', { text: `${d.answer.status}` }), el('pre', { className: 'answer', text: visible(d.answer.body) }));
@@ -342,86 +432,168 @@
   }
 
   // ---- the payload as a tree, with search ----
+  // A payload may be 25 MB. Searching it and drawing it are done in slices of a few milliseconds,
+  // the browser drawing and answering clicks between them; a newer search or view stops an older
+  // one. What is drawn is bounded: a branch shows its first CHILD_PAGE children (more on demand),
+  // and "Expand all" opens branches, breadth first, until EXPAND_NODES nodes are drawn.
 
-  /** Nodes drawn at most by "Expand all": a payload of thousands of keys stays usable. */
-  const EXPAND_BUDGET = 3000;
+  const EXPAND_NODES = 5000;
+  const CHILD_PAGE = 200;
   const STRING_CHARS = 10000;
   /** Levels of the tree drawn and searched: deeper ones are in the raw body (nested elements that deep crash the browser's layout). */
   const MAX_DEPTH = 100;
+  /** Milliseconds of work before the browser gets its turn. */
+  const SLICE_MS = 10;
+  /** Matches found at most: the way to each is opened. */
+  const MAX_MATCHES = 500;
   const pathKey = (path) => path.join('\u0000');
 
+  /** Resolves in a new task, with no minimum delay (setTimeout's grows once nested). */
+  const channel = new MessageChannel();
+  const resumes = [];
+  channel.port1.onmessage = () => resumes.shift()?.();
+  const nextTask = () =>
+    new Promise((resolve) => {
+      resumes.push(resolve);
+      channel.port2.postMessage(null);
+    });
+
+  /** Runs the steps of `steps` (an iterator) in slices, until done (true) or `run` is cancelled (false). */
+  async function sliced(steps, run) {
+    let until = performance.now() + SLICE_MS;
+    for (let step = steps.next(); !step.done; step = steps.next()) {
+      if (performance.now() < until) continue;
+      await nextTask();
+      if (run.cancelled) return false;
+      until = performance.now() + SLICE_MS;
+    }
+    return !run.cancelled;
+  }
+
+  /** The payload section, its tree drawn once the payload is parsed (in a task of its own: a large one takes a while). */
   function payloadSection(d) {
     const section = el('section', { className: 'payload' }, [el('h3', { text: 'Payload' })]);
     if (d.payload === null) {
       section.append(el('p', { text: visible(d.payloadError ?? 'none') }));
       return section;
     }
-    let value;
-    try {
-      value = JSON.parse(d.payload);
-    } catch (error) {
-      section.append(el('p', { className: 'error', text: `not JSON: ${error.message}` }), el('pre', { className: 'raw', text: visibleLines(d.payload) }));
-      return section;
-    }
+    const holder = el('div', { className: 'tree-pending', text: 'reading the payload…' });
+    section.append(holder);
+    nextTask().then(() => {
+      if (!section.isConnected) return;
+      let value;
+      try {
+        value = JSON.parse(d.payload);
+      } catch (error) {
+        holder.replaceWith(el('p', { className: 'error', text: `not JSON: ${error.message}` }), el('pre', { className: 'raw', text: visibleLines(d.payload) }));
+        return;
+      }
+      return nextTask().then(() => section.isConnected && holder.replaceWith(...payloadTree(value)));
+    });
+    return section;
+  }
+
+  function payloadTree(value) {
     const search = el('input', { className: 'search', attrs: { type: 'search', placeholder: 'Search keys and values', 'aria-label': 'search the payload' } });
     const count = el('span', { className: 'matches' });
     const expand = el('button', { text: 'Expand all', attrs: { type: 'button' } });
     const collapse = el('button', { text: 'Collapse all', attrs: { type: 'button' } });
+    const note = el('p', { className: 'tree-note' });
     const holder = el('div', { className: 'tree' });
-    const render = (view) => holder.replaceChildren(node(value, 'payload', [], view));
-    render({ open: new Set([pathKey([])]), matches: new Set(), budget: { left: Infinity } });
+    /** The work under way (a search, a view drawn): cancelled by the next. */
+    let run = { cancelled: true };
+    const restart = () => {
+      run.cancelled = true;
+      run = { cancelled: false };
+      return run;
+    };
+    const render = (view, current = restart()) => {
+      const tree = drawTree(value, view, current);
+      holder.replaceChildren(tree.root);
+      note.textContent = '';
+      return sliced(tree.steps, current).then((done) => {
+        if (done && view.open === 'all') {
+          note.textContent = tree.state.limited
+            ? `expanded ${tree.state.drawn} nodes, the most "Expand all" draws: open the others one by one, or search`
+            : `expanded: all ${tree.state.drawn} nodes`;
+        }
+      });
+    };
+    render({ open: new Set([pathKey([])]), matches: new Set() });
     let timer;
     search.addEventListener('input', () => {
       clearTimeout(timer);
-      timer = setTimeout(() => {
+      timer = setTimeout(async () => {
+        const current = restart();
         const query = search.value.trim().toLowerCase();
         if (!query) {
           count.textContent = '';
-          return render({ open: new Set([pathKey([])]), matches: new Set(), budget: { left: Infinity } });
+          return render({ open: new Set([pathKey([])]), matches: new Set() }, current);
         }
-        const found = find(value, query);
+        count.textContent = 'searching…';
+        const found = { open: new Set([pathKey([])]), matches: new Set(), more: false };
+        if (!(await sliced(find(value, query, found), current))) return;
         count.textContent = `${found.matches.size}${found.more ? '+' : ''} match${found.matches.size === 1 ? '' : 'es'}`;
-        render({ ...found, budget: { left: Infinity } });
+        render(found, current);
       }, 120);
     });
-    expand.addEventListener('click', () => render({ open: 'all', matches: new Set(), budget: { left: EXPAND_BUDGET } }));
-    collapse.addEventListener('click', () => render({ open: new Set(), matches: new Set(), budget: { left: Infinity } }));
-    section.append(el('div', { className: 'tree-tools' }, [search, count, expand, collapse]), holder);
-    return section;
+    expand.addEventListener('click', () => render({ open: 'all', matches: new Set() }));
+    collapse.addEventListener('click', () => render({ open: new Set(), matches: new Set() }));
+    return [el('div', { className: 'tree-tools' }, [search, count, expand, collapse]), note, holder];
   }
 
   /**
-   * Paths of keys and values holding `query` (the first 500), and the nodes to open to show them.
-   * A walk with its own stack, to MAX_DEPTH: a payload nested a hundred thousand deep (25 MB of
-   * brackets) would overflow the call stack.
+   * Adds to `found` the paths of keys and values holding `query` (the first MAX_MATCHES) and the
+   * nodes to open to show them, a step per node. A walk with its own stack, to MAX_DEPTH: a payload
+   * nested a hundred thousand deep (25 MB of brackets) would overflow the call stack.
    */
-  function find(root, query) {
-    const matches = new Set();
-    const open = new Set([pathKey([])]);
-    let more = false;
+  function* find(root, query, found) {
     const stack = [[root, []]];
     while (stack.length > 0) {
-      if (matches.size >= 500) {
-        more = true;
-        break;
+      if (found.matches.size >= MAX_MATCHES) {
+        found.more = true;
+        return;
       }
       const [value, path] = stack.pop();
       const key = path.at(-1);
       const hit = (key !== undefined && String(key).toLowerCase().includes(query)) ||
         ((value === null || typeof value !== 'object') && String(value).toLowerCase().includes(query));
       if (hit) {
-        matches.add(pathKey(path));
-        for (let i = 0; i < path.length; i++) open.add(pathKey(path.slice(0, i)));
+        found.matches.add(pathKey(path));
+        for (let i = 0; i < path.length; i++) found.open.add(pathKey(path.slice(0, i)));
       }
       if (value !== null && typeof value === 'object' && path.length < MAX_DEPTH) {
-        const entries = Object.entries(value);
-        for (let i = entries.length - 1; i >= 0; i--) stack.push([entries[i][1], [...path, entries[i][0]]]);
+        const keys = Object.keys(value);
+        for (let i = keys.length - 1; i >= 0; i--) stack.push([value[keys[i]], [...path, keys[i]]]);
       }
+      yield;
     }
-    return { open, matches, more };
   }
 
-  function node(value, name, path, view) {
+  /**
+   * The tree of `value` as `view` shows it: its root element, and the steps that draw the rest,
+   * breadth first, a node per step. `view.open`: the keys of the branches open, or 'all' (bounded).
+   */
+  function drawTree(value, view, run) {
+    const state = { drawn: 0, limited: false };
+    const queue = [];
+    const holder = el('div');
+    queue.push({ value, name: 'payload', path: [], into: holder });
+    const steps = (function* () {
+      for (let i = 0; i < queue.length; i++) {
+        const job = queue[i];
+        queue[i] = undefined;
+        job.into.append(node(job, view, state, queue, run));
+        state.drawn++;
+        yield;
+      }
+    })();
+    // The root is drawn at once: the tree's tools act on it.
+    steps.next();
+    return { root: holder.firstChild, steps, state };
+  }
+
+  function node({ value, name, path }, view, state, queue, run) {
     const key = pathKey(path);
     const label = el('span', { className: 'key', text: visible(name) });
     if (view.matches.has(key)) label.classList.add('match');
@@ -431,8 +603,8 @@
       if (view.matches.has(key)) shownValue.classList.add('match');
       return el('div', { className: 'leaf' }, [label, el('span', { className: 'colon', text: ': ' }), shownValue]);
     }
-    const entries = Object.entries(value);
-    const kind = Array.isArray(value) ? `[${entries.length}]` : `{${entries.length}}`;
+    const keys = Object.keys(value);
+    const kind = Array.isArray(value) ? `[${keys.length}]` : `{${keys.length}}`;
     if (path.length >= MAX_DEPTH) {
       const deeper = el('span', { className: 'value deeper', text: `${kind} nested deeper than ${MAX_DEPTH} levels: see the raw body` });
       return el('div', { className: 'leaf' }, [label, el('span', { className: 'colon', text: ': ' }), deeper]);
@@ -440,24 +612,74 @@
     const details = el('details', { className: 'branch' }, [el('summary', {}, [label, el('span', { className: 'kind', text: ` ${kind}` })])]);
     const children = el('div', { className: 'children' });
     details.append(children);
-    let drawn = false;
-    const drawChildren = () => {
-      if (drawn) return;
-      drawn = true;
-      for (const [k, v] of entries) children.append(node(v, k, [...path, k], view));
+    let shownUpTo = 0;
+    /** The next page of children, queued to be drawn (by the view's steps, or by steps of their own). */
+    const page = (into) => {
+      const upTo = Math.min(keys.length, shownUpTo + CHILD_PAGE);
+      for (let i = shownUpTo; i < upTo; i++) into.push({ value: value[keys[i]], name: keys[i], path: [...path, keys[i]], into: children });
+      shownUpTo = upTo;
+      more.hidden = shownUpTo >= keys.length;
+      more.textContent = `show ${Math.min(CHILD_PAGE, keys.length - shownUpTo)} more of ${keys.length}`;
     };
-    const opened = view.open === 'all' ? view.budget.left-- > 0 : view.open.has(key);
-    if (opened) {
+    /** Drawn when the reader asks for them: a page at a time, in slices. */
+    const drawLater = () => {
+      const own = [];
+      page(own);
+      const closed = { open: new Set(), matches: view.matches };
+      sliced((function* () {
+        for (const job of own) {
+          job.into.append(node(job, closed, state, own, run));
+          yield;
+        }
+      })(), run);
+    };
+    /** Only the way to a search's matches is drawn; "show all" draws the rest. */
+    let filtered = false;
+    const more = el('button', { className: 'more', text: '', attrs: { type: 'button' } });
+    more.hidden = true;
+    more.addEventListener('click', () => {
+      if (filtered) {
+        filtered = false;
+        children.replaceChildren();
+        shownUpTo = 0;
+      }
+      drawLater();
+    });
+    details.append(more);
+    let opened;
+    if (view.open === 'all') {
+      opened = !state.limited && queue.length + Math.min(keys.length, CHILD_PAGE) <= EXPAND_NODES;
+      if (!opened && keys.length > 0) state.limited = true;
+    } else opened = view.open.has(key);
+    if (opened && view.matches.size > 0) {
+      const onTheWay = keys.filter((k) => {
+        const childKey = pathKey([...path, k]);
+        return view.open.has(childKey) || view.matches.has(childKey);
+      });
+      for (const k of onTheWay) queue.push({ value: value[k], name: k, path: [...path, k], into: children });
+      if (onTheWay.length < keys.length) {
+        filtered = true;
+        more.hidden = false;
+        more.textContent = `show all ${keys.length} (${keys.length - onTheWay.length} without a match)`;
+      }
+      shownUpTo = keys.length;
       details.open = true;
-      drawChildren();
+    } else if (opened) {
+      details.open = true;
+      page(queue);
     }
-    details.addEventListener('toggle', () => details.open && drawChildren());
+    details.addEventListener('toggle', () => {
+      if (details.open && shownUpTo === 0 && keys.length > 0) drawLater();
+    });
     return details;
   }
 
   // ---- start ----
 
-  for (const tr of rows.rows) offer(tr);
+  for (const tr of rows.rows) {
+    rowsByN.set(Number(tr.dataset.n), tr);
+    offer(tr);
+  }
   for (const select of Object.values(filters)) select.addEventListener('change', filter);
   byId('filters').addEventListener('submit', (event) => event.preventDefault());
   rows.addEventListener('click', (event) => {
@@ -489,8 +711,11 @@
       if (events.readyState === EventSource.CLOSED) status('disconnected: the stream was refused (too many pages open, or `webhook listen` restarted with a new address): close other pages, or reload', 'down');
       else status('disconnected: trying again… (has `webhook listen` stopped?)', 'down');
     });
-    events.addEventListener('delivery', (event) => add(JSON.parse(event.data)));
-    events.addEventListener('update', (event) => update(JSON.parse(event.data)));
-    events.addEventListener('dropped', (event) => dropped(JSON.parse(event.data)));
+    events.addEventListener('delivery', (event) => arrived(Number(event.lastEventId), event.data));
+    events.addEventListener('update', (event) => changed(event.data));
+    events.addEventListener('dropped', (event) => {
+      incoming.dropped = JSON.parse(event.data);
+      later();
+    });
   }
 })();

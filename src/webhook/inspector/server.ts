@@ -191,7 +191,11 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       toldDropped = log.dropped;
       text += droppedEvent(log.dropped, oldest, droppedText(log, source));
     }
-    for (const record of added) if (record.n >= oldest) text += addedEvent(record);
+    for (const record of added) {
+      // Serialised as it stands now: an update of it since is in it already.
+      updated.delete(record);
+      if (record.n >= oldest) text += addedEvent(record);
+    }
     for (const record of updated) if (record.n >= oldest) text += updatedEvent(record);
     added.length = 0;
     updated.clear();
