@@ -51,9 +51,19 @@
   const eventName = (s) => (s.event === null ? `${s.method} ${s.path}` : `${s.event}${s.action === null ? '' : `.${s.action}`}`);
 
   function trust(verification) {
-    if (verification.state === 'verified') return [`verified${verification.legacy ? ' (sha1)' : ''} · secret #${verification.secret}`];
-    if (verification.state === 'unverified') return ['unverified', verification.reason];
+    if (verification.state === 'verified') {
+      const how = verification.relayed === 'matched' ? ' (re-encoded body matched)' : verification.legacy ? ' (sha1)' : '';
+      return [`verified${how} · secret #${verification.secret}`];
+    }
+    if (verification.state === 'unverified') return verification.relayed === 'unverifiable' ? ['unverifiable: the relay re-encoded the body'] : ['unverified', verification.reason];
     return [`refused ${verification.status}`, verification.reason];
+  }
+
+  function relayFact(relay) {
+    if (!relay) return null;
+    const body = relay.body === 'raw' ? 'the bytes the service sent' : 'the relay\'s re-encoding of the body';
+    const at = relay.relayedAt ? `, relayed at ${relay.relayedAt}` : '';
+    return `${relay.channel}${at}: ${body}${relay.formConverted ? '; a form body the relay turned into JSON, rebuilt as a form' : ''}`;
   }
 
   /** A list row: the cells and data the server worked out for it (`row`), as elements. */
@@ -288,6 +298,7 @@
         ['Verification', why ? `${verification}: ${why}` : verification],
         ['Repository', d.repository],
         ['Redelivery', d.duplicate ? 'yes: answered, not saved or forwarded again' : null],
+        ['Via relay', relayFact(d.relay)],
         ['File', d.file],
       ]),
     ];
@@ -362,7 +373,9 @@
     return lines.join(' \\\n  ');
   }
 
+  /** Where a replay goes unless told otherwise: the forward target (the app), else where it was sent. */
   function defaultUrl(d) {
+    if (config.forward && !config.forward.includes('REDACTED')) return config.forward;
     if (config.mode === 'listen') return config.where;
     const host = d.headers.find(([name]) => name.toLowerCase() === 'host');
     return host ? `http://${host[1]}${d.path}` : '';
@@ -389,6 +402,13 @@
     for (let i = 1; i <= Number(config.secrets); i++) sign.append(el('option', { text: `re-signed with secret #${i}`, attrs: { value: String(i) } }));
     const go = el('button', { text: 'Replay to this URL', attrs: { type: 'submit' } });
     go.disabled = !sendable;
+    // This receiver remembers delivery ids: a replay to it is answered as a duplicate, and nothing more.
+    const toReceiver = () => {
+      const self = config.mode === 'listen' && url.value.trim() === config.where;
+      go.textContent = self ? 'Replay to this receiver (answered as a duplicate: not saved or forwarded again)' : 'Replay to this URL';
+    };
+    url.addEventListener('input', toReceiver);
+    toReceiver();
     form.append(url, sign, go);
     form.addEventListener('submit', (event) => {
       event.preventDefault();
@@ -398,8 +418,11 @@
     curlText.hidden = true;
     const curl = el('button', { className: 'copy-curl', text: 'Copy as curl', attrs: { type: 'button' } });
     curl.disabled = !sendable;
-    curl.addEventListener('click', () => {
-      curlText.value = curlCommand(d, url.value);
+    curl.addEventListener('click', async () => {
+      // The URL as Replay reads it (a port or path alone means this machine): the server's one reading.
+      const { ok, answer } = await api(`/api/target?url=${encodeURIComponent(url.value)}`);
+      if (!ok) return say(`no curl command: ${answer.error}`, true);
+      curlText.value = curlCommand(d, answer.url);
       curlText.hidden = false;
       copy(curlText.value, `curl command copied; it reads the body from ${bodyFileName(d)}: download it beside`, say);
     });
@@ -674,6 +697,54 @@
     return details;
   }
 
+  // ---- replay every failed forward ----
+
+  async function replayFailed(button, result) {
+    button.disabled = true;
+    result.classList.remove('error');
+    result.textContent = 'replaying…';
+    try {
+      const response = await fetch('/api/replay-failed', { method: 'POST', headers: { 'X-Inspector-Token': token } });
+      if (!response.ok) {
+        const answer = await response.json().catch(() => ({ error: `answered ${response.status}` }));
+        throw new Error(answer.error);
+      }
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      let text = '';
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+        text += chunk.value;
+        const lines = text.split('\n');
+        text = lines.pop();
+        for (const line of lines) {
+          const p = JSON.parse(line);
+          if (p.finished) {
+            result.textContent = p.of === 0 ? 'no failed forward to replay' : `replayed ${p.of}: ${p.delivered} delivered, ${p.failed} failed again`;
+            result.classList.toggle('error', p.failed > 0);
+          } else {
+            const outcome = p.status === null ? visible(p.error) : `answered ${p.status}`;
+            result.textContent = `replaying ${p.done} of ${p.of}… (${visible(p.id ?? `#${p.n}`)}: ${outcome})`;
+          }
+        }
+      }
+    } catch (error) {
+      result.textContent = `not replayed: ${visible(error.message)}`;
+      result.classList.add('error');
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  // ---- relay gaps ----
+
+  function gap(told) {
+    const list = byId('gaps');
+    const key = `${told.channel} ${told.from}`;
+    const item = [...list.children].find((li) => li.dataset.key === key) ?? list.appendChild(el('li'));
+    item.dataset.key = key;
+    item.textContent = visible(told.text);
+    list.hidden = false;
+  }
+
   // ---- start ----
 
   for (const tr of rows.rows) {
@@ -682,6 +753,8 @@
   }
   for (const select of Object.values(filters)) select.addEventListener('change', filter);
   byId('filters').addEventListener('submit', (event) => event.preventDefault());
+  const replayFailedButton = byId('replay-failed');
+  replayFailedButton?.addEventListener('click', () => replayFailed(replayFailedButton, byId('replay-failed-result')));
   rows.addEventListener('click', (event) => {
     const tr = event.target.closest('tr');
     if (tr) open(tr.dataset.n);
@@ -713,6 +786,7 @@
     });
     events.addEventListener('delivery', (event) => arrived(Number(event.lastEventId), event.data));
     events.addEventListener('update', (event) => changed(event.data));
+    events.addEventListener('gap', (event) => gap(JSON.parse(event.data)));
     events.addEventListener('dropped', (event) => {
       incoming.dropped = JSON.parse(event.data);
       later();
