@@ -405,7 +405,7 @@
     // This receiver remembers delivery ids: a replay to it is answered as a duplicate, and nothing more.
     const toReceiver = () => {
       const self = config.mode === 'listen' && url.value.trim() === config.where;
-      go.textContent = self ? 'Replay to this receiver (answered as a duplicate: not saved or forwarded again)' : 'Replay to this URL';
+      go.textContent = self ? 'Replay to this receiver (a delivery id it took is answered as a duplicate: not saved or forwarded again)' : 'Replay to this URL';
     };
     url.addEventListener('input', toReceiver);
     toReceiver();
