@@ -394,6 +394,12 @@
       button.disabled = !sendable;
       button.addEventListener('click', () => replay(d.n, { to: 'forward' }, say));
       box.append(button);
+    } else if (config.mode === 'listen') {
+      // Not posted to the receiver (it would answer a duplicate): handed back to it, taken as new.
+      const button = el('button', { className: 'replay-receiver', text: 'Replay to this receiver as a new delivery (its duplicate check bypassed)', attrs: { type: 'button' } });
+      button.disabled = !sendable || d.verification.state === 'refused';
+      button.addEventListener('click', () => replay(d.n, { to: 'receiver' }, say));
+      box.append(button);
     }
     const form = el('form', { className: 'replay-url' });
     const url = el('input', { attrs: { type: 'text', name: 'url', 'aria-label': 'URL to replay to', spellcheck: 'false' } });
@@ -439,7 +445,9 @@
     say('sending…');
     try {
       const { answer } = await api(`/api/deliveries/${n}/replay`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(ask) });
-      if (answer.sent === true) say(`${answer.url} answered ${answer.status} in ${answer.ms} ms (${answer.signed})${answer.response ? `: ${answer.response}` : ''}`);
+      if (answer.taken === true) say('taken by this receiver as a new delivery: it is listed, saved and shown as any other');
+      else if (answer.taken === false) say(`not taken: ${answer.error}`, true);
+      else if (answer.sent === true) say(`${answer.url} answered ${answer.status} in ${answer.ms} ms (${answer.signed})${answer.response ? `: ${answer.response}` : ''}`);
       else if (answer.sent === false) say(`could not send to ${answer.url}: ${answer.error}`, true);
       else say(`not sent: ${answer.error}`, true);
     } catch (error) {

@@ -136,6 +136,8 @@ export interface Receiver {
   /** Stops accepting connections and waits for requests in flight. */
   /** See HttpServer.close: `graceMs` lets requests still arriving be answered. */
   close(graceMs?: number): Promise<void>;
+  /** The next arrival number, for a delivery taken other than by a POST (a replay handed back). */
+  nextSequence(): number;
 }
 
 /** A delivery refused with this status and reason; `accept` may throw one too. */
@@ -336,7 +338,12 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
     onDrop: () => options.onDrop?.(),
   });
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
-  return { url: `http://${host}:${server.port}${options.path}`, port: server.port, close: (graceMs) => server.close(graceMs) };
+  return {
+    url: `http://${host}:${server.port}${options.path}`,
+    port: server.port,
+    close: (graceMs) => server.close(graceMs),
+    nextSequence: () => ++sequence,
+  };
 }
 
 /**

@@ -121,7 +121,7 @@ describe.skipIf(!CHROMIUM)(`the inspector's actions and marks, in headless Chrom
     await untilPage(page, textMatches('#detail .result', /^no curl command: the replay URL takes .*only http:\/\/ and https:\/\/ can be posted to/));
   });
 
-  it('replays by default to the forward target; without one, the button says the receiver answers it as a duplicate', async () => {
+  it('replays by default to the forward target; without one, hands it back to the receiver, taken as new, and says a POST to it is a duplicate', async () => {
     const app = await target();
     const forwarding = await listenInspected(['--secret', SECRET, '--forward-to', app.url]);
     expect((await deliver(forwarding, 'default-1')).status).toBe(200);
@@ -147,6 +147,17 @@ describe.skipIf(!CHROMIUM)(`the inspector's actions and marks, in headless Chrom
     );
     await other.fill('#detail input[name=url]', app.url);
     expect(await other.textContent('#detail .replay-url button')).toBe('Replay to this URL');
+    // Handed back to the receiver, it is taken as new: listed, printed, with a warning saying why.
+    expect(await other.textContent('#detail .replay-receiver')).toBe('Replay to this receiver as a new delivery (its duplicate check bypassed)');
+    await other.click('#detail .replay-receiver');
+    await untilPage(other, textIs('#detail .result', 'taken by this receiver as a new delivery: it is listed, saved and shown as any other'));
+    await alone.listener.waitFor(2);
+    expect(alone.listener.lines[1]).toMatchObject({ delivery: 'default-2', duplicate: false });
+    await untilPage(other, `document.querySelectorAll('#rows tr').length === 2`);
+    expect(await other.getAttribute('#rows tr[data-n="2"]', 'data-duplicate')).toBe('0');
+    expect(alone.listener.lines[1]!.warnings).toContain('replayed from the inspector: taken as new, its duplicate check bypassed');
+    const warnings = await other.$$eval('#rows tr', (rows) => rows.map((row) => Number(row.dataset.warnings)));
+    expect(warnings[0]).toBe(warnings[1]! + 1);
   });
 
   it('marks a duplicate in its row, live and as the server renders it', async () => {

@@ -218,6 +218,7 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
   out.essential(`listening on ${listener.url}${shownTarget ? `, forwarding to ${shownTarget}` : ''}${options.save ? `, saving to ${options.save}` : ''}`);
   if (inspection) {
     inspection.source.where = listener.url;
+    inspection.receiver.redeliver = listener.redeliver;
     // The one place the token is shown: whoever has this address can read every delivery.
     out.essential(`inspector on ${inspection.inspector.url}`);
   }

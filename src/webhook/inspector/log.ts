@@ -1,5 +1,5 @@
 import type { ContentKind } from '../delivery.js';
-import type { RelayGap, RelayOrigin } from '../receiver.js';
+import type { ReceivedDelivery, RelayGap, RelayOrigin } from '../receiver.js';
 
 // What the inspector's page lists: one record per delivery shown or refused (or saved, for
 // `webhook inspect`), the last `keep` of them, the oldest dropped first and counted.
@@ -70,6 +70,8 @@ export interface InspectedDelivery {
   file?: string | undefined;
   /** Read from a relay channel (`listen --relay`). */
   relay?: RelayOrigin | undefined;
+  /** The delivery as the listener took it: what "replay to this receiver" hands back. */
+  delivery?: ReceivedDelivery | undefined;
   /** Its head and body: held in memory, or read again from its file (which may have changed since). */
   load(): Promise<Exchange>;
   /** Bytes of body this record holds in memory. */

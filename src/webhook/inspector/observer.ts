@@ -83,6 +83,7 @@ class Shown implements InspectedDelivery {
   readonly forward: ForwardState | undefined;
   readonly file = undefined;
   readonly relay: RelayOrigin | undefined;
+  readonly delivery: ReceivedDelivery;
   readonly held: number;
   private readonly rawHeaders: string[];
   private readonly body: Buffer;
@@ -108,6 +109,7 @@ class Shown implements InspectedDelivery {
         ? UNVERIFIABLE
         : UNVERIFIED;
     this.relay = delivery.relay;
+    this.delivery = delivery;
     this.warnings = delivery.warnings;
     this.duplicate = delivery.duplicate;
     // A redelivery is not forwarded again.

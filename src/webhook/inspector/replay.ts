@@ -1,5 +1,6 @@
 import { redactUrl } from '../../api/redact.js';
 import type { ForwardHeader } from '../forward-headers.js';
+import type { ReceivedDelivery } from '../receiver.js';
 import { resend } from '../replay.js';
 import type { ForwardState, InspectedDelivery } from './log.js';
 
@@ -13,6 +14,8 @@ export interface ReplayTargets {
   secrets: string[];
   /** The URL flags' one reading (target-url.ts) of what the page typed; throws with the reason. */
   parseUrl(value: string): string;
+  /** `listen --inspect`: the listener, once it listens, to hand a delivery back to (Listener.redeliver). */
+  receiver?: { redeliver?: ((delivery: ReceivedDelivery) => Promise<void>) | undefined } | undefined;
 }
 
 /** Each replay gets this long to be answered (as `webhook replay`'s deliveries). */
@@ -35,6 +38,7 @@ export async function replayAsked(record: InspectedDelivery, body: Buffer, targe
   }
   if (typeof ask !== 'object' || ask === null || Array.isArray(ask)) return refused(400, 'the request is not a JSON object');
   const { to, url, sign } = ask as Record<string, unknown>;
+  if (to === 'receiver') return handedBack(record, targets);
   let target: string;
   let resignWith: string | undefined;
   let timeoutMs = REPLAY_TIMEOUT_MS;
@@ -71,6 +75,22 @@ export async function replayAsked(record: InspectedDelivery, body: Buffer, targe
     return { status: 200, answer: { sent: true, url: shown, signed, status: result.status, ms: result.ms, response: result.preview } };
   } catch (error) {
     return { status: 200, answer: { sent: false, url: shown, signed, error: (error as Error)?.message ?? String(error) } };
+  }
+}
+
+/**
+ * "Replay to this receiver": the delivery handed back to the listener's pipeline, taken as new
+ * (its id's duplicate check bypassed), not posted to it again, where its id would make it a duplicate.
+ */
+async function handedBack(record: InspectedDelivery, targets: ReplayTargets): Promise<Answer> {
+  const redeliver = targets.receiver?.redeliver;
+  if (!redeliver) return refused(400, 'there is no receiver to hand it back to: replay it to a URL');
+  if (!record.delivery) return refused(409, 'a refused delivery cannot be taken as new: replay it to a URL');
+  try {
+    await redeliver(record.delivery);
+    return { status: 200, answer: { taken: true } };
+  } catch (error) {
+    return { status: 200, answer: { taken: false, error: (error as Error)?.message ?? String(error) } };
   }
 }
 
