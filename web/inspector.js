@@ -314,7 +314,7 @@
     else {
       const note = `${formatBytes(d.body.bytes)}${d.body.utf8 ? '' : ', not UTF-8 (shown as Latin-1)'}${d.body.truncated ? ', the start shown: download it for the whole' : ''}`;
       // A large body is laid out only when opened: a megabyte of text takes the browser a while.
-      const raw = el('details', { className: 'raw-body' }, [el('summary', { text: 'Show it' }), el('pre', { className: 'raw', text: visibleLines(d.body.text) })]);
+      const raw = el('details', { className: 'raw-body' }, [el('summary', { text: 'the body as text' }), el('pre', { className: 'raw', text: visibleLines(d.body.text) })]);
       raw.open = d.body.text.length <= RAW_OPEN_CHARS;
       parts.push(el('p', { className: 'note', text: note }), raw);
     }
