@@ -152,7 +152,12 @@
     // The server writes the number first: the rest is parsed only if drawn.
     const n = Number(/^\{"n":(\d+),/.exec(data)?.[1]);
     if (incoming.added.has(n)) incoming.added.set(n, data);
-    else incoming.updated.set(n, data);
+    else {
+      // A hidden tab draws no frame: what piles up is bounded (an update of a row long dropped is moot).
+      incoming.updated.delete(n);
+      incoming.updated.set(n, data);
+      if (incoming.updated.size > 2 * (Number(config.keep) || Infinity)) incoming.updated.delete(incoming.updated.keys().next().value);
+    }
     later();
   }
 
