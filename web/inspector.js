@@ -93,7 +93,7 @@
   /** Deliveries to add and rows to update, by number: the JSON of their latest state. */
   const incoming = { added: new Map(), updated: new Map(), dropped: null };
   /** Milliseconds of rows drawn per frame, at most. */
-  const FRAME_MS = 8;
+  const FRAME_MS = 4;
   let drawing = false;
 
   function later() {
@@ -258,7 +258,7 @@
     for (const tr of rows.querySelectorAll('tr.selected')) tr.classList.remove('selected');
     rowOf(n)?.classList.add('selected');
     history.replaceState(null, '', `${location.pathname}${location.search}#${n}`);
-    detail.hidden = false;
+    showDetail(true);
     detail.dataset.opening = String(n);
     detail.replaceChildren(el('p', { className: 'loading', text: 'loading…' }));
     const { ok, answer } = await api(`/api/deliveries/${n}`);
@@ -273,10 +273,16 @@
     draw(answer);
   }
 
+  /** The list's layout follows (a class, not :has(), which the browser would check again at every row added). */
+  function showDetail(on) {
+    detail.hidden = !on;
+    document.body.classList.toggle('detail-open', on);
+  }
+
   function closeButton() {
     const button = el('button', { className: 'close', text: 'Close', attrs: { type: 'button' } });
     button.addEventListener('click', () => {
-      detail.hidden = true;
+      showDetail(false);
       shown = null;
       for (const tr of rows.querySelectorAll('tr.selected')) tr.classList.remove('selected');
       history.replaceState(null, '', `${location.pathname}${location.search}`);
