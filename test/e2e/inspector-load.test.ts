@@ -28,7 +28,7 @@ async function openPage(url: string): Promise<Page> {
   await context.addInitScript(() => {
     window.longTasks = [];
     const record = (entries: any[]) => {
-      for (const entry of entries) window.longTasks.push({ start: Math.round(entry.startTime), ms: Math.round(entry.duration) });
+      for (const entry of entries) window.longTasks.push({ start: entry.startTime, ms: entry.duration });
     };
     window.longTaskObserver = new window.PerformanceObserver((list: any) => record(list.getEntries()));
     window.longTaskObserver.observe({ type: 'longtask', buffered: true });
@@ -57,7 +57,58 @@ const takeLongTasks = (page: Page) =>
     window.recordLongTasks();
     return window.longTasks.splice(0) as { start: number; ms: number }[];
   });
-const longest = (tasks: { ms: number }[]) => Math.max(0, ...tasks.map((task) => task.ms));
+const longest = (tasks: { ms: number }[]) => Math.round(Math.max(0, ...tasks.map((task) => task.ms)));
+
+interface LongTask {
+  start: number;
+  ms: number;
+}
+
+/**
+ * `work` with Chromium's trace recording the page's main thread: what `cpuOf(task)` says is the
+ * thread time of the task a long task was (the longest task of that thread overlapping it), the
+ * work of the page itself. On a machine this busy, a task is also stretched by the time the system
+ * does not run the page: that stretch is not the page's, and a task is the page's fault only when
+ * it is long in the thread's own time too.
+ */
+async function traced<T>(page: Page, work: () => Promise<T>): Promise<{ result: T; cpuOf: (task: LongTask) => number }> {
+  await browser.startTracing(page, { categories: ['toplevel', 'blink.user_timing'] });
+  let trace: any;
+  let result: T;
+  try {
+    const markedAt = await page.evaluate(() => window.performance.mark('svc-traced').startTime as number);
+    result = await work();
+    trace = { markedAt };
+  } finally {
+    const events = JSON.parse((await browser.stopTracing()).toString('utf8'));
+    trace = { ...trace, events: Array.isArray(events) ? events : events.traceEvents };
+  }
+  const mark = trace.events.find((event: any) => event.name === 'svc-traced');
+  expect(mark).toBeDefined();
+  // Trace times are microseconds on the clock of performance.now(), from another origin.
+  const offset = mark.ts - trace.markedAt * 1000;
+  const onItsThread = (event: any) => event.pid === mark.pid && event.tid === mark.tid;
+  const tasks = trace.events.filter((event: any) => onItsThread(event) && event.ph === 'X' && typeof event.tdur === 'number');
+  return {
+    result,
+    cpuOf: (task) => {
+      const from = task.start * 1000 + offset;
+      const to = from + task.ms * 1000;
+      const overlapping = tasks.filter((event: any) => event.ts < to && event.ts + event.dur > from);
+      return overlapping.length === 0 ? Number.POSITIVE_INFINITY : Math.max(...overlapping.map((event: any) => event.tdur)) / 1000;
+    },
+  };
+}
+
+/** The long tasks over the bound in the page's own time too (see `traced`). */
+const pagesOwn = (tasks: LongTask[], cpuOf: (task: LongTask) => number) =>
+  tasks
+    .filter((task) => task.ms > LONGEST_TASK_MS && cpuOf(task) > LONGEST_TASK_MS)
+    .map((task) => ({ ms: Math.round(task.ms), cpuMs: Math.round(cpuOf(task)) }));
+const describeTasks = (tasks: LongTask[], cpuOf: (task: LongTask) => number) => {
+  const worst = tasks.reduce<LongTask | undefined>((a, b) => (a === undefined || b.ms > a.ms ? b : a), undefined);
+  return `${tasks.length}, the longest ${longest(tasks)} ms (its thread time ${worst === undefined ? 0 : Math.round(cpuOf(worst))} ms)`;
+};
 
 /** Resolves once `probe()` in the page gives true, looked at again at each change of its document. */
 async function untilPage(page: Page, probe: string): Promise<void> {
@@ -149,17 +200,19 @@ describe.skipIf(!CHROMIUM)(`the inspector under load, in headless Chromium${SKIP
     page = await openPage(/inspector on (http:\S+)/.exec(listener.stderr())![1]!);
     await untilPage(page, `document.getElementById('status').textContent === 'live'`);
     await takeLongTasks(page);
-    const statuses = await burst(listener.url, 2_000);
-    expect(statuses.filter((status) => status !== 200)).toEqual([]);
-    // The newest on top, the list cut to the 500 the page keeps, the older ones counted as dropped.
-    await untilPage(page, `document.querySelector('#rows tr')?.dataset.n === '2000' && document.getElementById('count').textContent === '500 deliveries'`);
+    const { result: tasks, cpuOf } = await traced(page, async () => {
+      const statuses = await burst(listener.url, 2_000);
+      expect(statuses.filter((status) => status !== 200)).toEqual([]);
+      // The newest on top, the list cut to the 500 the page keeps, the older ones counted as dropped.
+      await untilPage(page, `document.querySelector('#rows tr')?.dataset.n === '2000' && document.getElementById('count').textContent === '500 deliveries'`);
+      // Every forward's end reached its row (the forwarder may give some up: that is not the page's to judge).
+      await untilPage(page, `document.querySelectorAll('#rows tr[data-forward-ok="1"], #rows tr[data-forward="not_forwarded"], #rows tr[data-forward="failed"]').length === 500`);
+      return takeLongTasks(page);
+    });
     expect(await page.$$eval('#rows tr', (rows) => rows.length)).toBe(500);
     expect(await page.textContent('#dropped')).toMatch(/^1500 older deliveries dropped/);
-    // Every forward's end reached its row (the forwarder may give some up: that is not the page's to judge).
-    await untilPage(page, `document.querySelectorAll('#rows tr[data-forward-ok="1"], #rows tr[data-forward="not_forwarded"], #rows tr[data-forward="failed"]').length === 500`);
-    const tasks = await takeLongTasks(page);
-    console.log(`long tasks while 2,000 deliveries streamed in: ${tasks.length}, the longest ${longest(tasks)} ms`);
-    expect(longest(tasks)).toBeLessThanOrEqual(LONGEST_TASK_MS);
+    console.log(`long tasks while 2,000 deliveries streamed in: ${describeTasks(tasks, cpuOf)}`);
+    expect(pagesOwn(tasks, cpuOf)).toEqual([]);
     expect((page as Page & { errors: string[] }).errors).toEqual([]);
   }, 60_000);
 
@@ -171,34 +224,35 @@ describe.skipIf(!CHROMIUM)(`the inspector under load, in headless Chromium${SKIP
     expect(await deliver(listener.url, 'big-1', bigPayload(), 'push')).toBe(200);
     await untilPage(page, `document.querySelectorAll('#rows tr').length === 1`);
     await takeLongTasks(page);
-    const phases: Record<string, number> = {};
+    const phases: Record<string, LongTask[]> = {};
     const phase = async (name: string, work: () => Promise<void>) => {
       await work();
-      phases[name] = longest(await takeLongTasks(page));
+      phases[name] = await takeLongTasks(page);
     };
-    await phase('open', async () => {
-      await page.click('#rows tr');
-      await page.waitForSelector('#detail .tree');
+    const { cpuOf } = await traced(page, async () => {
+      await phase('open', async () => {
+        await page.click('#rows tr');
+        await page.waitForSelector('#detail .tree');
+      });
+      await phase('search for a rare word', async () => {
+        await page.fill('#detail .search', 'needle-in-the');
+        await untilPage(page, `document.querySelector('#detail .matches')?.textContent === '1 match'`);
+        await untilPage(page, `document.querySelector('#detail .tree .value.match')?.textContent === '"src/needle-in-the-haystack.ts"'`);
+      });
+      await phase('search for a common word', async () => {
+        await page.fill('#detail .search', 'author');
+        await untilPage(page, `/^500\\+ matches$/.test(document.querySelector('#detail .matches')?.textContent ?? '')`);
+      });
+      await phase('expand all', async () => {
+        await page.fill('#detail .search', '');
+        await untilPage(page, `document.querySelector('#detail .matches')?.textContent === ''`);
+        await page.click('#detail button:text("Expand all")');
+        await untilPage(page, `/^expanded/.test(document.querySelector('#detail .tree-note')?.textContent ?? '')`);
+      });
     });
-    await phase('search for a rare word', async () => {
-      await page.fill('#detail .search', 'needle-in-the');
-      await untilPage(page, `document.querySelector('#detail .matches')?.textContent === '1 match'`);
-      await untilPage(page, `document.querySelector('#detail .tree .value.match')?.textContent === '"src/needle-in-the-haystack.ts"'`);
-    });
-    await phase('search for a common word', async () => {
-      await page.fill('#detail .search', 'author');
-      await untilPage(page, `/^500\\+ matches$/.test(document.querySelector('#detail .matches')?.textContent ?? '')`);
-    });
-    await phase('expand all', async () => {
-      await page.fill('#detail .search', '');
-      await untilPage(page, `document.querySelector('#detail .matches')?.textContent === ''`);
-      await page.click('#detail button:text("Expand all")');
-      await untilPage(page, `/^expanded/.test(document.querySelector('#detail .tree-note')?.textContent ?? '')`);
-    });
-    console.log(`the longest task of each phase of a 5 MiB payload (ms): ${JSON.stringify(phases)}`);
-    for (const [name, ms] of Object.entries(phases)) {
-      expect({ name, ms }).toEqual({ name, ms: expect.toSatisfy((value: number) => value <= LONGEST_TASK_MS) });
-    }
+    const report = Object.entries(phases).map(([name, tasks]) => `${name}: ${describeTasks(tasks, cpuOf)}`);
+    console.log(`long tasks of a 5 MiB payload: ${report.join('; ')}`);
+    for (const [name, tasks] of Object.entries(phases)) expect({ name, tasks: pagesOwn(tasks, cpuOf) }).toEqual({ name, tasks: [] });
     // Expanded, but bounded: the tree holds a few thousand nodes, not the payload's hundred thousand.
     const drawn = await page.$$eval('#detail .tree .leaf, #detail .tree details', (nodes) => nodes.length);
     expect(drawn).toBeGreaterThan(1000);
