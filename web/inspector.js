@@ -51,9 +51,19 @@
   const eventName = (s) => (s.event === null ? `${s.method} ${s.path}` : `${s.event}${s.action === null ? '' : `.${s.action}`}`);
 
   function trust(verification) {
-    if (verification.state === 'verified') return [`verified${verification.legacy ? ' (sha1)' : ''} · secret #${verification.secret}`];
-    if (verification.state === 'unverified') return ['unverified', verification.reason];
+    if (verification.state === 'verified') {
+      const how = verification.relayed === 'matched' ? ' (re-encoded body matched)' : verification.legacy ? ' (sha1)' : '';
+      return [`verified${how} · secret #${verification.secret}`];
+    }
+    if (verification.state === 'unverified') return verification.relayed === 'unverifiable' ? ['unverifiable: the relay re-encoded the body'] : ['unverified', verification.reason];
     return [`refused ${verification.status}`, verification.reason];
+  }
+
+  function relayFact(relay) {
+    if (!relay) return null;
+    const body = relay.body === 'raw' ? 'the bytes the service sent' : 'the relay\'s re-encoding of the body';
+    const at = relay.relayedAt ? `, relayed at ${relay.relayedAt}` : '';
+    return `${relay.channel}${at}: ${body}${relay.formConverted ? '; a form body the relay turned into JSON, rebuilt as a form' : ''}`;
   }
 
   /** A list row: the cells and data the server worked out for it (`row`), as elements. */
@@ -70,26 +80,100 @@
   }
 
   // ---- the list: live, filtered ----
+  // Changes from the stream are noted as they come (unparsed, the latest of each delivery only, the
+  // newest `keep` added) and drawn at the next animation frame, a few milliseconds of them per
+  // frame: a burst of thousands of deliveries never holds the page, and only the rows added or
+  // changed are filtered.
 
-  const rowOf = (n) => rows.querySelector(`tr[data-n="${Number(n)}"]`);
+  /** Each row by its delivery's number. */
+  const rowsByN = new Map();
+  const rowOf = (n) => rowsByN.get(Number(n));
+  /** The events and actions already offered in the filters. */
+  const offered = { event: new Set(), action: new Set() };
+  /** Deliveries to add and rows to update, by number: the JSON of their latest state. */
+  const incoming = { added: new Map(), updated: new Map(), dropped: null };
+  /** Milliseconds of rows drawn per frame, at most. */
+  const FRAME_MS = 4;
+  let drawing = false;
 
-  function add(summary) {
-    const existing = rowOf(summary.n);
-    if (existing) return update(summary);
-    const tr = row(summary);
-    rows.prepend(tr);
-    config.last = String(Math.max(Number(config.last), summary.n));
-    offer(tr);
-    filter();
+  function later() {
+    if (drawing) return;
+    drawing = true;
+    requestAnimationFrame(drawIncoming);
   }
 
-  function update(summary) {
+  function drawIncoming() {
+    drawing = false;
+    const until = performance.now() + FRAME_MS;
+    if (incoming.dropped) {
+      dropped(incoming.dropped);
+      for (const n of incoming.added.keys()) if (n < incoming.dropped.oldest) incoming.added.delete(n);
+      incoming.dropped = null;
+    }
+    // Oldest first, each on top of the one before.
+    const rowsAdded = document.createDocumentFragment();
+    for (const [n, data] of incoming.added) {
+      if (performance.now() > until) break;
+      incoming.added.delete(n);
+      const summary = JSON.parse(data);
+      if (rowOf(n)) {
+        replaceRow(summary);
+        continue;
+      }
+      const tr = row(summary);
+      rowsByN.set(n, tr);
+      tr.hidden = !matches(tr);
+      offer(tr);
+      rowsAdded.prepend(tr);
+      config.last = String(Math.max(Number(config.last), n));
+    }
+    rows.prepend(rowsAdded);
+    // The server drops the oldest beyond `keep`; rows it has not told of yet are trimmed here too.
+    const keep = Number(config.keep) || Infinity;
+    while (rows.rows.length > keep) removeRow(rows.lastElementChild);
+    for (const [n, data] of incoming.updated) {
+      if (performance.now() > until) break;
+      incoming.updated.delete(n);
+      replaceRow(JSON.parse(data));
+    }
+    counted();
+    if (incoming.added.size > 0 || incoming.updated.size > 0) later();
+  }
+
+  /** A delivery from the stream, noted to be drawn: only the newest `keep` can be on the page. */
+  function arrived(n, data) {
+    incoming.added.set(n, data);
+    if (incoming.added.size > (Number(config.keep) || Infinity)) incoming.added.delete(incoming.added.keys().next().value);
+    later();
+  }
+
+  /** A row's new state (its forward ended), noted to be drawn; the latest wins. */
+  function changed(data) {
+    // The server writes the number first: the rest is parsed only if drawn.
+    const n = Number(/^\{"n":(\d+),/.exec(data)?.[1]);
+    if (incoming.added.has(n)) incoming.added.set(n, data);
+    else {
+      // A hidden tab draws no frame: what piles up is bounded (an update of a row long dropped is moot).
+      incoming.updated.delete(n);
+      incoming.updated.set(n, data);
+      if (incoming.updated.size > 2 * (Number(config.keep) || Infinity)) incoming.updated.delete(incoming.updated.keys().next().value);
+    }
+    later();
+  }
+
+  function removeRow(tr) {
+    rowsByN.delete(Number(tr.dataset.n));
+    tr.remove();
+  }
+
+  function replaceRow(summary) {
     const old = rowOf(summary.n);
     if (!old) return;
     const tr = row(summary);
     tr.className = old.className;
+    tr.hidden = !matches(tr);
     old.replaceWith(tr);
-    filter();
+    rowsByN.set(summary.n, tr);
     if (shown?.n === summary.n) {
       shown.forward = summary.forward;
       const section = byId('forward-section');
@@ -97,19 +181,25 @@
     }
   }
 
+  /** Rows before the oldest kept removed: from the bottom, where the oldest are. */
   function dropped(state) {
-    for (const tr of [...rows.rows]) if (Number(tr.dataset.n) < state.oldest) tr.remove();
+    let last = rows.lastElementChild;
+    while (last && Number(last.dataset.n) < state.oldest) {
+      const above = last.previousElementSibling;
+      removeRow(last);
+      last = above;
+    }
     const notice = byId('dropped');
     if (state.text) notice.textContent = state.text;
     notice.hidden = state.dropped === 0;
-    filter();
   }
 
   /** The event and action of a row offered in the filters. */
   function offer(tr) {
     for (const [name, select] of [['event', filters.event], ['action', filters.action]]) {
       const value = tr.dataset[name];
-      if (!value || [...select.options].some((option) => option.value === value)) continue;
+      if (!value || offered[name].has(value)) continue;
+      offered[name].add(value);
       select.append(el('option', { text: cellText(value), attrs: { value } }));
     }
   }
@@ -129,17 +219,22 @@
         return data.forwardOk === '0';
       case 'duplicate':
         return data.duplicate === '1';
+      case 'relayed':
+        return data.relayed === '1';
       default:
         return true;
     }
   }
 
+  /** Every row filtered again: when a filter changes, not when a delivery arrives. */
   function filter() {
+    for (const tr of rows.rows) tr.hidden = !matches(tr);
+    counted();
+  }
+
+  function counted() {
     let count = 0;
-    for (const tr of rows.rows) {
-      tr.hidden = !matches(tr);
-      if (!tr.hidden) count++;
-    }
+    for (const tr of rows.rows) if (!tr.hidden) count++;
     const total = rows.rows.length;
     byId('count').textContent = count === total ? `${total} deliver${total === 1 ? 'y' : 'ies'}` : `${count} of ${total} shown`;
     byId('empty').hidden = total > 0;
@@ -163,21 +258,31 @@
     for (const tr of rows.querySelectorAll('tr.selected')) tr.classList.remove('selected');
     rowOf(n)?.classList.add('selected');
     history.replaceState(null, '', `${location.pathname}${location.search}#${n}`);
-    detail.hidden = false;
+    showDetail(true);
+    detail.dataset.opening = String(n);
     detail.replaceChildren(el('p', { className: 'loading', text: 'loading…' }));
     const { ok, answer } = await api(`/api/deliveries/${n}`);
     if (!ok) {
       detail.replaceChildren(el('p', { className: 'error', text: visible(answer.error ?? 'cannot show it') }), closeButton());
       return;
     }
+    // Drawn in a task of its own: a large delivery's answer took one to parse.
+    await nextTask();
+    if (detail.dataset.opening !== String(n)) return;
     shown = answer;
     draw(answer);
+  }
+
+  /** The list's layout follows (a class, not :has(), which the browser would check again at every row added). */
+  function showDetail(on) {
+    detail.hidden = !on;
+    document.body.classList.toggle('detail-open', on);
   }
 
   function closeButton() {
     const button = el('button', { className: 'close', text: 'Close', attrs: { type: 'button' } });
     button.addEventListener('click', () => {
-      detail.hidden = true;
+      showDetail(false);
       shown = null;
       for (const tr of rows.querySelectorAll('tr.selected')) tr.classList.remove('selected');
       history.replaceState(null, '', `${location.pathname}${location.search}`);
@@ -191,6 +296,9 @@
     return list;
   }
 
+  /** Characters of a raw body shown open; a larger one is shown when asked. */
+  const RAW_OPEN_CHARS = 64 * 1024;
+
   function draw(d) {
     const [verification, why] = trust(d.verification);
     const parts = [
@@ -201,6 +309,7 @@
         ['Verification', why ? `${verification}: ${why}` : verification],
         ['Repository', d.repository],
         ['Redelivery', d.duplicate ? 'yes: answered, not saved or forwarded again' : null],
+        ['Via relay', relayFact(d.relay)],
         ['File', d.file],
       ]),
     ];
@@ -215,7 +324,10 @@
     if (d.body === null) parts.push(el('p', { text: 'The body was not read: the request was refused before it.' }));
     else {
       const note = `${formatBytes(d.body.bytes)}${d.body.utf8 ? '' : ', not UTF-8 (shown as Latin-1)'}${d.body.truncated ? ', the start shown: download it for the whole' : ''}`;
-      parts.push(el('p', { className: 'note', text: note }), el('pre', { className: 'raw', text: visibleLines(d.body.text) }));
+      // A large body is laid out only when opened: a megabyte of text takes the browser a while.
+      const raw = el('details', { className: 'raw-body' }, [el('summary', { text: 'the body as text' }), el('pre', { className: 'raw', text: visibleLines(d.body.text) })]);
+      raw.open = d.body.text.length <= RAW_OPEN_CHARS;
+      parts.push(el('p', { className: 'note', text: note }), raw);
     }
     parts.push(el('h3', { text: 'Our answer' }));
     if (d.answer) parts.push(el('p', { text: `${d.answer.status}` }), el('pre', { className: 'answer', text: visible(d.answer.body) }));
@@ -272,7 +384,9 @@
     return lines.join(' \\\n  ');
   }
 
+  /** Where a replay goes unless told otherwise: the forward target (the app), else where it was sent. */
   function defaultUrl(d) {
+    if (config.forward && !config.forward.includes('REDACTED')) return config.forward;
     if (config.mode === 'listen') return config.where;
     const host = d.headers.find(([name]) => name.toLowerCase() === 'host');
     return host ? `http://${host[1]}${d.path}` : '';
@@ -291,6 +405,12 @@
       button.disabled = !sendable;
       button.addEventListener('click', () => replay(d.n, { to: 'forward' }, say));
       box.append(button);
+    } else if (config.mode === 'listen') {
+      // Not posted to the receiver (it would answer a duplicate): handed back to it, taken as new.
+      const button = el('button', { className: 'replay-receiver', text: 'Replay to this receiver as a new delivery (its duplicate check bypassed)', attrs: { type: 'button' } });
+      button.disabled = !sendable || d.verification.state === 'refused';
+      button.addEventListener('click', () => replay(d.n, { to: 'receiver' }, say));
+      box.append(button);
     }
     const form = el('form', { className: 'replay-url' });
     const url = el('input', { attrs: { type: 'text', name: 'url', 'aria-label': 'URL to replay to', spellcheck: 'false' } });
@@ -299,6 +419,13 @@
     for (let i = 1; i <= Number(config.secrets); i++) sign.append(el('option', { text: `re-signed with secret #${i}`, attrs: { value: String(i) } }));
     const go = el('button', { text: 'Replay to this URL', attrs: { type: 'submit' } });
     go.disabled = !sendable;
+    // This receiver remembers delivery ids: a replay to it is answered as a duplicate, and nothing more.
+    const toReceiver = () => {
+      const self = config.mode === 'listen' && url.value.trim() === config.where;
+      go.textContent = self ? 'Replay to this receiver (a delivery id it took is answered as a duplicate: not saved or forwarded again)' : 'Replay to this URL';
+    };
+    url.addEventListener('input', toReceiver);
+    toReceiver();
     form.append(url, sign, go);
     form.addEventListener('submit', (event) => {
       event.preventDefault();
@@ -308,8 +435,11 @@
     curlText.hidden = true;
     const curl = el('button', { className: 'copy-curl', text: 'Copy as curl', attrs: { type: 'button' } });
     curl.disabled = !sendable;
-    curl.addEventListener('click', () => {
-      curlText.value = curlCommand(d, url.value);
+    curl.addEventListener('click', async () => {
+      // The URL as Replay reads it (a port or path alone means this machine): the server's one reading.
+      const { ok, answer } = await api(`/api/target?url=${encodeURIComponent(url.value)}`);
+      if (!ok) return say(`no curl command: ${answer.error}`, true);
+      curlText.value = curlCommand(d, answer.url);
       curlText.hidden = false;
       copy(curlText.value, `curl command copied; it reads the body from ${bodyFileName(d)}: download it beside`, say);
     });
@@ -326,7 +456,9 @@
     say('sending…');
     try {
       const { answer } = await api(`/api/deliveries/${n}/replay`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(ask) });
-      if (answer.sent === true) say(`${answer.url} answered ${answer.status} in ${answer.ms} ms (${answer.signed})${answer.response ? `: ${answer.response}` : ''}`);
+      if (answer.taken === true) say('taken by this receiver as a new delivery: it is listed, saved and shown as any other');
+      else if (answer.taken === false) say(`not taken: ${answer.error}`, true);
+      else if (answer.sent === true) say(`${answer.url} answered ${answer.status} in ${answer.ms} ms (${answer.signed})${answer.response ? `: ${answer.response}` : ''}`);
       else if (answer.sent === false) say(`could not send to ${answer.url}: ${answer.error}`, true);
       else say(`not sent: ${answer.error}`, true);
     } catch (error) {
@@ -342,86 +474,168 @@
   }
 
   // ---- the payload as a tree, with search ----
+  // A payload may be 25 MB. Searching it and drawing it are done in slices of a few milliseconds,
+  // the browser drawing and answering clicks between them; a newer search or view stops an older
+  // one. What is drawn is bounded: a branch shows its first CHILD_PAGE children (more on demand),
+  // and "Expand all" opens branches, breadth first, until EXPAND_NODES nodes are drawn.
 
-  /** Nodes drawn at most by "Expand all": a payload of thousands of keys stays usable. */
-  const EXPAND_BUDGET = 3000;
+  const EXPAND_NODES = 5000;
+  const CHILD_PAGE = 200;
   const STRING_CHARS = 10000;
   /** Levels of the tree drawn and searched: deeper ones are in the raw body (nested elements that deep crash the browser's layout). */
   const MAX_DEPTH = 100;
+  /** Milliseconds of work before the browser gets its turn. */
+  const SLICE_MS = 10;
+  /** Matches found at most: the way to each is opened. */
+  const MAX_MATCHES = 500;
   const pathKey = (path) => path.join('\u0000');
 
+  /** Resolves in a new task, with no minimum delay (setTimeout's grows once nested). */
+  const channel = new MessageChannel();
+  const resumes = [];
+  channel.port1.onmessage = () => resumes.shift()?.();
+  const nextTask = () =>
+    new Promise((resolve) => {
+      resumes.push(resolve);
+      channel.port2.postMessage(null);
+    });
+
+  /** Runs the steps of `steps` (an iterator) in slices, until done (true) or `run` is cancelled (false). */
+  async function sliced(steps, run) {
+    let until = performance.now() + SLICE_MS;
+    for (let step = steps.next(); !step.done; step = steps.next()) {
+      if (performance.now() < until) continue;
+      await nextTask();
+      if (run.cancelled) return false;
+      until = performance.now() + SLICE_MS;
+    }
+    return !run.cancelled;
+  }
+
+  /** The payload section, its tree drawn once the payload is parsed (in a task of its own: a large one takes a while). */
   function payloadSection(d) {
     const section = el('section', { className: 'payload' }, [el('h3', { text: 'Payload' })]);
     if (d.payload === null) {
       section.append(el('p', { text: visible(d.payloadError ?? 'none') }));
       return section;
     }
-    let value;
-    try {
-      value = JSON.parse(d.payload);
-    } catch (error) {
-      section.append(el('p', { className: 'error', text: `not JSON: ${error.message}` }), el('pre', { className: 'raw', text: visibleLines(d.payload) }));
-      return section;
-    }
+    const holder = el('div', { className: 'tree-pending', text: 'reading the payload…' });
+    section.append(holder);
+    nextTask().then(() => {
+      if (!section.isConnected) return;
+      let value;
+      try {
+        value = JSON.parse(d.payload);
+      } catch (error) {
+        holder.replaceWith(el('p', { className: 'error', text: `not JSON: ${error.message}` }), el('pre', { className: 'raw', text: visibleLines(d.payload) }));
+        return;
+      }
+      return nextTask().then(() => section.isConnected && holder.replaceWith(...payloadTree(value)));
+    });
+    return section;
+  }
+
+  function payloadTree(value) {
     const search = el('input', { className: 'search', attrs: { type: 'search', placeholder: 'Search keys and values', 'aria-label': 'search the payload' } });
     const count = el('span', { className: 'matches' });
     const expand = el('button', { text: 'Expand all', attrs: { type: 'button' } });
     const collapse = el('button', { text: 'Collapse all', attrs: { type: 'button' } });
+    const note = el('p', { className: 'tree-note' });
     const holder = el('div', { className: 'tree' });
-    const render = (view) => holder.replaceChildren(node(value, 'payload', [], view));
-    render({ open: new Set([pathKey([])]), matches: new Set(), budget: { left: Infinity } });
+    /** The work under way (a search, a view drawn): cancelled by the next. */
+    let run = { cancelled: true };
+    const restart = () => {
+      run.cancelled = true;
+      run = { cancelled: false };
+      return run;
+    };
+    const render = (view, current = restart()) => {
+      const tree = drawTree(value, view, current);
+      holder.replaceChildren(tree.root);
+      note.textContent = '';
+      return sliced(tree.steps, current).then((done) => {
+        if (done && view.open === 'all') {
+          note.textContent = tree.state.limited
+            ? `expanded ${tree.state.drawn} nodes, the most "Expand all" draws: open the others one by one, or search`
+            : `expanded: all ${tree.state.drawn} nodes`;
+        }
+      });
+    };
+    render({ open: new Set([pathKey([])]), matches: new Set() });
     let timer;
     search.addEventListener('input', () => {
       clearTimeout(timer);
-      timer = setTimeout(() => {
+      timer = setTimeout(async () => {
+        const current = restart();
         const query = search.value.trim().toLowerCase();
         if (!query) {
           count.textContent = '';
-          return render({ open: new Set([pathKey([])]), matches: new Set(), budget: { left: Infinity } });
+          return render({ open: new Set([pathKey([])]), matches: new Set() }, current);
         }
-        const found = find(value, query);
+        count.textContent = 'searching…';
+        const found = { open: new Set([pathKey([])]), matches: new Set(), more: false };
+        if (!(await sliced(find(value, query, found), current))) return;
         count.textContent = `${found.matches.size}${found.more ? '+' : ''} match${found.matches.size === 1 ? '' : 'es'}`;
-        render({ ...found, budget: { left: Infinity } });
+        render(found, current);
       }, 120);
     });
-    expand.addEventListener('click', () => render({ open: 'all', matches: new Set(), budget: { left: EXPAND_BUDGET } }));
-    collapse.addEventListener('click', () => render({ open: new Set(), matches: new Set(), budget: { left: Infinity } }));
-    section.append(el('div', { className: 'tree-tools' }, [search, count, expand, collapse]), holder);
-    return section;
+    expand.addEventListener('click', () => render({ open: 'all', matches: new Set() }));
+    collapse.addEventListener('click', () => render({ open: new Set(), matches: new Set() }));
+    return [el('div', { className: 'tree-tools' }, [search, count, expand, collapse]), note, holder];
   }
 
   /**
-   * Paths of keys and values holding `query` (the first 500), and the nodes to open to show them.
-   * A walk with its own stack, to MAX_DEPTH: a payload nested a hundred thousand deep (25 MB of
-   * brackets) would overflow the call stack.
+   * Adds to `found` the paths of keys and values holding `query` (the first MAX_MATCHES) and the
+   * nodes to open to show them, a step per node. A walk with its own stack, to MAX_DEPTH: a payload
+   * nested a hundred thousand deep (25 MB of brackets) would overflow the call stack.
    */
-  function find(root, query) {
-    const matches = new Set();
-    const open = new Set([pathKey([])]);
-    let more = false;
+  function* find(root, query, found) {
     const stack = [[root, []]];
     while (stack.length > 0) {
-      if (matches.size >= 500) {
-        more = true;
-        break;
+      if (found.matches.size >= MAX_MATCHES) {
+        found.more = true;
+        return;
       }
       const [value, path] = stack.pop();
       const key = path.at(-1);
       const hit = (key !== undefined && String(key).toLowerCase().includes(query)) ||
         ((value === null || typeof value !== 'object') && String(value).toLowerCase().includes(query));
       if (hit) {
-        matches.add(pathKey(path));
-        for (let i = 0; i < path.length; i++) open.add(pathKey(path.slice(0, i)));
+        found.matches.add(pathKey(path));
+        for (let i = 0; i < path.length; i++) found.open.add(pathKey(path.slice(0, i)));
       }
       if (value !== null && typeof value === 'object' && path.length < MAX_DEPTH) {
-        const entries = Object.entries(value);
-        for (let i = entries.length - 1; i >= 0; i--) stack.push([entries[i][1], [...path, entries[i][0]]]);
+        const keys = Object.keys(value);
+        for (let i = keys.length - 1; i >= 0; i--) stack.push([value[keys[i]], [...path, keys[i]]]);
       }
+      yield;
     }
-    return { open, matches, more };
   }
 
-  function node(value, name, path, view) {
+  /**
+   * The tree of `value` as `view` shows it: its root element, and the steps that draw the rest,
+   * breadth first, a node per step. `view.open`: the keys of the branches open, or 'all' (bounded).
+   */
+  function drawTree(value, view, run) {
+    const state = { drawn: 0, limited: false };
+    const queue = [];
+    const holder = el('div');
+    queue.push({ value, name: 'payload', path: [], into: holder });
+    const steps = (function* () {
+      for (let i = 0; i < queue.length; i++) {
+        const job = queue[i];
+        queue[i] = undefined;
+        job.into.append(node(job, view, state, queue, run));
+        state.drawn++;
+        yield;
+      }
+    })();
+    // The root is drawn at once: the tree's tools act on it.
+    steps.next();
+    return { root: holder.firstChild, steps, state };
+  }
+
+  function node({ value, name, path }, view, state, queue, run) {
     const key = pathKey(path);
     const label = el('span', { className: 'key', text: visible(name) });
     if (view.matches.has(key)) label.classList.add('match');
@@ -431,8 +645,8 @@
       if (view.matches.has(key)) shownValue.classList.add('match');
       return el('div', { className: 'leaf' }, [label, el('span', { className: 'colon', text: ': ' }), shownValue]);
     }
-    const entries = Object.entries(value);
-    const kind = Array.isArray(value) ? `[${entries.length}]` : `{${entries.length}}`;
+    const keys = Object.keys(value);
+    const kind = Array.isArray(value) ? `[${keys.length}]` : `{${keys.length}}`;
     if (path.length >= MAX_DEPTH) {
       const deeper = el('span', { className: 'value deeper', text: `${kind} nested deeper than ${MAX_DEPTH} levels: see the raw body` });
       return el('div', { className: 'leaf' }, [label, el('span', { className: 'colon', text: ': ' }), deeper]);
@@ -440,26 +654,126 @@
     const details = el('details', { className: 'branch' }, [el('summary', {}, [label, el('span', { className: 'kind', text: ` ${kind}` })])]);
     const children = el('div', { className: 'children' });
     details.append(children);
-    let drawn = false;
-    const drawChildren = () => {
-      if (drawn) return;
-      drawn = true;
-      for (const [k, v] of entries) children.append(node(v, k, [...path, k], view));
+    let shownUpTo = 0;
+    /** The next page of children, queued to be drawn (by the view's steps, or by steps of their own). */
+    const page = (into) => {
+      const upTo = Math.min(keys.length, shownUpTo + CHILD_PAGE);
+      for (let i = shownUpTo; i < upTo; i++) into.push({ value: value[keys[i]], name: keys[i], path: [...path, keys[i]], into: children });
+      shownUpTo = upTo;
+      more.hidden = shownUpTo >= keys.length;
+      more.textContent = `show ${Math.min(CHILD_PAGE, keys.length - shownUpTo)} more of ${keys.length}`;
     };
-    const opened = view.open === 'all' ? view.budget.left-- > 0 : view.open.has(key);
-    if (opened) {
+    /** Drawn when the reader asks for them: a page at a time, in slices. */
+    const drawLater = () => {
+      const own = [];
+      page(own);
+      const closed = { open: new Set(), matches: view.matches };
+      sliced((function* () {
+        for (const job of own) {
+          job.into.append(node(job, closed, state, own, run));
+          yield;
+        }
+      })(), run);
+    };
+    /** Only the way to a search's matches is drawn; "show all" draws the rest. */
+    let filtered = false;
+    const more = el('button', { className: 'more', text: '', attrs: { type: 'button' } });
+    more.hidden = true;
+    more.addEventListener('click', () => {
+      if (filtered) {
+        filtered = false;
+        children.replaceChildren();
+        shownUpTo = 0;
+      }
+      drawLater();
+    });
+    details.append(more);
+    let opened;
+    if (view.open === 'all') {
+      opened = !state.limited && queue.length + Math.min(keys.length, CHILD_PAGE) <= EXPAND_NODES;
+      if (!opened && keys.length > 0) state.limited = true;
+    } else opened = view.open.has(key);
+    if (opened && view.matches.size > 0) {
+      const onTheWay = keys.filter((k) => {
+        const childKey = pathKey([...path, k]);
+        return view.open.has(childKey) || view.matches.has(childKey);
+      });
+      for (const k of onTheWay) queue.push({ value: value[k], name: k, path: [...path, k], into: children });
+      if (onTheWay.length < keys.length) {
+        filtered = true;
+        more.hidden = false;
+        more.textContent = `show all ${keys.length} (${keys.length - onTheWay.length} without a match)`;
+      }
+      shownUpTo = keys.length;
       details.open = true;
-      drawChildren();
+    } else if (opened) {
+      details.open = true;
+      page(queue);
     }
-    details.addEventListener('toggle', () => details.open && drawChildren());
+    details.addEventListener('toggle', () => {
+      if (details.open && shownUpTo === 0 && keys.length > 0) drawLater();
+    });
     return details;
+  }
+
+  // ---- replay every failed forward ----
+
+  async function replayFailed(button, result) {
+    button.disabled = true;
+    result.classList.remove('error');
+    result.textContent = 'replaying…';
+    try {
+      const response = await fetch('/api/replay-failed', { method: 'POST', headers: { 'X-Inspector-Token': token } });
+      if (!response.ok) {
+        const answer = await response.json().catch(() => ({ error: `answered ${response.status}` }));
+        throw new Error(answer.error);
+      }
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      let text = '';
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+        text += chunk.value;
+        const lines = text.split('\n');
+        text = lines.pop();
+        for (const line of lines) {
+          const p = JSON.parse(line);
+          if (p.finished) {
+            result.textContent = p.of === 0 ? 'no failed forward to replay' : `replayed ${p.of}: ${p.delivered} delivered, ${p.failed} failed again`;
+            result.classList.toggle('error', p.failed > 0);
+          } else {
+            const outcome = p.status === null ? visible(p.error) : `answered ${p.status}`;
+            result.textContent = `replaying ${p.done} of ${p.of}… (${visible(p.id ?? `#${p.n}`)}: ${outcome})`;
+          }
+        }
+      }
+    } catch (error) {
+      result.textContent = `not replayed: ${visible(error.message)}`;
+      result.classList.add('error');
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  // ---- relay gaps ----
+
+  function gap(told) {
+    const list = byId('gaps');
+    const key = `${told.channel} ${told.from}`;
+    const item = [...list.children].find((li) => li.dataset.key === key) ?? list.appendChild(el('li'));
+    item.dataset.key = key;
+    item.textContent = visible(told.text);
+    list.hidden = false;
   }
 
   // ---- start ----
 
-  for (const tr of rows.rows) offer(tr);
+  for (const tr of rows.rows) {
+    rowsByN.set(Number(tr.dataset.n), tr);
+    offer(tr);
+  }
   for (const select of Object.values(filters)) select.addEventListener('change', filter);
   byId('filters').addEventListener('submit', (event) => event.preventDefault());
+  const replayFailedButton = byId('replay-failed');
+  replayFailedButton?.addEventListener('click', () => replayFailed(replayFailedButton, byId('replay-failed-result')));
   rows.addEventListener('click', (event) => {
     const tr = event.target.closest('tr');
     if (tr) open(tr.dataset.n);
@@ -489,8 +803,12 @@
       if (events.readyState === EventSource.CLOSED) status('disconnected: the stream was refused (too many pages open, or `webhook listen` restarted with a new address): close other pages, or reload', 'down');
       else status('disconnected: trying again… (has `webhook listen` stopped?)', 'down');
     });
-    events.addEventListener('delivery', (event) => add(JSON.parse(event.data)));
-    events.addEventListener('update', (event) => update(JSON.parse(event.data)));
-    events.addEventListener('dropped', (event) => dropped(JSON.parse(event.data)));
+    events.addEventListener('delivery', (event) => arrived(Number(event.lastEventId), event.data));
+    events.addEventListener('update', (event) => changed(event.data));
+    events.addEventListener('gap', (event) => gap(JSON.parse(event.data)));
+    events.addEventListener('dropped', (event) => {
+      incoming.dropped = JSON.parse(event.data);
+      later();
+    });
   }
 })();

@@ -103,6 +103,13 @@ export interface ListenSummary {
 export interface Listener {
   /** Where deliveries are posted; undefined when no port is bound (`--relay` alone). */
   url: string | undefined;
+  /**
+   * A delivery handed back by the inspector's "replay to this receiver": taken as new, its id's
+   * duplicate check bypassed (a replay asked for is not the service's redelivery), then saved,
+   * shown and forwarded as any other; a warning in it says so. Rejects as the receiver would
+   * refuse it (its output not read, --max-deliveries reached, the save failing).
+   */
+  redeliver: (delivery: ReceivedDelivery) => Promise<void>;
   /** Once the session ended, every forward done: what it counted, and whether Ctrl-C ended it. */
   finished: Promise<{ summary: ListenSummary; interrupted: boolean }>;
 }
@@ -176,6 +183,50 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
     events.onRejection(rejection);
   }
 
+  /** Awaited before the answer (ReceiverOptions.accept): saved, or refused. */
+  function accept(delivery: ReceivedDelivery): Promise<unknown> | undefined {
+    if (!wanted(delivery)) return undefined;
+    if (options.outputBehind()) throw new DeliveryRefused(503, 'this receiver\'s output is not being read; deliver it again later');
+    if (delivery.duplicate) return undefined;
+    // Past --max-deliveries nothing more is answered 2xx: the service delivers it again later.
+    if (options.maxDeliveries !== undefined) {
+      if (taken >= options.maxDeliveries) throw new DeliveryRefused(503, 'this receiver takes no more deliveries (--max-deliveries); deliver it again later');
+      taken++;
+    }
+    // Without a store nothing is awaited: the answer goes out in this turn.
+    return store?.save(delivery).then(
+      (file) => {
+        savedAs.set(delivery, file);
+      },
+      (error: unknown) => {
+        taken--;
+        throw error;
+      },
+    );
+  }
+
+  /** After the answer (ReceiverOptions.delivered): counted, shown, forwarded. */
+  function delivered(deliveries: ReceivedDelivery[]): void {
+    const shownNow: ReceivedDelivery[] = [];
+    for (const delivery of deliveries) {
+      summary.received++;
+      if (delivery.verification.verified) summary.verified++;
+      if (delivery.duplicate) summary.duplicates++;
+      if (wanted(delivery)) shownNow.push(delivery);
+      else summary.filtered++;
+    }
+    // A redelivery is shown, but it is not a delivery taken: it does not count towards --max-deliveries.
+    shown += shownNow.filter((delivery) => !delivery.duplicate).length;
+    if (options.maxDeliveries !== undefined && shown >= options.maxDeliveries) stop(false);
+    if (observer && shownNow.length > 0) observe(() => observer.delivered(shownNow));
+    try {
+      events.onDeliveries(shownNow);
+    } finally {
+      // In arrival order, never before the service got its answer.
+      for (const delivery of shownNow) if (forwarder && !delivery.duplicate) forwarder.add(delivery);
+    }
+  }
+
   const receiver = await startReceiver({
     serve: options.serve,
     host: options.host,
@@ -186,46 +237,8 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
     // Without a secret, on a loopback address: only this machine's names (DNS rebinding, ReceiverOptions).
     loopbackHostsOnly: options.secrets.length === 0 && isLoopbackHost(options.host),
     maxConnections: options.maxConnections,
-    accept(delivery) {
-      if (!wanted(delivery)) return undefined;
-      if (options.outputBehind()) throw new DeliveryRefused(503, 'this receiver\'s output is not being read; deliver it again later');
-      if (delivery.duplicate) return undefined;
-      // Past --max-deliveries nothing more is answered 2xx: the service delivers it again later.
-      if (options.maxDeliveries !== undefined) {
-        if (taken >= options.maxDeliveries) throw new DeliveryRefused(503, 'this receiver takes no more deliveries (--max-deliveries); deliver it again later');
-        taken++;
-      }
-      // Without a store nothing is awaited: the answer goes out in this turn.
-      return store?.save(delivery).then(
-        (file) => {
-          savedAs.set(delivery, file);
-        },
-        (error: unknown) => {
-          taken--;
-          throw error;
-        },
-      );
-    },
-    delivered(deliveries) {
-      const shownNow: ReceivedDelivery[] = [];
-      for (const delivery of deliveries) {
-        summary.received++;
-        if (delivery.verification.verified) summary.verified++;
-        if (delivery.duplicate) summary.duplicates++;
-        if (wanted(delivery)) shownNow.push(delivery);
-        else summary.filtered++;
-      }
-      // A redelivery is shown, but it is not a delivery taken: it does not count towards --max-deliveries.
-      shown += shownNow.filter((delivery) => !delivery.duplicate).length;
-      if (options.maxDeliveries !== undefined && shown >= options.maxDeliveries) stop(false);
-      if (observer && shownNow.length > 0) observe(() => observer.delivered(shownNow));
-      try {
-        events.onDeliveries(shownNow);
-      } finally {
-        // In arrival order, one after the other, and never before the service got its answer.
-        for (const delivery of shownNow) if (forwarder && !delivery.duplicate) forwarder.add(delivery);
-      }
-    },
+    accept,
+    delivered,
     onRejection,
     onDrop() {
       summary.dropped++;
@@ -308,7 +321,18 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
     // Ctrl-C while the forwards of a session ended by --max-deliveries finished.
     return { summary, interrupted: interrupted || options.signal.aborted };
   });
-  return { url: receiver.url, finished };
+  const redeliver = async (original: ReceivedDelivery) => {
+    const delivery: ReceivedDelivery = {
+      ...original,
+      sequence: receiver.nextSequence(),
+      receivedAt: new Date().toISOString(),
+      duplicate: false,
+      warnings: [...original.warnings, 'replayed from the inspector: taken as new, its duplicate check bypassed'],
+    };
+    await accept(delivery);
+    delivered([delivery]);
+  };
+  return { url: receiver.url, finished, redeliver };
 }
 
 /** How long requests still arriving when --max-deliveries is reached get to be answered. */

@@ -145,6 +145,8 @@ export interface Receiver {
   /** Stops accepting connections and waits for requests in flight. */
   /** See HttpServer.close: `graceMs` lets requests still arriving be answered. */
   close(graceMs?: number): Promise<void>;
+  /** The next arrival number, for a delivery taken other than by a POST (a replay handed back). */
+  nextSequence(): number;
 }
 
 /** A delivery refused with this status and reason; `accept` may throw one too. */
@@ -346,7 +348,8 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
       inbound.set(request, delivery);
       onRequest(request);
     });
-  if (options.serve === false) return { url: undefined, port: undefined, take, close: async () => {} };
+  const nextSequence = () => ++sequence;
+  if (options.serve === false) return { url: undefined, port: undefined, take, close: async () => {}, nextSequence };
   const server = await startHttpServer({
     host: options.host,
     port: options.port,
@@ -356,7 +359,13 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
     onDrop: () => options.onDrop?.(),
   });
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
-  return { url: `http://${host}:${server.port}${options.path}`, port: server.port, take, close: (graceMs) => server.close(graceMs) };
+  return {
+    url: `http://${host}:${server.port}${options.path}`,
+    port: server.port,
+    take,
+    close: (graceMs) => server.close(graceMs),
+    nextSequence,
+  };
 }
 
 /**

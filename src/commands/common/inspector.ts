@@ -33,6 +33,8 @@ export interface ListenInspection {
   /** What the page says of the receiver; `where` is set once it listens. */
   source: PageSource;
   inspector: Inspector;
+  /** Given the listener's `redeliver` once it listens: "replay to this receiver" hands deliveries back to it. */
+  receiver: NonNullable<ReplayTargets['receiver']>;
 }
 
 /** `listen --inspect [port]`: a log fed by the listener, and its page. */
@@ -47,6 +49,7 @@ export async function inspectListener(options: {
   const source: PageSource = { mode: 'listen', where: '', forwardTarget: options.forward?.shown, saveDir: options.saveDir, secrets: options.secrets.length };
   const given = options.forward;
   const forward = given ? { target: given.target, timeoutMs: given.timeoutMs, headers: given.headers } : undefined;
-  const inspector = await openInspector(log, source, { forward, secrets: options.secrets }, options.port, '--inspect');
-  return { observer: logObserver(log, forward !== undefined), source, inspector };
+  const receiver: ListenInspection['receiver'] = {};
+  const inspector = await openInspector(log, source, { forward, secrets: options.secrets, receiver }, options.port, '--inspect');
+  return { observer: logObserver(log, forward !== undefined), source, inspector, receiver };
 }

@@ -206,6 +206,7 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
   out.essential(`${sourceLine(listener.url, options.relay)}${shownTarget ? `, forwarding to ${shownTarget}` : ''}${options.save ? `, saving to ${options.save}` : ''}`);
   if (inspection) {
     inspection.source.where = listener.url ?? options.relay ?? '';
+    inspection.receiver.redeliver = listener.redeliver;
     // The one place the token is shown: whoever has this address can read every delivery.
     out.essential(`inspector on ${inspection.inspector.url}`);
   }

@@ -1,4 +1,5 @@
 import type { ContentKind } from '../delivery.js';
+import type { ReceivedDelivery, RelayGap, RelayOrigin } from '../receiver.js';
 
 // What the inspector's page lists: one record per delivery shown or refused (or saved, for
 // `webhook inspect`), the last `keep` of them, the oldest dropped first and counted.
@@ -10,9 +11,10 @@ export const DEFAULT_KEEP = 500;
 const MAX_HELD_BYTES = 128 * 1024 * 1024;
 
 export type Verification =
-  | { state: 'verified'; algorithm: 'sha256' | 'sha1'; legacy: boolean; secret: number }
-  /** `reason`: why a saved delivery is unverified (no secret given, or none matched). */
-  | { state: 'unverified'; reason?: string }
+  /** `relayed: 'matched'`: a relayed body, re-encoded by the relay, that verified as re-encoded. */
+  | { state: 'verified'; algorithm: 'sha256' | 'sha1'; legacy: boolean; secret: number; relayed?: 'matched' | undefined }
+  /** `reason`: why a saved delivery is unverified (no secret given, or none matched); `relayed`: the relay re-encoded the body. */
+  | { state: 'unverified'; reason?: string; relayed?: 'unverifiable' | undefined }
   | { state: 'refused'; status: number; reason: string };
 
 /** One forward attempt's end (forwarder.ts's record of it). */
@@ -66,14 +68,22 @@ export interface InspectedDelivery {
   forward?: ForwardState | undefined;
   /** The file a saved delivery was read from. */
   file?: string | undefined;
+  /** Read from a relay channel (`listen --relay`). */
+  relay?: RelayOrigin | undefined;
+  /** The delivery as the listener took it: what "replay to this receiver" hands back. */
+  delivery?: ReceivedDelivery | undefined;
   /** Its head and body: held in memory, or read again from its file (which may have changed since). */
   load(): Promise<Exchange>;
   /** Bytes of body this record holds in memory. */
   held: number;
 }
 
-/** A record added (older ones may have been dropped: `dropped` and `oldest()` say), or one kept that changed. */
+/** A record added (older ones may have been dropped: `dropped` and `oldest()` say), or one kept that changed; or a relay gap told. */
 export type LogListener = (change: 'added' | 'updated', record: InspectedDelivery) => void;
+type GapListener = (gap: RelayGap) => void;
+
+/** Relay gaps the page lists, the newest. */
+const GAPS_KEPT = 50;
 
 /**
  * The last `keep` records (and at most `maxBytes` of what they hold), in arrival order. Listeners
@@ -89,6 +99,9 @@ export class DeliveryLog {
   private held = 0;
   /** Records dropped from the list, or (`webhook inspect`) never listed. */
   dropped = 0;
+  /** Times a relay channel was not read, oldest first: a gap told again once read again replaces its first telling. */
+  readonly gaps: RelayGap[] = [];
+  private readonly gapListeners = new Set<GapListener>();
 
   constructor(keep = DEFAULT_KEEP, maxBytes = MAX_HELD_BYTES) {
     this.keep = keep;
@@ -132,6 +145,23 @@ export class DeliveryLog {
     return first ?? this.next;
   }
 
+  /** A relay gap told: when it began, then (`to` set) when it ended. */
+  relayGap(gap: RelayGap): void {
+    const same = this.gaps.findIndex((known) => known.channel === gap.channel && known.from === gap.from);
+    if (same >= 0) this.gaps[same] = gap;
+    else {
+      this.gaps.push(gap);
+      if (this.gaps.length > GAPS_KEPT) this.gaps.shift();
+    }
+    for (const listener of this.gapListeners) listener(gap);
+  }
+
+  /** Calls `listener` at each relay gap until the function returned is called. */
+  listenGaps(listener: GapListener): () => void {
+    this.gapListeners.add(listener);
+    return () => this.gapListeners.delete(listener);
+  }
+
   /** Calls `listener` at each change until the function returned is called. */
   listen(listener: LogListener): () => void {
     this.listeners.add(listener);
@@ -156,6 +186,7 @@ export function summaryOf(record: InspectedDelivery) {
     duplicate: record.duplicate,
     forward: record.forward ?? null,
     file: record.file ?? null,
+    relay: record.relay ?? null,
   };
 }
 

@@ -1,7 +1,7 @@
 import type { ForwardRecord } from '../forwarder.js';
 import type { ListenerObserver } from '../listener.js';
 import type { ContentKind } from '../delivery.js';
-import { acceptedAnswer, type ReceivedDelivery, type Rejection } from '../receiver.js';
+import { acceptedAnswer, type ReceivedDelivery, type Rejection, type RelayOrigin } from '../receiver.js';
 import type { DeliveryLog, Exchange, ForwardState, InspectedDelivery, Verification } from './log.js';
 
 /**
@@ -49,12 +49,16 @@ export function logObserver(log: DeliveryLog, forwarding: boolean): ListenerObse
       if (forward.outcome !== 'retrying') waiting.delete(forward.sequence);
       log.updated(record);
     },
-    // Shown on the page by the inspector's relay work (issue 48); until then only the terminal tells them.
-    relayGap() {},
+    relayGap(gap) {
+      log.relayGap(gap);
+    },
   };
 }
 
 const UNVERIFIED: Verification = { state: 'unverified' };
+const UNVERIFIABLE: Verification = { state: 'unverified', relayed: 'unverifiable' };
+
+const matchedOnly = (relayed: 'matched' | 'unverifiable' | undefined) => (relayed === 'matched' ? relayed : undefined);
 
 /**
  * A delivery the listener showed, as the page keeps it: built for every delivery, so it is one
@@ -78,6 +82,8 @@ class Shown implements InspectedDelivery {
   readonly duplicate: boolean;
   readonly forward: ForwardState | undefined;
   readonly file = undefined;
+  readonly relay: RelayOrigin | undefined;
+  readonly delivery: ReceivedDelivery;
   readonly held: number;
   private readonly rawHeaders: string[];
   private readonly body: Buffer;
@@ -98,8 +104,12 @@ class Shown implements InspectedDelivery {
     this.rawHeaders = delivery.rawHeaders();
     const { verification } = delivery;
     this.verification = verification.verified
-      ? { state: 'verified', algorithm: verification.algorithm ?? 'sha256', legacy: verification.legacy === true, secret: verification.secret ?? 1 }
-      : UNVERIFIED;
+      ? { state: 'verified', algorithm: verification.algorithm ?? 'sha256', legacy: verification.legacy === true, secret: verification.secret ?? 1, relayed: matchedOnly(verification.relayed) }
+      : verification.relayed === 'unverifiable'
+        ? UNVERIFIABLE
+        : UNVERIFIED;
+    this.relay = delivery.relay;
+    this.delivery = delivery;
     this.warnings = delivery.warnings;
     this.duplicate = delivery.duplicate;
     // A redelivery is not forwarded again.

@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { formatBytes } from '../../support/byte-size.js';
 import { type ContentKind, contentKind, payloadText } from '../delivery.js';
+import type { RelayGap } from '../receiver.js';
 import { type DeliveryLog, type DeliverySummary, type InspectedDelivery, summaryOf } from './log.js';
 import { headerValue } from './observer.js';
 
@@ -102,13 +103,16 @@ ${unreadableNotice(source)}<form class="filters" id="filters">
 <option value="warnings">with warnings</option>
 <option value="forward-failed">forward not taken</option>
 <option value="duplicate">redeliveries</option>
+<option value="relayed">via relay</option>
 </select></label>
 <span class="count" id="count"></span>
-</form>
+${source.mode === 'listen' && source.forwardTarget ? `<button type="button" id="replay-failed">Replay every failed forward to ${escapeHtml(visible(source.forwardTarget))}</button>
+<output id="replay-failed-result" role="status"></output>` : ''}</form>
+${gapsNotice(log)}
 <main class="panes">
 <section class="list">
 <table id="list">
-<thead><tr><th>Time (UTC)</th><th>Event</th><th>Delivery</th><th>Verification</th><th>Warnings</th><th>Size</th><th>Forward</th></tr></thead>
+<thead><tr><th class="time">Time (UTC)</th><th class="event">Event</th><th class="id">Delivery</th><th class="verification">Verification</th><th class="warnings">Warnings</th><th class="size">Size</th><th class="forward">Forward</th></tr></thead>
 <tbody id="rows">
 ${rows}
 </tbody>
@@ -136,6 +140,19 @@ export function droppedText(log: DeliveryLog, source: PageSource): string {
   if (source.mode === 'saved') return `${count} not listed: the page lists the newest ${log.keep} (--keep).`;
   const rest = source.saveDir ? `they remain in ${visible(source.saveDir)}` : 'they were not saved (--save keeps every delivery)';
   return `${count} dropped from this list, which keeps the last ${log.keep} (--inspect-keep); ${rest}.`;
+}
+
+/** A relay gap as the page says it (web/inspector.js says it the same way). */
+export function gapText(gap: RelayGap): string {
+  const time = (iso: string) => `${iso.slice(11, 19)} UTC`;
+  const when = gap.to === null ? `since ${time(gap.from)}` : `from ${time(gap.from)} to ${time(gap.to)}`;
+  const then = gap.to === null ? 'reconnecting' : 'redeliver them from the webhook\'s settings';
+  return `relay channel ${gap.channel} not read ${when} (${gap.reason}): deliveries sent to it then are lost; ${then}`;
+}
+
+function gapsNotice(log: DeliveryLog): string {
+  const items = log.gaps.map((gap) => `<li data-key="${escapeHtml(visible(`${gap.channel} ${gap.from}`))}">${escapeHtml(visible(gapText(gap)))}</li>`).join('');
+  return `<ul class="notice gaps" id="gaps"${log.gaps.length > 0 ? '' : ' hidden'}>${items}</ul>\n`;
 }
 
 /** Files not saved deliveries named in the page: a directory of thousands of them makes no page of thousands of lines. */
@@ -184,6 +201,7 @@ function rowData(summary: DeliverySummary): Record<string, string> {
     forward: summary.forward?.state ?? '',
     forwardOk: forwardOk(summary.forward),
     duplicate: summary.duplicate ? '1' : '0',
+    relayed: summary.relay ? '1' : '0',
   };
 }
 
@@ -198,9 +216,15 @@ function rowCells(summary: DeliverySummary): [string, string, string?][] {
   const { verification, forward } = summary;
   const what = summary.event === null ? `${summary.method} ${summary.path}` : `${summary.event}${summary.action === null ? '' : `.${summary.action}`}`;
   let trust: [string, string?];
-  if (verification.state === 'verified') trust = [`verified${verification.legacy ? ' (sha1)' : ''} · secret #${verification.secret}`];
-  else if (verification.state === 'unverified') trust = ['unverified', verification.reason];
-  else trust = [`refused ${verification.status}`, verification.reason];
+  const via = summary.relay ? 'via relay · ' : '';
+  if (verification.state === 'verified') {
+    const how = verification.relayed === 'matched' ? ' (re-encoded body matched)' : verification.legacy ? ' (sha1)' : '';
+    trust = [`${via}verified${how} · secret #${verification.secret}`, relayTitle(summary.relay)];
+  } else if (verification.state === 'unverified') {
+    trust = verification.relayed === 'unverifiable'
+      ? [`${via}unverifiable: the relay re-encoded the body`, relayTitle(summary.relay)]
+      : [`${via}unverified`, verification.reason ?? relayTitle(summary.relay)];
+  } else trust = [`refused ${verification.status}`, verification.reason];
   return [
     ['time', summary.receivedAt.slice(11, 19), summary.receivedAt],
     ['event', what],
@@ -208,8 +232,16 @@ function rowCells(summary: DeliverySummary): [string, string, string?][] {
     ['verification', ...trust],
     ['warnings', summary.warnings.length === 0 ? '' : String(summary.warnings.length), summary.warnings.join('; ')],
     ['size', formatBytes(summary.size)],
-    ['forward', ...forwardText(forward)],
+    summary.duplicate
+      ? ['forward', 'duplicate: not forwarded again', 'a redelivery of a delivery already received: answered, not saved or forwarded again']
+      : ['forward', ...forwardText(forward)],
   ];
+}
+
+function relayTitle(relay: DeliverySummary['relay']): string | undefined {
+  if (relay === null) return undefined;
+  const body = relay.body === 'raw' ? 'the bytes the service sent' : 'the relay\'s re-encoding of the body';
+  return `read from ${relay.channel}: ${body}${relay.formConverted ? ', a form body the relay turned into JSON, rebuilt as a form' : ''}`;
 }
 
 /** The forward cell: the last attempt's answer, and which attempt it was when there may be several. */

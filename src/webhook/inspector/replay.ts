@@ -1,7 +1,8 @@
 import { redactUrl } from '../../api/redact.js';
 import type { ForwardHeader } from '../forward-headers.js';
+import type { ReceivedDelivery } from '../receiver.js';
 import { resend } from '../replay.js';
-import type { InspectedDelivery } from './log.js';
+import type { ForwardState, InspectedDelivery } from './log.js';
 
 // The page's replay buttons: to the forward target, as the forwarder sends (headers as received,
 // body byte for byte); or to a URL typed in the page, as sent or signed anew with one of the
@@ -13,6 +14,8 @@ export interface ReplayTargets {
   secrets: string[];
   /** The URL flags' one reading (target-url.ts) of what the page typed; throws with the reason. */
   parseUrl(value: string): string;
+  /** `listen --inspect`: the listener, once it listens, to hand a delivery back to (Listener.redeliver). */
+  receiver?: { redeliver?: ((delivery: ReceivedDelivery) => Promise<void>) | undefined } | undefined;
 }
 
 /** Each replay gets this long to be answered (as `webhook replay`'s deliveries). */
@@ -35,6 +38,7 @@ export async function replayAsked(record: InspectedDelivery, body: Buffer, targe
   }
   if (typeof ask !== 'object' || ask === null || Array.isArray(ask)) return refused(400, 'the request is not a JSON object');
   const { to, url, sign } = ask as Record<string, unknown>;
+  if (to === 'receiver') return handedBack(record, targets);
   let target: string;
   let resignWith: string | undefined;
   let timeoutMs = REPLAY_TIMEOUT_MS;
@@ -72,4 +76,68 @@ export async function replayAsked(record: InspectedDelivery, body: Buffer, targe
   } catch (error) {
     return { status: 200, answer: { sent: false, url: shown, signed, error: (error as Error)?.message ?? String(error) } };
   }
+}
+
+/**
+ * "Replay to this receiver": the delivery handed back to the listener's pipeline, taken as new
+ * (its id's duplicate check bypassed), not posted to it again, where its id would make it a duplicate.
+ */
+async function handedBack(record: InspectedDelivery, targets: ReplayTargets): Promise<Answer> {
+  const redeliver = targets.receiver?.redeliver;
+  if (!redeliver) return refused(400, 'there is no receiver to hand it back to: replay it to a URL');
+  if (!record.delivery) return refused(409, 'a refused delivery cannot be taken as new: replay it to a URL');
+  try {
+    await redeliver(record.delivery);
+    return { status: 200, answer: { taken: true } };
+  } catch (error) {
+    return { status: 200, answer: { taken: false, error: (error as Error)?.message ?? String(error) } };
+  }
+}
+
+/** One line of "replay failed"'s progress, and its last (`finished`). */
+export type FailedReplayLine =
+  | { n: number; id: string | null; done: number; of: number; status: number | null; ms: number | null; error: string | null }
+  | { finished: true; of: number; delivered: number; failed: number };
+
+/**
+ * The page's "replay failed": every delivery kept whose forward failed or was not forwarded, sent
+ * again to the forward target as the forwarder sends, one after the other in arrival order; each
+ * outcome is written into the delivery's forward history (so its row says it, and a second run
+ * sends only what still failed) and told to `progress`.
+ */
+export async function replayFailed(
+  records: InspectedDelivery[],
+  forward: NonNullable<ReplayTargets['forward']>,
+  signal: AbortSignal,
+  progress: (line: FailedReplayLine) => void,
+  changed: (record: InspectedDelivery) => void,
+): Promise<void> {
+  const failed = records.filter((record) => record.forward?.state === 'failed' || record.forward?.state === 'not_forwarded');
+  let delivered = 0;
+  for (const [i, record] of failed.entries()) {
+    if (signal.aborted) break;
+    const state = record.forward as ForwardState;
+    const at = new Date().toISOString();
+    let outcome: { status: number | null; ms: number | null; error: string | null; preview: string | null };
+    try {
+      const loaded = await record.load();
+      if (!loaded.body) throw new Error('its body was not read');
+      const { target, headers: added, timeoutMs } = forward;
+      const result = await resend(target, loaded.rawHeaders, loaded.body, { added, timeoutMs, signal });
+      outcome = { status: result.status, ms: result.ms, error: null, preview: result.preview };
+    } catch (error) {
+      const reason = (error as Error)?.message ?? String(error);
+      outcome = { status: null, ms: null, error: `replayed from the page: ${reason}`, preview: null };
+    }
+    const ok = outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
+    if (ok) delivered++;
+    state.attempts++;
+    state.maxAttempts = Math.max(state.maxAttempts, state.attempts);
+    state.state = ok ? 'delivered' : 'failed';
+    state.history.push({ attempt: state.attempts, at, ...outcome });
+    changed(record);
+    const { status, ms, error } = outcome;
+    progress({ n: record.n, id: record.id ?? null, done: i + 1, of: failed.length, status, ms, error });
+  }
+  progress({ finished: true, of: failed.length, delivered, failed: failed.length - delivered });
 }

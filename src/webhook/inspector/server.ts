@@ -7,8 +7,8 @@ import { closeOnlyIdleConnections } from '../../support/keep-alive.js';
 import { PACKAGE_ROOT } from '../../support/package-root.js';
 import { withoutPort } from '../receiver.js';
 import { type DeliveryLog, type InspectedDelivery } from './log.js';
-import { detailOf, droppedText, listEntry, type PageSource, renderPage } from './page.js';
-import { type ReplayTargets, replayAsked } from './replay.js';
+import { detailOf, droppedText, gapText, listEntry, type PageSource, renderPage } from './page.js';
+import { type ReplayTargets, replayAsked, replayFailed } from './replay.js';
 
 // The inspector's HTTP server: node:http on 127.0.0.1 only, as the receiver's (src/webhook/http-server.ts)
 // with bounds of its own. Every request must carry the token printed at start (in its query, or the
@@ -75,6 +75,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   const streams = new Set<ServerResponse>();
   const replays = new AbortController();
   let inFlight = 0;
+  let replayingFailed = false;
 
   const server = createServer(
     {
@@ -108,9 +109,12 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     const { pathname } = url;
     const method = request.method ?? '';
     const replay = /^\/api\/deliveries\/(\d{1,15})\/replay$/.exec(pathname);
-    if (replay) {
+    if (replay || pathname === '/api/replay-failed') {
       if (method !== 'POST') return void send(response, 405, 'text/plain', 'replay is a POST\n', { allow: 'POST' });
-      return replayRoute(request, response, host, Number(replay[1]));
+      if (!fromThisPage(request, host)) {
+        return void send(response, 403, 'application/json', JSON.stringify({ error: 'a replay is asked for by this page only (same origin)' }));
+      }
+      return replay ? replayRoute(request, response, Number(replay[1])) : replayFailedRoute(response);
     }
     if (method !== 'GET' && method !== 'HEAD') return void send(response, 405, 'text/plain', 'this page is read with GET\n', { allow: 'GET, HEAD' });
     if (pathname === '/') return void send(response, 200, 'text/html; charset=utf-8', renderPage(log, source, token));
@@ -120,6 +124,14 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     if (pathname === '/events') {
       if (method === 'HEAD') return void send(response, 200, 'text/event-stream; charset=utf-8', '');
       return void openStream(request, response, Number(url.searchParams.get('after') ?? 0));
+    }
+    if (pathname === '/api/target') {
+      // The URL typed in the page as Replay reads it: "Copy as curl" writes the same.
+      try {
+        return void send(response, 200, 'application/json', JSON.stringify({ url: options.targets.parseUrl((url.searchParams.get('url') ?? '').trim()) }));
+      } catch (error) {
+        return void send(response, 400, 'application/json', JSON.stringify({ error: (error as Error).message }));
+      }
     }
     if (pathname === '/api/deliveries') {
       const list = { records: log.list().map(listEntry), dropped: log.dropped, oldest: log.oldest(), text: droppedText(log, source) };
@@ -138,13 +150,22 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     send(response, 200, 'application/json', JSON.stringify(await detailOf(record)));
   }
 
-  async function replayRoute(request: IncomingMessage, response: ServerResponse, host: string, n: number): Promise<void> {
-    // Only this page may ask: a form or script of another origin (or a request from nowhere) may not.
-    const origin = request.headers.origin;
-    const site = request.headers['sec-fetch-site'];
-    if (origin !== `http://${host.toLowerCase()}` || (site !== undefined && site !== 'same-origin')) {
-      return void send(response, 403, 'application/json', JSON.stringify({ error: 'a replay is asked for by this page only (same origin)' }));
+  async function replayFailedRoute(response: ServerResponse): Promise<void> {
+    const forward = options.targets.forward;
+    if (!forward) return void send(response, 400, 'application/json', JSON.stringify({ error: 'there is no forward target: start `webhook listen` with --forward-to' }));
+    if (replayingFailed) return void send(response, 409, 'application/json', JSON.stringify({ error: 'the failed deliveries are being replayed already' }));
+    replayingFailed = true;
+    // Its progress as it goes: a JSON line per delivery sent, then one with the outcome.
+    response.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'application/x-ndjson' });
+    try {
+      await replayFailed(log.list(), forward, replays.signal, (line) => response.write(`${JSON.stringify(line)}\n`), (record) => log.updated(record));
+    } finally {
+      replayingFailed = false;
+      response.end();
     }
+  }
+
+  async function replayRoute(request: IncomingMessage, response: ServerResponse, n: number): Promise<void> {
     if (!/^application\/json\s*(;|$)/i.test(request.headers['content-type'] ?? '')) {
       return void send(response, 415, 'application/json', JSON.stringify({ error: 'a replay request is JSON' }));
     }
@@ -191,7 +212,11 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       toldDropped = log.dropped;
       text += droppedEvent(log.dropped, oldest, droppedText(log, source));
     }
-    for (const record of added) if (record.n >= oldest) text += addedEvent(record);
+    for (const record of added) {
+      // Serialised as it stands now: an update of it since is in it already.
+      updated.delete(record);
+      if (record.n >= oldest) text += addedEvent(record);
+    }
     for (const record of updated) if (record.n >= oldest) text += updatedEvent(record);
     added.length = 0;
     updated.clear();
@@ -208,6 +233,10 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       due = true;
       setTimeout(flush, FLUSH_MS).unref();
     }
+  });
+  const stopGaps = log.listenGaps((gap) => {
+    const text = `event: gap\ndata: ${JSON.stringify({ ...gap, text: gapText(gap) })}\n\n`;
+    for (const stream of streams) stream.write(text);
   });
   const heartbeat = setInterval(() => {
     for (const stream of streams) stream.write(': \n\n');
@@ -228,6 +257,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     port: address.port,
     close: async () => {
       stopListening();
+      stopGaps();
       clearInterval(heartbeat);
       replays.abort();
       for (const stream of streams) stream.end();
@@ -273,6 +303,12 @@ function readBody(request: IncomingMessage, limit: number): Promise<Buffer | und
     request.once('end', () => resolve(Buffer.concat(chunks)));
     request.once('error', reject);
   });
+}
+
+/** Only this page may ask for a replay: a form or script of another origin (or a request from nowhere) may not. */
+function fromThisPage(request: IncomingMessage, host: string): boolean {
+  const site = request.headers['sec-fetch-site'];
+  return request.headers.origin === `http://${host.toLowerCase()}` && (site === undefined || site === 'same-origin');
 }
 
 function digest(text: string): Buffer {
