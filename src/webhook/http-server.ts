@@ -338,3 +338,10 @@ function headersOf(request: IncomingMessage): Record<string, string> {
   }
   return headers;
 }
+
+/** Sets a request's Content-Length (a relayed delivery's, to the body verdict.ts kept: the candidate that verified). */
+export function setContentLength(request: Pick<ServerRequest, 'headers' | 'rawHeaders'>, length: number): void {
+  const value = String(length);
+  request.headers['content-length'] = value;
+  for (let i = 0; i < request.rawHeaders.length; i += 2) if (request.rawHeaders[i]?.toLowerCase() === 'content-length') request.rawHeaders[i + 1] = value;
+}

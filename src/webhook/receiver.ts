@@ -3,7 +3,7 @@ import { DELIVERY_HEADERS } from '../api/types.js';
 import { catalogueWarnings } from './catalogue.js';
 import { BodyError, type ContentKind, contentKind, headerWarnings, MAX_FORM_BODY_BYTES, MAX_PAYLOAD_BYTES, parsePayload, payloadText } from './delivery.js';
 import { arrivalClock } from './arrival-clock.js';
-import { HttpRequestError, requestNotOverHttp, type ServerRequest, startHttpServer } from './http-server.js';
+import { HttpRequestError, requestNotOverHttp, type ServerRequest, setContentLength, startHttpServer } from './http-server.js';
 import { rememberedIds } from './remembered-ids.js';
 import { SignatureMismatch, type Verification, verdict } from './verdict.js';
 
@@ -142,8 +142,7 @@ export interface Receiver {
   port: number | undefined;
   /** One delivery through the same checks as a POST; resolves with what a sender would have been answered. */
   take(inbound: InboundDelivery): Promise<{ status: number; answer: string }>;
-  /** Stops accepting connections and waits for requests in flight. */
-  /** See HttpServer.close: `graceMs` lets requests still arriving be answered. */
+  /** Stops accepting connections and waits for requests in flight (HttpServer.close: `graceMs` lets those still arriving be answered). */
   close(graceMs?: number): Promise<void>;
   /** The next arrival number, for a delivery taken other than by a POST (a replay handed back). */
   nextSequence(): number;
@@ -258,6 +257,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
       throw error instanceof SignatureMismatch ? new DeliveryRefused(401, error.message) : error;
     }
     const { body: rawBody, verification } = checked;
+    if (relayed) setContentLength(request, rawBody.length);
     const event = headers[DELIVERY_HEADERS.event];
     const id = headers[DELIVERY_HEADERS.delivery];
     if (!event) throw new DeliveryRefused(400, `missing ${DELIVERY_HEADERS.event} header`);

@@ -225,7 +225,9 @@ describe.skipIf(!CHROMIUM)(`the inspector's actions and marks, in headless Chrom
     await untilPage(page, textIs('#replay-failed-result', 'replayed 3: 3 delivered, 0 failed again'));
     const replayed = (await app.received(7)).slice(4);
     expect(replayed.map((request) => request.headers['x-service-delivery'])).toEqual(['f-1', 'f-2', 'f-3']);
-    expect(progress).toContain('replaying 1 of 3… (f-1: answered 200)');
+    // How many steps the page draws depends on how the answer's lines arrive (one read may hold them all): each drawn is one of these.
+    expect(progress[0]).toBe('replaying…');
+    for (const text of progress) expect(text).toMatch(/^(replaying…|replaying [1-3] of 3… \(f-[1-3]: answered 200\)|replayed 3: 3 delivered, 0 failed again)$/);
     await untilPage(page, `document.querySelectorAll('#rows tr[data-forward="delivered"]').length === 4`);
     expect(await page.textContent('#rows tr[data-n="1"] td.forward')).toMatch(/^200 · \d+ ms · attempt 2 of 2$/);
     await page.click('#replay-failed');
