@@ -105,6 +105,14 @@ function start(relay: ScriptedServer, args: string[], place: ReturnType<typeof w
   return relayListen(['--relay', `${relay.url}${CHANNEL_PATH}`, '--secret', SECRET, '--json', '--save', place.save, ...args], { env: place.env, cwd: place.cwd });
 }
 
+/** Resolves once the relay was asked for the channel `count` times; rejects if the listener exited first. */
+function untilAsked(relay: ScriptedServer, listener: RelayListener, count = 1): Promise<void> {
+  return Promise.race([
+    relay.until(() => relay.requests.length >= count),
+    listener.exited.then(() => (relay.requests.length >= count ? undefined : Promise.reject(new Error(`listen exited before reading the relay: ${listener.stderr()}`)))),
+  ]);
+}
+
 const said = (listener: RelayListener) => `\nstderr: ${listener.stderr()}`;
 const rejections = (listener: RelayListener) => listener.stderr().split('\n').filter((line) => /^warning: rejected\b/.test(line));
 
@@ -212,6 +220,7 @@ describe('webhook listen --relay against a hostile relay (the built binary)', ()
     const end = await listener.exited;
     expect(end.code, said(listener)).not.toBe(0);
     expect(end.code).not.toBe(1);
+    expect(relay.requests).toHaveLength(1);
     expect(listener.stderr()).toMatch(/^error: .*(text\/html|event-stream)/m);
     expect(listener.stderr()).not.toMatch(/this is a bug/);
   });
@@ -225,6 +234,8 @@ describe('webhook listen --relay against a hostile relay (the built binary)', ()
     expect(end.code, said(listener)).not.toBe(0);
     expect(end.code).not.toBe(1);
     expect(listener.stderr()).toMatch(/^error: /m);
+    expect(relay.requests).toMatchObject([{ method: 'GET', url: CHANNEL_PATH }]);
+    expect(relay.requests[0]?.headers.accept).toMatch(/text\/event-stream/);
     expect(other.requests).toEqual([]);
     expect(other.connections).toBe(0);
     expect(listener.stderr()).not.toMatch(/this is a bug/);
@@ -284,7 +295,7 @@ describe('webhook listen --relay against a hostile relay (the built binary)', ()
     const relay = await stub(() => {});
     const place = workplace();
     const listener = start(relay, [], place);
-    await relay.until(() => relay.requests.length === 1);
+    await untilAsked(relay, listener);
     const end = await listener.interrupt();
     expect(end.code, said(listener)).toBe(130);
     expect(listener.stderr()).not.toMatch(/this is a bug/);
@@ -296,6 +307,7 @@ describe('webhook listen --relay against a hostile relay (the built binary)', ()
     const listener = start(relay, [], place);
     const end = await listener.exited;
     expect(end.code, said(listener)).toBe(3);
+    expect(relay.requests).toHaveLength(1);
     expect(listener.stderr()).toMatch(/^error: /m);
     expect(listener.stderr()).not.toMatch(/this is a bug/);
     expect(place.strays()).toEqual([]);
