@@ -355,5 +355,5 @@ describe('webhook relay new', () => {
     const notUrl = await spawnCli(['webhook', 'relay', 'new', 'ftp://relay.example.test']);
     expect(notUrl.code, notUrl.stderr).toBe(2);
     for (const result of [moved, down, notUrl]) expect(result.stderr).not.toMatch(/this is a bug/);
-  });
+  }, 60_000);
 });
