@@ -348,7 +348,7 @@ describe('webhook relay new', () => {
 
     const failing = await startScriptedServer(empty(503));
     servers.push(failing);
-    const down = await spawnCli(['webhook', 'relay', 'new', failing.url]);
+    const down = await spawnCli(['webhook', 'relay', 'new', failing.url], { timeoutMs: 50_000 });
     expect(down.code, down.stderr).toBe(3);
     expect(down.stdout).toBe('');
 
