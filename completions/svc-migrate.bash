@@ -7,7 +7,7 @@ _svc_migrate() {
   for word in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
     [[ "$word" == -* ]] && continue
     candidate="${path:+$path }$word"
-    for known in 'start' 'status' 'list' 'repos' 'download' 'delete-archive' 'unlock' 'export' 'archive' 'archive verify' 'archive inspect' 'archive extract' 'archive restore' 'archive view' 'webhook' 'webhook listen' 'webhook send' 'webhook replay' 'webhook inspect' 'webhook verify' 'webhook events' 'auth' 'auth login' 'auth status' 'auth logout' 'config' 'config get' 'config set' 'config unset' 'config list' 'config path' 'completion' 'sandbox'; do
+    for known in 'start' 'status' 'list' 'repos' 'download' 'delete-archive' 'unlock' 'export' 'archive' 'archive verify' 'archive inspect' 'archive extract' 'archive restore' 'archive view' 'webhook' 'webhook listen' 'webhook send' 'webhook replay' 'webhook inspect' 'webhook verify' 'webhook events' 'webhook relay' 'webhook relay new' 'auth' 'auth login' 'auth status' 'auth logout' 'config' 'config get' 'config set' 'config unset' 'config list' 'config path' 'completion' 'sandbox'; do
       [[ "$known" == "$candidate" ]] && path="$candidate"
     done
   done
@@ -209,12 +209,13 @@ _svc_migrate() {
           --max-wait) COMPREPLY=(); return ;;
           --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'listen send replay inspect verify events' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'listen send replay inspect verify events relay' -- "$cur")); fi ;;
     'webhook listen')
       case "$prev" in
           --port) COMPREPLY=(); return ;;
           --host) COMPREPLY=(); return ;;
           --path) COMPREPLY=(); return ;;
+          --relay) COMPREPLY=(); return ;;
           --secret) COMPREPLY=(); return ;;
           --events) prefix=""; [[ "$cur" == *,* ]] && prefix="${cur%,*},"; COMPREPLY=($(compgen -P "$prefix" -W 'branch_protection_configuration branch_protection_rule check_run check_suite code_scanning_alert commit_comment create delete dependency_alert deploy_key deployment deployment_protection_rule deployment_review deployment_status discussion discussion_comment fork gollum installation installation_repositories installation_target issue_comment issues label marketplace_purchase member membership merge_group meta milestone org_block organization package page_build personal_access_token_request ping project project_card project_column projects_v2 projects_v2_item public pull_request pull_request_review pull_request_review_comment pull_request_review_thread push registry_package release repository repository_advisory repository_dispatch repository_import repository_ruleset repository_vulnerability_alert secret_scanning_alert secret_scanning_alert_location security_advisory security_and_analysis service_app_authorization sponsorship star status team team_add watch workflow_dispatch workflow_job workflow_run' -- "${cur##*,}")); compopt -o nospace 2>/dev/null; return ;;
           --forward-to) COMPREPLY=(); return ;;
@@ -234,7 +235,7 @@ _svc_migrate() {
           --max-wait) COMPREPLY=(); return ;;
           --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--port --host --path --secret --events --forward-to --forward-timeout --forward-retries --forward-header --save --max-deliveries --no-dedupe --forward-queue --max-connections --inspect --inspect-keep -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--port --host --path --relay --secret --events --forward-to --forward-timeout --forward-retries --forward-header --save --max-deliveries --no-dedupe --forward-queue --max-connections --inspect --inspect-keep -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'webhook send')
       case "$prev" in
           --url) COMPREPLY=(); return ;;
@@ -302,6 +303,26 @@ _svc_migrate() {
           --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--example -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'branch_protection_configuration branch_protection_rule check_run check_suite code_scanning_alert commit_comment create delete dependency_alert deploy_key deployment deployment_protection_rule deployment_review deployment_status discussion discussion_comment fork gollum installation installation_repositories installation_target issue_comment issues label marketplace_purchase member membership merge_group meta milestone org_block organization package page_build personal_access_token_request ping project project_card project_column projects_v2 projects_v2_item public pull_request pull_request_review pull_request_review_comment pull_request_review_thread push registry_package release repository repository_advisory repository_dispatch repository_import repository_ruleset repository_vulnerability_alert secret_scanning_alert secret_scanning_alert_location security_advisory security_and_analysis service_app_authorization sponsorship star status team team_add watch workflow_dispatch workflow_job workflow_run' -- "$cur")); fi ;;
+    'webhook relay')
+      case "$prev" in
+          --org) COMPREPLY=(); return ;;
+          --base-url) COMPREPLY=(); return ;;
+          --token) COMPREPLY=(); return ;;
+          --api-version) COMPREPLY=(); return ;;
+          --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
+      esac
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W 'new' -- "$cur")); fi ;;
+    'webhook relay new')
+      case "$prev" in
+          --org) COMPREPLY=(); return ;;
+          --base-url) COMPREPLY=(); return ;;
+          --token) COMPREPLY=(); return ;;
+          --api-version) COMPREPLY=(); return ;;
+          --max-wait) COMPREPLY=(); return ;;
+          --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
+      esac
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '-V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
     'auth')
       case "$prev" in
           --org) COMPREPLY=(); return ;;
@@ -424,6 +445,7 @@ _svc_migrate() {
           --pull-requests) COMPREPLY=(); return ;;
           --archive-size) COMPREPLY=(); return ;;
           --rate-limit) COMPREPLY=(); return ;;
+          --relay-ping) COMPREPLY=(); return ;;
           --org) COMPREPLY=(); return ;;
           --base-url) COMPREPLY=(); return ;;
           --token) COMPREPLY=(); return ;;
@@ -431,7 +453,7 @@ _svc_migrate() {
           --max-wait) COMPREPLY=(); return ;;
           --ca-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
-      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--tls --port --storage-port --seed --export-seconds --export-seconds-per-repo --repositories --issues --pull-requests --archive-size --rate-limit -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
+      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W '--tls --port --storage-port --seed --export-seconds --export-seconds-per-repo --repositories --issues --pull-requests --archive-size --rate-limit --relay-ping -V --version --org --base-url --token --api-version --sandbox --json --no-color -q --quiet --debug --no-input --max-wait --ca-file --insecure -h --help' -- "$cur")); else COMPREPLY=($(compgen -W '' -- "$cur")); fi ;;
   esac
 }
 complete -F _svc_migrate svc-migrate

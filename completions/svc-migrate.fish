@@ -330,12 +330,13 @@ complete -c svc-migrate -n '__fish_seen_subcommand_from view; and __fish_seen_su
 complete -c svc-migrate -n '__fish_seen_subcommand_from view; and __fish_seen_subcommand_from archive' -l ca-file -rF -d 'also trust the certificate authorities of this PEM file, for the API a'
 complete -c svc-migrate -n '__fish_seen_subcommand_from view; and __fish_seen_subcommand_from archive' -l insecure -d 'allow sending the token over plain HTTP to a host beyond loopback (cer'
 complete -c svc-migrate -n '__fish_seen_subcommand_from view; and __fish_seen_subcommand_from archive' -s h -l help -d 'show help'
-complete -c svc-migrate -n '__fish_seen_subcommand_from webhook; and not __fish_seen_subcommand_from listen send replay inspect verify events' -a listen
-complete -c svc-migrate -n '__fish_seen_subcommand_from webhook; and not __fish_seen_subcommand_from listen send replay inspect verify events' -a send
-complete -c svc-migrate -n '__fish_seen_subcommand_from webhook; and not __fish_seen_subcommand_from listen send replay inspect verify events' -a replay
-complete -c svc-migrate -n '__fish_seen_subcommand_from webhook; and not __fish_seen_subcommand_from listen send replay inspect verify events' -a inspect
-complete -c svc-migrate -n '__fish_seen_subcommand_from webhook; and not __fish_seen_subcommand_from listen send replay inspect verify events' -a verify
-complete -c svc-migrate -n '__fish_seen_subcommand_from webhook; and not __fish_seen_subcommand_from listen send replay inspect verify events' -a events
+complete -c svc-migrate -n '__fish_seen_subcommand_from webhook; and not __fish_seen_subcommand_from listen send replay inspect verify events relay' -a listen
+complete -c svc-migrate -n '__fish_seen_subcommand_from webhook; and not __fish_seen_subcommand_from listen send replay inspect verify events relay' -a send
+complete -c svc-migrate -n '__fish_seen_subcommand_from webhook; and not __fish_seen_subcommand_from listen send replay inspect verify events relay' -a replay
+complete -c svc-migrate -n '__fish_seen_subcommand_from webhook; and not __fish_seen_subcommand_from listen send replay inspect verify events relay' -a inspect
+complete -c svc-migrate -n '__fish_seen_subcommand_from webhook; and not __fish_seen_subcommand_from listen send replay inspect verify events relay' -a verify
+complete -c svc-migrate -n '__fish_seen_subcommand_from webhook; and not __fish_seen_subcommand_from listen send replay inspect verify events relay' -a events
+complete -c svc-migrate -n '__fish_seen_subcommand_from webhook; and not __fish_seen_subcommand_from listen send replay inspect verify events relay' -a relay
 complete -c svc-migrate -n '__fish_seen_subcommand_from webhook' -s V -l version -d 'print the version'
 complete -c svc-migrate -n '__fish_seen_subcommand_from webhook' -l org -x -d 'organization (env SVC_ORG)'
 complete -c svc-migrate -n '__fish_seen_subcommand_from webhook' -l base-url -x -d 'API root, e.g. https://api.example.com (env SVC_BASE_URL)'
@@ -354,6 +355,7 @@ complete -c svc-migrate -n '__fish_seen_subcommand_from webhook' -s h -l help -d
 complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_subcommand_from webhook' -l port -x -d 'port (0 picks a free one)'
 complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_subcommand_from webhook' -l host -x -d 'address to bind'
 complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_subcommand_from webhook' -l path -x -d 'path deliveries are posted to'
+complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_subcommand_from webhook' -l relay -x -d 'read deliveries from a relay channel (smee.io, gosmee, the sandbox'\''s /'
 complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_subcommand_from webhook' -l secret -x -d 'webhook secret; repeat for a rotation; no value asks for it (env SVC_W'
 complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_subcommand_from webhook' -l events -xa '(__fish_complete_list , "string split , -- branch_protection_configuration,branch_protection_rule,check_run,check_suite,code_scanning_alert,commit_comment,create,delete,dependency_alert,deploy_key,deployment,deployment_protection_rule,deployment_review,deployment_status,discussion,discussion_comment,fork,gollum,installation,installation_repositories,installation_target,issue_comment,issues,label,marketplace_purchase,member,membership,merge_group,meta,milestone,org_block,organization,package,page_build,personal_access_token_request,ping,project,project_card,project_column,projects_v2,projects_v2_item,public,pull_request,pull_request_review,pull_request_review_comment,pull_request_review_thread,push,registry_package,release,repository,repository_advisory,repository_dispatch,repository_import,repository_ruleset,repository_vulnerability_alert,secret_scanning_alert,secret_scanning_alert_location,security_advisory,security_and_analysis,service_app_authorization,sponsorship,star,status,team,team_add,watch,workflow_dispatch,workflow_job,workflow_run")' -d 'only these events or event.action pairs, comma separated'
 complete -c svc-migrate -n '__fish_seen_subcommand_from listen; and __fish_seen_subcommand_from webhook' -l forward-to -x -d 're-post each delivery here: a URL, host:port[/path], port[/path] or /p'
@@ -478,6 +480,37 @@ complete -c svc-migrate -n '__fish_seen_subcommand_from events; and __fish_seen_
 complete -c svc-migrate -n '__fish_seen_subcommand_from events; and __fish_seen_subcommand_from webhook' -l ca-file -rF -d 'also trust the certificate authorities of this PEM file, for the API a'
 complete -c svc-migrate -n '__fish_seen_subcommand_from events; and __fish_seen_subcommand_from webhook' -l insecure -d 'allow sending the token over plain HTTP to a host beyond loopback (cer'
 complete -c svc-migrate -n '__fish_seen_subcommand_from events; and __fish_seen_subcommand_from webhook' -s h -l help -d 'show help'
+complete -c svc-migrate -n '__fish_seen_subcommand_from relay; and __fish_seen_subcommand_from webhook; and not __fish_seen_subcommand_from new' -a new
+complete -c svc-migrate -n '__fish_seen_subcommand_from relay; and __fish_seen_subcommand_from webhook' -s V -l version -d 'print the version'
+complete -c svc-migrate -n '__fish_seen_subcommand_from relay; and __fish_seen_subcommand_from webhook' -l org -x -d 'organization (env SVC_ORG)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from relay; and __fish_seen_subcommand_from webhook' -l base-url -x -d 'API root, e.g. https://api.example.com (env SVC_BASE_URL)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from relay; and __fish_seen_subcommand_from webhook' -l token -x -d 'bearer token (env SVC_TOKEN; or `auth login`)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from relay; and __fish_seen_subcommand_from webhook' -l api-version -x -d 'X-Service-Api-Version to send (env SVC_API_VERSION)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from relay; and __fish_seen_subcommand_from webhook' -l sandbox -d 'run against an in-process emulator of the service (env SVC_SANDBOX=1)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from relay; and __fish_seen_subcommand_from webhook' -l json -d 'machine output on stdout; messages on stderr (list, status, repos: --j'
+complete -c svc-migrate -n '__fish_seen_subcommand_from relay; and __fish_seen_subcommand_from webhook' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from relay; and __fish_seen_subcommand_from webhook' -s q -l quiet -d 'less output: results, warnings and errors only'
+complete -c svc-migrate -n '__fish_seen_subcommand_from relay; and __fish_seen_subcommand_from webhook' -l debug -d 'HTTP trace on stderr with credentials redacted (env SVC_DEBUG=1)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from relay; and __fish_seen_subcommand_from webhook' -l no-input -d 'never prompt; a missing value is a usage error (also when CI is set)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from relay; and __fish_seen_subcommand_from webhook' -l max-wait -x -d 'longest rate-limit wait to sit through (default 5m)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from relay; and __fish_seen_subcommand_from webhook' -l ca-file -rF -d 'also trust the certificate authorities of this PEM file, for the API a'
+complete -c svc-migrate -n '__fish_seen_subcommand_from relay; and __fish_seen_subcommand_from webhook' -l insecure -d 'allow sending the token over plain HTTP to a host beyond loopback (cer'
+complete -c svc-migrate -n '__fish_seen_subcommand_from relay; and __fish_seen_subcommand_from webhook' -s h -l help -d 'show help'
+complete -c svc-migrate -n '__fish_seen_subcommand_from new; and __fish_seen_subcommand_from webhook' -s V -l version -d 'print the version'
+complete -c svc-migrate -n '__fish_seen_subcommand_from new; and __fish_seen_subcommand_from webhook' -l org -x -d 'organization (env SVC_ORG)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from new; and __fish_seen_subcommand_from webhook' -l base-url -x -d 'API root, e.g. https://api.example.com (env SVC_BASE_URL)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from new; and __fish_seen_subcommand_from webhook' -l token -x -d 'bearer token (env SVC_TOKEN; or `auth login`)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from new; and __fish_seen_subcommand_from webhook' -l api-version -x -d 'X-Service-Api-Version to send (env SVC_API_VERSION)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from new; and __fish_seen_subcommand_from webhook' -l sandbox -d 'run against an in-process emulator of the service (env SVC_SANDBOX=1)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from new; and __fish_seen_subcommand_from webhook' -l json -d 'machine output on stdout; messages on stderr (list, status, repos: --j'
+complete -c svc-migrate -n '__fish_seen_subcommand_from new; and __fish_seen_subcommand_from webhook' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from new; and __fish_seen_subcommand_from webhook' -s q -l quiet -d 'less output: results, warnings and errors only'
+complete -c svc-migrate -n '__fish_seen_subcommand_from new; and __fish_seen_subcommand_from webhook' -l debug -d 'HTTP trace on stderr with credentials redacted (env SVC_DEBUG=1)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from new; and __fish_seen_subcommand_from webhook' -l no-input -d 'never prompt; a missing value is a usage error (also when CI is set)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from new; and __fish_seen_subcommand_from webhook' -l max-wait -x -d 'longest rate-limit wait to sit through (default 5m)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from new; and __fish_seen_subcommand_from webhook' -l ca-file -rF -d 'also trust the certificate authorities of this PEM file, for the API a'
+complete -c svc-migrate -n '__fish_seen_subcommand_from new; and __fish_seen_subcommand_from webhook' -l insecure -d 'allow sending the token over plain HTTP to a host beyond loopback (cer'
+complete -c svc-migrate -n '__fish_seen_subcommand_from new; and __fish_seen_subcommand_from webhook' -s h -l help -d 'show help'
 complete -c svc-migrate -n '__fish_seen_subcommand_from auth; and not __fish_seen_subcommand_from login status logout' -a login
 complete -c svc-migrate -n '__fish_seen_subcommand_from auth; and not __fish_seen_subcommand_from login status logout' -a status
 complete -c svc-migrate -n '__fish_seen_subcommand_from auth; and not __fish_seen_subcommand_from login status logout' -a logout
@@ -667,6 +700,7 @@ complete -c svc-migrate -n '__fish_seen_subcommand_from sandbox' -l issues -x -d
 complete -c svc-migrate -n '__fish_seen_subcommand_from sandbox' -l pull-requests -x -d 'pull requests in the metadata of every repository (default 3)'
 complete -c svc-migrate -n '__fish_seen_subcommand_from sandbox' -l archive-size -x -d 'pad every archive with this many bytes (performance tests)'
 complete -c svc-migrate -n '__fish_seen_subcommand_from sandbox' -l rate-limit -x -d 'answer 429 after n requests per token and hour'
+complete -c svc-migrate -n '__fish_seen_subcommand_from sandbox' -l relay-ping -x -d 'how often the relay at /relay pings its readers (default 30, as smee.i'
 complete -c svc-migrate -n '__fish_seen_subcommand_from sandbox' -s V -l version -d 'print the version'
 complete -c svc-migrate -n '__fish_seen_subcommand_from sandbox' -l org -x -d 'organization (env SVC_ORG)'
 complete -c svc-migrate -n '__fish_seen_subcommand_from sandbox' -l base-url -x -d 'API root, e.g. https://api.example.com (env SVC_BASE_URL)'

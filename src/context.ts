@@ -226,7 +226,7 @@ const CA_FILE_ROLE: Record<Source, string> = {
 };
 
 /** The authorities to trust beyond Node's own, read and checked before any request (exit 2 if the file is not one). */
-function extraTrust(settings: Settings): ExtraTrust | undefined {
+export function extraTrust(settings: Settings): ExtraTrust | undefined {
   const { value, source } = settings.caFile;
   if (value === undefined) return undefined;
   return { certificates: readCaFile(value, CA_FILE_ROLE[source]), nodeExtraCaCerts: settings.nodeExtraCaCerts };

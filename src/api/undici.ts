@@ -8,6 +8,7 @@ import { ALWAYS_VERIFY } from './trust.js';
 // and would pin undici to the one minor version whose files they name.
 
 export { Agent, EnvHttpProxyAgent } from 'undici';
+export type { Dispatcher } from 'undici';
 
 let sharedAgent: Agent | undefined;
 

@@ -4,7 +4,7 @@ import { fromSystemError, isSystemError } from '../support/system-errors.js';
 import type { SandboxOptions } from '../sandbox/server.js';
 import { sandboxBanner } from '../ui/sandbox.js';
 import { INPUT_LIMITS, readInputFile } from './common/input.js';
-import { checkNotEmpty, examples, parseNonNegativeInt, parseNonNegativeNumber, parsePort, parsePositiveInt } from './common/options.js';
+import { checkNotEmpty, examples, parseNonNegativeInt, parseNonNegativeNumber, parsePort, parsePositiveInt, parseSeconds } from './common/options.js';
 
 interface SandboxCommandOptions {
   tls?: boolean;
@@ -18,6 +18,7 @@ interface SandboxCommandOptions {
   pullRequests?: number;
   archiveSize?: number;
   rateLimit?: number;
+  relayPing?: number;
 }
 
 /** Runs the emulator in the foreground until Ctrl-C. */
@@ -34,6 +35,7 @@ async function sandbox(context: Context, options: SandboxCommandOptions): Promis
     ...(options.pullRequests === undefined ? {} : { pullRequests: options.pullRequests }),
     archivePadBytes: options.archiveSize ?? 0,
     tls: Boolean(options.tls),
+    ...(options.relayPing === undefined ? {} : { relayPingMs: options.relayPing * 1000 }),
   };
   if (options.rateLimit) sandboxOptions.rateLimit = { limit: options.rateLimit, windowSeconds: 3600 };
   if (options.seed) sandboxOptions.seed = parseSeed((await readInputFile(options.seed, INPUT_LIMITS.seed, '--seed', context.signal)).toString('utf8'), options.seed);
@@ -82,6 +84,7 @@ export function register(program: Command, run: Runner): void {
     .option('--pull-requests <n>', 'pull requests in the metadata of every repository (default 3)', parseNonNegativeInt)
     .option('--archive-size <bytes>', 'pad every archive with this many bytes (performance tests)', parseNonNegativeInt)
     .option('--rate-limit <n>', 'answer 429 after n requests per token and hour', parsePositiveInt)
+    .option('--relay-ping <seconds>', 'how often the relay at /relay pings its readers (default 30, as smee.io)', parseSeconds)
     .addHelpText(
       'after',
       examples([

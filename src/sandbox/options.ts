@@ -40,6 +40,8 @@ export interface SandboxOptions {
   faults?: FaultSettings;
   /** How many requests `requests` (and `GET /_sandbox/requests`) keep, newest last (default 1000). */
   requestLogLimit?: number;
+  /** How often the relay's streams are pinged (default 30 s, as smee.io; docs/sandbox.md#relay). */
+  relayPingMs?: number;
   /** The clock it runs on; tests share one with the client so its waits move the sandbox's time. */
   clock?: SandboxClock;
 }

@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import { tmpdir } from 'node:os';
+import { rootCertificates } from 'node:tls';
 import { join } from 'node:path';
 import { API_VERSION } from '../api/types.js';
 import { Faults } from './faults.js';
@@ -17,6 +18,7 @@ import { DEFAULT_SEED, organizationObject, type SeedOrganization, type SeedToken
 import { MigrationStore, SandboxClock } from './state.js';
 import { ArchiveStorage } from './storage.js';
 import { HookRegistry } from './webhooks.js';
+import { createRelay, type SandboxRelay } from './relay.js';
 import { closeOnlyIdleConnections } from '../support/keep-alive.js';
 import type { RecordedSandboxRequest, SandboxOptions } from './options.js';
 
@@ -37,6 +39,8 @@ export interface Sandbox {
   store: MigrationStore;
   /** Webhooks and their deliveries (docs/service.md#webhook-delivery, #repository-dispatch, #delivery-rules). */
   hooks: HookRegistry;
+  /** The relay of docs/sandbox.md#relay, at `<baseUrl>/relay/…`. */
+  relay: SandboxRelay;
   /** Every request both origins received, for assertions (also `GET /_sandbox/requests`). */
   requests: RecordedSandboxRequest[];
   close(): Promise<void>;
@@ -56,6 +60,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const exportMs = (options.exportSeconds ?? 2) * 1000;
   const limiter = new RateLimiter(options.rateLimit, clock);
   const requestLogLimit = options.requestLogLimit ?? 1000;
+  const relay = createRelay(options.relayPingMs ?? 30_000);
 
   // With `tls`, both origins serve one certificate for 127.0.0.1, ::1 and localhost, issued by an
   // authority made for this sandbox alone (certificates.ts); its certificate is written beside the
@@ -126,12 +131,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     apiBase: baseUrl,
     findRepository: (name) => home && store.repository(home, name),
     now: () => clock.now(),
+    ...(ca ? { ca: [...rootCertificates, ca.certificate] } : {}),
   });
   const send: ApiParts['send'] = (response, status, body, headers = {}, conditional) => {
     const onNotModified = () => conditional && refund(conditional, response);
     sendJson(response, status, body, headers, conditional && { request: conditional, onNotModified });
   };
-  const parts: ApiParts = { seed, clock, faults, store, hooks, requests, baseUrl, storageOrigin, options, storage, dataDir, send };
+  const parts: ApiParts = { seed, clock, faults, store, hooks, relay, requests, baseUrl, storageOrigin, options, storage, dataDir, send };
 
   function record(origin: 'api' | 'storage', request: IncomingMessage, response: ServerResponse): void {
     const entry: RecordedSandboxRequest = {
@@ -155,6 +161,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   async function handleApi(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', baseUrl);
     if (url.pathname.startsWith('/_sandbox')) return handleAdmin(parts, request, response, url);
+    if (url.pathname.startsWith('/relay/') && (await relay.handle(request, response, url, scheme))) return;
     if (faults.takeDrop(url.pathname)) {
       response.socket?.destroy();
       return;
@@ -248,8 +255,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     faults,
     store,
     hooks,
+    relay,
     requests,
     async close() {
+      relay.close();
       await Promise.all([...apiServers, ...storageServers].map(closeServer));
       await rm(dataDir, { recursive: true, force: true });
     },

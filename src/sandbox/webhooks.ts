@@ -90,6 +90,8 @@ export interface HookContext {
   findRepository: (name: string) => Repository | undefined;
   /** The sandbox's clock (ms since the epoch), for a hook's `created_at`. */
   now: () => number;
+  /** With `tls`: the authorities a delivery over HTTPS trusts (Node's and the sandbox's own, so that a hook reaches its relay). */
+  ca?: string[];
 }
 
 export class HookRegistry {
@@ -257,7 +259,7 @@ export class HookRegistry {
       return `a ${hook.contentType} body of ${delivery.body.length} bytes, over 25 MB (${DELIVERY_CAP_BYTES} bytes): not delivered`;
     }
     try {
-      const status = await post(hook.url, delivery.headers, delivery.body);
+      const status = await post(hook.url, delivery.headers, delivery.body, this.context.ca);
       return { hook: hook.id, delivery: delivery.id, status };
     } catch (error) {
       return { hook: hook.id, delivery: delivery.id, status: null, error: (error as Error).message };
@@ -296,11 +298,12 @@ function repositoryName(payload: Record<string, unknown>): string | undefined {
   return typeof repository?.name === 'string' ? repository.name : undefined;
 }
 
-function post(url: string, headers: Record<string, string>, body: Buffer): Promise<number> {
+function post(url: string, headers: Record<string, string>, body: Buffer, ca: string[] | undefined): Promise<number> {
   return new Promise((resolve, reject) => {
     const target = new URL(url);
-    const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
-    const request = send(target, { method: 'POST', headers, timeout: 10_000 }, (response) => {
+    const https = target.protocol === 'https:';
+    const send = https ? httpsRequest : httpRequest;
+    const request = send(target, { method: 'POST', headers, timeout: 10_000, ...(https && ca ? { ca } : {}) }, (response) => {
       response.resume();
       response.on('end', () => resolve(response.statusCode ?? 0));
     });

@@ -1,7 +1,7 @@
 import type { ChalkInstance } from 'chalk';
 import type { EventSpec } from '../webhook/catalogue.js';
 import type { ForwardRecord } from '../webhook/forwarder.js';
-import type { ReceivedDelivery, Rejection } from '../webhook/receiver.js';
+import type { ReceivedDelivery, Rejection, RelayGap, RelayOrigin } from '../webhook/receiver.js';
 import { JsonText } from './output.js';
 import { renderTable, type TableLayout } from './tables.js';
 import { inertText as safe } from '../support/outside-text.js';
@@ -34,10 +34,23 @@ function deliveryRecord(delivery: ReceivedDelivery) {
     signature: delivery.verification.verified
       ? { algorithm: delivery.verification.algorithm, legacy: delivery.verification.legacy, secret: delivery.verification.secret }
       : null,
+    verdict: verdictOf(delivery),
+    relay: delivery.relay ? relayRecord(delivery.relay) : null,
     duplicate: delivery.duplicate,
     warnings: delivery.warnings,
     headers: delivery.headers,
   };
+}
+
+function relayRecord(relay: RelayOrigin) {
+  return { channel: relay.channel, relayed_at: relay.relayedAt ?? null, body: relay.body, form_converted: relay.formConverted };
+}
+
+/** One word for how far a delivery can be trusted, a relayed one's re-encoding included. */
+function verdictOf({ verification }: ReceivedDelivery): 'verified' | 'verified-re-encoded' | 'unverifiable' | 'unverified' {
+  if (verification.relayed === 'matched') return 'verified-re-encoded';
+  if (verification.relayed === 'unverifiable') return 'unverifiable';
+  return verification.verified ? 'verified' : 'unverified';
 }
 
 /** The human line of a delivery: everything in it that came from the sender is made inert first. */
@@ -47,12 +60,14 @@ export function deliveryLine(delivery: ReceivedDelivery, theme: ChalkInstance, s
     ? `${theme.bold('ping')} (webhook ${safe(delivery.hookId ?? '?')} created)`
     : `${theme.bold(safe(delivery.event))}${delivery.action ? `.${safe(delivery.action)}` : ''}`;
   const { verification } = delivery;
+  const matched = verification.relayed === 'matched' ? ' (re-encoded body matched)' : '';
   const trust = verification.verified
-    ? theme.green(`verified ${verification.algorithm}${secretCount > 1 ? ` (secret #${verification.secret})` : ''}`)
-    : theme.yellow('unverified');
+    ? theme.green(`verified ${verification.algorithm}${secretCount > 1 ? ` (secret #${verification.secret})` : ''}${matched}`)
+    : theme.yellow(verification.relayed === 'unverifiable' ? 'unverifiable: the relay re-encoded the body' : 'unverified');
   const parts = [time, what, safe(delivery.repository ?? '-'), safe(delivery.id), trust];
   if (delivery.duplicate) parts.push(theme.yellow('duplicate (redelivery)'));
   if (delivery.warnings.length > 0) parts.push(theme.yellow(`warnings: ${safe(delivery.warnings.join('; '))}`));
+  if (delivery.relay) parts.push('via relay');
   return parts.join('  ');
 }
 
@@ -85,6 +100,21 @@ export function forwardLine(record: ForwardRecord, theme: ChalkInstance): string
 
 function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** `listen --json`'s line for a relay gap, when it opens (`to` null) and when it closes. */
+export function relayGapJson(gap: RelayGap): { gap: RelayGap } {
+  return { gap };
+}
+
+/** What the user is told of a relay gap: deliveries sent meanwhile are lost, and what to do about them. */
+export function relayGapLine(gap: RelayGap, retryInMs: number | undefined): string {
+  if (gap.to === null) {
+    const next = retryInMs === undefined ? '' : `; reconnecting in ${seconds(retryInMs)}`;
+    return `relay lost at ${gap.from.slice(11, 19)} (${safe(gap.reason)}): deliveries sent to the channel until it is read again are lost${next}`;
+  }
+  const lasted = Math.max(0, Math.round((Date.parse(gap.to) - Date.parse(gap.from)) / 1000));
+  return `relay read again at ${gap.to.slice(11, 19)}: a gap of ${lasted} s in which deliveries were lost; redeliver them from the webhook's settings`;
 }
 
 export function rejectionLine(rejection: Rejection): string {

@@ -40,6 +40,29 @@ export interface ServerRequest {
   respond(status: number, json: string, options?: { close?: boolean; retryAfterSeconds?: number | undefined }): void;
 }
 
+/**
+ * A request that did not come over HTTP (a relay's frame) as the handler of a server's requests
+ * takes it: its body already held, its answer handed to `answered`.
+ */
+export function requestNotOverHttp(
+  parts: Pick<ServerRequest, 'method' | 'target' | 'rawHeaders' | 'headers'> & { body: Buffer },
+  answered: (status: number, json: string) => void,
+): ServerRequest {
+  let done = false;
+  return {
+    method: parts.method,
+    target: parts.target,
+    rawHeaders: parts.rawHeaders,
+    headers: parts.headers,
+    readBody: (limit) => (parts.body.length > limit ? Promise.reject(new HttpRequestError(413, `a body of ${parts.body.length} bytes is over the limit of ${limit}`)) : Promise.resolve(parts.body)),
+    respond(status, json) {
+      if (done) return;
+      done = true;
+      answered(status, json);
+    },
+  };
+}
+
 export interface HttpServerOptions {
   host: string;
   port: number;

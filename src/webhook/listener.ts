@@ -2,13 +2,17 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { redactUrl } from '../api/redact.js';
+import type { Dispatcher } from '../api/undici.js';
 import { isLoopbackHost } from '../api/transport-policy.js';
 import type { Clock } from '../support/clock.js';
-import { UsageError } from '../errors.js';
+import { DELIVERY_HEADERS } from '../api/types.js';
+import { InterruptedError, UsageError } from '../errors.js';
 import type { EventFilter } from './catalogue.js';
 import type { ForwardHeader } from './forward-headers.js';
 import { createForwarder, type ForwarderEvents, type ForwardRecord } from './forwarder.js';
 import { DeliveryRefused, type ReceivedDelivery, type ReceiverOptions, type Rejection, type RelayGap, startReceiver } from './receiver.js';
+import { readRelay, type RelayReader } from './relay/client.js';
+import { frameDelivery } from './relay/frame.js';
 import type { DeliveryStore } from './store.js';
 
 // `webhook listen` as a session: a receiver, what it saves and forwards, what it counts, and when
@@ -17,7 +21,12 @@ import type { DeliveryStore } from './store.js';
 /** Bytes of deliveries waiting to be forwarded, at most; `forward.maxWaiting` bounds their number. */
 const FORWARD_QUEUE_BYTES = 256 * 1024 * 1024;
 
-export interface ListenerOptions extends Pick<ReceiverOptions, 'host' | 'port' | 'path' | 'secrets' | 'dedupe'> {
+/** How often a relay's reader looks again whether the output is read and the forward queue has room. */
+const BACKPRESSURE_POLL_MS = 100;
+
+export interface ListenerOptions extends Pick<ReceiverOptions, 'host' | 'port' | 'path' | 'secrets' | 'dedupe' | 'serve'> {
+  /** `listen --relay`: a relay channel to read deliveries from, through this dispatcher (the API client's trust and proxy). */
+  relay?: { url: string; dispatcher: Dispatcher; random?: () => number } | undefined;
   maxConnections: number;
   /** Deliveries of other events are answered, neither saved, shown nor forwarded; none: all. */
   filters: EventFilter[];
@@ -61,6 +70,8 @@ export interface ListenerEvents {
   onFault(error: unknown): void;
   /** The session ended with `waiting` deliveries still to forward: it ends once they are; told again at a Ctrl-C then. */
   onFinishingForwards(waiting: number): void;
+  /** A relay channel lost (`to` null, `retryInMs` the wait before reading it again), then read again. */
+  onRelayGap(gap: RelayGap, retryInMs: number | undefined): void;
   /** Each forward attempt's record, each delivery not forwarded, and when the target falls behind. */
   forwarding: Omit<ForwarderEvents, 'onFault'>;
 }
@@ -82,10 +93,13 @@ export interface ListenSummary {
   filtered: number;
   /** Connections closed on arrival: `--max-connections` were open. */
   dropped: number;
+  /** Times the relay channel was lost (`--relay`): deliveries sent to it meanwhile were lost. */
+  relay_gaps: number;
 }
 
 export interface Listener {
-  url: string;
+  /** Where deliveries are posted; undefined when no port is bound (`--relay` alone). */
+  url: string | undefined;
   /** Once the session ended, every forward done: what it counted, and whether Ctrl-C ended it. */
   finished: Promise<{ summary: ListenSummary; interrupted: boolean }>;
 }
@@ -102,6 +116,7 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
     forward_skipped: 0,
     filtered: 0,
     dropped: 0,
+    relay_gaps: 0,
   };
   const { filters, store, observer } = options;
   /** An observer's failure is ours, never the delivery's: it is reported as a fault. */
@@ -148,7 +163,14 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
     stop = resolve;
   });
 
+  function onRejection(rejection: Rejection): void {
+    summary.rejected++;
+    if (observer) observe(() => observer.rejected(rejection));
+    events.onRejection(rejection);
+  }
+
   const receiver = await startReceiver({
+    serve: options.serve,
     host: options.host,
     port: options.port,
     path: options.path,
@@ -197,11 +219,7 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
         for (const delivery of shownNow) if (forwarder && !delivery.duplicate) forwarder.add(delivery);
       }
     },
-    onRejection(rejection) {
-      summary.rejected++;
-      if (observer) observe(() => observer.rejected(rejection));
-      events.onRejection(rejection);
-    },
+    onRejection,
     onDrop() {
       summary.dropped++;
       events.onDrop();
@@ -209,10 +227,53 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
     onFault: (error) => events.onFault(error),
   });
 
-  if (options.forward && (await isThisReceiver(options.forward.target, receiver.port, options.path))) {
+  if (options.forward && receiver.port !== undefined && (await isThisReceiver(options.forward.target, receiver.port, options.path))) {
     await receiver.close();
     throw new UsageError(`--forward-to ${redactUrl(options.forward.target)} is this receiver: each delivery would come back to be forwarded again`, {
       hint: 'forward to your app\'s port and path',
+    });
+  }
+
+  const relayStop = new AbortController();
+  let relayReader: RelayReader | undefined;
+  if (options.relay) {
+    const { url } = options.relay;
+    options.signal.addEventListener('abort', () => relayStop.abort(), { once: true });
+    const full = () => forwarder !== undefined && options.forward !== undefined && forwarder.waiting() >= options.forward.maxWaiting;
+    relayReader = await readRelay({
+      ...options.relay,
+      clock: options.clock,
+      signal: relayStop.signal,
+      // Backpressure: the stream is not read while what it brings could not be shown or forwarded.
+      async ready() {
+        while (!relayStop.signal.aborted && (options.outputBehind() || full())) {
+          await options.clock.sleep(BACKPRESSURE_POLL_MS, relayStop.signal).catch(() => {});
+        }
+      },
+      async deliver(data) {
+        const frame = frameDelivery(data, url, options.path);
+        if ('delivery' in frame) return void (await receiver.take(frame.delivery));
+        const { headers } = frame;
+        onRejection({
+          receivedAt: new Date().toISOString(),
+          status: 400,
+          reason: frame.refused,
+          method: 'POST',
+          path: options.path,
+          ...(headers[DELIVERY_HEADERS.delivery] === undefined ? {} : { id: headers[DELIVERY_HEADERS.delivery] }),
+          ...(headers[DELIVERY_HEADERS.event] === undefined ? {} : { event: headers[DELIVERY_HEADERS.event] }),
+          rawHeaders: frame.rawHeaders,
+          answer: '',
+        });
+      },
+      onGap(gap, retryInMs) {
+        if (gap.to === null) summary.relay_gaps++;
+        if (observer) observe(() => observer.relayGap(gap));
+        events.onRelayGap(gap, retryInMs);
+      },
+    }).catch(async (error: unknown) => {
+      await receiver.close();
+      throw options.signal.aborted ? new InterruptedError('') : error;
     });
   }
 
@@ -221,6 +282,8 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
   else options.signal.addEventListener('abort', onAbort, { once: true });
   const finished = stopped.then(async (interrupted) => {
     options.signal.removeEventListener('abort', onAbort);
+    relayStop.abort();
+    await relayReader?.finished;
     // Past --max-deliveries the rest of a burst still arriving is answered 503 (deliver it again),
     // not cut off; Ctrl-C ends at once.
     await receiver.close(interrupted ? 0 : STOPPING_GRACE_MS);

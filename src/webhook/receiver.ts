@@ -2,9 +2,10 @@ import { isLoopbackHost } from '../api/transport-policy.js';
 import { DELIVERY_HEADERS } from '../api/types.js';
 import { catalogueWarnings } from './catalogue.js';
 import { BodyError, type ContentKind, contentKind, headerWarnings, MAX_FORM_BODY_BYTES, MAX_PAYLOAD_BYTES, parsePayload, payloadText } from './delivery.js';
-import { HttpRequestError, type ServerRequest, startHttpServer } from './http-server.js';
+import { arrivalClock } from './arrival-clock.js';
+import { HttpRequestError, requestNotOverHttp, type ServerRequest, startHttpServer } from './http-server.js';
 import { rememberedIds } from './remembered-ids.js';
-import { verifySignature } from './signature.js';
+import { SignatureMismatch, type Verification, verdict } from './verdict.js';
 
 /** docs/service.md#limits caps payloads at 25 MB, which a form body percent-encodes. */
 const BODY_LIMITS: Record<ContentKind, number> = { json: MAX_PAYLOAD_BYTES, form: MAX_FORM_BODY_BYTES };
@@ -43,17 +44,7 @@ export interface ReceivedDelivery {
    * forwarded.
    */
   payloadText(): string;
-  verification: {
-    verified: boolean;
-    algorithm?: 'sha256' | 'sha1';
-    legacy?: boolean;
-    secret?: number;
-    /**
-     * A relayed delivery without its raw bytes: `matched` when the body as re-encoded verified,
-     * `unverifiable` when it did not (the relay changed the bytes: never called forged).
-     */
-    relayed?: 'matched' | 'unverifiable';
-  };
+  verification: Verification;
   warnings: string[];
   duplicate: boolean;
   ping: boolean;
@@ -100,9 +91,24 @@ export interface Rejection {
   answer: string;
 }
 
+/** A delivery that did not come over HTTP (a relay's frame, src/webhook/relay/), as the pipeline takes it. */
+export interface InboundDelivery {
+  /** Path and query, as a request-target: the receiver's path. */
+  target: string;
+  rawHeaders: string[];
+  headers: Record<string, string>;
+  /** What the body may be, as verdict.ts takes them: one, or the re-encodings a relay may have made of it. */
+  bodies: Buffer[];
+  relay: RelayOrigin;
+  /** What the relay did to it that the user should know. */
+  warnings: string[];
+}
+
 export interface ReceiverOptions {
   host: string;
   port: number;
+  /** False: no port is bound; deliveries come only through `take` (`listen --relay` without --port). */
+  serve?: boolean;
   path: string;
   /** Several during a rotation; none means every delivery is accepted unverified. */
   secrets: string[];
@@ -131,8 +137,11 @@ export interface ReceiverOptions {
 }
 
 export interface Receiver {
-  url: string;
-  port: number;
+  /** Undefined when no port is bound (`serve: false`). */
+  url: string | undefined;
+  port: number | undefined;
+  /** One delivery through the same checks as a POST; resolves with what a sender would have been answered. */
+  take(inbound: InboundDelivery): Promise<{ status: number; answer: string }>;
   /** Stops accepting connections and waits for requests in flight. */
   /** See HttpServer.close: `graceMs` lets requests still arriving be answered. */
   close(graceMs?: number): Promise<void>;
@@ -156,7 +165,9 @@ export function acceptedAnswer(delivery: Pick<ReceivedDelivery, 'id' | 'duplicat
 
 /** The verifying webhook receiver: an HTTP server (http-server.ts) that yields deliveries and rejections, and never prints. */
 export async function startReceiver(options: ReceiverOptions): Promise<Receiver> {
-  const clock = millisecondClock();
+  const clock = arrivalClock();
+  /** Requests that are a relay's frames: what they came with. */
+  const inbound = new WeakMap<ServerRequest, InboundDelivery>();
   const seen = rememberedIds(REMEMBERED_IDS);
   /** Deliveries being saved, by id: a redelivery arriving meanwhile waits to learn whether it is one. */
   const saving = new Map<string, Promise<unknown>>();
@@ -210,7 +221,8 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
   function handle(request: ServerRequest): Promise<void> {
     const { headers } = request;
     const { host, path } = addressOf(request);
-    if (options.loopbackHostsOnly && !isLoopbackHost(withoutPort(host))) {
+    // A frame read from a relay was not posted to this machine: no Host to check.
+    if (options.loopbackHostsOnly && !inbound.has(request) && !isLoopbackHost(withoutPort(host))) {
       throw new DeliveryRefused(403, `Host "${host}" is not this machine: without a secret only localhost, 127.0.0.1 and [::1] are served`);
     }
     if (path !== options.path) throw new DeliveryRefused(404, `nothing is listening at ${path} (the receiver's path is ${options.path})`);
@@ -233,19 +245,17 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
     });
   }
 
-  function accept(request: ServerRequest, kind: ContentKind, rawBody: Buffer): Promise<void> | undefined {
+  function accept(request: ServerRequest, kind: ContentKind, readBody: Buffer): Promise<void> | undefined {
     const { headers } = request;
-    let verification: ReceivedDelivery['verification'] = { verified: false };
-    if (options.secrets.length > 0) {
+    const relayed = inbound.get(request);
+    let checked: ReturnType<typeof verdict>;
+    try {
       // Before any parsing: the signature covers the raw bytes.
-      const result = verifySignature(
-        rawBody,
-        { signature256: headers[DELIVERY_HEADERS.signature256], signature: headers[DELIVERY_HEADERS.signature] },
-        options.secrets,
-      );
-      if (!result.valid) throw new DeliveryRefused(401, result.reason);
-      verification = { verified: true, algorithm: result.algorithm, legacy: result.legacy, secret: result.secretIndex + 1 };
+      checked = verdict(relayed?.bodies ?? [readBody], headers, options.secrets, relayed?.relay.body === 're-encoded');
+    } catch (error) {
+      throw error instanceof SignatureMismatch ? new DeliveryRefused(401, error.message) : error;
     }
+    const { body: rawBody, verification } = checked;
     const event = headers[DELIVERY_HEADERS.event];
     const id = headers[DELIVERY_HEADERS.delivery];
     if (!event) throw new DeliveryRefused(400, `missing ${DELIVERY_HEADERS.event} header`);
@@ -260,6 +270,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
     const warnings = headerWarnings(headers);
     warnings.push(...catalogueWarnings(event, payload));
     if (verification.legacy) warnings.push('signed with the legacy sha1 X-Hub-Signature only');
+    if (relayed) warnings.push(...relayed.warnings);
     const action = Object.hasOwn(payload, 'action') && typeof payload.action === 'string' ? payload.action : undefined;
     const delivery: ReceivedDelivery = {
       sequence: ++sequence,
@@ -280,6 +291,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
       warnings,
       duplicate: false,
       ping: event === 'ping',
+      relay: relayed?.relay,
     };
     return admit(request, delivery);
   }
@@ -321,22 +333,30 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
     return undefined;
   }
 
+  const onRequest = (request: ServerRequest) => {
+    try {
+      handle(request).catch((error: unknown) => reject(request, error));
+    } catch (error) {
+      reject(request, error);
+    }
+  };
+  const take = (delivery: InboundDelivery) =>
+    new Promise<{ status: number; answer: string }>((settle) => {
+      const request = requestNotOverHttp({ ...delivery, method: 'POST', body: delivery.bodies[delivery.bodies.length - 1] ?? Buffer.alloc(0) }, (status, answer) => settle({ status, answer }));
+      inbound.set(request, delivery);
+      onRequest(request);
+    });
+  if (options.serve === false) return { url: undefined, port: undefined, take, close: async () => {} };
   const server = await startHttpServer({
     host: options.host,
     port: options.port,
     maxConnections: options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
     maxHeldBytes: MAX_HELD_BYTES,
-    onRequest: (request) => {
-      try {
-        handle(request).catch((error: unknown) => reject(request, error));
-      } catch (error) {
-        reject(request, error);
-      }
-    },
+    onRequest,
     onDrop: () => options.onDrop?.(),
   });
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
-  return { url: `http://${host}:${server.port}${options.path}`, port: server.port, close: (graceMs) => server.close(graceMs) };
+  return { url: `http://${host}:${server.port}${options.path}`, port: server.port, take, close: (graceMs) => server.close(graceMs) };
 }
 
 /**
@@ -368,20 +388,4 @@ export function fullName(payload: Record<string, unknown>): string | undefined {
   if (typeof repository !== 'object' || repository === null || !Object.hasOwn(repository, 'full_name')) return undefined;
   const name = (repository as { full_name?: unknown }).full_name;
   return typeof name === 'string' ? name : undefined;
-}
-
-/** Arrival times: a burst of deliveries shares its millisecond, and formatting a date is not free. */
-function millisecondClock(): { iso(): string } {
-  let last = Number.NaN;
-  let text = '';
-  return {
-    iso() {
-      const now = Date.now();
-      if (now !== last) {
-        last = now;
-        text = new Date(now).toISOString();
-      }
-      return text;
-    },
-  };
 }

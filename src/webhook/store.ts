@@ -8,8 +8,8 @@ import { MAX_PAYLOAD_BYTES } from './delivery.js';
 import type { ReceivedDelivery } from './receiver.js';
 
 /** A field name (an RFC 9110 token) and value (no control but HTAB) as a receiver accepts them. */
-const FIELD_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+export const FIELD_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+export const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 /** Fields a request may carry once at most: a saved delivery holds them once. */
 const SINGLE_FIELDS = new Set(['content-length', 'host', 'content-type']);
 

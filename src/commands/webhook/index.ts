@@ -3,6 +3,7 @@ import type { Runner } from '../../context.js';
 import { register as registerEvents } from './events.js';
 import { register as registerInspect } from './inspect.js';
 import { register as registerListen } from './listen.js';
+import { register as registerRelay } from './relay.js';
 import { register as registerReplay } from './replay.js';
 import { register as registerSend } from './send.js';
 import { register as registerVerify } from './verify.js';
@@ -21,6 +22,6 @@ export function register(program: Command, run: Runner): void {
         'svc-migrate webhook events',
       ]),
     );
-  const commands = [registerListen, registerSend, registerReplay, registerInspect, registerVerify, registerEvents];
+  const commands = [registerListen, registerSend, registerReplay, registerInspect, registerVerify, registerEvents, registerRelay];
   for (const register of commands) register(webhook, run);
 }

@@ -18,6 +18,7 @@ import { type ListenSummary, startListener } from '../../webhook/listener.js';
 import { DEFAULT_MAX_CONNECTIONS, type ReceivedDelivery } from '../../webhook/receiver.js';
 import { type DeliveryStore, openStore, StoreError } from '../../webhook/store.js';
 import { eventNames, suggest } from '../common/completion-values.js';
+import { parseRelayFlag, relayGapLines, relayListening, relayOption, relaySummary, sourceLine } from '../common/listen-relay.js';
 import { checkedSecret, checkNotEmpty, envSecret, examples, parseNonNegativeInt, parsePort, parsePositiveInt, parseSeconds } from '../common/options.js';
 
 interface ListenFlags {
@@ -39,6 +40,7 @@ interface ListenFlags {
   /** `--inspect` alone: a free port. */
   inspect?: number | true;
   inspectKeep?: number;
+  relay?: string;
 }
 
 /** The flags that are read into something else. */
@@ -53,6 +55,8 @@ interface ListenOptions extends Omit<ListenFlags, ReadFlags> {
   /** `shown`: the target as printed, a password or token in its URL left out. */
   forward?: { target: string; shown: string; timeoutMs: number; headers: ForwardHeader[]; retries: number };
   inspect?: { port: number; keep: number };
+  /** False with --relay and no --port: no port is bound. */
+  serve?: false;
 }
 
 /** Retries of a forward at most: with waits up to 30 s each, 20 hold a delivery (and those behind it) about 8 minutes. */
@@ -97,7 +101,7 @@ async function collectSecrets(context: Context, options: ListenOptions): Promise
 }
 
 /** Every flag of `listen` read and checked before the receiver starts: nothing asked, bound or created. */
-function parseListenOptions(flags: ListenFlags, invocation: Invocation): ListenOptions {
+function parseListenOptions(flags: ListenFlags, invocation: Invocation, command: Command): ListenOptions {
   const { secret, events, forwardTo, forwardTimeout, forwardHeader, forwardRetries, inspect, inspectKeep, ...kept } = flags;
   // The path a sender posts to: a request-target's path, which no query, fragment or space can be part of.
   if (!/^\/[\x21-\x7e]*$/.test(kept.path) || /[?#]/.test(kept.path)) throw new UsageError(`--path must be a path such as / or /hooks, not "${kept.path}"`);
@@ -125,6 +129,7 @@ function parseListenOptions(flags: ListenFlags, invocation: Invocation): ListenO
   return {
     ...kept,
     ...checkSecretFlags(secret ?? [], invocation),
+    ...parseRelayFlag(kept.relay, command),
     filters,
     ...(target === undefined ? {} : { forward: { target, shown: redactUrl(target), timeoutMs, headers, retries: forwardRetries ?? 0 } }),
     ...(inspect === undefined ? {} : { inspect: { port: inspect === true ? 0 : inspect, keep: inspectKeep ?? DEFAULT_KEEP } }),
@@ -171,6 +176,8 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
       host: options.host,
       port: options.port,
       path: options.path,
+      serve: options.serve,
+      relay: relayListening(context, options.relay),
       secrets,
       dedupe: options.dedupe,
       // Without a secret, a web page could rebind its name to this address and post: only loopback names then.
@@ -210,14 +217,15 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
       onFault: (error) => out.warn(`could not print or forward a delivery (it was answered and saved): ${inertText((error as Error)?.message ?? String(error))}`),
       onFinishingForwards: (waiting) => out.info(finishingLine(waiting, shownTarget ?? '', (forward?.timeoutMs ?? 0) / 1000, retries, context.signal.aborted)),
       forwarding: forwardingLines(context, shownTarget ?? '', options.save, givenUp),
+      onRelayGap: relayGapLines(context),
     },
   ).catch((error: unknown) => {
     throw isSystemError(error) ? portError(error, { port: options.port, host: options.host, flag: '--port' }) : error;
   });
 
-  out.essential(`listening on ${listener.url}${shownTarget ? `, forwarding to ${shownTarget}` : ''}${options.save ? `, saving to ${options.save}` : ''}`);
+  out.essential(`${sourceLine(listener.url, options.relay)}${shownTarget ? `, forwarding to ${shownTarget}` : ''}${options.save ? `, saving to ${options.save}` : ''}`);
   if (inspection) {
-    inspection.source.where = listener.url;
+    inspection.source.where = listener.url ?? options.relay ?? '';
     // The one place the token is shown: whoever has this address can read every delivery.
     out.essential(`inspector on ${inspection.inspector.url}`);
   }
@@ -228,7 +236,7 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
   if (forwardNotes.length > 0) out.info(forwardNotes.join('; '));
   if (secrets.length === 0) {
     out.warn('no secret: every delivery is accepted and marked unverified (pass --secret or set SVC_WEBHOOK_SECRET)');
-    if (!isLoopbackHost(options.host)) out.warn(`listening on ${options.host}, beyond loopback, without a secret: anyone who can reach it can post`);
+    if (options.serve !== false && !isLoopbackHost(options.host)) out.warn(`listening on ${options.host}, beyond loopback, without a secret: anyone who can reach it can post`);
   } else {
     out.info(`verifying X-Hub-Signature-256 with ${secrets.length} secret${secrets.length > 1 ? 's' : ''}`);
   }
@@ -239,7 +247,8 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
       (target ? `; forwards delivered ${summary.forward_delivered}, failed ${summary.forward_failed}, retried ${summary.forward_retried}` : '') +
       (summary.forward_skipped > 0 ? `, not forwarded ${summary.forward_skipped}` : '') +
       (summary.filtered > 0 ? `, left out by --events ${summary.filtered}` : '') +
-      (summary.dropped > 0 ? `, connections closed on arrival ${summary.dropped}` : ''),
+      (summary.dropped > 0 ? `, connections closed on arrival ${summary.dropped}` : '') +
+      relaySummary(summary, options.relay),
   );
   const unforwarded = givenUp.count > 0 ? notForwarded(givenUp, shownTarget ?? '', target === shownTarget, options.save) : undefined;
   // Ctrl-C ends a receiver as it ends any command: exit 130 (the summary above says what it got).
@@ -349,6 +358,7 @@ export function register(webhook: Command, run: Runner): void {
     .option('--port <n>', 'port (0 picks a free one)', parsePort, 8787)
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('--path <path>', 'path deliveries are posted to', '/')
+    .addOption(relayOption())
     .addOption(
       new Option('--secret [secret]', 'webhook secret; repeat for a rotation; no value asks for it (env SVC_WEBHOOK_SECRET)')
         .preset(ASK)
@@ -374,12 +384,13 @@ export function register(webhook: Command, run: Runner): void {
         'svc-migrate webhook listen --port 0 --save deliveries/ --json --max-deliveries 1',
         'svc-migrate webhook listen --secret old --secret new --events push,pull_request.opened',
         'svc-migrate webhook listen --secret "$SECRET" --forward-to 3000/webhooks --inspect',
+        'svc-migrate webhook listen --relay https://smee.io/abc123 --secret "$SECRET" --forward-to 3000/webhooks',
       ]),
     )
     .action((flags: ListenFlags, command: Command) =>
       run(
         command,
-        (invocation) => parseListenOptions(flags, invocation),
+        (invocation) => parseListenOptions(flags, invocation, command),
         async (context, options) => {
           await listen(context, options);
         },

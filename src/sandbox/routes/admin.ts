@@ -4,6 +4,7 @@ import type { Faults } from '../faults.js';
 import { HttpFailure, notFound, readJson, sendJson } from '../http.js';
 import { describeToken, type SeedData } from '../seed.js';
 import type { RecordedSandboxRequest } from '../options.js';
+import type { SandboxRelay } from '../relay.js';
 import type { MigrationStore, SandboxClock } from '../state.js';
 import { EmitError, type EmitRequest, type HookRegistry, type HookTarget } from '../webhooks.js';
 
@@ -14,6 +15,7 @@ export interface AdminParts {
   faults: Faults;
   store: MigrationStore;
   hooks: HookRegistry;
+  relay: SandboxRelay;
   requests: RecordedSandboxRequest[];
   baseUrl: string;
   storageOrigin: string;
@@ -23,6 +25,9 @@ export async function handleAdmin(parts: AdminParts, request: IncomingMessage, r
   const { seed, clock, faults, store, hooks, requests } = parts;
   const method = request.method ?? 'GET';
   const body = (method === 'POST' ? await readJson(request, {}) : {}) as Record<string, unknown>;
+  const relayed = /^\/_sandbox\/relay\/([A-Za-z0-9_-]{1,128})(\/disconnect)?$/.exec(url.pathname);
+  if (relayed?.[2] && method === 'POST') return sendJson(response, 200, { disconnected: parts.relay.disconnect(relayed[1] as string) });
+  if (relayed && !relayed[2] && method === 'GET') return sendJson(response, 200, { listeners: parts.relay.listeners(relayed[1] as string) });
   switch (`${method} ${url.pathname}`) {
     case 'GET /_sandbox':
       return sendJson(response, 200, describe(parts));
