@@ -12,9 +12,10 @@ import { changes } from '../helpers/until.js';
 
 // `webhook listen --relay` (the built binary) against a hostile relay: a node:http stub whose
 // streams are too long, malformed, lying, slow, silent or not streams at all. Each must end in a
-// clear line (a rejection, a gap, or at the first connection the contract's exit code: 2 for a 4xx,
-// 3 for a network failure or a 5xx), in memory bounded whatever the relay sends, never in "this is
-// a bug", and with nothing written but the deliveries in --save.
+// clear line (a rejection, a gap, or at the first connection the contract's exit code: 2 for a 4xx
+// or an answer that is no event stream, 8 for a network failure or a 5xx), in memory bounded
+// whatever the relay sends, never in "this is a bug", and with nothing written but the deliveries
+// in --save.
 
 const SECRET = 'relay-hostile-secret';
 const CHANNEL_PATH = '/channel-hostile';
@@ -198,8 +199,9 @@ describe('webhook listen --relay against a hostile relay (the built binary)', ()
   it.each([
     ['404', empty(404), 2, /404/],
     ['410', empty(410), 2, /410/],
-    ['500', empty(500), 3, /500/],
-    ['503', empty(503), 3, /503/],
+    // docs/cli.md#exit-codes: 8 is a network failure or a server error (3 is authentication).
+    ['500', empty(500), 8, /500/],
+    ['503', empty(503), 8, /503/],
   ] as [string, Handler, number, RegExp][])('a first connection answered %s: exit %s, one clear error', async (_name, answer, code, reason) => {
     const relay = await stub(answer);
     const place = workplace();
@@ -213,13 +215,12 @@ describe('webhook listen --relay against a hostile relay (the built binary)', ()
     expect(place.strays()).toEqual([]);
   });
 
-  it('a first connection answered 200 text/html (a web page, not a stream): refused in one clear error', async () => {
+  it('a first connection answered 200 text/html (a web page, not a stream): exit 2, one clear error', async () => {
     const relay = await stub((_request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><p>sign in</p>'));
     const place = workplace();
     const listener = start(relay, [], place);
     const end = await listener.exited;
-    expect(end.code, said(listener)).not.toBe(0);
-    expect(end.code).not.toBe(1);
+    expect(end.code, said(listener)).toBe(2);
     expect(relay.requests).toHaveLength(1);
     expect(listener.stderr()).toMatch(/^error: .*(text\/html|event-stream)/m);
     expect(listener.stderr()).not.toMatch(/this is a bug/);
@@ -301,12 +302,12 @@ describe('webhook listen --relay against a hostile relay (the built binary)', ()
     expect(listener.stderr()).not.toMatch(/this is a bug/);
   });
 
-  it('a relay that never answers: after 60 s without a byte, exit 3 with a clear line', async () => {
+  it('a relay that never answers: after 60 s without a byte, exit 8 with a clear line', async () => {
     const relay = await stub(() => {});
     const place = workplace();
     const listener = start(relay, [], place);
     const end = await listener.exited;
-    expect(end.code, said(listener)).toBe(3);
+    expect(end.code, said(listener)).toBe(8);
     expect(relay.requests).toHaveLength(1);
     expect(listener.stderr()).toMatch(/^error: /m);
     expect(listener.stderr()).not.toMatch(/this is a bug/);
