@@ -304,7 +304,8 @@ describe('webhook listen --relay against the sandbox relay (HTTPS, the built bin
   it('trusts the sandbox\'s authority only as told: without SVC_CA_FILE the channel is refused, and NODE_EXTRA_CA_CERTS works too', async () => {
     const { sandbox, env, fetch } = await testSandbox();
     const channel = await newChannel(fetch, `${sandbox.baseUrl}/relay`);
-    const untrusted = relayListen(['--relay', channel, '--json']);
+    // Without --json, so that the error's hint is shown.
+    const untrusted = relayListen(['--relay', channel]);
     const refused = await untrusted.exited;
     expect(refused.code, untrusted.stderr()).toBe(8);
     // As every command says it (test/e2e/tls.test.ts): which certificate, and how to trust its authority.
