@@ -1,6 +1,7 @@
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fetch as undiciFetch } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildDelivery } from '../../src/webhook/delivery.js';
 import { sign } from '../../src/webhook/signature.js';
@@ -73,6 +74,13 @@ const CHANGING: [string, string][] = [
 
 function starDelivery(text: string, secret = SECRET) {
   return buildDelivery({ event: 'star', payload: Buffer.from(text), contentType: 'json', secret });
+}
+
+/** Posts a delivery to the listener's own port, as the service would without a relay. */
+async function fetchDirect(url: string, headers: Record<string, string>, body: Buffer): Promise<number> {
+  const answer = await undiciFetch(url, { method: 'POST', headers, body });
+  await answer.arrayBuffer();
+  return answer.status;
 }
 
 const stderrOf = (listener: RelayListener) => `\nstderr: ${listener.stderr()}`;
@@ -264,6 +272,34 @@ describe('webhook listen --relay against the sandbox relay (HTTPS, the built bin
     expect(listener.deliveries.map((record) => record.delivery)).toEqual([before.id, after.id]);
     const end = await listener.interrupt();
     expect(end.code).toBe(130);
+    expect(listener.stderr()).toMatch(/received 2, .*relay gaps 1\b/);
+  }, 30_000);
+
+  it('--max-deliveries counts relayed deliveries: it ends with exit 0 after them', async () => {
+    const { listener, post } = await relaySession(['--secret', SECRET, '--json', '--max-deliveries', '2']);
+    const sent = [starDelivery('{"action":"created"}'), starDelivery('{"action":"deleted"}')];
+    for (const delivery of sent) expect(await post(delivery.headers, delivery.body)).toBe(200);
+    const end = await listener.exited;
+    expect(end.code, stderrOf(listener)).toBe(0);
+    expect(listener.deliveries.map((record) => record.delivery)).toEqual(sent.map((delivery) => delivery.id));
+  }, 30_000);
+
+  it('with --port given too: deliveries posted to the port and read from the channel go the same way, each marked as it came', async () => {
+    const { listener, post } = await relaySession(['--secret', SECRET, '--json', '--port', '0']);
+    const url = /listening on (http:\/\/\S+?) and reading relay channel/.exec(listener.stderr())?.[1];
+    expect(url, stderrOf(listener)).toBeDefined();
+    const relayed = starDelivery('{"action":"created"}');
+    const direct = starDelivery('{"action":"deleted"}');
+    expect(await post(relayed.headers, relayed.body)).toBe(200);
+    await listener.until(() => listener.deliveries.length === 1);
+    const answer = await fetchDirect(url ?? '', direct.headers, direct.body);
+    expect(answer).toBe(200);
+    await listener.until(() => listener.deliveries.length === 2);
+    expect(listener.deliveries.map((record) => [record.delivery, record.verdict, record.relay === null])).toEqual([
+      [relayed.id, 'verified-re-encoded', false],
+      [direct.id, 'verified', true],
+    ]);
+    expect((await listener.interrupt()).code).toBe(130);
   }, 30_000);
 
   it('a delivery the relay sends twice is a duplicate: shown as one, saved and forwarded once', async () => {
