@@ -2,7 +2,11 @@ import { connect as connectTcp } from 'node:net';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createServer } from 'node:http';
+import { EventSource } from 'eventsource';
+import SmeeClient from 'smee-client';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.js';
+import { runCli } from '../helpers/run-cli.js';
 
 // The sandbox's relay (src/sandbox/relay.ts, docs/sandbox.md#relay) against smee.io's format
 // (probot/smee.io lib/server.js): `/relay/new` redirects to a channel, a reader gets `ready`, then
@@ -264,5 +268,134 @@ describe('sandbox relay (src/sandbox/relay.ts)', () => {
     expect(data['x-hub-signature-256']).toMatch(/^sha256=[0-9a-f]{64}$/);
     expect(JSON.parse(Buffer.from(data.bodyB ?? '', 'base64').toString('utf8'))).toEqual(data.body);
     reader.response.destroy();
+  });
+});
+
+describe('the sandbox relay read by the packages smee-client is made of', () => {
+  it('smee-client makes a channel from /relay/new, and eventsource reads ready, ping and a delivery from it', async () => {
+    const { baseUrl } = await start({ relayPingMs: 20 });
+    const channel = await SmeeClient.createChannel({ newChannelUrl: `${baseUrl}/relay/new` });
+    expect(channel).toMatch(new RegExp(`^${baseUrl.replace(/\./g, '\\.')}/relay/[A-Za-z0-9_-]{22}$`));
+    const source = new EventSource(channel);
+    try {
+      const seen: string[] = [];
+      const message = new Promise<string>((resolve) => source.addEventListener('message', (event) => resolve(event.data)));
+      const named = new Promise<void>((resolve) => {
+        const note = (type: string) => () => {
+          seen.push(type);
+          if (seen.includes('ready') && seen.includes('ping')) resolve();
+        };
+        source.addEventListener('ready', note('ready'));
+        source.addEventListener('ping', note('ping'));
+      });
+      await named;
+      await untilListeners(baseUrl, channel, 1);
+      await rawPost(channel, [['Host', 'h'], ['Content-Type', 'application/json']], '{"n":1}');
+      expect(JSON.parse(await message)).toMatchObject({ body: { n: 1 }, query: {}, 'content-type': 'application/json' });
+      expect(seen[0]).toBe('ready');
+    } finally {
+      source.close();
+    }
+  });
+});
+
+describe('webhook relay new against relays', () => {
+  it('asks the sandbox\'s relay over HTTPS (trusting SVC_CA_FILE) and prints the channel; --json as {"channel"}', async () => {
+    const { baseUrl, ca } = await start({ tls: true });
+    const env = { SVC_CA_FILE: ca?.file, HTTPS_PROXY: undefined, https_proxy: undefined };
+    const human = await runCli(['webhook', 'relay', 'new', `${baseUrl}/relay`], { env });
+    expect(human.code, human.stderr).toBe(0);
+    const channel = human.stdout.trim();
+    expect(channel).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/relay\/[A-Za-z0-9_-]{22}$/);
+    expect(human.stderr).toContain(`svc-migrate webhook listen --relay ${channel}`);
+    const json = await runCli(['webhook', 'relay', 'new', `${baseUrl}/relay/`, '--json'], { env });
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual({ channel: expect.stringMatching(/\/relay\/[A-Za-z0-9_-]{22}$/) });
+    // Without the sandbox's authority, its certificate is not trusted: exit 8, never an unchecked connection.
+    const untrusted = await runCli(['webhook', 'relay', 'new', `${baseUrl}/relay`], { env: { SVC_CA_FILE: undefined } });
+    expect(untrusted.code).toBe(8);
+    expect(untrusted.stderr).toMatch(/could not ask .* for a channel/);
+  });
+
+  it('refuses a channel on another host, and a relay that answers without a redirect', async () => {
+    const server = createServer((request, response) => {
+      if (request.url === '/other/new') response.writeHead(307, { location: 'https://elsewhere.example/abc' }).end();
+      else response.writeHead(200, { 'content-type': 'text/html' }).end('<p>not a relay</p>');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    try {
+      const other = await runCli(['webhook', 'relay', 'new', `${origin}/other`], { env: { HTTP_PROXY: undefined, http_proxy: undefined } });
+      expect(other.code).toBe(8);
+      expect(other.stdout).toBe('');
+      expect(other.stderr).toMatch(/the relay answered a channel on another host \(elsewhere\.example/);
+      const plain = await runCli(['webhook', 'relay', 'new', origin], { env: { HTTP_PROXY: undefined, http_proxy: undefined } });
+      expect(plain.code).toBe(2);
+      expect(plain.stderr).toMatch(/answered 200 to HEAD \/new, not a redirect/);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('webhook listen --relay against it (in-process, on the program\'s injected clock)', () => {
+  it('takes deliveries through the pipeline, tells a gap when the stream is cut and when it is read again, and counts it', async () => {
+    const { baseUrl } = await start();
+    const channel = await newChannel(baseUrl);
+    let stderr = '';
+    let stdout = '';
+    const waiters: (() => void)[] = [];
+    const until = async (pattern: RegExp, where: () => string = () => stderr) => {
+      while (!pattern.test(where())) await new Promise<void>((resolve) => waiters.push(resolve));
+    };
+    const running = runCli(['webhook', 'listen', '--relay', channel, '--secret', 's', '--json', '--max-deliveries', '2'], {
+      env: { HTTP_PROXY: undefined, http_proxy: undefined },
+      onStdout: (text) => {
+        stdout += text;
+        waiters.splice(0).forEach((waiter) => waiter());
+      },
+      onStderr: (text) => {
+        stderr += text;
+        waiters.splice(0).forEach((waiter) => waiter());
+      },
+    });
+    await until(/reading relay channel /);
+    await untilListeners(baseUrl, channel, 1);
+    // The hook's ping: the first delivery, re-encoded by the relay, matching as re-encoded.
+    const made = await send(`${baseUrl}/_sandbox/hooks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: channel, secret: 's' }) });
+    await text(made);
+    const name = new URL(channel).pathname.split('/').pop();
+    await until(/"event":"ping"/, () => stdout);
+    await text(await send(`${baseUrl}/_sandbox/relay/${name}/disconnect`, { method: 'POST' }));
+    await until(/relay read again at /);
+    await untilListeners(baseUrl, channel, 1);
+    const emitted = await send(`${baseUrl}/_sandbox/emit`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ event: 'issues', action: 'opened' }) });
+    await text(emitted);
+    const result = await running;
+    expect(result.code, result.stderr).toBe(0);
+    const lines = result.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, any>);
+    const deliveries = lines.filter((line) => 'delivery' in line);
+    expect(deliveries.map((d) => [d.event, d.verdict, d.verified, d.relay?.body, d.relay?.channel])).toEqual([
+      ['ping', 'verified-re-encoded', true, 're-encoded', channel],
+      ['issues', 'verified-re-encoded', true, 're-encoded', channel],
+    ]);
+    const gaps = lines.filter((line) => 'gap' in line).map((line) => line.gap as { from: string; to: string | null; reason: string; channel: string });
+    expect(gaps).toHaveLength(2);
+    expect(gaps[0]).toMatchObject({ channel, to: null });
+    expect(gaps[1]).toMatchObject({ channel, from: gaps[0]?.from, to: expect.any(String) });
+    // The wait before reading again is the first backoff, 0.5 s to 1 s, slept on the program's clock.
+    const waited = Date.parse(gaps[1]?.to ?? '') - Date.parse(gaps[1]?.from ?? '');
+    expect(waited).toBeGreaterThanOrEqual(500);
+    expect(waited).toBeLessThan(1000);
+    expect(result.stderr).toMatch(/warning: relay lost at \d\d:\d\d:\d\d \(.+\): deliveries sent to the channel until it is read again are lost; reconnecting in 0\.\d s/);
+    expect(result.stderr).toMatch(/received 2, verified 2, rejected 0, duplicates 0, relay gaps 1/);
+  });
+
+  it('the first connection must succeed: a channel that is not an event stream is exit 2 with a hint', async () => {
+    const { baseUrl } = await start();
+    const result = await runCli(['webhook', 'listen', '--relay', `${baseUrl}/_sandbox`], { env: { HTTP_PROXY: undefined, http_proxy: undefined } });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/the relay answered 200 with application\/json.*, not an event stream/);
+    expect(result.stderr).toContain('webhook relay new');
   });
 });

@@ -2,6 +2,7 @@ import { classifyNetworkError } from '../../api/network-errors.js';
 import { type Dispatcher, request } from '../../api/undici.js';
 import { CertificateError, type CliError, InterruptedError, UnavailableError, UsageError } from '../../errors.js';
 import type { Clock } from '../../support/clock.js';
+import { inertText } from '../../support/outside-text.js';
 import type { RelayGap } from '../receiver.js';
 import { MAX_RELAY_EVENT_BYTES } from './frame.js';
 import { createSseReader, type SseItem, SseTooLarge } from './sse.js';
@@ -110,7 +111,7 @@ async function connect(options: RelayReaderOptions): Promise<Connection> {
   if (response.statusCode >= 500) {
     return { error: new UnavailableError(`the relay answered ${response.statusCode} for ${options.url}`, { hint: 'the relay is down or overloaded: try again later' }) };
   }
-  const why = response.statusCode === 200 ? `a ${type || 'body without a content type'}, not an event stream` : `${response.statusCode}`;
+  const why = response.statusCode === 200 ? `200 with ${type === '' ? 'no content type' : inertText(type)}, not an event stream` : `${response.statusCode}`;
   return {
     error: new UsageError(`the relay answered ${why} for ${options.url}`, {
       hint: 'is it a relay channel URL? create a channel with `svc-migrate webhook relay new`',
