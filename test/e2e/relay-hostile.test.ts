@@ -249,9 +249,10 @@ describe('webhook listen --relay against a hostile relay (the built binary)', ()
     expect(listener.stderr()).not.toMatch(/this is a bug/);
   });
 
-  it('a stream that ends, then answers 500 and a web page, is a gap until a stream is served again', async () => {
+  it('a stream that ends, then answers 500, a web page and a redirect elsewhere, is a gap until a stream is served again', async () => {
     const first = starDelivery({ action: 'created' });
     const later = starDelivery({ action: 'deleted' });
+    const other = await stub(streamOf());
     const relay = await stub(
       (_request, response) => {
         openStream(response);
@@ -259,12 +260,14 @@ describe('webhook listen --relay against a hostile relay (the built binary)', ()
       },
       empty(500),
       (_request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end('<p>maintenance</p>'),
+      empty(307, { location: `${other.url}${CHANNEL_PATH}` }),
       streamOf(event(relayed(later))),
     );
     const place = workplace();
     const listener = start(relay, [], place);
     await listener.until(() => listener.deliveries.some((record) => record.delivery === later.id));
-    expect(relay.requests.length).toBe(4);
+    expect(relay.requests.length).toBe(5);
+    expect(other.connections, 'the channel was taken to another origin').toBe(0);
     expect(listener.deliveries.map((record) => record.delivery)).toEqual([first.id, later.id]);
     const closed = listener.gaps.filter((gap) => gap.to !== null);
     expect(closed.length, said(listener)).toBeGreaterThanOrEqual(1);
