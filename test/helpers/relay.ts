@@ -128,7 +128,7 @@ export function channelName(channel: string): string {
 }
 
 /** Streams of the channel open at the sandbox now (its admin call). */
-export async function listenerCount(fetch: RelayFetch, origin: string, channel: string): Promise<number> {
+async function listenerCount(fetch: RelayFetch, origin: string, channel: string): Promise<number> {
   const answer = await fetch(`${origin}/_sandbox/relay/${channelName(channel)}`);
   if (answer.status !== 200) throw new Error(`the sandbox's relay admin answered ${answer.status}`);
   return ((await answer.json()) as { listeners: number }).listeners;
