@@ -58,6 +58,16 @@ function event(data: string, id = 1): string {
   return `id: ${id}\ndata: ${data}\n\n`;
 }
 
+/**
+ * One unnamed event as another server may write it, all within the rules of server-sent events:
+ * CRLF line ends, a comment, and the data over two `data:` lines (joined by a line feed, which JSON
+ * takes as whitespace between its tokens).
+ */
+function spreadEvent(data: string): string {
+  const cut = data.indexOf(',"', data.length / 2) + 1;
+  return `id: 12\r\n: kept alive\r\ndata: ${data.slice(0, cut)}\r\ndata:${data.slice(cut)}\r\n\r\n`;
+}
+
 /** A delivery as smee.io relays it: the request's headers as keys, beside body, query and timestamp. */
 function relayed(delivery: { headers: Record<string, string>; body: Buffer }, extra: Record<string, unknown> = {}): string {
   return JSON.stringify({ ...delivery.headers, body: JSON.parse(delivery.body.toString('utf8')), query: {}, timestamp: 1_767_225_600_000, ...extra });
@@ -142,7 +152,10 @@ describe('webhook listen --relay against a hostile relay (the built binary)', ()
         event(relayed(starDelivery(), { bodyB: 12345 }), 8),
         // The event header as a number: not a field, so the delivery names no event.
         event(relayed(missingEvent, { 'x-service-event': 7 }), 9),
-        event(
+        // Named events are not deliveries, whatever their data (smee.io's own are ready and ping).
+        `id: 10\nevent: deploy\ndata: ${relayed(starDelivery())}\n\n`,
+        'id: 11\nevent: ping\ndata: {}\n\n',
+        spreadEvent(
           relayed(good, {
             host: 'evil.example.test',
             'content-length': '999999',
@@ -153,7 +166,6 @@ describe('webhook listen --relay against a hostile relay (the built binary)', ()
             'x-list': ['a', 'b'],
             'bad name': 'value',
           }),
-          10,
         ),
       ),
     );

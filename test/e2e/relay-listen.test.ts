@@ -1,6 +1,7 @@
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { EventSource } from 'eventsource';
 import { fetch as undiciFetch } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildDelivery } from '../../src/webhook/delivery.js';
@@ -11,6 +12,7 @@ import { channelName, newChannel, postToChannel, type RelayListener, relayListen
 import { spawnCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
 import { empty, type ScriptedServer, startScriptedServer } from '../helpers/scripted-server.js';
+import { changes } from '../helpers/until.js';
 
 // `webhook listen --relay` (the built binary) reading the sandbox's relay over HTTPS, its authority
 // trusted through SVC_CA_FILE as a user's own CA is: what a sandbox hook delivers to a channel is
@@ -273,6 +275,30 @@ describe('webhook listen --relay against the sandbox relay (HTTPS, the built bin
     const end = await listener.interrupt();
     expect(end.code).toBe(130);
     expect(listener.stderr()).toMatch(/received 2, .*relay gaps 1\b/);
+  }, 30_000);
+
+  it('the relay\'s pings are not deliveries: nothing is shown for them, and a delivery after them arrives alone', async () => {
+    const { sandbox, env, fetch } = await testSandbox({ relayPingMs: 25 });
+    const channel = await newChannel(fetch, `${sandbox.baseUrl}/relay`);
+    const listener = relayListen(['--relay', channel, '--secret', SECRET, '--json'], { env: { SVC_CA_FILE: env.SVC_CA_FILE ?? '' } });
+    await untilListeners(fetch, sandbox.baseUrl, channel, 1, listener.exited);
+    // A second reader of the channel counts the pings both are sent (eventsource, as smee-client reads).
+    let pings = 0;
+    const { changed, until } = changes();
+    const witness = new EventSource(channel, { fetch: (url, init) => fetch(url, init) });
+    closers.push(async () => witness.close());
+    witness.addEventListener('ping', () => {
+      pings++;
+      changed();
+    });
+    await until(() => pings >= 3);
+    const delivery = starDelivery('{"action":"created"}');
+    expect(await postToChannel(fetch, channel, delivery.headers, delivery.body)).toBe(200);
+    await listener.until(() => listener.deliveries.length === 1);
+    expect(listener.records.map((record) => record.delivery)).toEqual([delivery.id]);
+    expect(listener.stderr().replaceAll(channel, '<channel>')).not.toMatch(/ping|rejected/i);
+    expect((await listener.interrupt()).code).toBe(130);
+    expect(listener.stderr()).toMatch(/received 1, verified 1, rejected 0/);
   }, 30_000);
 
   it('--max-deliveries counts relayed deliveries: it ends with exit 0 after them', async () => {
