@@ -99,7 +99,8 @@ async function connect(options: RelayReaderOptions): Promise<Connection> {
   } catch (error) {
     if (options.signal.aborted) return { error: new InterruptedError('') };
     const failure = classifyNetworkError(error);
-    const message = `could not read the relay channel ${options.url}: ${failure.message}`;
+    const why = (error as { code?: unknown }).code === 'UND_ERR_HEADERS_TIMEOUT' ? `no answer within ${HEADERS_TIMEOUT_MS / 1000} s` : failure.message;
+    const message = `could not read the relay channel ${options.url}: ${why}`;
     if (failure.kind === 'certificate' || failure.kind === 'tls') {
       return { error: new CertificateError(message, { hint: 'a relay whose certificate comes from your own authority: trust it with --ca-file or SVC_CA_FILE' }) };
     }
