@@ -1,6 +1,7 @@
 import { createParser } from 'eventsource-parser';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { MAX_RELAY_EVENT_BYTES } from '../../src/webhook/relay/frame.js';
 import { createSseReader, type SseItem, SseTooLarge } from '../../src/webhook/relay/sse.js';
 
 // Our reader of server-sent events (src/webhook/relay/sse.ts) against eventsource-parser, the
@@ -97,5 +98,23 @@ describe('relay SSE reader (src/webhook/relay/sse.ts)', () => {
     expect(() => ours([lines], 100)).toThrow(SseTooLarge);
     // Within the bound, the same data reads.
     expect(ours([lines], 1000)).toHaveLength(1);
+  });
+
+  it('bounds an event of endless empty data lines by what its lines cost, not by their few characters', () => {
+    // A relay's `data:\n` again and again: 60 M of them once took 2 GB (a string node a line).
+    const reader = createSseReader(MAX_RELAY_EVENT_BYTES);
+    const chunk = Buffer.from('data:\n'.repeat(100_000));
+    const before = process.memoryUsage().heapUsed;
+    let lines = 0;
+    let peak = 0;
+    expect(() => {
+      for (;;) {
+        reader.push(chunk);
+        lines += 100_000;
+        peak = Math.max(peak, process.memoryUsage().heapUsed - before);
+      }
+    }).toThrow(SseTooLarge);
+    expect(lines).toBeLessThan(MAX_RELAY_EVENT_BYTES / 8);
+    expect(peak).toBeLessThan(256 * 1024 * 1024);
   });
 });

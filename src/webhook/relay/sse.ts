@@ -5,6 +5,12 @@
 // SseTooLarge instead of growing memory (a relay is outside input). Each event carries the `id`
 // given in it, as eventsource-parser hands events on (test/unit/relay-sse.test.ts compares them).
 
+/**
+ * What one data line costs beyond its characters: the reader holds a string and a slot for each,
+ * so a stream of empty `data:` lines is bounded by what it costs, not by its few characters.
+ */
+const LINE_COST = 16;
+
 export type SseItem =
   | { type: 'event'; event: string | undefined; data: string; id: string | undefined }
   | { type: 'retry'; ms: number }
@@ -27,16 +33,18 @@ export function createSseReader(maxChars: number): SseReader {
   let pendingChars = 0;
   /** The last chunk ended with CR: an LF starting the next one ends no second line. */
   let afterCr = false;
-  let data = '';
-  let dataLines = 0;
+  /** The event's data lines, joined once, when it is dispatched: appended one by one, a string would hold a node per line. */
+  let data: string[] = [];
+  /** What they count against the bound: their characters, and LINE_COST for each. */
+  let dataChars = 0;
   let eventType: string | undefined;
   let id: string | undefined;
 
   function line(text: string, out: SseItem[]): void {
     if (text === '') {
-      if (dataLines > 0) out.push({ type: 'event', event: eventType, data, id });
-      data = '';
-      dataLines = 0;
+      if (data.length > 0) out.push({ type: 'event', event: eventType, data: data.join('\n'), id });
+      data = [];
+      dataChars = 0;
       eventType = undefined;
       id = undefined;
       return;
@@ -49,8 +57,8 @@ export function createSseReader(maxChars: number): SseReader {
     const field = colon < 0 ? text : text.slice(0, colon);
     const value = colon < 0 ? '' : text.slice(text.charCodeAt(colon + 1) === 0x20 ? colon + 2 : colon + 1);
     if (field === 'data') {
-      data = dataLines === 0 ? value : `${data}\n${value}`;
-      dataLines++;
+      data.push(value);
+      dataChars += value.length + LINE_COST;
     } else if (field === 'event') {
       eventType = value === '' ? undefined : value;
     } else if (field === 'id') {
@@ -77,12 +85,12 @@ export function createSseReader(maxChars: number): SseReader {
       for (let match = ends.exec(text); match; match = ends.exec(text)) {
         const end = match.index;
         const piece = text.slice(start, end);
-        if (pendingChars + piece.length + data.length > maxChars) throw tooLarge();
+        if (pendingChars + piece.length + dataChars > maxChars) throw tooLarge();
         const whole = pending.length === 0 ? piece : pending.join('') + piece;
         pending = [];
         pendingChars = 0;
         line(whole, out);
-        if (data.length > maxChars) throw tooLarge();
+        if (dataChars > maxChars) throw tooLarge();
         start = end + 1;
         if (match[0] === '\r') {
           if (start === text.length) afterCr = true;
@@ -93,7 +101,7 @@ export function createSseReader(maxChars: number): SseReader {
       if (start < text.length) {
         const rest = text.slice(start);
         pendingChars += rest.length;
-        if (pendingChars + data.length > maxChars) throw tooLarge();
+        if (pendingChars + dataChars > maxChars) throw tooLarge();
         pending.push(rest);
       }
       return out;
