@@ -11,7 +11,8 @@ import { hookTarget } from '../helpers/hook-target.js';
 import { channelName, newChannel, postToChannel, type RelayListener, relayListen, stopRelayListeners, untilListeners } from '../helpers/relay.js';
 import { spawnCli } from '../helpers/run-cli.js';
 import { testSandbox } from '../helpers/sandbox.js';
-import { empty, type ScriptedServer, startScriptedServer } from '../helpers/scripted-server.js';
+import { empty, type ScriptedServer, startScriptedServer, startScriptedTlsServer } from '../helpers/scripted-server.js';
+import { loopbackCertificate, sharedAuthority } from '../helpers/tls.js';
 import { changes } from '../helpers/until.js';
 
 // `webhook listen --relay` (the built binary) reading the sandbox's relay over HTTPS, its authority
@@ -433,5 +434,32 @@ describe('webhook relay new', () => {
     const notUrl = await spawnCli(['webhook', 'relay', 'new', 'ftp://relay.example.test']);
     expect(notUrl.code, notUrl.stderr).toBe(2);
     for (const result of [moved, down, notUrl]) expect(result.stderr).not.toMatch(/this is a bug/);
+  }, 60_000);
+
+  it('refuses a channel sent in the clear where the relay was asked over https, or one with credentials; never echoes a RELAY\'s password', async () => {
+    const authority = sharedAuthority();
+    const trust = { env: { SVC_CA_FILE: authority.file } };
+    const downgrading = await startScriptedTlsServer(loopbackCertificate(authority), (_request, response) => {
+      response.writeHead(307, { location: `http://127.0.0.1:${new URL(downgrading.url).port}/plain-channel` }).end();
+    });
+    servers.push(downgrading);
+    const plain = await spawnCli(['webhook', 'relay', 'new', downgrading.url], trust);
+    expect(plain.code, plain.stderr).toBe(8);
+    expect(plain.stdout).toBe('');
+    expect(plain.stderr).toMatch(/over plain http .* though it was asked over https: it was not used/);
+
+    const withCredentials = await startScriptedServer((_request, response) => {
+      response.writeHead(307, { location: `http://user:secret-pass@127.0.0.1:${new URL(withCredentials.url).port}/c` }).end();
+    });
+    servers.push(withCredentials);
+    const credentialed = await spawnCli(['webhook', 'relay', 'new', withCredentials.url]);
+    expect(credentialed.code, credentialed.stderr).toBe(8);
+    expect(credentialed.stdout).toBe('');
+    expect(credentialed.stderr).toMatch(/a channel URL with credentials in it: it was not used/);
+    expect(credentialed.stderr).not.toContain('secret-pass');
+
+    const given = await spawnCli(['webhook', 'relay', 'new', 'http://me:hunter2@127.0.0.1:9/?x=1']);
+    expect(given.code, given.stderr).toBe(2);
+    expect(given.stderr).not.toContain('hunter2');
   }, 60_000);
 });

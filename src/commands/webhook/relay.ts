@@ -4,6 +4,7 @@ import { CertificateError, CliError, ExitCode, UnavailableError, UsageError } fr
 import { createDispatcher } from '../../api/dispatcher.js';
 import { classifyNetworkError } from '../../api/network-errors.js';
 import { request } from '../../api/undici.js';
+import { redactUrl } from '../../api/redact.js';
 import { inertText } from '../../support/outside-text.js';
 import { shellWord } from '../../support/shell-word.js';
 import { discard } from '../../webhook/relay/client.js';
@@ -24,7 +25,7 @@ function parseRelayNew(relay: string | undefined): RelayNewOptions {
   const given = relay ?? DEFAULT_RELAY;
   const url = URL.canParse(given) ? new URL(given) : undefined;
   if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.username || url.password || url.search || url.hash) {
-    throw new UsageError(`RELAY must be a relay's http(s) URL such as https://smee.io, not "${given}"`);
+    throw new UsageError(`RELAY must be a relay's http(s) URL such as https://smee.io, without credentials, query or fragment, not "${redactUrl(given)}"`);
   }
   return { relay: url };
 }
@@ -55,6 +56,11 @@ async function newChannel(context: Context, { relay }: RelayNewOptions): Promise
   if (!channel || (channel.protocol !== 'https:' && channel.protocol !== 'http:')) {
     throw new CliError(`the relay answered a channel that is not an http(s) URL: ${inertText(location)}`, ExitCode.Unavailable);
   }
+  // A channel is a capability: never one sent in the clear where the relay was asked over TLS, nor one carrying credentials.
+  if (relay.protocol === 'https:' && channel.protocol !== 'https:') {
+    throw new CliError(`the relay answered a channel over plain http (${inertText(redactUrl(channel.href))}) though it was asked over https: it was not used`, ExitCode.Unavailable);
+  }
+  if (channel.username || channel.password) throw new CliError('the relay answered a channel URL with credentials in it: it was not used', ExitCode.Unavailable);
   if (channel.host !== relay.host) {
     throw new CliError(`the relay answered a channel on another host (${inertText(channel.host)}, not ${relay.host}): it was not used`, ExitCode.Unavailable, {
       hint: 'ask the relay\'s operator, or use another relay',
