@@ -1,7 +1,8 @@
 import type { ChalkInstance } from 'chalk';
 import type { EventSpec } from '../webhook/catalogue.js';
 import type { ForwardRecord } from '../webhook/forwarder.js';
-import type { ReceivedDelivery, Rejection, RelayGap, RelayOrigin } from '../webhook/receiver.js';
+import type { ReceivedDelivery, Rejection } from '../webhook/receiver.js';
+import type { RelayGap, RelayOrigin } from '../webhook/relay/types.js';
 import { JsonText } from './output.js';
 import { renderTable, type TableLayout } from './tables.js';
 import { inertText as safe } from '../support/outside-text.js';
@@ -103,14 +104,15 @@ function seconds(ms: number): string {
 }
 
 /** `listen --json`'s line for a relay gap, when it opens (`to` null) and when it closes. */
-export function relayGapJson(gap: RelayGap): { gap: RelayGap } {
-  return { gap };
+export function relayGapJson({ channel, from, to, reason, failedTries }: RelayGap) {
+  return { gap: { channel, from, to, reason, failed_tries: failedTries } };
 }
 
 /** What the user is told of a relay gap: deliveries sent meanwhile are lost, and what to do about them. */
 export function relayGapLine(gap: RelayGap, retryInMs: number | undefined): string {
   if (gap.to === null) {
     const next = retryInMs === undefined ? '' : `; reconnecting in ${seconds(retryInMs)}`;
+    if (gap.failedTries > 0) return `relay still lost since ${gap.from.slice(11, 19)} (try ${gap.failedTries} failed: ${safe(gap.reason)})${next}`;
     return `relay lost at ${gap.from.slice(11, 19)} (${safe(gap.reason)}): deliveries sent to the channel until it is read again are lost${next}`;
   }
   const lasted = Math.max(0, Math.round((Date.parse(gap.to) - Date.parse(gap.from)) / 1000));

@@ -11,7 +11,8 @@ import { InterruptedError, UsageError } from '../errors.js';
 import type { EventFilter } from './catalogue.js';
 import type { JournalWriter } from './forward-journal.js';
 import { createForwarder, type ForwarderEvents, type ForwarderOptions, type ForwardRecord } from './forwarder.js';
-import { DeliveryRefused, type ReceivedDelivery, type ReceiverOptions, type Rejection, type RelayGap, startReceiver } from './receiver.js';
+import { DeliveryRefused, type ReceivedDelivery, type ReceiverOptions, type Rejection, startReceiver } from './receiver.js';
+import type { RelayGap } from './relay/types.js';
 import { readRelay, type RelayReader } from './relay/client.js';
 import { frameDelivery } from './relay/frame.js';
 import type { DeliveryStore } from './store.js';
@@ -287,7 +288,7 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
         });
       },
       onGap(gap, retryInMs) {
-        if (gap.to === null) summary.relay_gaps++;
+        if (gap.to === null && gap.failedTries === 0) summary.relay_gaps++;
         if (observer) observe(() => observer.relayGap(gap));
         events.onRelayGap(gap, retryInMs);
       },

@@ -5,6 +5,7 @@ import { BodyError, type ContentKind, contentKind, headerWarnings, MAX_FORM_BODY
 import { arrivalClock } from './arrival-clock.js';
 import { HttpRequestError, requestNotOverHttp, type ServerRequest, setContentLength, startHttpServer } from './http-server.js';
 import { rememberedIds } from './remembered-ids.js';
+import type { RelayOrigin } from './relay/types.js';
 import { SignatureMismatch, type Verification, verdict } from './verdict.js';
 
 /** docs/service.md#limits caps payloads at 25 MB, which a form body percent-encodes. */
@@ -50,29 +51,6 @@ export interface ReceivedDelivery {
   ping: boolean;
   /** Read from a relay channel (`listen --relay`), not posted to this receiver. */
   relay?: RelayOrigin | undefined;
-}
-
-/** Where and how a relayed delivery came (src/webhook/relay/). */
-export interface RelayOrigin {
-  /** The channel's URL as it may be printed. */
-  channel: string;
-  /** When the relay took it (the frame's `timestamp`), ISO 8601; undefined when the frame had none. */
-  relayedAt: string | undefined;
-  /** `raw`: the bytes the service sent (gosmee's `bodyB`); `re-encoded`: the relay's JSON of them. */
-  body: 'raw' | 're-encoded';
-  /** The service sent a form body that the relay turned into JSON; it was rebuilt as a form. */
-  formConverted: boolean;
-}
-
-/** A time the relay channel was not being read: deliveries sent to it then are lost (a relay keeps no history). */
-export interface RelayGap {
-  channel: string;
-  /** When the stream was lost, ISO 8601. */
-  from: string;
-  /** When it was read again; null when the session ended before. */
-  to: string | null;
-  /** Why it was lost (the error, or the relay closing it). */
-  reason: string;
 }
 
 export interface Rejection {

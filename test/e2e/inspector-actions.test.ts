@@ -1,7 +1,8 @@
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { inspectListener, type ListenInspection } from '../../src/commands/common/inspector.js';
-import type { ReceivedDelivery, RelayGap } from '../../src/webhook/receiver.js';
+import type { ReceivedDelivery } from '../../src/webhook/receiver.js';
+import type { RelayGap } from '../../src/webhook/relay/types.js';
 import { sign } from '../../src/webhook/signature.js';
 import { chromiumPath, type Inspected, listenInspected, startTarget, type Target } from '../helpers/inspector.js';
 import { post } from '../helpers/listener.js';
@@ -241,7 +242,7 @@ describe.skipIf(!CHROMIUM)(`the inspector's actions and marks, in headless Chrom
     inspection.source.where = 'http://127.0.0.1:1/';
     const { observer } = inspection;
     observer.delivered([relayed(1, 'r-raw', { verified: true, algorithm: 'sha256', secret: 1 }, 'raw')]);
-    const lost: RelayGap = { channel: 'https://smee.io/abcdef', from: '2026-11-28T03:00:01.000Z', to: null, reason: 'the relay closed the stream' };
+    const lost: RelayGap = { channel: 'https://smee.io/abcdef', from: '2026-11-28T03:00:01.000Z', to: null, reason: 'the relay closed the stream', failedTries: 0 };
     observer.relayGap(lost);
     const page = await openPage(inspection.inspector.url);
     await untilPage(page, textIs('#status', 'live'));

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createDispatcher } from '../../src/api/dispatcher.js';
 import { CliError } from '../../src/errors.js';
 import type { Clock } from '../../src/support/clock.js';
-import type { RelayGap } from '../../src/webhook/receiver.js';
+import type { RelayGap } from '../../src/webhook/relay/types.js';
 import { startListener } from '../../src/webhook/listener.js';
 import type { ReceivedDelivery, Rejection } from '../../src/webhook/receiver.js';
 import { readRelay } from '../../src/webhook/relay/client.js';
@@ -107,13 +107,17 @@ describe('relay reader (src/webhook/relay/client.ts)', () => {
     expect(delivered).toEqual(['{"n":1}', '{"n":2}', '{"n":3}']);
     // random 0.5: three quarters of 1 s, 2 s, 4 s: a 500 and a 404 after the first loss are tries that failed.
     expect(clock.slept).toEqual([750, 1500, 3000]);
-    expect(gaps).toHaveLength(2);
-    const [lost, back] = gaps;
-    expect(lost).toEqual({ gap: { channel: `${relay.url}/chan`, from: '2026-03-10T12:00:00.000Z', to: null, reason: 'the relay closed the stream' }, retryInMs: 750 });
+    // Lost, two tries that failed (each told with its reason: silence would read as all being well), read again.
+    expect(gaps).toHaveLength(4);
+    const [lost, first, second, back] = gaps;
+    const opened = { channel: `${relay.url}/chan`, from: '2026-03-10T12:00:00.000Z', to: null };
+    expect(lost).toEqual({ gap: { ...opened, reason: 'the relay closed the stream', failedTries: 0 }, retryInMs: 750 });
+    expect(first).toEqual({ gap: { ...opened, reason: expect.stringMatching(/answered 500/), failedTries: 1 }, retryInMs: 1500 });
+    expect(second).toEqual({ gap: { ...opened, reason: expect.stringMatching(/answered 404/), failedTries: 2 }, retryInMs: 3000 });
     expect(back).toEqual({ gap: { ...lost!.gap, to: '2026-03-10T12:00:05.250Z' }, retryInMs: undefined });
     controller.abort();
     await reader.finished;
-    expect(gaps).toHaveLength(2);
+    expect(gaps).toHaveLength(4);
   });
 
   it('a frame cut by a connection lost in its middle is no delivery', async () => {

@@ -1,5 +1,6 @@
 import type { ContentKind } from '../delivery.js';
-import type { ReceivedDelivery, RelayGap, RelayOrigin } from '../receiver.js';
+import type { ReceivedDelivery } from '../receiver.js';
+import type { RelayGap, RelayOrigin } from '../relay/types.js';
 
 // What the inspector's page lists: one record per delivery shown or refused (or saved, for
 // `webhook inspect`), the last `keep` of them, the oldest dropped first and counted.

@@ -1,7 +1,8 @@
 import type { ForwardRecord } from '../forwarder.js';
 import type { ListenerObserver } from '../listener.js';
 import type { ContentKind } from '../delivery.js';
-import { acceptedAnswer, type ReceivedDelivery, type Rejection, type RelayOrigin } from '../receiver.js';
+import { acceptedAnswer, type ReceivedDelivery, type Rejection } from '../receiver.js';
+import type { RelayOrigin } from '../relay/types.js';
 import type { DeliveryLog, Exchange, ForwardState, InspectedDelivery, Verification } from './log.js';
 
 /**

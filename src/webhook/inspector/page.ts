@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { formatBytes } from '../../support/byte-size.js';
 import { type ContentKind, contentKind, payloadText } from '../delivery.js';
-import type { RelayGap } from '../receiver.js';
+import type { RelayGap } from '../relay/types.js';
 import { type DeliveryLog, type DeliverySummary, type InspectedDelivery, summaryOf } from './log.js';
 import { headerValue } from './observer.js';
 

@@ -3,7 +3,7 @@ import { type Dispatcher, request } from '../../api/undici.js';
 import { CertificateError, type CliError, InterruptedError, UnavailableError, UsageError } from '../../errors.js';
 import type { Clock } from '../../support/clock.js';
 import { inertText } from '../../support/outside-text.js';
-import type { RelayGap } from '../receiver.js';
+import type { RelayGap } from './types.js';
 import { MAX_RELAY_EVENT_BYTES } from './frame.js';
 import { createSseReader, type SseItem, SseTooLarge } from './sse.js';
 
@@ -56,7 +56,7 @@ export async function readRelay(options: RelayReaderOptions): Promise<RelayReade
       if (signal.aborted) return;
       if (clock.now() - connectedAt >= STEADY_MS) attempt = 0;
       let wait = backoff(attempt++, random);
-      const gap: RelayGap = { channel: options.url, from: new Date(clock.now()).toISOString(), to: null, reason };
+      const gap: RelayGap = { channel: options.url, from: new Date(clock.now()).toISOString(), to: null, reason, failedTries: 0 };
       options.onGap({ ...gap }, wait);
       body = undefined;
       while (!body) {
@@ -68,9 +68,14 @@ export async function readRelay(options: RelayReaderOptions): Promise<RelayReade
         const next = await connect(options);
         if (signal.aborted) return;
         if ('body' in next) body = next.body;
-        else wait = backoff(attempt++, random);
+        else {
+          // While it stays lost, each failed try is told with its reason: silence would read as "all is well".
+          wait = backoff(attempt++, random);
+          gap.failedTries++;
+          options.onGap({ ...gap, reason: next.error.message }, wait);
+        }
       }
-      options.onGap({ ...gap, to: new Date(clock.now()).toISOString() }, undefined);
+      options.onGap({ ...gap, to: new Date(clock.now()).toISOString(), failedTries: 0 }, undefined);
     }
   };
   return { finished: run() };
