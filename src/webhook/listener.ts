@@ -13,7 +13,7 @@ import type { JournalWriter } from './forward-journal.js';
 import { createForwarder, type ForwarderEvents, type ForwarderOptions, type ForwardRecord } from './forwarder.js';
 import { DeliveryRefused, type ReceivedDelivery, type ReceiverOptions, type Rejection, startReceiver } from './receiver.js';
 import type { RelayGap } from './relay/types.js';
-import { readRelay, type RelayReader } from './relay/client.js';
+import type { RelayReader } from './relay/client.js';
 import { frameDelivery } from './relay/frame.js';
 import type { DeliveryStore } from './store.js';
 
@@ -261,6 +261,8 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
     const { url } = options.relay;
     options.signal.addEventListener('abort', () => relayStop.abort(), { once: true });
     const full = () => forwarder !== undefined && options.forward !== undefined && forwarder.waiting() >= options.forward.maxWaiting;
+    // Loaded when a relay is read: undici is not needed at start-up otherwise.
+    const { readRelay } = await import('./relay/client.js');
     relayReader = await readRelay({
       ...options.relay,
       clock: options.clock,

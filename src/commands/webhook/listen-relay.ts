@@ -1,7 +1,6 @@
 import { type Command, Option } from 'commander';
 import { extraTrust, type Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
-import { createDispatcher } from '../../api/dispatcher.js';
 import { inertText } from '../../support/outside-text.js';
 import { relayGapJson, relayGapLine } from '../../ui/webhook.js';
 import type { ListenerEvents, ListenerOptions, ListenSummary } from '../../webhook/listener.js';
@@ -27,8 +26,10 @@ export function parseRelayFlag(relay: string | undefined, command: Command): { r
 }
 
 /** The listener's relay: through the API client's proxy and trust (--ca-file, SVC_CA_FILE), TLS always verified. */
-export function relayListening(context: Context, relay: string | undefined): ListenerOptions['relay'] {
+export async function relayListening(context: Context, relay: string | undefined): Promise<ListenerOptions['relay']> {
   if (relay === undefined) return undefined;
+  // Loaded when a relay is read: undici is not needed at start-up otherwise.
+  const { createDispatcher } = await import('../../api/dispatcher.js');
   const dispatcher = createDispatcher(context.settings.proxy, undefined, extraTrust(context.settings));
   context.defer(() => dispatcher.close());
   return { url: relay, dispatcher };

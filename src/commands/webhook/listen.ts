@@ -156,7 +156,7 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
       port: options.port,
       path: options.path,
       serve: options.serve,
-      relay: relayListening(context, options.relay),
+      relay: await relayListening(context, options.relay),
       secrets,
       dedupe: options.dedupe,
       // Without a secret, a web page could rebind its name to this address and post: only loopback names then.

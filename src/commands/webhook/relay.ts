@@ -1,13 +1,10 @@
 import type { Command } from 'commander';
 import { type Context, extraTrust, type Runner } from '../../context.js';
 import { CertificateError, CliError, ExitCode, UnavailableError, UsageError } from '../../errors.js';
-import { createDispatcher } from '../../api/dispatcher.js';
 import { classifyNetworkError } from '../../api/network-errors.js';
-import { request } from '../../api/undici.js';
 import { redactUrl } from '../../api/redact.js';
 import { inertText } from '../../support/outside-text.js';
 import { shellWord } from '../../support/shell-word.js';
-import { discard } from '../../webhook/relay/client.js';
 import { examples } from '../common/options.js';
 
 // `webhook relay new [RELAY]`: a new channel of a smee.io-compatible relay, for a webhook's payload
@@ -33,6 +30,12 @@ function parseRelayNew(relay: string | undefined): RelayNewOptions {
 /** Asks the relay for a channel: HEAD <relay>/new, answered by a redirect to it on the same host. */
 async function newChannel(context: Context, { relay }: RelayNewOptions): Promise<string> {
   const endpoint = new URL('new', relay.href.endsWith('/') ? relay : `${relay.href}/`);
+  // Loaded when asked: undici is not needed at start-up otherwise.
+  const [{ createDispatcher }, { request }, { discard }] = await Promise.all([
+    import('../../api/dispatcher.js'),
+    import('../../api/undici.js'),
+    import('../../webhook/relay/client.js'),
+  ]);
   const dispatcher = createDispatcher(context.settings.proxy, { connectMs: TIMEOUT_MS }, extraTrust(context.settings));
   context.defer(() => dispatcher.close());
   let answer: Awaited<ReturnType<typeof request>>;
@@ -73,7 +76,10 @@ async function newChannel(context: Context, { relay }: RelayNewOptions): Promise
 }
 
 export function register(webhook: Command, run: Runner): void {
-  const relay = webhook.command('relay').description('relay channels: receive deliveries on a machine with no public port');
+  const relay = webhook
+    .command('relay')
+    .description('relay channels: receive deliveries on a machine with no public port')
+    .addHelpText('after', examples(['svc-migrate webhook relay new', 'svc-migrate webhook listen --relay https://smee.io/AbC… --secret "$SECRET" --forward-to 3000/webhooks']));
   relay
     .command('new')
     .argument('[relay]', `a smee.io-compatible relay (default ${DEFAULT_RELAY})`)
