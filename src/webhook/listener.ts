@@ -99,6 +99,10 @@ export interface ListenSummary {
   dropped: number;
   /** Times the relay channel was lost (`--relay`): deliveries sent to it meanwhile were lost. */
   relay_gaps: number;
+  /** Relayed deliveries whose re-encoded body did not verify: a relay's re-encoding, or not the service's. */
+  unverifiable: number;
+  /** When the relay channel was lost, if it was still lost when the session ended. */
+  relay_lost_since: string | null;
 }
 
 export interface Listener {
@@ -128,6 +132,8 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
     filtered: 0,
     dropped: 0,
     relay_gaps: 0,
+    unverifiable: 0,
+    relay_lost_since: null,
   };
   const { filters, store, observer } = options;
   /** An observer's failure is ours, never the delivery's: it is reported as a fault. */
@@ -212,6 +218,7 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
     for (const delivery of deliveries) {
       summary.received++;
       if (delivery.verification.verified) summary.verified++;
+      if (delivery.verification.relayed === 'unverifiable') summary.unverifiable++;
       if (delivery.duplicate) summary.duplicates++;
       if (wanted(delivery)) shownNow.push(delivery);
       else summary.filtered++;
@@ -291,6 +298,7 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
       },
       onGap(gap, retryInMs) {
         if (gap.to === null && gap.failedTries === 0) summary.relay_gaps++;
+        summary.relay_lost_since = gap.to === null ? gap.from : null;
         if (observer) observe(() => observer.relayGap(gap));
         events.onRelayGap(gap, retryInMs);
       },

@@ -288,6 +288,21 @@ describe('webhook listen --relay against a hostile relay (the built binary)', ()
     expect(listener.stderr()).not.toMatch(/this is a bug/);
   }, 60_000);
 
+  it('a relay that stays down: each failed try told with its reason, and the gap still open at the end named', async () => {
+    const relay = await stub((_request, response) => {
+      openStream(response);
+      response.end(READY);
+    }, empty(503));
+    const place = workplace();
+    const listener = start(relay, [], place);
+    await listener.until(() => listener.gaps.some((gap) => gap.failed_tries === 1));
+    expect(listener.gaps[1]).toMatchObject({ to: null, failed_tries: 1, reason: expect.stringMatching(/answered 503/) });
+    await listener.until(() => /relay still lost since \d\d:\d\d:\d\d \(try 1 failed: .*answered 503.*\); reconnecting in/.test(listener.stderr()));
+    expect((await listener.interrupt()).code).toBe(130);
+    expect(listener.stderr()).toMatch(/relay gaps 1\b/);
+    expect(listener.stderr()).toMatch(/the relay channel was lost at \d\d:\d\d:\d\d and not read again before the end: deliveries sent to it since were lost/);
+  }, 60_000);
+
   it('a stream that drips one byte a second keeps no one waiting: Ctrl-C ends it at once with the summary', async () => {
     let dripped = 0;
     const { changed, until } = changes();

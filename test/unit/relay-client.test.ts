@@ -67,14 +67,15 @@ function options(url: string, clock: Clock, controller: AbortController) {
 }
 
 describe('relay reader (src/webhook/relay/client.ts)', () => {
-  it('the first connection must succeed: 404 and a page are exit 2 with the hint, 503 and no listener exit 8', async () => {
+  it('the first connection must succeed: 404 and a page are exit 2 with the hint, 503, 429 and no listener exit 8', async () => {
     relay = await startScriptedServer(
       empty(404),
       (_request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end('<p>hi</p>'),
       empty(503),
+      empty(429),
     );
     const codes: [number, string][] = [];
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < 4; i++) {
       const { reading } = options(`${relay.url}/chan`, recordingClock(), new AbortController());
       const error = await readRelay(reading).then(() => undefined, (failure: unknown) => failure);
       expect(error).toBeInstanceOf(CliError);
@@ -83,7 +84,9 @@ describe('relay reader (src/webhook/relay/client.ts)', () => {
     expect(codes[0]).toEqual([2, expect.stringMatching(/answered 404 .*webhook relay new/)]);
     expect(codes[1]).toEqual([2, expect.stringMatching(/answered 200 with text\/html, not an event stream/)]);
     expect(codes[2]).toEqual([8, expect.stringMatching(/answered 503/)]);
-    expect(relay.requests.map((request) => request.headers.accept)).toEqual(['text/event-stream', 'text/event-stream', 'text/event-stream']);
+    // A relay's limit on readers is no wrong URL: said so, with what to do.
+    expect(codes[3]).toEqual([8, expect.stringMatching(/answered 429 .*no more readers.* close the channel's other readers/)]);
+    expect(relay.requests.map((request) => request.headers.accept)).toEqual(Array(4).fill('text/event-stream'));
     const { port } = relay;
     await relay.close();
     relay = undefined;

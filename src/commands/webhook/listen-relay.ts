@@ -51,5 +51,14 @@ export function sourceLine(url: string | undefined, relay: string | undefined): 
 
 /** What the summary adds for a relay. */
 export function relaySummary(summary: ListenSummary, relay: string | undefined): string {
-  return relay === undefined ? '' : `, relay gaps ${summary.relay_gaps}`;
+  if (relay === undefined) return '';
+  return `, unverifiable ${summary.unverifiable}, relay gaps ${summary.relay_gaps}`;
+}
+
+/** A gap still open when the session ended: what was sent to the channel since is lost. */
+export function relayLostAtEnd(context: Context, summary: ListenSummary): void {
+  if (summary.relay_lost_since === null) return;
+  context.out.warn(
+    `the relay channel was lost at ${summary.relay_lost_since.slice(11, 19)} and not read again before the end: deliveries sent to it since were lost; redeliver them from the webhook's settings`,
+  );
 }

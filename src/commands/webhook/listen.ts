@@ -16,7 +16,7 @@ import { type DeliveryStore, openStore, StoreError } from '../../webhook/store.j
 import { eventNames, suggest } from '../common/completion-values.js';
 import { checkedSecret, checkNotEmpty, envSecret, examples, parsePort, parsePositiveInt } from '../common/options.js';
 import { addForwardOptions, type ForwardFlags, type ForwardOptions, finishingLine, forwardingLines, type GivenUp, notForwarded, openForwardJournal, parseForwardOptions } from './listen-forwards.js';
-import { parseRelayFlag, relayGapLines, relayListening, relayOption, relaySummary, sourceLine } from './listen-relay.js';
+import { parseRelayFlag, relayGapLines, relayListening, relayLostAtEnd, relayOption, relaySummary, sourceLine } from './listen-relay.js';
 
 interface ListenFlags extends ForwardFlags {
   port: number;
@@ -231,6 +231,7 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
       (summary.dropped > 0 ? `, connections closed on arrival ${summary.dropped}` : '') +
       relaySummary(summary, options.relay),
   );
+  relayLostAtEnd(context, summary);
   const unforwarded = givenUp.count > 0 ? notForwarded(givenUp, shownTarget ?? '', target === shownTarget, options.save) : undefined;
   // Ctrl-C ends a receiver as it ends any command: exit 130 (the summary above says what it got).
   if (interrupted) {

@@ -114,6 +114,13 @@ async function connect(options: RelayReaderOptions): Promise<Connection> {
   const type = String(response.headers['content-type'] ?? '');
   if (response.statusCode === 200 && /^text\/event-stream\b/i.test(type)) return { body: response.body };
   discard(response.body);
+  if (response.statusCode === 429) {
+    return {
+      error: new UnavailableError(`the relay answered 429 for ${options.url}: it takes no more readers of this channel, or no more requests, now`, {
+        hint: 'close the channel\'s other readers (another listen, its page in a browser) or try again later',
+      }),
+    };
+  }
   if (response.statusCode >= 500) {
     return { error: new UnavailableError(`the relay answered ${response.statusCode} for ${options.url}`, { hint: 'the relay is down or overloaded: try again later' }) };
   }
