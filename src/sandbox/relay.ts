@@ -73,7 +73,7 @@ export function createRelay(pingMs: number): SandboxRelay {
     const event: Record<string, unknown> = {
       ...headerObject(request),
       body: parsedBody(body, String(request.headers['content-type'] ?? '')),
-      query: Object.fromEntries(url.searchParams),
+      query: queryObject(url.searchParams),
       timestamp: Date.now(),
     };
     if (raw.has(channel)) event.bodyB = body.toString('base64');
@@ -167,4 +167,14 @@ function parsedBody(body: Buffer, contentType: string): unknown {
   } catch {
     throw new HttpFailure(400, { message: 'Body is not valid JSON' });
   }
+}
+
+/** The query as smee.io's server parses it: a name given once is a string, one given more often a list. */
+function queryObject(params: URLSearchParams): Record<string, string | string[]> {
+  const query: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;
+  for (const name of new Set(params.keys())) {
+    const values = params.getAll(name);
+    query[name] = values.length === 1 ? (values[0] as string) : values;
+  }
+  return query;
 }

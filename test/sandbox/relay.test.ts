@@ -143,7 +143,7 @@ describe('sandbox relay (src/sandbox/relay.ts)', () => {
     await untilListeners(baseUrl, channel, 1);
     const body = '{"b":1.0,  "a":"caf\\u00e9","u":"https:\\/\\/x"}';
     const head: [string, string][] = [['Host', 'example.test'], ['Content-Type', 'application/json'], ['X-Service-Event', 'push'], ['X-Service-Delivery', 'd-1']];
-    const answer = await rawPost(`${channel}?x=1&y=two`, head, body);
+    const answer = await rawPost(`${channel}?x=1&y=two&z=3&z=4`, head, body);
     expect(answer).toMatch(/^HTTP\/1\.1 200 /);
     const [, frame] = await reader.frames(2);
     const timestamp = (JSON.parse(/^id: 1\ndata: (.*)\n\n$/.exec(frame ?? '')?.[1] ?? '{}') as { timestamp: number }).timestamp;
@@ -156,7 +156,8 @@ describe('sandbox relay (src/sandbox/relay.ts)', () => {
       'content-length': String(Buffer.byteLength(body)),
       connection: 'close',
       body: JSON.parse(body) as unknown,
-      query: { x: '1', y: 'two' },
+      // A name given more than once is a list, as smee.io's server parses a query.
+      query: { x: '1', y: 'two', z: ['3', '4'] },
       timestamp,
     };
     expect(frame).toBe(smee.message(1, payload));
