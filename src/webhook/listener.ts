@@ -34,7 +34,7 @@ export interface ListenerOptions extends Pick<ReceiverOptions, 'host' | 'port' |
   filters: EventFilter[];
   store?: DeliveryStore | undefined;
   forward?: Pick<ForwarderOptions, 'target' | 'timeoutMs' | 'concurrency' | 'maxWaiting' | 'headers' | 'retries'> | undefined;
-  /** `<save dir>/forwards.jsonl`: each saved delivery's forwarding outcome is appended to it. */
+  /** `<save dir>/forwards.jsonl`: each saved delivery's forwarding outcome is appended to it; its opener closes it once `finished`. */
   journal?: JournalWriter | undefined;
   /** The session ends after this many new deliveries shown (a redelivery does not count). */
   maxDeliveries?: number | undefined;
@@ -115,6 +115,8 @@ export interface Listener {
    * refuse it (its output not read, --max-deliveries reached, the save failing).
    */
   redeliver: (delivery: ReceivedDelivery) => Promise<void>;
+  /** The name (not the path) of the file a delivery was saved as (`--save`), if it was. */
+  savedAs: (delivery: ReceivedDelivery) => string | undefined;
   /** Once the session ended, every forward done: what it counted, and whether Ctrl-C ended it. */
   finished: Promise<{ summary: ListenSummary; interrupted: boolean }>;
 }
@@ -328,7 +330,6 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
     if (waiting > 0 && !options.signal.aborted) options.signal.addEventListener('abort', onLateAbort, { once: true });
     await forwarder?.drained();
     options.signal.removeEventListener('abort', onLateAbort);
-    await options.journal?.close();
     // Ctrl-C while the forwards of a session ended by --max-deliveries finished.
     return { summary, interrupted: interrupted || options.signal.aborted };
   });
@@ -343,7 +344,11 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
     await accept(delivery);
     delivered([delivery]);
   };
-  return { url: receiver.url, finished, redeliver };
+  const savedName = (delivery: ReceivedDelivery) => {
+    const file = savedAs.get(delivery);
+    return file === undefined ? undefined : basename(file);
+  };
+  return { url: receiver.url, finished, redeliver, savedAs: savedName };
 }
 
 /** How long requests still arriving when --max-deliveries is reached get to be answered. */

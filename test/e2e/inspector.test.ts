@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildDelivery } from '../../src/webhook/delivery.js';
+import { readJournal } from '../../src/webhook/forward-journal.js';
 import { sign } from '../../src/webhook/signature.js';
 import { api, askReplay, fetchRaw, type Inspected, listenInspected, readEvents, startTarget, type Target } from '../helpers/inspector.js';
 import { post } from '../helpers/listener.js';
@@ -231,6 +232,62 @@ describe('webhook listen --inspect: the page\'s server', () => {
     const [first, , replayed] = await app.received(3);
     expect(replayed!.headers['x-env']).toBe('dev');
     expect(replayed!.body.equals(first!.body)).toBe(true);
+  });
+
+  describe('the page\'s replays to the forward target of a --save session', () => {
+    /** A signed delivery of id `id`, posted as the service posts one. */
+    const deliver = (inspected: Inspected, id: string) => {
+      const body = Buffer.from(JSON.stringify({ action: 'opened', issue: { number: 1 } }));
+      return post(inspected.listener.url, { 'content-type': 'application/json', 'x-service-event': 'issues', 'x-service-delivery': id, 'x-hub-signature-256': sign(body, SECRET) }, body);
+    };
+    /** Each delivery's last outcome in the journal of `dir`. */
+    const journaled = async (dir: string) => Object.fromEntries([...((await readJournal(dir))?.last.values() ?? [])].map((entry) => [entry.delivery, entry.outcome]));
+    /** The app fails the first three forwards, then takes everything. */
+    async function failingThrice(): Promise<Target> {
+      let calls = 0;
+      const app = await startTarget('{"thanks":true}', () => (++calls <= 3 ? 500 : 200));
+      targets.push(app);
+      return app;
+    }
+    async function threeGivenUp(app: Target, extra: string[]) {
+      const dir = mkdtempSync(join(tmpdir(), 'svc-inspect-journal-'));
+      const inspected = await listenInspected(['--secret', SECRET, '--forward-to', app.url, '--save', dir, ...extra]);
+      for (const id of ['g-1', 'g-2', 'g-3']) expect((await deliver(inspected, id)).status).toBe(200);
+      await inspected.listener.until(() => inspected.listener.forwards.filter((forward) => forward.outcome === 'failed').length === 3);
+      return { dir, inspected };
+    }
+
+    it('journals each, and a delivery given up that the page delivered is no longer given up: summary, ids named; a replay elsewhere is no forward', async () => {
+      const app = await failingThrice();
+      const elsewhere = await target();
+      const { dir, inspected } = await threeGivenUp(app, []);
+      expect(JSON.parse((await askReplay(inspected, 1, { to: 'forward' })).text)).toMatchObject({ sent: true, status: 200 });
+      expect(JSON.parse((await askReplay(inspected, 2, { to: 'url', url: elsewhere.url })).text)).toMatchObject({ sent: true, status: 200 });
+      expect((await api(inspected, '/api/deliveries/1')).forward).toMatchObject({ state: 'delivered', attempts: 2 });
+      expect((await api(inspected, '/api/deliveries/2')).forward).toMatchObject({ state: 'failed', attempts: 1 });
+      expect(await inspected.listener.stop()).toBe(130);
+      const stderr = inspected.listener.stderr();
+      expect(stderr).toMatch(/; forwards delivered 0, failed 2, retried 0, delivered from the inspector's page 1\n/);
+      expect(stderr).toMatch(/2 deliveries were answered but not forwarded to \S+: g-[23], g-[23]; `svc-migrate webhook replay --failed /);
+      expect(await journaled(dir)).toEqual({ 'g-1': 'delivered', 'g-2': 'failed', 'g-3': 'failed' });
+    });
+
+    it('"replay every failed forward" that delivers them all: journaled, the session exits 0, and `replay --failed` finds nothing left to send', async () => {
+      const app = await failingThrice();
+      const { dir, inspected } = await threeGivenUp(app, ['--max-deliveries', '4']);
+      const origin = inspected.base.slice(0, -1);
+      const all = await fetchRaw(at(inspected, '/api/replay-failed'), { method: 'POST', headers: { 'x-inspector-token': inspected.token, origin } });
+      expect(JSON.parse(all.text.trim().split('\n').at(-1)!)).toEqual({ finished: true, of: 3, delivered: 3, failed: 0 });
+      expect((await deliver(inspected, 'g-4')).status).toBe(200);
+      expect(await inspected.listener.exited).toBe(0);
+      const stderr = inspected.listener.stderr();
+      expect(stderr).toMatch(/; forwards delivered 1, failed 0, retried 0, delivered from the inspector's page 3\n/);
+      expect(stderr).not.toContain('not forwarded to');
+      expect(await journaled(dir)).toEqual({ 'g-1': 'delivered', 'g-2': 'delivered', 'g-3': 'delivered', 'g-4': 'delivered' });
+      const replay = await runCli(['webhook', 'replay', '--failed', dir, '--url', app.url]);
+      expect(replay.code).toBe(0);
+      expect(app.requests.length).toBe(7);
+    });
   });
 
   it('refuses a replay that is not the page\'s own POST of JSON, and a target or secret it cannot use; nothing is sent', async () => {

@@ -3,7 +3,7 @@ import type { ListenerObserver } from '../../webhook/listener.js';
 import { DeliveryLog } from '../../webhook/inspector/log.js';
 import { logObserver } from '../../webhook/inspector/observer.js';
 import type { PageSource } from '../../webhook/inspector/page.js';
-import type { ReplayTargets } from '../../webhook/inspector/replay.js';
+import type { PageForward, ReplayTargets } from '../../webhook/inspector/replay.js';
 import { type Inspector, startInspector } from '../../webhook/inspector/server.js';
 import type { ForwardHeader } from '../../webhook/forward-headers.js';
 import { targetUrl } from '../../webhook/target-url.js';
@@ -35,6 +35,8 @@ export interface ListenInspection {
   inspector: Inspector;
   /** Given the listener's `redeliver` once it listens: "replay to this receiver" hands deliveries back to it. */
   receiver: NonNullable<ReplayTargets['receiver']>;
+  /** Given its reader once the listener listens: the page's replays to the forward target (journaled, counted). */
+  forwards: { told?: (forward: PageForward) => void };
 }
 
 /** `listen --inspect [port]`: a log fed by the listener, and its page. */
@@ -50,6 +52,8 @@ export async function inspectListener(options: {
   const given = options.forward;
   const forward = given ? { target: given.target, timeoutMs: given.timeoutMs, headers: given.headers } : undefined;
   const receiver: ListenInspection['receiver'] = {};
-  const inspector = await openInspector(log, source, { forward, secrets: options.secrets, receiver }, options.port, '--inspect');
-  return { observer: logObserver(log, forward !== undefined), source, inspector, receiver };
+  const forwards: ListenInspection['forwards'] = {};
+  const targets = { forward, secrets: options.secrets, receiver, forwarded: (told: PageForward) => forwards.told?.(told) };
+  const inspector = await openInspector(log, source, targets, options.port, '--inspect');
+  return { observer: logObserver(log, forward !== undefined), source, inspector, receiver, forwards };
 }

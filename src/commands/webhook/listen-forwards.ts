@@ -8,6 +8,9 @@ import { forwardJson, forwardLine } from '../../ui/webhook.js';
 import { type ForwardHeader, parseForwardHeaders } from '../../webhook/forward-headers.js';
 import { JOURNAL_NAME, JournalError, type JournalWriter, openJournal } from '../../webhook/forward-journal.js';
 import { type ForwarderEvents, type ForwardPace, type ForwardRecord, SERVICE_TIMEOUT_MS } from '../../webhook/forwarder.js';
+import type { PageForward } from '../../webhook/inspector/replay.js';
+import type { ListenSummary } from '../../webhook/listener.js';
+import type { ReceivedDelivery } from '../../webhook/receiver.js';
 import { targetUrl } from '../../webhook/target-url.js';
 import { parseNonNegativeInt, parseSeconds } from '../common/options.js';
 
@@ -112,24 +115,67 @@ function behindLine(target: string, waiting: number, pace: ForwardPace): string 
 }
 
 /**
- * What the end of a session says of the deliveries not forwarded: how many, and the first ids and
- * saved files it names. Only those are kept: a session left running for days against an app that
- * is down must not grow by a record for each delivery.
+ * What the end of a session says of the deliveries not forwarded: how many, and the first ids it
+ * names. Only so many are kept: a session left running for days against an app that is down must
+ * not grow by a record for each delivery.
  */
 export interface GivenUp {
   count: number;
-  ids: string[];
-  /** Saved files of the deliveries given up, the first IDS_SHOWN + 1 (one more tells that there are more). */
-  files: string[];
+  /** The first deliveries given up, by arrival number (NAMES_KEPT at most): one the page then delivers is taken out. */
+  named: Map<number, string>;
+  /** Those of them saved (`--save`): `webhook replay --failed` can send them. */
+  saved: number;
+  /** Deliveries given up that the inspector's page then delivered, by how they had ended. */
+  fromPage: { failed: number; not_forwarded: number };
 }
+
+export const givenUpNone = (): GivenUp => ({ count: 0, named: new Map(), saved: 0, fromPage: { failed: 0, not_forwarded: 0 } });
 
 /** Ids shown in the message about deliveries not forwarded, at most; the rest are counted. */
 const IDS_SHOWN = 10;
+/** Ids kept to name: more than shown, so that some are left to name once the page delivered the first. */
+const NAMES_KEPT = 1_000;
 
 function keepGivenUp(givenUp: GivenUp, record: ForwardRecord): void {
   givenUp.count++;
-  if (givenUp.ids.length < IDS_SHOWN) givenUp.ids.push(record.delivery);
-  if (record.saved !== null && givenUp.files.length <= IDS_SHOWN) givenUp.files.push(record.saved);
+  if (givenUp.named.size < NAMES_KEPT) givenUp.named.set(record.sequence, record.delivery);
+  if (record.saved !== null) givenUp.saved++;
+}
+
+/**
+ * The page's replays to the forward target (`--inspect`): each of a saved delivery appended to the
+ * journal as the forwarder's outcomes are, and a delivery given up that the page delivered no
+ * longer given up (the summary, the ids named, the exit code).
+ */
+export function pageForwards(
+  givenUp: GivenUp,
+  journal: JournalWriter | undefined,
+  savedAs: (delivery: ReceivedDelivery) => string | undefined,
+  target: string,
+): (forward: PageForward) => void {
+  return ({ record, delivered, givenUp: ended, status, at }: PageForward) => {
+    const delivery = record.delivery;
+    if (delivery === undefined) return;
+    const file = savedAs(delivery);
+    if (journal && file !== undefined) journal.append({ file, delivery: delivery.id, outcome: delivered ? 'delivered' : 'failed', status, at, target });
+    if (!delivered || ended === undefined) return;
+    givenUp.count--;
+    givenUp.named.delete(delivery.sequence);
+    if (file !== undefined) givenUp.saved--;
+    givenUp.fromPage[ended]++;
+  };
+}
+
+/** The summary's forward counts, those the page delivered counted as such. */
+export function forwardCounts(summary: ListenSummary, fromPage: GivenUp['fromPage']): string {
+  const failed = summary.forward_failed - fromPage.failed;
+  const skipped = summary.forward_skipped - fromPage.not_forwarded;
+  const page = fromPage.failed + fromPage.not_forwarded;
+  return (
+    `; forwards delivered ${summary.forward_delivered}, failed ${failed}, retried ${summary.forward_retried}` +
+    (skipped > 0 ? `, not forwarded ${skipped}` : '') +
+    (page > 0 ? `, delivered from the inspector's page ${page}` : '')
+  );
 }
 
 /**
@@ -171,10 +217,12 @@ export function notForwarded(
   wholeTarget: boolean,
   saveDir: string | undefined,
 ): { message: string; hint: string } {
-  const { count, ids } = givenUp;
-  const named = ids.join(', ') + (count > IDS_SHOWN ? ` and ${count - IDS_SHOWN} more` : '');
-  const message = `${count} deliver${count > 1 ? 'ies were' : 'y was'} answered but not forwarded to ${target}: ${named}`;
-  if (saveDir === undefined || givenUp.files.length === 0) {
+  const { count } = givenUp;
+  const ids = [...givenUp.named.values()].slice(0, IDS_SHOWN);
+  const more = count - ids.length;
+  const named = ids.length === 0 ? '' : `: ${ids.join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
+  const message = `${count} deliver${count > 1 ? 'ies were' : 'y was'} answered but not forwarded to ${target}${named}`;
+  if (saveDir === undefined || givenUp.saved === 0) {
     return { message, hint: `${count > 1 ? 'they were' : 'it was'} not saved: run with --save <dir> to keep such deliveries for \`webhook replay\`` };
   }
   // The journal names them all: one command sends every delivery whose forward failed, and only those.

@@ -15,7 +15,19 @@ import { DEFAULT_MAX_CONNECTIONS, type ReceivedDelivery } from '../../webhook/re
 import { type DeliveryStore, openStore, StoreError } from '../../webhook/store.js';
 import { eventNames, suggest } from '../common/completion-values.js';
 import { checkedSecret, checkNotEmpty, envSecret, examples, parsePort, parsePositiveInt } from '../common/options.js';
-import { addForwardOptions, type ForwardFlags, type ForwardOptions, finishingLine, forwardingLines, type GivenUp, notForwarded, openForwardJournal, parseForwardOptions } from './listen-forwards.js';
+import {
+  addForwardOptions,
+  type ForwardFlags,
+  type ForwardOptions,
+  finishingLine,
+  forwardCounts,
+  forwardingLines,
+  givenUpNone,
+  notForwarded,
+  openForwardJournal,
+  pageForwards,
+  parseForwardOptions,
+} from './listen-forwards.js';
 import { parseRelayFlag, relayGapLines, relayListening, relayLostAtEnd, relayOption, relaySummary, sourceLine } from './listen-relay.js';
 
 interface ListenFlags extends ForwardFlags {
@@ -149,7 +161,7 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
     unreported = 0;
   };
   /** Deliveries answered but not forwarded: given up after their attempts, or left out of a full queue. */
-  const givenUp: GivenUp = { count: 0, ids: [], files: [] };
+  const givenUp = givenUpNone();
   const listener = await startListener(
     {
       host: options.host,
@@ -207,6 +219,7 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
   if (inspection) {
     inspection.source.where = listener.url ?? options.relay ?? '';
     inspection.receiver.redeliver = listener.redeliver;
+    inspection.forwards.told = pageForwards(givenUp, journal, listener.savedAs, shownTarget ?? '');
     // The one place the token is shown: whoever has this address can read every delivery.
     out.essential(`inspector on ${inspection.inspector.url}`);
   }
@@ -223,10 +236,12 @@ async function listen(context: Context, options: ListenOptions): Promise<ListenS
   }
 
   const { summary, interrupted } = await listener.finished;
+  // The page's replays end (each outcome journaled and counted) before the journal closes and the summary is said.
+  await inspection?.inspector.close();
+  await journal?.close();
   out.info(
     `received ${summary.received}, verified ${summary.verified}, rejected ${summary.rejected}, duplicates ${summary.duplicates}` +
-      (target ? `; forwards delivered ${summary.forward_delivered}, failed ${summary.forward_failed}, retried ${summary.forward_retried}` : '') +
-      (summary.forward_skipped > 0 ? `, not forwarded ${summary.forward_skipped}` : '') +
+      (target ? forwardCounts(summary, givenUp.fromPage) : '') +
       (summary.filtered > 0 ? `, left out by --events ${summary.filtered}` : '') +
       (summary.dropped > 0 ? `, connections closed on arrival ${summary.dropped}` : '') +
       relaySummary(summary, options.relay),

@@ -2,7 +2,7 @@ import { redactUrl } from '../../api/redact.js';
 import type { ForwardHeader } from '../forward-headers.js';
 import type { ReceivedDelivery } from '../receiver.js';
 import { resend } from '../replay.js';
-import type { ForwardState, InspectedDelivery } from './log.js';
+import type { InspectedDelivery } from './log.js';
 
 // The page's replay buttons: to the forward target, as the forwarder sends (headers as received,
 // body byte for byte); or to a URL typed in the page, as sent or signed anew with one of the
@@ -16,6 +16,21 @@ export interface ReplayTargets {
   parseUrl(value: string): string;
   /** `listen --inspect`: the listener, once it listens, to hand a delivery back to (Listener.redeliver). */
   receiver?: { redeliver?: ((delivery: ReceivedDelivery) => Promise<void>) | undefined } | undefined;
+  /** Told of each replay to the forward target that delivered it, or that failed again for a delivery given up (PageForward). */
+  forwarded?: ((forward: PageForward) => void) | undefined;
+}
+
+/**
+ * A replay from the page to the forward target that tells something of the delivery's forwarding:
+ * it delivered it, or it failed again after the forwarder gave up (`givenUp`: its forward had
+ * failed or was not forwarded). A failed re-send of a delivery the app took changes nothing.
+ */
+export interface PageForward {
+  record: InspectedDelivery;
+  delivered: boolean;
+  givenUp: 'failed' | 'not_forwarded' | undefined;
+  status: number | null;
+  at: string;
 }
 
 /** Each replay gets this long to be answered (as `webhook replay`'s deliveries). */
@@ -70,12 +85,38 @@ export async function replayAsked(record: InspectedDelivery, body: Buffer, targe
   if (!loaded.body) return refused(409, 'its body was not read: the request was refused before it');
   const shown = redactUrl(target);
   const signed = resignWith === undefined ? 'as sent' : `signed with secret #${sign as number}`;
+  const at = new Date().toISOString();
   try {
     const result = await resend(target, loaded.rawHeaders, loaded.body, { resignWith, added, timeoutMs, signal });
+    if (to === 'forward') settle(record, { status: result.status, ms: result.ms, error: null, preview: result.preview }, at, targets);
     return { status: 200, answer: { sent: true, url: shown, signed, status: result.status, ms: result.ms, response: result.preview } };
   } catch (error) {
-    return { status: 200, answer: { sent: false, url: shown, signed, error: (error as Error)?.message ?? String(error) } };
+    const reason = (error as Error)?.message ?? String(error);
+    if (to === 'forward') settle(record, { status: null, ms: null, error: `replayed from the page: ${reason}`, preview: null }, at, targets);
+    return { status: 200, answer: { sent: false, url: shown, signed, error: reason } };
   }
+}
+
+type AttemptOutcome = { status: number | null; ms: number | null; error: string | null; preview: null | string };
+
+/**
+ * A replay to the forward target ended: a delivery given up, or one the page delivered, gets it as
+ * its forward's next attempt (its row says it, and "replay failed" sends only what still failed),
+ * and `targets.forwarded` is told. True when it was delivered.
+ */
+function settle(record: InspectedDelivery, outcome: AttemptOutcome, at: string, targets: ReplayTargets): boolean {
+  const delivered = outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
+  const state = record.forward;
+  const givenUp = state?.state === 'failed' || state?.state === 'not_forwarded' ? state.state : undefined;
+  if (!delivered && givenUp === undefined) return false;
+  if (state) {
+    state.attempts++;
+    state.maxAttempts = Math.max(state.maxAttempts, state.attempts);
+    state.state = delivered ? 'delivered' : 'failed';
+    state.history.push({ attempt: state.attempts, at, ...outcome });
+  }
+  targets.forwarded?.({ record, delivered, givenUp, status: outcome.status, at });
+  return delivered;
 }
 
 /**
@@ -103,22 +144,22 @@ export type FailedReplayLine =
  * The page's "replay failed": every delivery kept whose forward failed or was not forwarded, sent
  * again to the forward target as the forwarder sends, one after the other in arrival order; each
  * outcome is written into the delivery's forward history (so its row says it, and a second run
- * sends only what still failed) and told to `progress`.
+ * sends only what still failed), told to `targets.forwarded` (the journal) and to `progress`.
  */
 export async function replayFailed(
   records: InspectedDelivery[],
-  forward: NonNullable<ReplayTargets['forward']>,
+  targets: ReplayTargets,
   signal: AbortSignal,
   progress: (line: FailedReplayLine) => void,
   changed: (record: InspectedDelivery) => void,
 ): Promise<void> {
+  const forward = targets.forward as NonNullable<ReplayTargets['forward']>;
   const failed = records.filter((record) => record.forward?.state === 'failed' || record.forward?.state === 'not_forwarded');
   let delivered = 0;
   for (const [i, record] of failed.entries()) {
     if (signal.aborted) break;
-    const state = record.forward as ForwardState;
     const at = new Date().toISOString();
-    let outcome: { status: number | null; ms: number | null; error: string | null; preview: string | null };
+    let outcome: AttemptOutcome;
     try {
       const loaded = await record.load();
       if (!loaded.body) throw new Error('its body was not read');
@@ -129,12 +170,7 @@ export async function replayFailed(
       const reason = (error as Error)?.message ?? String(error);
       outcome = { status: null, ms: null, error: `replayed from the page: ${reason}`, preview: null };
     }
-    const ok = outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
-    if (ok) delivered++;
-    state.attempts++;
-    state.maxAttempts = Math.max(state.maxAttempts, state.attempts);
-    state.state = ok ? 'delivered' : 'failed';
-    state.history.push({ attempt: state.attempts, at, ...outcome });
+    if (settle(record, outcome, at, targets)) delivered++;
     changed(record);
     const { status, ms, error } = outcome;
     progress({ n: record.n, id: record.id ?? null, done: i + 1, of: failed.length, status, ms, error });

@@ -27,6 +27,7 @@ export interface Inspector {
   /** The page's address, token included: printed once, at start. */
   url: string;
   port: number;
+  /** Ends the replays under way, and resolves once each outcome was told; again, the same promise. */
   close(): Promise<void>;
 }
 
@@ -76,6 +77,12 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   const replays = new AbortController();
   let inFlight = 0;
   let replayingFailed = false;
+  /** Replays under way: closing waits for them, so each outcome is told (and journaled) before the page is gone. */
+  const running = new Set<Promise<void>>();
+  const tracked = (replay: Promise<void>) => {
+    running.add(replay);
+    return replay.finally(() => running.delete(replay));
+  };
 
   const server = createServer(
     {
@@ -114,7 +121,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       if (!fromThisPage(request, host)) {
         return void send(response, 403, 'application/json', JSON.stringify({ error: 'a replay is asked for by this page only (same origin)' }));
       }
-      return replay ? replayRoute(request, response, Number(replay[1])) : replayFailedRoute(response);
+      return tracked(replay ? replayRoute(request, response, Number(replay[1])) : replayFailedRoute(response));
     }
     if (method !== 'GET' && method !== 'HEAD') return void send(response, 405, 'text/plain', 'this page is read with GET\n', { allow: 'GET, HEAD' });
     if (pathname === '/') return void send(response, 200, 'text/html; charset=utf-8', renderPage(log, source, token));
@@ -158,7 +165,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     // Its progress as it goes: a JSON line per delivery sent, then one with the outcome.
     response.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'application/x-ndjson' });
     try {
-      await replayFailed(log.list(), forward, replays.signal, (line) => response.write(`${JSON.stringify(line)}\n`), (record) => log.updated(record));
+      await replayFailed(log.list(), options.targets, replays.signal, (line) => response.write(`${JSON.stringify(line)}\n`), (record) => log.updated(record));
     } finally {
       replayingFailed = false;
       response.end();
@@ -177,6 +184,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     inFlight++;
     try {
       const { status, answer } = await replayAsked(record, body, options.targets, replays.signal);
+      log.updated(record);
       send(response, status, 'application/json', JSON.stringify(answer));
     } finally {
       inFlight--;
@@ -252,19 +260,22 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('the inspector is not listening on a TCP port');
   const closed = new Promise<void>((resolve) => server.once('close', resolve));
+  let closing: Promise<void> | undefined;
+  const close = async () => {
+    stopListening();
+    stopGaps();
+    clearInterval(heartbeat);
+    replays.abort();
+    for (const stream of streams) stream.end();
+    server.close();
+    server.closeAllConnections();
+    await Promise.allSettled([...running]);
+    await closed;
+  };
   return {
     url: `http://127.0.0.1:${address.port}/?token=${token}`,
     port: address.port,
-    close: async () => {
-      stopListening();
-      stopGaps();
-      clearInterval(heartbeat);
-      replays.abort();
-      for (const stream of streams) stream.end();
-      server.close();
-      server.closeAllConnections();
-      await closed;
-    },
+    close: () => (closing ??= close()),
   };
 }
 
