@@ -332,14 +332,14 @@
     parts.push(el('h3', { text: 'Our answer' }));
     if (d.answer) parts.push(el('p', { text: `${d.answer.status}` }), el('pre', { className: 'answer', text: visible(d.answer.body) }));
     else parts.push(el('p', { text: 'Saved deliveries were answered 200 once saved.' }));
-    if (config.mode === 'listen') parts.push(forwardSection(d));
+    if (config.mode === 'listen' || d.forward !== null) parts.push(forwardSection(d));
     detail.replaceChildren(...parts);
   }
 
   function forwardSection(d) {
     const section = el('section', { attrs: { id: 'forward-section' } }, [el('h3', { text: 'Forward' })]);
     const f = d.forward;
-    const target = visible(config.forward);
+    const target = visible(config.forward || 'the forward target');
     if (f === null) {
       section.append(el('p', { text: config.forward ? 'Not forwarded: a redelivery is not forwarded again.' : 'No forward target (--forward-to).' }));
       return section;
@@ -353,7 +353,7 @@
     const of = `attempt ${f.attempts} of ${f.maxAttempts}`;
     const failure = tried === undefined ? '' : tried.status === null ? `got no answer (${tried.error})` : `answered ${tried.status}`;
     const summary = {
-      delivered: `${target} answered ${tried?.status} in ${tried?.ms} ms (${of})`,
+      delivered: `${target} answered ${tried?.status}${tried?.ms === null ? '' : ` in ${tried?.ms} ms`} (${of})`,
       retrying: `${target} ${failure} (${of}); it is tried again`,
       failed: `${target} ${failure} (${of})${last?.attempt === null ? `; ${last.error}` : ''}`,
       not_forwarded: `Not forwarded: ${last?.error ?? ''}`,
@@ -362,7 +362,7 @@
     const attempts = el('ol', { className: 'attempts' });
     for (const attempt of f.history) {
       if (attempt.attempt === null) continue;
-      const what = attempt.status === null ? `no answer: ${attempt.error}` : `answered ${attempt.status} in ${attempt.ms} ms`;
+      const what = attempt.status === null ? `no answer: ${attempt.error}` : `answered ${attempt.status}${attempt.ms === null ? '' : ` in ${attempt.ms} ms`}`;
       const item = el('li', {}, [el('span', { text: visible(`attempt ${attempt.attempt}, ${attempt.at.slice(11, 19)} UTC: ${what}`) })]);
       if (attempt.preview) item.append(el('pre', { className: 'forward-preview', text: visible(attempt.preview) }));
       attempts.append(item);

@@ -238,10 +238,14 @@ describe('webhook listen --inspect: the page\'s server', () => {
     /** A signed delivery of id `id`, posted as the service posts one. */
     const deliver = (inspected: Inspected, id: string) => {
       const body = Buffer.from(JSON.stringify({ action: 'opened', issue: { number: 1 } }));
-      return post(inspected.listener.url, { 'content-type': 'application/json', 'x-service-event': 'issues', 'x-service-delivery': id, 'x-hub-signature-256': sign(body, SECRET) }, body);
+      const headers = { 'content-type': 'application/json', 'x-service-event': 'issues', 'x-service-delivery': id, 'x-hub-signature-256': sign(body, SECRET) };
+      return post(inspected.listener.url, headers, body);
     };
     /** Each delivery's last outcome in the journal of `dir`. */
-    const journaled = async (dir: string) => Object.fromEntries([...((await readJournal(dir))?.last.values() ?? [])].map((entry) => [entry.delivery, entry.outcome]));
+    const journaled = async (dir: string) => {
+      const last = (await readJournal(dir))?.last.values() ?? [];
+      return Object.fromEntries([...last].map((entry) => [entry.delivery, entry.outcome]));
+    };
     /** The app fails the first three forwards, then takes everything. */
     async function failingThrice(): Promise<Target> {
       let calls = 0;
@@ -488,6 +492,48 @@ describe('webhook inspect DIR', () => {
     run.stop();
     const result = await run.exited;
     expect(result.code).toBe(0);
+  });
+
+  it('shows each delivery\'s last forward outcome from forwards.jsonl (read as hostile input), replays those that failed to --forward-to, and journals them', async () => {
+    const { dir, ids } = await savedDirectory(4);
+    const [delivered, failed, skipped, unknown] = ids as [string, string, string, string];
+    const line = (id: string, outcome: string, status: number | null) =>
+      JSON.stringify({ file: `${id}.http`, delivery: id, outcome, status, at: '2026-11-28T03:41:46.415Z', target: 'http://127.0.0.1:1/' });
+    const journal = [
+      line(delivered, 'failed', 500),
+      line(delivered, 'delivered', 200),
+      line(failed, 'failed', 502),
+      line(skipped, 'not_forwarded', null),
+      // Not records: a path for a file, an unknown key; the delivery they name keeps no forward state.
+      JSON.stringify({ file: `../${unknown}.http`, delivery: unknown, outcome: 'failed', status: 500, at: '2026-11-28T03:41:46.415Z', target: 'x' }),
+      `${line(unknown, 'failed', 500).slice(0, -1)},"extra":1}`,
+    ];
+    writeFileSync(join(dir, 'forwards.jsonl'), `${journal.join('\n')}\n`, { mode: 0o600 });
+    const app = await target();
+    const run = await inspect([dir, '--forward-to', app.url]);
+    const forwards = Object.fromEntries((await api(run.inspected, '/api/deliveries')).records.map((r: any) => [r.id, r.forward?.state ?? null]));
+    expect(forwards).toEqual({ [delivered]: 'delivered', [failed]: 'failed', [skipped]: 'not_forwarded', [unknown]: null });
+    const page = (await fetchRaw(run.inspected.page)).text;
+    expect(page).toContain(`<button type="button" id="replay-failed">Replay every failed forward to ${app.url}</button>`);
+    expect(page).toMatch(/<td class="forward"[^>]*>failed · 502<\/td>/);
+    expect(page).toMatch(/<td class="forward">200<\/td>/);
+
+    const origin = run.inspected.base.slice(0, -1);
+    const replayAll = () => fetchRaw(at(run.inspected, '/api/replay-failed'), { method: 'POST', headers: { 'x-inspector-token': run.inspected.token, origin } });
+    expect(JSON.parse((await replayAll()).text.trim().split('\n').at(-1)!)).toEqual({ finished: true, of: 2, delivered: 2, failed: 0 });
+    expect((await app.received(2)).map((request) => request.headers['x-service-delivery'])).toEqual([failed, skipped]);
+    expect(JSON.parse((await replayAll()).text)).toEqual({ finished: true, of: 0, delivered: 0, failed: 0 });
+    run.stop();
+    const { code, stderr } = await run.exited;
+    expect(code).toBe(0);
+    expect(stderr).toContain('warning: forwards.jsonl: 2 lines are not a forward record and were left out (line 5, 6)\n');
+    const last = (await readJournal(dir))!.last;
+    expect([failed, skipped].map((id) => last.get(`${id}.http`))).toEqual([
+      expect.objectContaining({ outcome: 'delivered', status: 200, target: app.url }),
+      expect.objectContaining({ outcome: 'delivered', status: 200, target: app.url }),
+    ]);
+    expect(last.get(`${delivered}.http`)?.at).toBe('2026-11-28T03:41:46.415Z');
+    expect(app.requests.length).toBe(2);
   });
 
   it('names at most 20 files that are not deliveries on stderr and in the page, and counts the rest; --json names them all', async () => {

@@ -4,7 +4,9 @@ import { UsageError } from '../../errors.js';
 import { redactUrl } from '../../api/redact.js';
 import { readingReason } from '../../support/system-errors.js';
 import { inertText } from '../../support/outside-text.js';
+import { type JournalWriter, openJournal } from '../../webhook/forward-journal.js';
 import { DEFAULT_KEEP } from '../../webhook/inspector/log.js';
+import type { PageForward } from '../../webhook/inspector/replay.js';
 import { targetUrl } from '../../webhook/target-url.js';
 import { checkedSecret, envSecret, examples, parsePort, parsePositiveInt, parseSeconds } from '../common/options.js';
 
@@ -63,18 +65,21 @@ async function inspect(context: Context, { dir, secrets, keep, ...options }: Ins
   const saved = await readSavedLog(dir, keep, secrets).catch((error: unknown) => {
     throw new UsageError(`cannot read deliveries from ${inertText(dir)}: ${readingReason(error)}`, { hint: 'name a directory written by `webhook listen --save`' });
   });
-  const { log, unreadable, total } = saved;
+  const { log, unreadable, total, journalNotice } = saved;
   if (total === 0 && unreadable.length === 0) throw new UsageError(`no saved deliveries (*.http) in ${inertText(dir)}`, { hint: 'name a directory written by `webhook listen --save`' });
   const forward = options.forward === undefined ? undefined : { ...options.forward, headers: [] };
   const shownTarget = forward === undefined ? undefined : redactUrl(forward.target);
+  // Deferred before the page: it closes first, so a replay it ends is journaled.
+  const journal = pageJournal(context, dir, shownTarget ?? '');
   const inspector = await openInspector(
     log,
     { mode: 'saved', where: dir, forwardTarget: shownTarget, secrets: secrets.length, unreadable },
-    { forward, secrets },
+    { forward, secrets, forwarded: journal },
     options.port,
     '--port',
   );
   context.defer(() => inspector.close());
+  if (journalNotice !== undefined) out.warn(inertText(journalNotice));
   for (const { name, reason } of unreadable.slice(0, UNREADABLE_NAMED)) {
     // Most reasons say it already ("not a saved delivery (no svc-migrate header)"); a link or a FIFO's do not.
     out.warn(`${inertText(name)}: ${inertText(reason.startsWith('not a saved delivery') ? reason : `not a saved delivery (${reason})`)}`);
@@ -92,6 +97,28 @@ async function inspect(context: Context, { dir, secrets, keep, ...options }: Ins
     context.signal.addEventListener('abort', () => resolve(), { once: true });
   });
   out.info('inspector stopped');
+}
+
+/**
+ * The page's replays to the forward target, appended to `<dir>/forwards.jsonl` as `webhook replay
+ * --failed`'s are (so `--failed` then sends only what still failed); the journal is opened at the
+ * first of them: the page alone writes nothing.
+ */
+function pageJournal(context: Context, dir: string, target: string): (forward: PageForward) => void {
+  let opened: Promise<JournalWriter | undefined> | undefined;
+  const unrecorded = (error: Error) => {
+    context.out.warn(`${inertText(error.message)}: the page's replays are not recorded in it`);
+    return undefined;
+  };
+  context.defer(async () => {
+    await (await opened)?.close();
+  });
+  return ({ record, delivered, status, at }) => {
+    if (record.file === undefined) return;
+    opened ??= openJournal(dir, unrecorded).catch(unrecorded);
+    const entry = { file: record.file, delivery: record.id ?? '', outcome: delivered ? ('delivered' as const) : ('failed' as const), status, at, target };
+    void opened.then((journal) => journal?.append(entry));
+  };
 }
 
 export function register(webhook: Command, run: Runner): void {

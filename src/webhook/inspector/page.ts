@@ -106,7 +106,7 @@ ${unreadableNotice(source)}<form class="filters" id="filters">
 <option value="relayed">via relay</option>
 </select></label>
 <span class="count" id="count"></span>
-${source.mode === 'listen' && source.forwardTarget ? `<button type="button" id="replay-failed">Replay every failed forward to ${escapeHtml(visible(source.forwardTarget))}</button>
+${source.forwardTarget ? `<button type="button" id="replay-failed">Replay every failed forward to ${escapeHtml(visible(source.forwardTarget))}</button>
 <output id="replay-failed-result" role="status"></output>` : ''}</form>
 ${gapsNotice(log)}
 <main class="panes">
@@ -256,7 +256,8 @@ function forwardText(forward: DeliverySummary['forward']): [string, string?] {
     case 'pending':
       return ['…'];
     case 'delivered':
-      return [`${answer} · ${tried?.ms} ms${of}`, said];
+      // A saved delivery's forward, as the journal says it, has no time taken.
+      return [`${answer}${tried?.ms == null ? '' : ` · ${tried.ms} ms`}${of}`, said];
     case 'retrying':
       return [`${answer}, retrying${of}`, said];
     case 'failed':

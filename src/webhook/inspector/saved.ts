@@ -3,8 +3,10 @@ import { catalogueWarnings } from '../catalogue.js';
 import { BodyError, contentKind, headerWarnings, parsePayload } from '../delivery.js';
 import { fullName } from '../receiver.js';
 import { verifySignature } from '../signature.js';
+import { JOURNAL_NAME, type JournalEntry, JournalError, readJournal } from '../forward-journal.js';
+import { badLinesNotice } from '../replay-select.js';
 import { listSaved, parseSaved, readSaved, type SavedDelivery, type SavedEntry, type Unreadable } from '../store.js';
-import { DeliveryLog, type InspectedDelivery, type Verification } from './log.js';
+import { DeliveryLog, type ForwardState, type InspectedDelivery, type Verification } from './log.js';
 
 // `webhook inspect DIR`: a `--save` directory as the inspector's log. The directory is hostile
 // input: each file is read as `webhook replay` reads it (a regular file, no link followed, at most
@@ -18,6 +20,8 @@ export interface SavedLog {
   unreadable: Unreadable[];
   /** Saved deliveries: those listed, and the older ones not read (`log.dropped`). */
   total: number;
+  /** What the user should know of the forward journal: unreadable, or lines of it left out. */
+  journalNotice: string | undefined;
 }
 
 /**
@@ -26,6 +30,14 @@ export interface SavedLog {
  */
 export async function readSavedLog(dir: string, keep: number, secrets: string[]): Promise<SavedLog> {
   const { entries, unreadable } = await listSaved(dir);
+  // Each delivery's last forward outcome, as `webhook replay --failed` reads them (hostile input, strict shape).
+  let journalNotice: string | undefined;
+  const journal = await readJournal(dir).catch((error: unknown) => {
+    if (!(error instanceof JournalError)) throw error;
+    journalNotice = `${error.message}: forward outcomes are not shown`;
+    return undefined;
+  });
+  if (journal) journalNotice = badLinesNotice(journal);
   const log = new DeliveryLog(keep);
   const listed: InspectedDelivery[] = [];
   let next = entries.length - 1;
@@ -42,12 +54,21 @@ export async function readSavedLog(dir: string, keep: number, secrets: string[])
       const again = parseSaved(entry.name, await readSaved(entry.file));
       return { rawHeaders: again.rawHeaders, body: again.body };
     };
-    listed.push({ ...describeSaved(saved, secrets), n: 0, file: entry.name, load, held: 0 });
+    const last = journal?.last.get(entry.name);
+    listed.push({ ...describeSaved(saved, secrets), n: 0, file: entry.name, load, held: 0, forward: last && journalForward(last) });
   }
   for (const record of listed.reverse()) log.add(record);
   // The older files are not read: they count as deliveries, not listed.
   log.dropped = next + 1;
-  return { log, unreadable, total: listed.length + log.dropped };
+  return { log, unreadable, total: listed.length + log.dropped, journalNotice };
+}
+
+/** A delivery's forward as the journal's last record of it says: its outcome and answer (no time taken, no attempt count). */
+function journalForward({ outcome, status, at }: JournalEntry): ForwardState {
+  const tried = outcome !== 'not_forwarded';
+  const error = status !== null ? null : `${tried ? 'no answer' : 'not forwarded'} (as ${JOURNAL_NAME} records it)`;
+  const history = [{ attempt: tried ? 1 : null, at, status, ms: null, error, preview: null }];
+  return { state: outcome, attempts: tried ? 1 : 0, maxAttempts: 1, history };
 }
 
 /** What the receiver would have made of a saved delivery: its event, verification and warnings. */
