@@ -456,6 +456,7 @@
     say('sending…');
     try {
       const { answer } = await api(`/api/deliveries/${n}/replay`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(ask) });
+      if (ask.to === 'forward') void redrawn([n]);
       if (answer.taken === true) say('taken by this receiver as a new delivery: it is listed, saved and shown as any other');
       else if (answer.taken === false) say(`not taken: ${answer.error}`, true);
       else if (answer.sent === true) say(`${answer.url} answered ${answer.status} in ${answer.ms} ms (${answer.signed})${answer.response ? `: ${answer.response}` : ''}`);
@@ -464,6 +465,19 @@
     } catch (error) {
       say(`not sent: ${error.message}`, true);
     }
+  }
+
+  /**
+   * Without an event stream (saved deliveries), the rows of deliveries replayed to the forward
+   * target are drawn again from the list as it now stands: their forward changed.
+   */
+  async function redrawn(ns) {
+    if (config.mode === 'listen' || ns.length === 0) return;
+    const { ok, answer } = await api('/api/deliveries');
+    if (!ok) return;
+    const wanted = new Set(ns);
+    for (const summary of answer.records) if (wanted.has(summary.n)) replaceRow(summary);
+    counted();
   }
 
   function copy(text, done, say) {
@@ -730,6 +744,7 @@
       }
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
       let text = '';
+      const replayed = [];
       for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
         text += chunk.value;
         const lines = text.split('\n');
@@ -739,7 +754,9 @@
           if (p.finished) {
             result.textContent = p.of === 0 ? 'no failed forward to replay' : `replayed ${p.of}: ${p.delivered} delivered, ${p.failed} failed again`;
             result.classList.toggle('error', p.failed > 0);
+            await redrawn(replayed);
           } else {
+            replayed.push(p.n);
             const outcome = p.status === null ? visible(p.error) : `answered ${p.status}`;
             result.textContent = `replaying ${p.done} of ${p.of}… (${visible(p.id ?? `#${p.n}`)}: ${outcome})`;
           }

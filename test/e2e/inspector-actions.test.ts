@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { inspectListener, type ListenInspection } from '../../src/commands/common/inspector.js';
@@ -6,6 +9,8 @@ import type { RelayGap } from '../../src/webhook/relay/types.js';
 import { sign } from '../../src/webhook/signature.js';
 import { chromiumPath, type Inspected, listenInspected, startTarget, type Target } from '../helpers/inspector.js';
 import { post } from '../helpers/listener.js';
+import { runCli } from '../helpers/run-cli.js';
+import { changes } from '../helpers/until.js';
 
 // The inspector's actions and marks in headless Chromium: curl from the URL as Replay reads it, the
 // default replay target, duplicates and relayed deliveries in their rows, relay gaps, "replay
@@ -234,6 +239,43 @@ describe.skipIf(!CHROMIUM)(`the inspector's actions and marks, in headless Chrom
     await page.click('#replay-failed');
     await untilPage(page, textIs('#replay-failed-result', 'no failed forward to replay'));
     expect(app.requests.length).toBe(7);
+  });
+
+  it('over a saved directory, shows each forward as forwards.jsonl last says it, replays every failed one, and draws their rows again', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-actions-saved-'));
+    const saving = await listenInspected(['--secret', SECRET, '--save', dir, '--max-deliveries', '3']);
+    for (const id of ['s-1', 's-2', 's-3']) expect((await deliver(saving, id)).status).toBe(200);
+    expect(await saving.listener.exited).toBe(0);
+    const line = (id: string, outcome: string, status: number | null) =>
+      JSON.stringify({ file: `${id}.http`, delivery: id, outcome, status, at: '2026-11-28T03:00:00.000Z', target: 'http://127.0.0.1:1/' });
+    writeFileSync(join(dir, 'forwards.jsonl'), `${[line('s-1', 'failed', 500), line('s-2', 'delivered', 200), line('s-3', 'not_forwarded', null)].join('\n')}\n`, { mode: 0o600 });
+    const app = await target();
+    const controller = new AbortController();
+    let stdout = '';
+    const { changed, until } = changes();
+    const exited = runCli(['webhook', 'inspect', dir, '--forward-to', app.url], {
+      signal: controller.signal,
+      env: { SVC_WEBHOOK_SECRET: '' },
+      onStdout: (text) => {
+        stdout += text;
+        changed();
+      },
+    });
+    await until(() => /http:\S+token=\S+/.test(stdout));
+    const page = await openPage(/http:\S+token=\S+/.exec(stdout)![0]);
+    const states = () => page.$$eval('#rows tr', (rows) => rows.map((row) => `${row.querySelector('td.id')!.textContent} ${row.dataset.forward}`));
+    expect(await states()).toEqual(['s-3 not_forwarded', 's-2 delivered', 's-1 failed']);
+    expect(await page.textContent('#rows tr[data-n="1"] td.forward')).toBe('failed · 500');
+    await page.click('#replay-failed');
+    await untilPage(page, textIs('#replay-failed-result', 'replayed 2: 2 delivered, 0 failed again'));
+    await untilPage(page, `document.querySelectorAll('#rows tr[data-forward="delivered"]').length === 3`);
+    expect(await page.textContent('#rows tr[data-n="1"] td.forward')).toMatch(/^200 · \d+ ms · attempt 2 of 2$/);
+    await page.click('#rows tr[data-n="3"]');
+    await page.waitForSelector('#forward-section .forward-result');
+    expect(await page.textContent('#forward-section .forward-result')).toMatch(new RegExp(`^${app.url} answered 200 in \\d+ ms \\(attempt 1 of 1\\)$`));
+    expect((page as Page & { errors: string[] }).errors).toEqual([]);
+    controller.abort();
+    expect((await exited).code).toBe(0);
   });
 
   it('shows relayed deliveries "via relay" with their verdict, and relay gaps with their time range', async () => {
