@@ -3,7 +3,7 @@ import { open } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { UsageError } from '../errors.js';
 import { readingReason } from '../support/system-errors.js';
-import { JOURNAL_NAME, JournalError, type JournalReading, readJournal } from './forward-journal.js';
+import { JOURNAL_NAME, JournalError, readJournal } from './forward-journal.js';
 import { byArrival, deliveryFileName, listSaved, type SavedEntry, type Unreadable } from './store.js';
 
 // Which saved deliveries `webhook replay` sends: those of its FILE-OR-DIR arguments, or with
@@ -90,15 +90,10 @@ async function failedFiles(dir: string, notices: string[]): Promise<Set<string>>
       hint: `${JOURNAL_NAME} is written by \`webhook listen --save ${dir} --forward-to …\`; to send every delivery saved there, name the directory instead`,
     });
   }
-  const bad = badLinesNotice(reading);
-  if (bad) notices.push(bad);
+  if (reading.bad > 0) {
+    notices.push(`${JOURNAL_NAME}: ${reading.bad} line${reading.bad > 1 ? 's are' : ' is'} not a forward record and ${reading.bad > 1 ? 'were' : 'was'} left out (line ${named(reading.badLines)})`);
+  }
   return new Set([...reading.last.values()].filter(({ outcome }) => outcome !== 'delivered').map(({ file }) => file));
-}
-
-/** What a journal's lines that are not records come to, if any: said wherever it is read (`replay --failed`, `inspect`). */
-export function badLinesNotice(reading: JournalReading): string | undefined {
-  if (reading.bad === 0) return undefined;
-  return `${JOURNAL_NAME}: ${reading.bad} line${reading.bad > 1 ? 's are' : ' is'} not a forward record and ${reading.bad > 1 ? 'were' : 'was'} left out (line ${named(reading.badLines)})`;
 }
 
 /** The delivery ids of `--ids FILE`: one a line, `#` comments and blank lines left out; any other line is a mistake to name. */

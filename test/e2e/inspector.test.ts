@@ -526,7 +526,7 @@ describe('webhook inspect DIR', () => {
     run.stop();
     const { code, stderr } = await run.exited;
     expect(code).toBe(0);
-    expect(stderr).toContain('warning: forwards.jsonl: 2 lines are not a forward record and were left out (line 5, 6)\n');
+    expect(stderr).toContain('warning: forwards.jsonl: 2 lines are not a forward record: left out, the page shows no outcome from them (line 5, 6)\n');
     const last = (await readJournal(dir))!.last;
     expect([failed, skipped].map((id) => last.get(`${id}.http`))).toEqual([
       expect.objectContaining({ outcome: 'delivered', status: 200, target: app.url }),

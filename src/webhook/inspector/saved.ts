@@ -4,7 +4,6 @@ import { BodyError, contentKind, headerWarnings, parsePayload } from '../deliver
 import { fullName } from '../receiver.js';
 import { verifySignature } from '../signature.js';
 import { JOURNAL_NAME, type JournalEntry, JournalError, readJournal } from '../forward-journal.js';
-import { badLinesNotice } from '../replay-select.js';
 import { listSaved, parseSaved, readSaved, type SavedDelivery, type SavedEntry, type Unreadable } from '../store.js';
 import { DeliveryLog, type ForwardState, type InspectedDelivery, type Verification } from './log.js';
 
@@ -37,7 +36,10 @@ export async function readSavedLog(dir: string, keep: number, secrets: string[])
     journalNotice = `${error.message}: forward outcomes are not shown`;
     return undefined;
   });
-  if (journal) journalNotice = badLinesNotice(journal);
+  if (journal && journal.bad > 0) {
+    const lines = journal.badLines.join(', ') + (journal.bad > journal.badLines.length ? ' and more' : '');
+    journalNotice = `${JOURNAL_NAME}: ${journal.bad} line${journal.bad > 1 ? 's are' : ' is'} not a forward record: left out, the page shows no outcome from ${journal.bad > 1 ? 'them' : 'it'} (line ${lines})`;
+  }
   const log = new DeliveryLog(keep);
   const listed: InspectedDelivery[] = [];
   let next = entries.length - 1;
