@@ -8,10 +8,10 @@ import { forwardJson, forwardLine } from '../../ui/webhook.js';
 import { type ForwardHeader, parseForwardHeaders } from '../../webhook/forward-headers.js';
 import { JOURNAL_NAME, JournalError, type JournalWriter, openJournal } from '../../webhook/forward-journal.js';
 import { type ForwarderEvents, type ForwardPace, type ForwardRecord, SERVICE_TIMEOUT_MS } from '../../webhook/forwarder.js';
+import { targetUrl } from '../../webhook/target-url.js';
 import type { PageForward } from '../../webhook/inspector/replay.js';
 import type { ListenSummary } from '../../webhook/listener.js';
 import type { ReceivedDelivery } from '../../webhook/receiver.js';
-import { targetUrl } from '../../webhook/target-url.js';
 import { parseNonNegativeInt, parseSeconds } from '../common/options.js';
 
 // `webhook listen`'s forwarding: its flags, its lines, and what the end of a session says of the
