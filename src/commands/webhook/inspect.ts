@@ -9,6 +9,7 @@ import { DEFAULT_KEEP } from '../../webhook/inspector/log.js';
 import type { PageForward } from '../../webhook/inspector/replay.js';
 import { targetUrl } from '../../webhook/target-url.js';
 import { checkedSecret, envSecret, examples, parsePort, parsePositiveInt, parseSeconds } from '../common/options.js';
+import { SERVICE_TIMEOUT_MS } from '../../webhook/forwarder.js';
 
 interface InspectFlags {
   port?: number;
@@ -51,7 +52,7 @@ function parseInspectOptions(dir: string, flags: InspectFlags, { settings }: Inv
     dir,
     port: flags.port ?? 0,
     secrets,
-    ...(target === undefined ? {} : { forward: { target, timeoutMs: (flags.forwardTimeout ?? 30) * 1000 } }),
+    ...(target === undefined ? {} : { forward: { target, timeoutMs: (flags.forwardTimeout ?? SERVICE_TIMEOUT_MS / 1000) * 1000 } }),
     keep: flags.keep,
   };
 }
@@ -129,7 +130,7 @@ export function register(webhook: Command, run: Runner): void {
     .option('--port <n>', 'port on 127.0.0.1 (default: a free one)', parsePort)
     .option('--secret <secret>', 'verify with it, and offer it for re-signing replays; repeat for several (env SVC_WEBHOOK_SECRET)', (value: string, previous: string[] = []) => [...previous, value])
     .option('--forward-to <url>', 'where "replay to the forward target" sends (a port or path means localhost)')
-    .option('--forward-timeout <seconds>', 'time limit of each replay to it (default 30)', parseSeconds)
+    .option('--forward-timeout <seconds>', `time limit of each replay to it (default ${SERVICE_TIMEOUT_MS / 1000}, as listen's forwards)`, parseSeconds)
     .option('--keep <n>', 'the newest deliveries listed', parsePositiveInt, DEFAULT_KEEP)
     .addHelpText(
       'after',
