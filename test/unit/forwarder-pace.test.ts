@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { createForwarder, type ForwardPace } from '../../src/webhook/forwarder.js';
+import type { ReceivedDelivery } from '../../src/webhook/receiver.js';
+import { startScriptedServer } from '../helpers/scripted-server.js';
+
+// Who the full-queue warning blames (docs/cli.md#webhook-listen): the app only once it had time to
+// answer, never for forwards that have only just started.
+
+const delivery = (sequence: number) =>
+  ({
+    sequence,
+    id: `d-${sequence}`,
+    event: 'issues',
+    action: 'opened',
+    rawBody: Buffer.from('{}'),
+    rawHeaders: () => ['X-Service-Delivery', `d-${sequence}`, 'Content-Type', 'application/json'],
+  }) as unknown as ReceivedDelivery;
+
+describe('the forward queue full before any answer', () => {
+  it('blames the forwarder, not an app none of whose forwards has waited yet', async () => {
+    const app = await startScriptedServer((_request, response) => response.writeHead(200).end('ok'));
+    try {
+      const paces: ForwardPace[] = [];
+      const forwarder = createForwarder(
+        {
+          target: app.url,
+          timeoutMs: 10_000,
+          concurrency: 1,
+          maxWaiting: 1,
+          maxWaitingBytes: 1024 * 1024,
+          headers: [],
+          retries: 0,
+          clock: { now: () => 0, sleep: () => Promise.resolve() },
+          signal: new AbortController().signal,
+          savedAs: () => undefined,
+        },
+        {
+          onForward: () => {},
+          onBehind: (_waiting, pace) => void paces.push(pace),
+          onCaughtUp: () => {},
+          onFault: (error) => {
+            throw error;
+          },
+        },
+      );
+      // In one turn: the first forward has not even been sent when the second finds the queue full.
+      forwarder.add(delivery(1));
+      forwarder.add(delivery(2));
+      expect(paces).toEqual([expect.objectContaining({ bottleneck: 'concurrency', running: 1, answered: 0, ended: 0 })]);
+      await forwarder.drained();
+    } finally {
+      await app.close();
+    }
+  });
+});
