@@ -98,6 +98,8 @@ export interface ForwardPace {
   /** Mean time of the recent answers (`answered` of them), those under way past SLOW_APP_MS counted as far as they went. */
   averageMs: number;
   answered: number;
+  /** The one answer measured is the session's first, which paid for the connection's set-up too. */
+  firstOnly: boolean;
   /** The longest any forward under way has waited for its answer. */
   waitedMs: number;
   /** Of the recent attempts that ended, those that failed (no answer, or not 2xx). */
@@ -195,7 +197,8 @@ export function createForwarder(options: ForwarderOptions, events: ForwarderEven
     else if (averageMs >= SLOW_APP_MS) bottleneck = 'slow';
     const waitedMs = Math.round(Math.max(0, ...waits));
     const { concurrency } = options;
-    return { bottleneck, concurrency, running, averageMs, answered: timed.length, waitedMs, failed, ended: recent.length };
+    const firstOnly = timed.length === 1 && timed[0]?.first === true;
+    return { bottleneck, concurrency, running, averageMs, answered: timed.length, firstOnly, waitedMs, failed, ended: recent.length };
   };
 
   /** What an attempt that got no answer says: past the service's own limit, that the app is too slow for it too. */

@@ -98,10 +98,9 @@ function behindLine(target: string, waiting: number, pace: ForwardPace): string 
   const full = `the forward queue is full (${wait}, --forward-queue): new deliveries are answered but not forwarded until it empties`;
   const app = 'your app is the bottleneck';
   // How fast the app answers, as measured: the mean of its recent answers, or none yet.
-  const measured =
-    pace.answered === 0
-      ? `no forward to ${target} has been answered yet, but none has waited ${SLOW_APP_MS} ms`
-      : `${target} answers in ${pace.averageMs} ms on average (its last ${pace.answered === 1 ? 'answer' : `${pace.answered} answers`})`;
+  let measured = `${target} answers in ${pace.averageMs} ms on average (its last ${pace.answered === 1 ? 'answer' : `${pace.answered} answers`})`;
+  if (pace.answered === 0) measured = `no forward to ${target} has been answered yet, but none has waited ${SLOW_APP_MS} ms`;
+  else if (pace.firstOnly) measured = `${target} answered its first forward in ${pace.averageMs} ms, the connection's set-up included`;
   switch (pace.bottleneck) {
     case 'silent':
       return `${full}; ${target} has answered none of the ${pace.running} forwards under way, the first for ${pace.waitedMs} ms: ${app}`;
