@@ -99,7 +99,7 @@ function behindLine(target: string, waiting: number, pace: ForwardPace): string 
   const app = 'your app is the bottleneck';
   // How fast the app answers, as measured: the mean of its recent answers, or none yet.
   let measured = `${target} answers in ${pace.averageMs} ms on average (its last ${pace.answered === 1 ? 'answer' : `${pace.answered} answers`})`;
-  if (pace.answered === 0) measured = `no forward to ${target} has been answered yet, but none has waited ${SLOW_APP_MS} ms`;
+  if (pace.answered === 0) measured = `no forward to ${target} has been answered yet (none has waited ${SLOW_APP_MS} ms)`;
   else if (pace.firstOnly) measured = `${target} answered its first forward in ${pace.averageMs} ms, the connection's set-up included`;
   switch (pace.bottleneck) {
     case 'silent':
