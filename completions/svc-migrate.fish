@@ -409,8 +409,8 @@ complete -c svc-migrate -n '__fish_seen_subcommand_from send; and __fish_seen_su
 complete -c svc-migrate -n '__fish_seen_subcommand_from send; and __fish_seen_subcommand_from webhook' -s h -l help -d 'show help'
 complete -c svc-migrate -n '__fish_seen_subcommand_from replay; and __fish_seen_subcommand_from webhook' -F
 complete -c svc-migrate -n '__fish_seen_subcommand_from replay; and __fish_seen_subcommand_from webhook' -l url -x -d 'where to post them: a URL, host:port[/path], port[/path] or /path (thi'
-complete -c svc-migrate -n '__fish_seen_subcommand_from replay; and __fish_seen_subcommand_from webhook' -l failed -rF -d 'instead: the deliveries saved in dir whose forward last failed (its fo'
-complete -c svc-migrate -n '__fish_seen_subcommand_from replay; and __fish_seen_subcommand_from webhook' -l ids -rF -d 'only the deliveries of these ids (one a line, # for comments) among th'
+complete -c svc-migrate -n '__fish_seen_subcommand_from replay; and __fish_seen_subcommand_from webhook' -l failed -rF -d 'instead: the deliveries saved in dir whose forward last failed or was '
+complete -c svc-migrate -n '__fish_seen_subcommand_from replay; and __fish_seen_subcommand_from webhook' -l ids -rF -d 'only the deliveries of these ids (one a line, # for comments; - reads '
 complete -c svc-migrate -n '__fish_seen_subcommand_from replay; and __fish_seen_subcommand_from webhook' -l resign -d 'sign them again with --secret (for a receiver whose secret changed)'
 complete -c svc-migrate -n '__fish_seen_subcommand_from replay; and __fish_seen_subcommand_from webhook' -l secret -x -d 'the secret to sign with, with --resign'
 complete -c svc-migrate -n '__fish_seen_subcommand_from replay; and __fish_seen_subcommand_from webhook' -s V -l version -d 'print the version'

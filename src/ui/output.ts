@@ -122,6 +122,14 @@ export class Output {
     if (text) this.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
   }
 
+  /**
+   * One item of a list that `result` gives whole at the end: its line for a human as soon as it is
+   * known (a long run shows its progress); nothing with --json, whose list stays one document.
+   */
+  item<T>(data: T, human: (data: T) => string): void {
+    if (!this.json) this.stdout.write(`${human(data)}\n`);
+  }
+
   /** One record of a stream of results (deliveries, a server's address): NDJSON line or its rendering. */
   line<T>(data: T, human: (data: T) => string): void {
     this.stdout.write(this.json ? `${jsonText(data)}\n` : `${human(data)}\n`);

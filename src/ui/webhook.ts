@@ -95,7 +95,9 @@ export function forwardLine(record: ForwardRecord, theme: ChalkInstance): string
   const next = record.outcome === 'retrying' ? `retrying in ${seconds(record.retry_in_ms ?? 0)}` : record.max_attempts > 1 ? last : '';
   const notes = [of, next].filter(Boolean).join('; ');
   if (record.attempt === null) return `${head} ${theme.red('failed')} for ${safe(record.delivery)}: ${safe(record.error ?? '')}`;
-  const why = record.status === null ? `no answer: ${safe(record.error ?? '')}` : `${theme.red(answer)}${said ? `: ${said}` : ''}`;
+  // A timeout says "no answer within …" itself.
+  const silence = safe(record.error ?? '');
+  const why = record.status === null ? (silence.startsWith('no answer') ? silence : `no answer: ${silence}`) : `${theme.red(answer)}${said ? `: ${said}` : ''}`;
   return `${head} ${theme.red('failed')} for ${safe(record.delivery)}${notes ? ` (${notes})` : ''}: ${why}`;
 }
 

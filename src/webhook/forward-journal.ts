@@ -41,6 +41,12 @@ const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 const KEYS = ['file', 'delivery', 'outcome', 'status', 'at', 'target'];
 const OUTCOMES = new Set<string>(['delivered', 'failed', 'not_forwarded']);
 
+/**
+ * Whether `name` is one the store gives a saved delivery: a plain `*.http` name, never a path, nor
+ * a dot file (a save's `.<name>.<hex>.tmp` left by a kill is none either).
+ */
+export const isSavedName = (name: string): boolean => SAVED_NAME.test(name);
+
 /** The journal cannot be opened or read safely (a link, not a file, someone else's, too large). */
 export class JournalError extends Error {}
 
@@ -180,7 +186,7 @@ function journalEntry(line: string): JournalEntry | undefined {
   const keys = Object.keys(record);
   if (keys.length !== KEYS.length || !KEYS.every((key) => Object.hasOwn(record, key))) return undefined;
   const { file, delivery, outcome, status, at, target } = record;
-  if (typeof file !== 'string' || !SAVED_NAME.test(file)) return undefined;
+  if (typeof file !== 'string' || !isSavedName(file)) return undefined;
   if (typeof delivery !== 'string' || delivery.length > MAX_TEXT || typeof target !== 'string' || target.length > MAX_TEXT) return undefined;
   if (typeof outcome !== 'string' || !OUTCOMES.has(outcome)) return undefined;
   if (status !== null && !(Number.isInteger(status) && (status as number) >= 100 && (status as number) <= 999)) return undefined;

@@ -84,25 +84,31 @@ export interface Forwarder {
 
 /**
  * How the target answered lately, when the queue fills, and so what holds the forwards back: the
- * app (`silent`: none of the forwards under way answered yet; `failing`: most recent ones failed;
- * `slow`: answers take SLOW_APP_MS or more on average), where raising the concurrency would not
- * help; or the forwarder (`concurrency`: the app answers fast, deliveries arrive faster than
- * `concurrency` forwards at once send them; `queue`: --forward-queue is below the concurrency).
+ * app (`silent`: none answered yet, and one under way has waited SLOW_APP_MS or more; `failing`:
+ * most recent ones failed; `slow`: answers take SLOW_APP_MS or more on average), where raising the
+ * concurrency would not help; or the forwarder (`concurrency`: the app answers fast, or has had no
+ * time to answer yet, and deliveries arrive faster than `concurrency` forwards at once send them;
+ * `queue`: --forward-queue is below the concurrency).
  */
 export interface ForwardPace {
   bottleneck: 'silent' | 'failing' | 'slow' | 'concurrency' | 'queue';
   concurrency: number;
   /** Forwards under way now (at most `concurrency`). */
   running: number;
-  /** Mean time of the recent attempts, those under way past SLOW_APP_MS counted as far as they went. */
+  /** Mean time of the recent answers (`answered` of them), those under way past SLOW_APP_MS counted as far as they went. */
   averageMs: number;
+  answered: number;
+  /** The one answer measured is the session's first, which paid for the connection's set-up too. */
+  firstOnly: boolean;
+  /** The longest any forward under way has waited for its answer. */
+  waitedMs: number;
   /** Of the recent attempts that ended, those that failed (no answer, or not 2xx). */
   failed: number;
   ended: number;
 }
 
 /** An app answering slower than this on average holds the forwards back more than their number does. */
-const SLOW_APP_MS = 250;
+export const SLOW_APP_MS = 250;
 
 /** Attempts the pace is taken from: enough to smooth one slow answer out, few enough to follow a change. */
 const PACE_WINDOW = 32;
@@ -137,7 +143,8 @@ export function createForwarder(options: ForwarderOptions, events: ForwarderEven
   let skipped = 0;
   const emptied: (() => void)[] = [];
   /** Durations (ms) and results of the last PACE_WINDOW attempts that ended; start times of those under way. */
-  const recent: { ms: number; ok: boolean }[] = [];
+  const recent: { ms: number; ok: boolean; answered: boolean; first: boolean }[] = [];
+  let attempts = 0;
   const underWay = new Set<{ started: number }>();
   const target = redactUrl(options.target);
   const maxAttempts = options.retries + 1;
@@ -171,18 +178,27 @@ export function createForwarder(options: ForwarderOptions, events: ForwarderEven
 
   const pace = (): ForwardPace => {
     const now = performance.now();
+    const waits = [...underWay].map(({ started }) => now - started);
     // An attempt just started says nothing yet; one under way for long says the app is slow.
-    const stalled = [...underWay].map(({ started }) => now - started).filter((ms) => ms >= SLOW_APP_MS);
-    const times = [...recent.map(({ ms }) => ms), ...stalled];
+    const stalled = waits.filter((ms) => ms >= SLOW_APP_MS);
+    // The forwarder's first attempt also pays for its HTTP client's set-up and first connection
+    // (tens of ms for an app that answers in one): left out once other answers say how fast it is.
+    const answered = recent.filter(({ answered }) => answered);
+    const timed = answered.length > 1 ? answered.filter(({ first }) => !first) : answered;
+    const times = [...timed.map(({ ms }) => ms), ...stalled];
     const averageMs = times.length === 0 ? 0 : Math.round(times.reduce((sum, ms) => sum + ms, 0) / times.length);
     const failed = recent.filter(({ ok }) => !ok).length;
-    let bottleneck: ForwardPace['bottleneck'] = 'concurrency';
-    if (recent.length === 0) bottleneck = 'silent';
-    else if (failed * 2 > recent.length) bottleneck = 'failing';
-    else if (averageMs >= SLOW_APP_MS) bottleneck = 'slow';
     // A free slot with the queue full: the queue holds fewer deliveries than may be under way at once.
-    else if (running < options.concurrency) bottleneck = 'queue';
-    return { bottleneck, concurrency: options.concurrency, running, averageMs, failed, ended: recent.length };
+    let bottleneck: ForwardPace['bottleneck'] = running < options.concurrency ? 'queue' : 'concurrency';
+    if (recent.length === 0) {
+      // Nothing answered yet: the app's fault only once it has had time to answer.
+      if (stalled.length > 0) bottleneck = 'silent';
+    } else if (failed * 2 > recent.length) bottleneck = 'failing';
+    else if (averageMs >= SLOW_APP_MS) bottleneck = 'slow';
+    const waitedMs = Math.round(Math.max(0, ...waits));
+    const { concurrency } = options;
+    const firstOnly = timed.length === 1 && timed[0]?.first === true;
+    return { bottleneck, concurrency, running, averageMs, answered: timed.length, firstOnly, waitedMs, failed, ended: recent.length };
   };
 
   /** What an attempt that got no answer says: past the service's own limit, that the app is too slow for it too. */
@@ -201,6 +217,7 @@ export function createForwarder(options: ForwarderOptions, events: ForwarderEven
     for (const [name, value] of added) if (!own.has(name.toLowerCase())) headers.push(name, value);
     for (let attempt = 1; ; attempt++) {
       const started = performance.now();
+      const first = attempts++ === 0;
       const current = { started };
       underWay.add(current);
       let answer: PostResult | undefined;
@@ -212,7 +229,7 @@ export function createForwarder(options: ForwarderOptions, events: ForwarderEven
       }
       underWay.delete(current);
       const delivered = answer !== undefined && answer.status >= 200 && answer.status < 300;
-      recent.push({ ms: performance.now() - started, ok: delivered });
+      recent.push({ ms: performance.now() - started, ok: delivered, answered: answer !== undefined, first });
       if (recent.length > PACE_WINDOW) recent.shift();
       const again = !delivered && attempt < maxAttempts && !signal.aborted;
       const wait = again ? retryDelay(attempt, options.random) : null;

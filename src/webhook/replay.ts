@@ -19,7 +19,7 @@ const SIGNATURE = /^x-hub-signature(-256)?$/i;
  * Re-sends the selected deliveries byte for byte, in their original order, one file in memory at a
  * time; with `resignWith`, signed anew with that secret. A file that is not a saved delivery is
  * reported and skipped; a failure to send one is reported and the rest are sent; `sent` is told of
- * each one sent (answered or not). At Ctrl-C no file is sent after the one under way: what was
+ * each one sent (answered or not), `done` of each file's outcome as it comes. At Ctrl-C no file is sent after the one under way: what was
  * done until then is returned, `interrupted`.
  */
 export async function replaySaved(
@@ -29,30 +29,36 @@ export async function replaySaved(
   options: {
     resignWith?: string | undefined;
     sent?: (entry: SavedEntry, delivery: SavedDelivery, result: PostResult | undefined) => void;
+    done?: (outcome: ReplayOutcome) => void;
   } = {},
 ): Promise<{ outcomes: ReplayOutcome[]; total: number; interrupted: boolean; inFlight?: string }> {
   const { resignWith, sent = () => {} } = options;
   const skip = (file: string, error: string): ReplayOutcome => ({ file, status: null, ms: null, error, skipped: true });
-  const outcomes = unreadable.map(({ name, reason }) => skip(name, reason));
-  const total = outcomes.length + entries.length;
+  const outcomes: ReplayOutcome[] = [];
+  const report = (outcome: ReplayOutcome) => {
+    outcomes.push(outcome);
+    options.done?.(outcome);
+  };
+  for (const { name, reason } of unreadable) report(skip(name, reason));
+  const total = unreadable.length + entries.length;
   for (const entry of entries) {
     if (signal.aborted) return { outcomes, total, interrupted: true };
     let delivery;
     try {
       delivery = parseSaved(entry.name, await readSaved(entry.file));
     } catch (error) {
-      outcomes.push(skip(entry.name, (error as Error).message.replace(`${entry.name} is `, '')));
+      report(skip(entry.name, (error as Error).message.replace(`${entry.name} is `, '')));
       continue;
     }
     try {
       const result = await resend(url, delivery.rawHeaders, delivery.body, { resignWith, signal });
-      outcomes.push({ file: entry.name, status: result.status, ms: result.ms });
       sent(entry, delivery, result);
+      report({ file: entry.name, status: result.status, ms: result.ms });
     } catch (error) {
       // The receiver may have it already: the one under way at Ctrl-C is named.
       if (signal.aborted) return { outcomes, total, interrupted: true, inFlight: entry.name };
-      outcomes.push({ file: entry.name, status: null, ms: null, error: (error as Error).message });
       sent(entry, delivery, undefined);
+      report({ file: entry.name, status: null, ms: null, error: (error as Error).message });
     }
   }
   return { outcomes, total, interrupted: false };

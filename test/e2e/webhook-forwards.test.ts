@@ -91,6 +91,8 @@ describe('a forward that fails is a failure', () => {
       expect((await post(timedOut.url, one.headers, one.body)).status).toBe(200);
       expect(await timedOut.exited).toBe(1);
       expect(timedOut.forwards).toEqual([expect.objectContaining({ status: null, outcome: 'failed', error: 'no answer within 200 ms' })]);
+      // Said once: not "no answer: no answer within …".
+      expect(timedOut.stderr()).toContain(`failed for ${one.id}: no answer within 200 ms (not saved`);
       expect(timedOut.stderr()).toMatch(/forwards delivered 0, failed 1, retried 0/);
     } finally {
       await silent.close();
@@ -517,7 +519,7 @@ describe('forwards keep up: several at once (--forward-concurrency, default 8)',
   it('a full queue names the bottleneck: the app when its forwards fail, the forwarder when the app answers fast', async () => {
     for (const [first, bottleneck] of [
       [answer(500, 'down'), /http:\/\/localhost:\d+\/ failed 1 of its last 1 forwards: your app is the bottleneck\n/],
-      [answer(200, 'ok'), /http:\/\/localhost:\d+\/ answers in \d+ ms, but deliveries arrive faster than one forward at a time send them: raise --forward-concurrency\n/],
+      [answer(200, 'ok'), /http:\/\/localhost:\d+\/ answered its first forward in \d+ ms, the connection's set-up included, but deliveries arrive faster than one forward at a time send them: raise --forward-concurrency\n/],
     ] as const) {
       let release: () => void = () => {};
       const held = new Promise<void>((resolve) => {

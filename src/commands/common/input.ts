@@ -17,6 +17,7 @@ export const INPUT_LIMITS = {
   token: 64 * 1024,
   reposFile: 16 * MiB,
   seed: 16 * MiB,
+  idsFile: 16 * MiB,
 } as const;
 
 /**
@@ -60,24 +61,28 @@ export async function readStdin(context: Context, limit: number, what: string): 
  * `role` is its flag, and `why` says why no more is read. Ctrl-C (`signal`) ends the wait for a
  * pipe's writer or a person's typing.
  */
-export async function readInputFile(path: string, limit: number, role: string, signal: AbortSignal, why = ''): Promise<Buffer> {
+export async function readInputFile(path: string, limit: number, role: string, signal: AbortSignal, why = '', only?: FilesAndPipes): Promise<Buffer> {
   try {
-    return await readBounded(await openInput(path), limit, () => new UsageError(`${role} ${path} holds more than ${limit} bytes${why}`), signal);
+    return await readBounded(await openInput(path, only), limit, () => new UsageError(`${role} ${path} holds more than ${limit} bytes${why}`), signal);
   } catch (error) {
     throw fromSystemError(error, { action: 'read', path, role });
   }
 }
+
+/** Kinds of file other than a regular one or a pipe (a terminal, a device) refused with this error. */
+type FilesAndPipes = () => Error;
 
 /**
  * A stream of the file at `path`. Opened without blocking: a FIFO's open waits for a writer, and a
  * read of a pipe or a terminal for its data, in a thread that Node waits for at exit, so not even
  * a second Ctrl-C would end the run. Those are read as sockets and terminals are, event by event.
  */
-async function openInput(path: string): Promise<Readable> {
+async function openInput(path: string, only?: FilesAndPipes): Promise<Readable> {
   const fd = await promisify(open)(path, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
     const info = fstatSync(fd);
     if (info.isFIFO() || info.isSocket()) return new Socket({ fd, readable: true, writable: false });
+    if (only && !info.isFile()) throw only();
     if (isatty(fd)) return new ReadStream(fd);
     return createReadStream('', { fd });
   } catch (error) {

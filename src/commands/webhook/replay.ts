@@ -5,12 +5,14 @@ import { basename } from 'node:path';
 import { redactUrl } from '../../api/redact.js';
 import { DELIVERY_HEADERS } from '../../api/types.js';
 import { inertText } from '../../support/outside-text.js';
-import { JournalError, openJournal } from '../../webhook/forward-journal.js';
+import { JOURNAL_NAME, JournalError, openJournal } from '../../webhook/forward-journal.js';
 import { type ReplayOutcome, replaySaved } from '../../webhook/replay.js';
-import { readIds, selectSaved } from '../../webhook/replay-select.js';
+import { lockFailedReplay } from '../../webhook/replay-lock.js';
+import { parseIds, selectSaved } from '../../webhook/replay-select.js';
 import type { PostResult } from '../../webhook/sender.js';
 import type { SavedDelivery, SavedEntry } from '../../webhook/store.js';
 import { targetUrl } from '../../webhook/target-url.js';
+import { INPUT_LIMITS, readInputFile, readStdin } from '../common/input.js';
 import { checkedSecret, checkNotEmpty, examples } from '../common/options.js';
 
 interface ReplayFlags {
@@ -60,16 +62,37 @@ function parseReplayOptions(paths: string[], flags: ReplayFlags): ReplayOptions 
   };
 }
 
+/** `--ids FILE`'s bytes: a regular file or a pipe (`-` and /dev/stdin are stdin, `<(jq …)` a pipe), within its bound. */
+async function readIdsInput(context: Context, path: string): Promise<Buffer> {
+  const hint = { hint: 'one delivery id a line (X-Service-Delivery); # starts a comment' };
+  if (path === '-' || path === '/dev/stdin') {
+    if (context.io.stdin.isTTY) throw new UsageError(`--ids ${path}: stdin is a terminal`, { hint: 'pipe the ids in: … | svc-migrate webhook replay --ids - …' });
+    return readStdin(context, INPUT_LIMITS.idsFile, 'a list of delivery ids');
+  }
+  return readInputFile(path, INPUT_LIMITS.idsFile, '--ids', context.signal, '', () => new UsageError(`--ids ${path}: not a regular file or a pipe`, hint));
+}
+
 /** Re-sends saved deliveries (webhook/replay.ts); the exit code says whether any was not sent, refused or skipped. */
-async function replay(context: Context, { paths, failed, idsFile, url, secret }: ReplayOptions): Promise<ReplayOutcome[]> {
+async function replay(context: Context, options: ReplayOptions): Promise<ReplayOutcome[]> {
+  const { failed } = options;
+  // One --failed run per directory: a second would send the same deliveries again.
+  const release = failed === undefined ? undefined : await lockFailedReplay(failed, (notice) => context.out.warn(inertText(notice)));
+  try {
+    return await replayLocked(context, options);
+  } finally {
+    await release?.();
+  }
+}
+
+async function replayLocked(context: Context, { paths, failed, idsFile, url, secret }: ReplayOptions): Promise<ReplayOutcome[]> {
   const { out } = context;
-  const ids = idsFile === undefined ? undefined : await readIds(idsFile);
+  const ids = idsFile === undefined ? undefined : parseIds(await readIdsInput(context, idsFile), idsFile);
   const selected = await selectSaved({ paths, failedDir: failed, ids });
   for (const notice of selected.notices) out.warn(inertText(notice));
   if (selected.entries.length + selected.unreadable.length === 0) {
     // Nothing failed, or all of it was sent since: a second --failed has nothing left to do.
     if (failed !== undefined && ids === undefined) {
-      out.result([], () => `no delivery in ${inertText(failed)} waits to be sent again: every forward recorded there was delivered`);
+      out.result([], () => `no delivery in ${inertText(failed)} waits to be sent again: ${selected.nothingLeft}`);
       return [];
     }
     throw new UsageError(`no saved deliveries (*.http)${ids === undefined ? '' : ' of those ids'} in ${inertText((failed === undefined ? paths : [failed]).join(', '))}`);
@@ -79,7 +102,7 @@ async function replay(context: Context, { paths, failed, idsFile, url, secret }:
     failed === undefined
       ? undefined
       : await openJournal(failed, (error) => out.warn(inertText(error.message))).catch((error: unknown) => {
-          throw error instanceof JournalError ? new UsageError(inertText(error.message)) : error;
+          throw error instanceof JournalError ? new UsageError(inertText(error.message), { hint: `move ${inertText(failed)}/${JOURNAL_NAME} aside: \`webhook listen\` writes a regular file of yours there` }) : error;
         });
   const target = redactUrl(url);
   const sent = (entry: SavedEntry, delivery: SavedDelivery, result: PostResult | undefined) => {
@@ -93,18 +116,16 @@ async function replay(context: Context, { paths, failed, idsFile, url, secret }:
       target,
     });
   };
+  // Each file's line as it is sent: a long --failed run shows its progress (--json: one list at the end).
+  const done = (outcome: ReplayOutcome) => out.item(outcome, outcomeLine);
   let run;
   try {
-    run = await replaySaved(selected, url, context.signal, { resignWith: secret, sent });
+    run = await replaySaved(selected, url, context.signal, { resignWith: secret, sent, done });
   } finally {
     await journal?.close();
   }
   const { outcomes, total, interrupted, inFlight } = run;
-  out.result(outcomes, (list) =>
-    list
-      .map((o) => inertText(`${o.file}: ${o.skipped ? `skipped (${o.error})` : o.status === null ? `failed (${o.error})` : `${o.status} in ${o.ms} ms`}`))
-      .join('\n'),
-  );
+  out.result(outcomes, () => '');
   // What was sent is shown above: a rerun would send those again.
   if (interrupted) {
     const sentCount = `${outcomes.filter((o) => o.status !== null).length} of ${total} files were sent`;
@@ -114,7 +135,12 @@ async function replay(context: Context, { paths, failed, idsFile, url, secret }:
   const refused = outcomes.filter((o) => o.status !== null && (o.status < 200 || o.status >= 300));
   const skipped = outcomes.filter((o) => o.skipped);
   const of = `of ${outcomes.length}`;
-  if (unsent.length > 0) throw new UnavailableError(`${unsent.length} ${of} deliveries could not be sent`);
+  if (unsent.length > 0) {
+    const again = failed === undefined ? 'run the same command again' : `\`webhook replay --failed ${inertText(failed)}\` sends them again (${JOURNAL_NAME} records they failed)`;
+    throw new UnavailableError(`${unsent.length} ${of} deliveries could not be sent`, {
+      hint: `is the receiver at ${inertText(target)} running? The deliveries stay saved: once it answers, ${again}`,
+    });
+  }
   if (refused.length > 0) throw new CliError(`${refused.length} ${of} deliveries were refused`, ExitCode.Unexpected);
   if (skipped.length > 0) {
     throw new UsageError(`${skipped.length} ${of} files were skipped: not saved deliveries`, {
@@ -123,6 +149,10 @@ async function replay(context: Context, { paths, failed, idsFile, url, secret }:
   }
   return outcomes;
 }
+
+/** A file's outcome as a line. */
+const outcomeLine = (o: ReplayOutcome) =>
+  inertText(`${o.file}: ${o.skipped ? `skipped (${o.error})` : o.status === null ? `failed (${o.error})` : `${o.status} in ${o.ms} ms`}`);
 
 /** The first value of a header field, by its name in lower case. */
 function fieldOf(rawHeaders: string[], name: string): string | undefined {
@@ -136,8 +166,8 @@ export function register(webhook: Command, run: Runner): void {
     .description('re-send deliveries saved by `listen --save`, byte for byte, in their original order')
     .argument('[file-or-dir...]', 'saved .http files, or directories of them')
     .requiredOption('--url <url>', 'where to post them: a URL, host:port[/path], port[/path] or /path (this machine)')
-    .option('--failed <dir>', 'instead: the deliveries saved in dir whose forward last failed (its forwards.jsonl), recording each outcome there')
-    .option('--ids <file>', 'only the deliveries of these ids (one a line, # for comments) among those named')
+    .option('--failed <dir>', 'instead: the deliveries saved in dir whose forward last failed or was never recorded (its forwards.jsonl), recording each outcome there')
+    .option('--ids <file>', 'only the deliveries of these ids (one a line, # for comments; - reads stdin) among those named')
     .option('--resign', 'sign them again with --secret (for a receiver whose secret changed)')
     .option('--secret <secret>', 'the secret to sign with, with --resign')
     .addHelpText(
