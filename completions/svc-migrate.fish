@@ -432,7 +432,7 @@ complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen
 complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from webhook' -l port -x -d 'port on 127.0.0.1 (default: a free one)'
 complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from webhook' -l secret -x -d 'verify with it, and offer it for re-signing replays; repeat for severa'
 complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from webhook' -l forward-to -x -d 'where "replay to the forward target" sends (a port or path means local'
-complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from webhook' -l forward-timeout -x -d 'time limit of each replay to it (default 30)'
+complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from webhook' -l forward-timeout -x -d 'time limit of each replay to it (default 10, as listen'\''s forwards)'
 complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from webhook' -l keep -x -d 'the newest deliveries listed'
 complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from webhook' -s V -l version -d 'print the version'
 complete -c svc-migrate -n '__fish_seen_subcommand_from inspect; and __fish_seen_subcommand_from webhook' -l org -x -d 'organization (env SVC_ORG)'
