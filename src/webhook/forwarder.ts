@@ -86,12 +86,12 @@ export interface Forwarder {
  * How the target answered lately, when the queue fills, and so what holds the forwards back: the
  * app (`silent`: none answered yet, and one under way has waited SLOW_APP_MS or more; `failing`:
  * most recent ones failed; `slow`: answers take SLOW_APP_MS or more on average), where raising the
- * concurrency would not help; or the forwarder (`concurrency`: the app answers fast, or has had no
- * time to answer yet, and deliveries arrive faster than `concurrency` forwards at once send them;
- * `queue`: --forward-queue is below the concurrency).
+ * concurrency would not help; or the forwarder (`concurrency`: the app answers fast, and
+ * deliveries arrive faster than `concurrency` forwards at once send them; `queue`: --forward-queue
+ * is below the concurrency); or `early`: none answered yet, none waited long: too soon to tell.
  */
 export interface ForwardPace {
-  bottleneck: 'silent' | 'failing' | 'slow' | 'concurrency' | 'queue';
+  bottleneck: 'silent' | 'failing' | 'slow' | 'concurrency' | 'queue' | 'early';
   concurrency: number;
   /** Forwards under way now (at most `concurrency`). */
   running: number;
@@ -108,7 +108,7 @@ export interface ForwardPace {
 }
 
 /** An app answering slower than this on average holds the forwards back more than their number does. */
-export const SLOW_APP_MS = 250;
+const SLOW_APP_MS = 250;
 
 /** Attempts the pace is taken from: enough to smooth one slow answer out, few enough to follow a change. */
 const PACE_WINDOW = 32;
@@ -192,7 +192,7 @@ export function createForwarder(options: ForwarderOptions, events: ForwarderEven
     let bottleneck: ForwardPace['bottleneck'] = running < options.concurrency ? 'queue' : 'concurrency';
     if (recent.length === 0) {
       // Nothing answered yet: the app's fault only once it has had time to answer.
-      if (stalled.length > 0) bottleneck = 'silent';
+      bottleneck = stalled.length > 0 ? 'silent' : 'early';
     } else if (failed * 2 > recent.length) bottleneck = 'failing';
     else if (averageMs >= SLOW_APP_MS) bottleneck = 'slow';
     const waitedMs = Math.round(Math.max(0, ...waits));

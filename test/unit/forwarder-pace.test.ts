@@ -42,7 +42,7 @@ function forwarderTo(url: string, paces: ForwardPace[]) {
 }
 
 describe('the forward queue full', () => {
-  it('before any answer: blames the forwarder, not an app none of whose forwards has waited yet', async () => {
+  it('before any answer, none having waited long: says it is too soon to tell, blaming no app none of whose forwards has waited yet', async () => {
     const app = await startScriptedServer((_request, response) => response.writeHead(200).end('ok'));
     try {
       const paces: ForwardPace[] = [];
@@ -50,7 +50,7 @@ describe('the forward queue full', () => {
       // In one turn: the first forward has not even been sent when the second finds the queue full.
       forwarder.add(delivery(1));
       forwarder.add(delivery(2));
-      expect(paces).toEqual([expect.objectContaining({ bottleneck: 'concurrency', running: 1, answered: 0, ended: 0 })]);
+      expect(paces).toEqual([expect.objectContaining({ bottleneck: 'early', running: 1, answered: 0, ended: 0 })]);
       await forwarder.drained();
     } finally {
       await app.close();

@@ -7,7 +7,7 @@ import { shellWord } from '../../support/shell-word.js';
 import { forwardJson, forwardLine } from '../../ui/webhook.js';
 import { type ForwardHeader, parseForwardHeaders } from '../../webhook/forward-headers.js';
 import { JOURNAL_NAME, JournalError, type JournalWriter, openJournal } from '../../webhook/forward-journal.js';
-import { type ForwarderEvents, type ForwardPace, type ForwardRecord, SERVICE_TIMEOUT_MS, SLOW_APP_MS } from '../../webhook/forwarder.js';
+import { type ForwarderEvents, type ForwardPace, type ForwardRecord, SERVICE_TIMEOUT_MS } from '../../webhook/forwarder.js';
 import { targetUrl } from '../../webhook/target-url.js';
 import type { PageForward } from '../../webhook/inspector/replay.js';
 import type { ListenSummary } from '../../webhook/listener.js';
@@ -102,8 +102,7 @@ function behindLine(target: string, waiting: number, pace: ForwardPace): string 
   const app = 'your app is the bottleneck';
   // How fast the app answers, as measured: the mean of its recent answers, or none yet.
   let measured = `${target} answers in ${pace.averageMs} ms on average (its last ${pace.answered === 1 ? 'answer' : `${pace.answered} answers`})`;
-  if (pace.answered === 0) measured = `no forward to ${target} has been answered yet (none has waited ${SLOW_APP_MS} ms)`;
-  else if (pace.firstOnly) measured = `${target} answered its first forward in ${pace.averageMs} ms, the connection's set-up included`;
+  if (pace.firstOnly) measured = `${target} answered its first forward in ${pace.averageMs} ms, the connection's set-up included`;
   switch (pace.bottleneck) {
     case 'silent':
       return `${full}; ${target} has answered none of the ${pace.running} forwards under way, the first for ${pace.waitedMs} ms: ${app}`;
@@ -115,6 +114,8 @@ function behindLine(target: string, waiting: number, pace: ForwardPace): string 
       return `${full}; ${measured}, but --forward-queue is below --forward-concurrency: raise --forward-queue`;
     case 'concurrency':
       return `${full}; ${measured}, but deliveries arrive faster than ${atOnce(pace.concurrency)} send them: raise --forward-concurrency`;
+    case 'early':
+      return `${full}; ${target} has answered none of the ${pace.running} forwards under way yet, the first sent ${pace.waitedMs} ms ago: too soon to tell whether your app or the forwarder holds them back (a fast app: raise --forward-concurrency or --forward-queue)`;
   }
 }
 
