@@ -7,7 +7,7 @@ import { inspectListener, type ListenInspection } from '../../src/commands/commo
 import type { ReceivedDelivery } from '../../src/webhook/receiver.js';
 import type { RelayGap } from '../../src/webhook/relay/types.js';
 import { sign } from '../../src/webhook/signature.js';
-import { chromiumPath, type Inspected, listenInspected, startTarget, type Target } from '../helpers/inspector.js';
+import { chromiumPath, type Inspected, listenInspected, startTarget, type Target, untilPage } from '../helpers/inspector.js';
 import { post } from '../helpers/listener.js';
 import { runCli } from '../helpers/run-cli.js';
 import { changes } from '../helpers/until.js';
@@ -36,20 +36,6 @@ async function openPage(url: string): Promise<Page> {
   (page as Page & { errors: string[] }).errors = errors;
   await page.goto(url);
   return page;
-}
-
-/** Resolves once `probe` (an expression in the page) is true, looked at again at each change of its document. */
-async function untilPage(page: Page, probe: string): Promise<void> {
-  await page.evaluate(`new Promise((resolve) => {
-    const look = () => {
-      if (!(${probe})) return;
-      observer.disconnect();
-      resolve();
-    };
-    const observer = new MutationObserver(look);
-    observer.observe(document, { subtree: true, childList: true, characterData: true, attributes: true });
-    look();
-  })`);
 }
 
 const textIs = (selector: string, expected: string) => `document.querySelector(${JSON.stringify(selector)})?.textContent === ${JSON.stringify(expected)}`;

@@ -2,7 +2,7 @@ import { Agent, request } from 'node:http';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sign } from '../../src/webhook/signature.js';
-import { chromiumPath, startTarget, type Target } from '../helpers/inspector.js';
+import { chromiumPath, startTarget, type Target, untilPage } from '../helpers/inspector.js';
 import { listen, type Listener } from '../helpers/listener.js';
 
 // The inspector's page under load, in headless Chromium: no main-thread task over 200 ms (the Long
@@ -109,20 +109,6 @@ const describeTasks = (tasks: LongTask[], cpuOf: (task: LongTask) => number) => 
   const worst = tasks.reduce<LongTask | undefined>((a, b) => (a === undefined || b.ms > a.ms ? b : a), undefined);
   return `${tasks.length}, the longest ${longest(tasks)} ms (its thread time ${worst === undefined ? 0 : Math.round(cpuOf(worst))} ms)`;
 };
-
-/** Resolves once `probe()` in the page gives true, looked at again at each change of its document. */
-async function untilPage(page: Page, probe: string): Promise<void> {
-  await page.evaluate(`new Promise((resolve) => {
-    const look = () => {
-      if (!(${probe})) return;
-      observer.disconnect();
-      resolve();
-    };
-    const observer = new MutationObserver(look);
-    observer.observe(document, { subtree: true, childList: true, characterData: true, attributes: true });
-    look();
-  })`);
-}
 
 const agent = new Agent({ keepAlive: true, maxSockets: 50 });
 

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Page } from 'playwright-core';
 import { closeOnlyIdleConnections } from '../../src/support/keep-alive.js';
 import { type Listener, listen } from './listener.js';
 import { changes } from './until.js';
@@ -155,4 +156,18 @@ const CHROMIUMS = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/lib/c
 /** Debian's Chromium (apt-get install chromium), if this machine has one. */
 export function chromiumPath(): string | undefined {
   return CHROMIUMS.find((path) => existsSync(path));
+}
+
+/** Resolves once `probe` (an expression in the page) is true, looked at again at each change of its document. */
+export async function untilPage(page: Page, probe: string): Promise<void> {
+  await page.evaluate(`new Promise((resolve) => {
+    const look = () => {
+      if (!(${probe})) return;
+      observer.disconnect();
+      resolve();
+    };
+    const observer = new MutationObserver(look);
+    observer.observe(document, { subtree: true, childList: true, characterData: true, attributes: true });
+    look();
+  })`);
 }
