@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { appendFileSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildDelivery } from '../../src/webhook/delivery.js';
@@ -201,11 +201,11 @@ describe('webhook replay --failed DIR', () => {
 
       // A run killed left its lock: its pid runs no more, and the next run takes it over.
       const dead = spawnSync(process.execPath, ['-e', '']).pid;
-      writeFileSync(lock, `${dead}\n`, { mode: 0o600 });
+      writeFileSync(lock, `${JSON.stringify({ pid: dead, host: hostname(), startedAt: '2026-11-28T04:00:00.000Z' })}\n`, { mode: 0o600 });
       appendFileSync(join(dir, 'forwards.jsonl'), `${JSON.stringify({ ...journalOf(dir)[1], outcome: 'failed', status: 500 })}\n`);
       const taken = await runCli(['webhook', 'replay', '--failed', dir, '--url', `${app.port}/hooks`]);
       expect(taken.code, taken.stderr).toBe(0);
-      expect(taken.stderr).toContain(`warning: taking over ${lock}: pid ${dead}, which took it, is no longer running\n`);
+      expect(taken.stderr).toContain(`warning: taking over ${lock}: pid ${dead} on ${hostname()}, which took it since 2026-11-28T04:00:00.000Z, is no longer running\n`);
       expect(app.requests.slice(before + 2).map((request) => numberOf(request.body))).toEqual([2]);
       expect(readdirSync(dir)).not.toContain('.replay-failed.lock');
     } finally {
