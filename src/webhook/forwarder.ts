@@ -9,7 +9,7 @@ export interface ForwarderOptions {
   timeoutMs: number;
   /** Forwards under way at once at most (`--forward-concurrency`); 1 keeps arrival order. */
   concurrency: number;
-  /** Deliveries waiting at most; beyond, new ones are not forwarded. */
+  /** Deliveries waiting for a free slot at most (those under way not counted); beyond, new ones are not forwarded. */
   maxWaiting: number;
   /** Bytes of their bodies waiting at most. */
   maxWaitingBytes: number;
@@ -80,6 +80,8 @@ export interface Forwarder {
   drained(): Promise<void>;
   /** Deliveries added and not yet delivered or given up. */
   waiting(): number;
+  /** Whether a delivery added now would not be forwarded (`maxWaiting` wait for a slot). */
+  full(): boolean;
 }
 
 /**
@@ -87,11 +89,11 @@ export interface Forwarder {
  * app (`silent`: none answered yet, and one under way has waited SLOW_APP_MS or more; `failing`:
  * most recent ones failed; `slow`: answers take SLOW_APP_MS or more on average), where raising the
  * concurrency would not help; or the forwarder (`concurrency`: the app answers fast, and
- * deliveries arrive faster than `concurrency` forwards at once send them; `queue`: --forward-queue
- * is below the concurrency); or `early`: none answered yet, none waited long: too soon to tell.
+ * deliveries arrive faster than `concurrency` forwards at once send them); or `early`: none
+ * answered yet, none waited long: too soon to tell.
  */
 export interface ForwardPace {
-  bottleneck: 'silent' | 'failing' | 'slow' | 'concurrency' | 'queue' | 'early';
+  bottleneck: 'silent' | 'failing' | 'slow' | 'concurrency' | 'early';
   concurrency: number;
   /** Forwards under way now (at most `concurrency`). */
   running: number;
@@ -189,7 +191,7 @@ export function createForwarder(options: ForwarderOptions, events: ForwarderEven
     const averageMs = times.length === 0 ? 0 : Math.round(times.reduce((sum, ms) => sum + ms, 0) / times.length);
     const failed = recent.filter(({ ok }) => !ok).length;
     // A free slot with the queue full: the queue holds fewer deliveries than may be under way at once.
-    let bottleneck: ForwardPace['bottleneck'] = running < options.concurrency ? 'queue' : 'concurrency';
+    let bottleneck: ForwardPace['bottleneck'] = 'concurrency';
     if (recent.length === 0) {
       // Nothing answered yet: the app's fault only once it has had time to answer.
       bottleneck = stalled.length > 0 ? 'silent' : 'early';
@@ -288,8 +290,10 @@ export function createForwarder(options: ForwarderOptions, events: ForwarderEven
   return {
     add(delivery) {
       const size = delivery.rawBody.length;
-      if (waiting > 0 && (waiting >= options.maxWaiting || waitingBytes + size > options.maxWaitingBytes)) {
-        if (skipped++ === 0) events.onBehind(waiting, pace());
+      // The queue is what waits for a slot: the forwards under way are not in it.
+      const queued = waiting - running;
+      if (queued > 0 && (queued >= options.maxWaiting || waitingBytes + size > options.maxWaitingBytes)) {
+        if (skipped++ === 0) events.onBehind(queued, pace());
         events.onForward(record(delivery, { attempt: null, error: 'the forward queue was full (--forward-queue)', outcome: 'not_forwarded' }));
         return;
       }
@@ -300,5 +304,6 @@ export function createForwarder(options: ForwarderOptions, events: ForwarderEven
     },
     drained: () => (waiting === 0 ? Promise.resolve() : new Promise<void>((resolve) => emptied.push(resolve))),
     waiting: () => waiting,
+    full: () => waiting - running >= options.maxWaiting,
   };
 }

@@ -269,7 +269,7 @@ export async function startListener(options: ListenerOptions, events: ListenerEv
   if (options.relay) {
     const { url } = options.relay;
     options.signal.addEventListener('abort', () => relayStop.abort(), { once: true });
-    const full = () => forwarder !== undefined && options.forward !== undefined && forwarder.waiting() >= options.forward.maxWaiting;
+    const full = () => forwarder?.full() === true;
     // Loaded when a relay is read: undici is not needed at start-up otherwise.
     const { readRelay } = await import('./relay/client.js');
     relayReader = await readRelay({

@@ -318,7 +318,7 @@ describe('--forward-retries at the end of a session', () => {
     const app = await startScriptedServer((_request, response: ServerResponse) => void held.then(() => response.writeHead(500).end('down')), answer(500, 'down'));
     const dir = tempDir('svc-forward-queue-');
     try {
-      const listener = await listen(['--save', dir, '--forward-to', `${app.port}/`, '--forward-retries', '2', '--forward-queue', '2', '--forward-concurrency', '1', '--max-deliveries', '4']);
+      const listener = await listen(['--save', dir, '--forward-to', `${app.port}/`, '--forward-retries', '2', '--forward-queue', '1', '--forward-concurrency', '1', '--max-deliveries', '4']);
       const sent = [1, 2, 3, 4].map(delivery);
       for (const one of sent) expect((await post(listener.url, one.headers, one.body)).status).toBe(200);
       await listener.waitFor(4);
@@ -516,6 +516,27 @@ describe('forwards keep up: several at once (--forward-concurrency, default 8)',
     }
   });
 
+  it('--forward-queue counts the deliveries waiting for a slot, not the forwards under way', async () => {
+    const answers: ServerResponse[] = [];
+    const app = await startScriptedServer((_request, response) => void answers.push(response));
+    try {
+      const listener = await listen(['--forward-to', `${app.port}/`, '--forward-concurrency', '3', '--forward-queue', '1', '--max-deliveries', '5']);
+      const sent = [1, 2, 3, 4, 5].map(delivery);
+      for (const one of sent) expect((await post(listener.url, one.headers, one.body)).status).toBe(200);
+      await app.until(() => answers.length === 3);
+      // Three under way, one waiting: only the fifth found the queue full.
+      await listener.waitForForward((f) => f.delivery === sent[4]?.id);
+      expect(listener.forwards.filter((f) => f.outcome === 'not_forwarded').map((f) => f.delivery)).toEqual([sent[4]?.id]);
+      for (const answer of answers.splice(0)) answer.writeHead(200).end('ok');
+      await app.until(() => answers.length === 1);
+      answers[0]?.writeHead(200).end('ok');
+      expect(await listener.exited).toBe(1);
+      expect(app.requests.map((request) => JSON.parse(request.body).issue.number)).toEqual([1, 2, 3, 4]);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('a full queue names the bottleneck: the app when its forwards fail, the forwarder when the app answers fast', async () => {
     for (const [first, bottleneck] of [
       [answer(500, 'down'), /http:\/\/localhost:\d+\/ failed 1 of its last 1 forwards: your app is the bottleneck\n/],
@@ -528,14 +549,16 @@ describe('forwards keep up: several at once (--forward-concurrency, default 8)',
       // The first forward is answered at once; the second is held while a third arrives, and finds the queue full.
       const app = await startScriptedServer(first, (_request, response) => void held.then(() => response.writeHead(200).end('ok')));
       try {
-        const listener = await listen(['--forward-to', `${app.port}/`, '--forward-concurrency', '1', '--forward-queue', '1', '--max-deliveries', '3']);
-        const [a, b, c] = [1, 2, 3].map(delivery) as [Sent, Sent, Sent];
+        const listener = await listen(['--forward-to', `${app.port}/`, '--forward-concurrency', '1', '--forward-queue', '1', '--max-deliveries', '4']);
+        const [a, b, c, d] = [1, 2, 3, 4].map(delivery) as [Sent, Sent, Sent, Sent];
         expect((await post(listener.url, a.headers, a.body)).status).toBe(200);
         await listener.waitForForward((f) => f.delivery === a.id);
         expect((await post(listener.url, b.headers, b.body)).status).toBe(200);
         await app.until(() => app.requests.length === 2);
-        expect((await post(listener.url, c.headers, c.body)).status).toBe(200);
-        await listener.waitForForward((f) => f.delivery === c.id);
+        // b is under way, c waits for the slot (the queue holds one), d finds it full.
+        for (const next of [c, d]) expect((await post(listener.url, next.headers, next.body)).status).toBe(200);
+        await listener.waitForForward((f) => f.delivery === d.id);
+        expect(listener.forwards.find((f) => f.delivery === d.id)).toMatchObject({ outcome: 'not_forwarded' });
         release();
         expect(await listener.exited).toBe(1);
         const stderr = listener.stderr();

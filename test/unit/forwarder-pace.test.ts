@@ -47,9 +47,10 @@ describe('the forward queue full', () => {
     try {
       const paces: ForwardPace[] = [];
       const forwarder = forwarderTo(app.url, paces);
-      // In one turn: the first forward has not even been sent when the second finds the queue full.
+      // In one turn: the first forward has not even been sent, the second waits, and the third finds the queue full.
       forwarder.add(delivery(1));
       forwarder.add(delivery(2));
+      forwarder.add(delivery(3));
       expect(paces).toEqual([expect.objectContaining({ bottleneck: 'early', running: 1, answered: 0, ended: 0 })]);
       await forwarder.drained();
     } finally {
@@ -72,6 +73,7 @@ describe('the pace of the app', () => {
       hold = true;
       forwarder.add(delivery(3));
       forwarder.add(delivery(4));
+      forwarder.add(delivery(5));
       expect(paces).toEqual([expect.objectContaining({ answered: 1, firstOnly: false, ended: 2 })]);
     } finally {
       await app.close();

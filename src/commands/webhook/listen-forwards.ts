@@ -110,8 +110,6 @@ function behindLine(target: string, waiting: number, pace: ForwardPace): string 
       return `${full}; ${target} failed ${pace.failed} of its last ${pace.ended} forwards: ${app}`;
     case 'slow':
       return `${full}; ${target} answers in ${pace.averageMs} ms on average (${pace.running} at once): ${app}`;
-    case 'queue':
-      return `${full}; ${measured}, but --forward-queue is below --forward-concurrency: raise --forward-queue`;
     case 'concurrency':
       return `${full}; ${measured}, but deliveries arrive faster than ${atOnce(pace.concurrency)} send them: raise --forward-concurrency`;
     case 'early':
