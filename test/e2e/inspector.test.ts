@@ -1,9 +1,9 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildDelivery } from '../../src/webhook/delivery.js';
 import { readJournal } from '../../src/webhook/forward-journal.js';
@@ -534,6 +534,38 @@ describe('webhook inspect DIR', () => {
     ]);
     expect(last.get(`${delivered}.http`)?.at).toBe('2026-11-28T03:41:46.415Z');
     expect(app.requests.length).toBe(2);
+  });
+
+  it('"replay every failed forward" over a directory holds replay --failed\'s lock and reads the journal again: nothing sent twice', async () => {
+    const { dir, ids } = await savedDirectory(2);
+    const [first, second] = ids as [string, string];
+    const line = (id: string, outcome: string) =>
+      JSON.stringify({ file: `${id}.http`, delivery: id, outcome, status: outcome === 'delivered' ? 200 : 500, at: '2026-11-28T04:00:00.000Z', target: 'x' });
+    writeFileSync(join(dir, 'forwards.jsonl'), `${line(first, 'failed')}\n${line(second, 'failed')}\n`, { mode: 0o600 });
+    const app = await target();
+    const run = await inspect([dir, '--forward-to', app.url]);
+    const origin = run.inspected.base.slice(0, -1);
+    const replayAll = () => fetchRaw(at(run.inspected, '/api/replay-failed'), { method: 'POST', headers: { 'x-inspector-token': run.inspected.token, origin } });
+    // A `replay --failed` runs on the directory (a live process holds the lock): the page sends nothing.
+    const holder = spawn('sleep', ['60']);
+    try {
+      const lock = join(dir, '.replay-failed.lock');
+      writeFileSync(lock, `${JSON.stringify({ pid: holder.pid, host: hostname(), startedAt: '2026-11-28T04:00:00.000Z' })}\n`, { mode: 0o600 });
+      const refused = await replayAll();
+      expect(refused.status).toBe(409);
+      expect(JSON.parse(refused.text).error).toMatch(/another `webhook replay --failed` \(pid \d+\) is sending the deliveries of/);
+      rmSync(lock);
+    } finally {
+      holder.kill();
+    }
+    // It delivered the first meanwhile: the page, which read the journal before, sends only the second.
+    appendFileSync(join(dir, 'forwards.jsonl'), `${line(first, 'delivered')}\n`);
+    expect(JSON.parse((await replayAll()).text.trim().split('\n').at(-1)!)).toEqual({ finished: true, of: 1, delivered: 1, failed: 0 });
+    expect((await app.received(1)).map((request) => request.headers['x-service-delivery'])).toEqual([second]);
+    expect(readdirSync(dir)).not.toContain('.replay-failed.lock');
+    run.stop();
+    expect((await run.exited).code).toBe(0);
+    expect(app.requests.length).toBe(1);
   });
 
   it('names at most 20 files that are not deliveries on stderr and in the page, and counts the rest; --json names them all', async () => {

@@ -4,9 +4,10 @@ import { UsageError } from '../../errors.js';
 import { redactUrl } from '../../api/redact.js';
 import { readingReason } from '../../support/system-errors.js';
 import { inertText } from '../../support/outside-text.js';
-import { type JournalWriter, openJournal } from '../../webhook/forward-journal.js';
+import { type JournalWriter, openJournal, readJournal } from '../../webhook/forward-journal.js';
+import { lockFailedReplay } from '../../webhook/replay-lock.js';
 import { DEFAULT_KEEP } from '../../webhook/inspector/log.js';
-import type { PageForward } from '../../webhook/inspector/replay.js';
+import type { FailedReplayGuard, PageForward } from '../../webhook/inspector/replay.js';
 import { targetUrl } from '../../webhook/target-url.js';
 import { checkedSecret, envSecret, examples, parsePort, parsePositiveInt, parseSeconds } from '../common/options.js';
 import { SERVICE_TIMEOUT_MS } from '../../webhook/forwarder.js';
@@ -75,7 +76,7 @@ async function inspect(context: Context, { dir, secrets, keep, ...options }: Ins
   const inspector = await openInspector(
     log,
     { mode: 'saved', where: dir, forwardTarget: shownTarget, secrets: secrets.length, unreadable },
-    { forward, secrets, forwarded: journal },
+    { forward, secrets, forwarded: journal, guardFailedReplay: () => guardFailedReplay(context, dir) },
     options.port,
     '--port',
   );
@@ -119,6 +120,16 @@ function pageJournal(context: Context, dir: string, target: string): (forward: P
     opened ??= openJournal(dir, unrecorded).catch(unrecorded);
     const entry = { file: record.file, delivery: record.id ?? '', outcome: delivered ? ('delivered' as const) : ('failed' as const), status, at, target };
     void opened.then((journal) => journal?.append(entry));
+  };
+}
+
+/** "Replay failed" over DIR: `replay --failed`'s lock held, and the journal read again (one may have delivered some since). */
+async function guardFailedReplay(context: Context, dir: string): Promise<FailedReplayGuard> {
+  const release = await lockFailedReplay(dir, (notice) => context.out.warn(inertText(notice)));
+  const journal = await readJournal(dir).catch(() => undefined);
+  return {
+    stillFailed: (record) => record.file === undefined || journal?.last.get(record.file)?.outcome !== 'delivered',
+    release,
   };
 }
 

@@ -18,6 +18,18 @@ export interface ReplayTargets {
   receiver?: { redeliver?: ((delivery: ReceivedDelivery) => Promise<void>) | undefined } | undefined;
   /** Told of each replay to the forward target that delivered it, or that failed again for a delivery given up (PageForward). */
   forwarded?: ((forward: PageForward) => void) | undefined;
+  /** `webhook inspect DIR`: taken before "replay failed" sends anything (FailedReplayGuard); throws why it cannot start. */
+  guardFailedReplay?: (() => Promise<FailedReplayGuard>) | undefined;
+}
+
+/**
+ * What "replay failed" over a save directory holds while it runs: `replay --failed`'s lock on the
+ * directory (two at once would send the same deliveries twice), and the journal as it is now (a
+ * `replay --failed` may have delivered some since the page read it).
+ */
+export interface FailedReplayGuard {
+  stillFailed(record: InspectedDelivery): boolean;
+  release(): Promise<void>;
 }
 
 /**
@@ -152,9 +164,12 @@ export async function replayFailed(
   signal: AbortSignal,
   progress: (line: FailedReplayLine) => void,
   changed: (record: InspectedDelivery) => void,
+  guard?: FailedReplayGuard,
 ): Promise<void> {
   const forward = targets.forward as NonNullable<ReplayTargets['forward']>;
-  const failed = records.filter((record) => record.forward?.state === 'failed' || record.forward?.state === 'not_forwarded');
+  const failed = records.filter(
+    (record) => (record.forward?.state === 'failed' || record.forward?.state === 'not_forwarded') && (guard?.stillFailed(record) ?? true),
+  );
   let delivered = 0;
   for (const [i, record] of failed.entries()) {
     if (signal.aborted) break;

@@ -8,7 +8,7 @@ import { PACKAGE_ROOT } from '../../support/package-root.js';
 import { withoutPort } from '../receiver.js';
 import { type DeliveryLog, type InspectedDelivery } from './log.js';
 import { detailOf, droppedText, gapText, listEntry, type PageSource, renderPage } from './page.js';
-import { type ReplayTargets, replayAsked, replayFailed } from './replay.js';
+import { type FailedReplayGuard, type ReplayTargets, replayAsked, replayFailed } from './replay.js';
 
 // The inspector's HTTP server: node:http on 127.0.0.1 only, as the receiver's (src/webhook/http-server.ts)
 // with bounds of its own. Every request must carry the token printed at start (in its query, or the
@@ -162,12 +162,21 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     if (!forward) return void send(response, 400, 'application/json', JSON.stringify({ error: 'there is no forward target: start `webhook listen` with --forward-to' }));
     if (replayingFailed) return void send(response, 409, 'application/json', JSON.stringify({ error: 'the failed deliveries are being replayed already' }));
     replayingFailed = true;
+    let guard: FailedReplayGuard | undefined;
+    try {
+      guard = await options.targets.guardFailedReplay?.();
+    } catch (error) {
+      replayingFailed = false;
+      return void send(response, 409, 'application/json', JSON.stringify({ error: (error as Error)?.message ?? String(error) }));
+    }
     // Its progress as it goes: a JSON line per delivery sent, then one with the outcome.
     response.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'application/x-ndjson' });
     try {
-      await replayFailed(log.list(), options.targets, replays.signal, (line) => response.write(`${JSON.stringify(line)}\n`), (record) => log.updated(record));
+      const write = (line: unknown) => response.write(`${JSON.stringify(line)}\n`);
+      await replayFailed(log.list(), options.targets, replays.signal, write, (record) => log.updated(record), guard);
     } finally {
       replayingFailed = false;
+      await guard?.release().catch(() => {});
       response.end();
     }
   }
