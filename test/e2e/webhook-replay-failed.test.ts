@@ -270,7 +270,7 @@ describe('webhook replay with several arguments and --ids FILE', () => {
     const down = await runCli(['webhook', 'replay', '--failed', dir, '--url', url]);
     expect(down.code).toBe(8);
     expect(down.stderr).toContain('error: 2 of 2 deliveries could not be sent\n');
-    expect(down.stderr).toContain(`hint: is the receiver at ${url} running? The deliveries stay saved: once it answers, \`webhook replay --failed ${dir}\` sends them again`);
+    expect(down.stderr).toContain(`hint: is the receiver at ${url} running? The deliveries stay saved: once it answers, \`svc-migrate webhook replay --failed ${dir} --url ${url}\` sends them again`);
     const journal = join(dir, 'forwards.jsonl');
     renameSync(journal, `${journal}.real`);
     symlinkSync(`${journal}.real`, journal);

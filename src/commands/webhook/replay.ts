@@ -5,6 +5,7 @@ import { basename } from 'node:path';
 import { redactUrl } from '../../api/redact.js';
 import { DELIVERY_HEADERS } from '../../api/types.js';
 import { inertText } from '../../support/outside-text.js';
+import { shellWord } from '../../support/shell-word.js';
 import { JOURNAL_NAME, JournalError, openJournal } from '../../webhook/forward-journal.js';
 import { type ReplayOutcome, replaySaved } from '../../webhook/replay.js';
 import { lockFailedReplay } from '../../webhook/replay-lock.js';
@@ -136,7 +137,7 @@ async function replayLocked(context: Context, { paths, failed, idsFile, url, sec
   const skipped = outcomes.filter((o) => o.skipped);
   const of = `of ${outcomes.length}`;
   if (unsent.length > 0) {
-    const again = failed === undefined ? 'run the same command again' : `\`webhook replay --failed ${inertText(failed)}\` sends them again (${JOURNAL_NAME} records they failed)`;
+    const again = failed === undefined ? 'run the same command again' : `\`svc-migrate webhook replay --failed ${inertText(shellWord(failed))} --url ${inertText(shellWord(target))}\` sends them again (${JOURNAL_NAME} records they failed)`;
     throw new UnavailableError(`${unsent.length} ${of} deliveries could not be sent`, {
       hint: `is the receiver at ${inertText(target)} running? The deliveries stay saved: once it answers, ${again}`,
     });
