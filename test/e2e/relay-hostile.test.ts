@@ -288,6 +288,19 @@ describe('webhook listen --relay against a hostile relay (the built binary)', ()
     expect(listener.stderr()).not.toMatch(/this is a bug/);
   }, 60_000);
 
+  it('what was read from the relay when the session ends is still taken or told, never dropped unsaid', async () => {
+    const sent = [1, 2, 3, 4, 5].map((n) => starDelivery({ action: 'created', n }));
+    // All five in one write: read together, while --max-deliveries 2 ends the session after the second.
+    const relay = await stub(streamOf(...sent.map((delivery, i) => event(relayed(delivery), i + 1))));
+    const place = workplace();
+    const listener = start(relay, ['--max-deliveries', '2'], place);
+    expect((await listener.exited).code, said(listener)).toBe(0);
+    expect(listener.deliveries.map((record) => record.delivery)).toEqual([sent[0]?.id, sent[1]?.id]);
+    const refused = rejections(listener);
+    expect(refused, said(listener)).toHaveLength(3);
+    for (const [i, line] of refused.entries()) expect(line).toMatch(new RegExp(`rejected 503 POST /\\S* star ${sent[i + 2]?.id}: this receiver takes no more deliveries \\(--max-deliveries\\)`));
+  }, 30_000);
+
   it('a relay that stays down: each failed try told with its reason, and the gap still open at the end named', async () => {
     const relay = await stub((_request, response) => {
       openStream(response);

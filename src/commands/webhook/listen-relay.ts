@@ -1,6 +1,7 @@
 import { type Command, Option } from 'commander';
 import { extraTrust, type Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
+import { redactUrl } from '../../api/redact.js';
 import { inertText } from '../../support/outside-text.js';
 import { relayGapJson, relayGapLine } from '../../ui/webhook.js';
 import type { ListenerEvents, ListenerOptions, ListenSummary } from '../../webhook/listener.js';
@@ -20,7 +21,7 @@ export function parseRelayFlag(relay: string | undefined, command: Command): { r
   if (relay === undefined) return {};
   const url = URL.canParse(relay) ? new URL(relay) : undefined;
   if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.username || url.password) {
-    throw new UsageError(`--relay must be a relay channel's http(s) URL, not "${relay}"`, { hint: 'create a channel with `svc-migrate webhook relay new`' });
+    throw new UsageError(`--relay must be a relay channel's http(s) URL without credentials, not "${redactUrl(relay)}"`, { hint: 'create a channel with `svc-migrate webhook relay new`' });
   }
   return { relay: url.href, ...(command.getOptionValueSource('port') === 'cli' ? {} : { serve: false as const }) };
 }

@@ -161,7 +161,8 @@ export function discard(body: Dispatcher.ResponseData['body']): void {
 /** An unnamed event (a "message") is a delivery; `ready`, `ping` and other named events are not. */
 async function take(item: SseItem, options: RelayReaderOptions): Promise<void> {
   if (item.type !== 'event' || (item.event !== undefined && item.event !== 'message')) return;
+  // Once the session ends, what was read already is still taken (saved, or refused and told): the
+  // relay will not send it again. `ready` waits no more then.
   await options.ready();
-  if (options.signal.aborted) return;
   await options.deliver(item.data);
 }
