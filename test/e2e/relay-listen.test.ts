@@ -430,6 +430,11 @@ describe('webhook relay new', () => {
     // docs/cli.md#exit-codes: 8 is a network failure or a server error (3 is authentication).
     expect(down.code, down.stderr).toBe(8);
     expect(down.stdout).toBe('');
+    const limiting = await startScriptedServer(empty(429));
+    servers.push(limiting);
+    const busy = await spawnCli(['webhook', 'relay', 'new', limiting.url], { timeoutMs: 50_000 });
+    expect(busy.code, busy.stderr).toBe(8);
+    expect(busy.stderr).toMatch(/answered 429 when asked for a channel\nhint: the relay is down or overloaded: try again later/);
 
     const notUrl = await spawnCli(['webhook', 'relay', 'new', 'ftp://relay.example.test']);
     expect(notUrl.code, notUrl.stderr).toBe(2);

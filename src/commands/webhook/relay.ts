@@ -51,7 +51,9 @@ async function newChannel(context: Context, { relay }: RelayNewOptions): Promise
   discard(answer.body);
   const { statusCode } = answer;
   const location = answer.headers.location;
-  if (statusCode >= 500) throw new UnavailableError(`${relay.origin} answered ${statusCode} when asked for a channel`, { hint: 'the relay is down or overloaded: try again later' });
+  if (statusCode >= 500 || statusCode === 429) {
+    throw new UnavailableError(`${relay.origin} answered ${statusCode} when asked for a channel`, { hint: 'the relay is down or overloaded: try again later' });
+  }
   if (statusCode < 300 || statusCode > 399 || typeof location !== 'string') {
     throw new UsageError(`${relay.origin} answered ${statusCode} to HEAD ${endpoint.pathname}, not a redirect to a new channel: is it a smee.io-compatible relay?`);
   }
