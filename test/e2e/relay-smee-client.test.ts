@@ -58,11 +58,15 @@ describe('smee-client (npm) against the sandbox relay', () => {
 
     const ended = await Promise.race([receiver.exited, receiver.until(() => /POST .* - 5\d\d/.test(said.join('\n'))).then(() => -1)]);
     expect(ended, `${receiver.stderr()}\nsmee-client: ${said.join('\n')}`).toBe(0);
-    expect(receiver.lines.map((line) => [line.event, line.action, line.delivery])).toEqual([
-      ['ping', null, created.ping?.delivery],
-      ['push', null, pushed.delivered[0]?.delivery],
-      ['issues', 'opened', opened.delivered[0]?.delivery],
-    ]);
+    // smee-client posts each event as it comes, without waiting for the post before: they may arrive in any order.
+    const byId = (a: unknown[], b: unknown[]) => String(a[2]).localeCompare(String(b[2]));
+    expect(receiver.lines.map((line) => [line.event, line.action, line.delivery]).sort(byId)).toEqual(
+      [
+        ['ping', null, created.ping?.delivery],
+        ['push', null, pushed.delivered[0]?.delivery],
+        ['issues', 'opened', opened.delivered[0]?.delivery],
+      ].sort(byId),
+    );
     for (const line of receiver.lines) {
       expect(line, `${line.event}: ${JSON.stringify(line.warnings)}`).toMatchObject({ verified: true, signature: { algorithm: 'sha256' }, duplicate: false });
       // smee-client posted it to the receiver directly: not a delivery read from a relay by us.
