@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { type Context, extraTrust, type Runner } from '../../context.js';
-import { CertificateError, CliError, ExitCode, UnavailableError, UsageError } from '../../errors.js';
-import { classifyNetworkError } from '../../api/network-errors.js';
+import { CliError, ExitCode, UnavailableError, UsageError } from '../../errors.js';
 import { redactUrl } from '../../api/redact.js';
 import { inertText } from '../../support/outside-text.js';
 import { shellWord } from '../../support/shell-word.js';
@@ -31,7 +30,7 @@ function parseRelayNew(relay: string | undefined): RelayNewOptions {
 async function newChannel(context: Context, { relay }: RelayNewOptions): Promise<string> {
   const endpoint = new URL('new', relay.href.endsWith('/') ? relay : `${relay.href}/`);
   // Loaded when asked: undici is not needed at start-up otherwise.
-  const [{ createDispatcher }, { request }, { discard }] = await Promise.all([
+  const [{ createDispatcher }, { request }, { discard, unreachable }] = await Promise.all([
     import('../../api/dispatcher.js'),
     import('../../api/undici.js'),
     import('../../webhook/relay/client.js'),
@@ -43,10 +42,7 @@ async function newChannel(context: Context, { relay }: RelayNewOptions): Promise
     answer = await request(endpoint, { method: 'HEAD', dispatcher, signal: context.signal, headersTimeout: TIMEOUT_MS, bodyTimeout: TIMEOUT_MS });
   } catch (error) {
     if (context.signal.aborted) throw error;
-    const failure = classifyNetworkError(error);
-    const message = `could not ask ${relay.origin} for a channel: ${failure.message}`;
-    if (failure.kind === 'certificate' || failure.kind === 'tls') throw new CertificateError(message, { hint: 'a relay whose certificate comes from your own authority: trust it with --ca-file or SVC_CA_FILE' });
-    throw new UnavailableError(message, { hint: 'check the relay\'s URL and your network (or HTTPS_PROXY)' });
+    throw unreachable(`could not ask ${relay.origin} for a channel`, error, TIMEOUT_MS, 'the relay\'s URL');
   }
   discard(answer.body);
   const { statusCode } = answer;

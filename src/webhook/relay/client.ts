@@ -103,13 +103,7 @@ async function connect(options: RelayReaderOptions): Promise<Connection> {
     });
   } catch (error) {
     if (options.signal.aborted) return { error: new InterruptedError('') };
-    const failure = classifyNetworkError(error);
-    const why = (error as { code?: unknown }).code === 'UND_ERR_HEADERS_TIMEOUT' ? `no answer within ${HEADERS_TIMEOUT_MS / 1000} s` : failure.message;
-    const message = `could not read the relay channel ${options.url}: ${why}`;
-    if (failure.kind === 'certificate' || failure.kind === 'tls') {
-      return { error: new CertificateError(message, { hint: 'a relay whose certificate comes from your own authority: trust it with --ca-file or SVC_CA_FILE' }) };
-    }
-    return { error: new UnavailableError(message, { hint: 'check the channel URL and your network (or HTTPS_PROXY)' }) };
+    return { error: unreachable(`could not read the relay channel ${options.url}`, error, HEADERS_TIMEOUT_MS, 'the channel URL') };
   }
   const type = String(response.headers['content-type'] ?? '');
   if (response.statusCode === 200 && /^text\/event-stream\b/i.test(type)) return { body: response.body };
@@ -130,6 +124,20 @@ async function connect(options: RelayReaderOptions): Promise<Connection> {
       hint: 'is it a relay channel URL? create a channel with `svc-migrate webhook relay new`',
     }),
   };
+}
+
+/**
+ * A relay not reached (`webhook listen --relay`, `webhook relay new`): a certificate not trusted,
+ * with how to trust it; else a network failure, with what to check. `what`: `<what> failed: <why>`.
+ */
+export function unreachable(what: string, error: unknown, timeoutMs: number, given: string): CliError {
+  const failure = classifyNetworkError(error);
+  const why = (error as { code?: unknown }).code === 'UND_ERR_HEADERS_TIMEOUT' ? `no answer within ${timeoutMs / 1000} s` : failure.message;
+  const message = `${what}: ${why}`;
+  if (failure.kind === 'certificate' || failure.kind === 'tls') {
+    return new CertificateError(message, { hint: 'a relay whose certificate comes from your own authority: trust it with --ca-file or SVC_CA_FILE' });
+  }
+  return new UnavailableError(message, { hint: `check ${given} and your network (or HTTPS_PROXY)` });
 }
 
 /** Reads one stream to its loss; the reason it was lost. */
